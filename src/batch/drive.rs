@@ -1,0 +1,219 @@
+//! Bring every file of a batch to one side — its pre-images or its post-images — deciding
+//! per file by hash (design brief, "Recovery"): equal to the target → skip; equal to the
+//! other side → rewrite from the journal's blob; equal to neither → someone else wrote
+//! it: leave it and report it. Idempotent, so it may itself crash and run again. It
+//! never needs the batch's temp files: the journal holds every image.
+
+use std::collections::BTreeSet;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use crate::batch::{gate::same_state, parent_dir, temp_path};
+use crate::error::{Error, IoContext, IoError, Result};
+use crate::fs::{snapshot, EntryKind};
+use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
+use crate::workspace::Ws;
+
+/// Which images to bring the files to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The state before the batch (revert).
+    Pre,
+    /// The state after the batch (roll forward).
+    Post,
+}
+
+impl Side {
+    fn target(self, f: &BatchFile) -> &FileState {
+        match self {
+            Side::Pre => &f.pre,
+            Side::Post => &f.post,
+        }
+    }
+    fn other(self, f: &BatchFile) -> &FileState {
+        match self {
+            Side::Pre => &f.post,
+            Side::Post => &f.pre,
+        }
+    }
+}
+
+/// What [`drive`] did.
+#[derive(Debug, Default)]
+pub(crate) struct DriveOutcome {
+    /// Files rewritten (or unlinked) to reach the side.
+    pub rewritten: Vec<String>,
+    /// Files left alone because they hold foreign bytes, with those bytes.
+    pub foreign: Vec<(ForeignWrite, Option<Vec<u8>>)>,
+    /// Temp files of the batch that were removed.
+    pub temps_removed: usize,
+    /// Directories removed because the side does not have them.
+    pub dirs_removed: Vec<String>,
+    /// Directories created to hold restored files.
+    pub dirs_created: Vec<String>,
+}
+
+/// Drive `rec`'s files to `side`. `after_file` runs after each file that was rewritten
+/// (a crash point). Errors are I/O errors that stopped the drive; what was done before
+/// them stays done and a later drive continues from there.
+pub(crate) fn drive(
+    ws: &Ws,
+    rec: &BatchRecord,
+    side: Side,
+    after_file: &dyn Fn(),
+) -> Result<DriveOutcome> {
+    let mut out = DriveOutcome::default();
+    let mut dirs_to_sync = BTreeSet::new();
+    for (index, f) in rec.files.iter().enumerate() {
+        let found = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
+            Ok((state, bytes)) => (state, bytes),
+            Err(Error::Path(e)) => {
+                out.foreign
+                    .push((foreign(f, FileState::ABSENT, e.to_string()), None));
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let (state, bytes) = found;
+        let target = side.target(f);
+        if same_state(&state, target) {
+            continue;
+        }
+        if !same_state(&state, side.other(f)) {
+            let note = "holds bytes that are neither the pre- nor the post-image; left untouched";
+            out.foreign.push((foreign(f, state, note.into()), bytes));
+            continue;
+        }
+        write_side(ws, rec.batch, index, f, target, &mut out)?;
+        dirs_to_sync.insert(parent_dir(&ws.root, &f.path));
+        out.rewritten.push(f.path.clone());
+        after_file();
+    }
+    out.temps_removed = remove_temps(ws, rec)?;
+    let dirs = match side {
+        Side::Pre => rec.create_dirs.iter().rev().cloned().collect::<Vec<_>>(),
+        Side::Post => rec.remove_dirs.clone(),
+    };
+    out.dirs_removed = remove_empty_dirs(ws, &dirs)?;
+    for d in out.dirs_removed.iter().chain(&out.dirs_created) {
+        dirs_to_sync.insert(parent_dir(&ws.root, d));
+    }
+    sync_existing_dirs(ws, &dirs_to_sync)?;
+    Ok(out)
+}
+
+fn foreign(f: &BatchFile, found: FileState, note: String) -> ForeignWrite {
+    ForeignWrite {
+        path: f.path.clone(),
+        found,
+        note,
+    }
+}
+
+/// Make `f.path` hold `target`: temp + fsync + rename from the journal's blob, or unlink.
+fn write_side(
+    ws: &Ws,
+    batch: u64,
+    index: usize,
+    f: &BatchFile,
+    target: &FileState,
+    out: &mut DriveOutcome,
+) -> Result<()> {
+    let abs = ws.root.join(&f.path);
+    let Some(hash) = target.hash.filter(|_| target.exists) else {
+        return ignore_not_found(ws.fs.remove_file(&abs), "unlink", &abs);
+    };
+    let bytes = ws.store.read()?.blob_required(&hash)?;
+    out.dirs_created.extend(ensure_parents(ws, &f.path)?);
+    let tmp = temp_path(&ws.root, &f.path, batch, index);
+    ignore_not_found(ws.fs.remove_file(&tmp), "unlink", &tmp)?;
+    ws.fs
+        .write_synced(&tmp, &bytes, target.mode)
+        .ctx("write temp", &tmp)?;
+    ws.fs.rename(&tmp, &abs).ctx("rename", &abs)?;
+    Ok(())
+}
+
+/// Create the missing parent directories of `rel`, parents first; returns them.
+pub(crate) fn ensure_parents(ws: &Ws, rel: &str) -> Result<Vec<String>> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut created = Vec::new();
+    for depth in 1..parts.len() {
+        let dir = parts[..depth].join("/");
+        let abs = ws.root.join(&dir);
+        if ws.fs.entry(&abs).ctx("lstat", &abs)? == EntryKind::Absent {
+            ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
+            created.push(dir);
+        }
+    }
+    Ok(created)
+}
+
+/// Remove every temp file the batch may have left; returns how many existed.
+pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
+    let mut removed = 0;
+    for (i, f) in rec.files.iter().enumerate() {
+        let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
+        match ws.fs.remove_file(&tmp) {
+            Ok(()) => removed += 1,
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+            Err(source) => {
+                return Err(IoError {
+                    op: "unlink temp",
+                    path: tmp,
+                    source,
+                }
+                .into())
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// `rmdir` each directory that exists and is empty, in the order given; returns those
+/// removed. A directory that is not empty (someone put a file there) is kept.
+pub(crate) fn remove_empty_dirs(ws: &Ws, dirs: &[String]) -> Result<Vec<String>> {
+    let mut removed = Vec::new();
+    for d in dirs {
+        let abs = ws.root.join(d);
+        match ws.fs.remove_dir(&abs) {
+            Ok(()) => removed.push(d.clone()),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    ErrorKind::NotFound | ErrorKind::DirectoryNotEmpty | ErrorKind::NotADirectory
+                ) => {}
+            Err(source) => {
+                return Err(IoError {
+                    op: "rmdir",
+                    path: abs,
+                    source,
+                }
+                .into())
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// `fsync` each directory that still exists.
+pub(crate) fn sync_existing_dirs(ws: &Ws, dirs: &BTreeSet<PathBuf>) -> Result<()> {
+    for d in dirs {
+        if ws.fs.entry(d).ctx("lstat", d)? == EntryKind::Dir {
+            ws.fs.sync_dir(d).ctx("fsync dir", d)?;
+        }
+    }
+    Ok(())
+}
+
+fn ignore_not_found(r: std::io::Result<()>, op: &'static str, path: &Path) -> Result<()> {
+    match r {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(IoError {
+            op,
+            path: path.to_path_buf(),
+            source: e,
+        }
+        .into()),
+        _ => Ok(()),
+    }
+}

@@ -1,0 +1,57 @@
+//! The commit gate (seed stage 3): checks made under the commit lock, before the intent.
+
+use std::collections::BTreeSet;
+
+use crate::error::{IoContext, Result};
+use crate::fs::{path, snapshot, EntryKind};
+use crate::journal::records::{BatchFile, FileState};
+use crate::workspace::Ws;
+
+/// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
+/// Each path also passes the on-disk path-safety check again; a refused path is an error.
+pub(crate) fn stale_paths<'a>(
+    ws: &Ws,
+    expected: impl IntoIterator<Item = (&'a str, &'a FileState)>,
+) -> Result<Vec<String>> {
+    let mut stale = Vec::new();
+    for (rel, want) in expected {
+        let (found, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
+        if !same_state(&found, want) {
+            stale.push(rel.to_string());
+        }
+    }
+    stale.sort();
+    Ok(stale)
+}
+
+/// Equal existence, hash and (for existing files) mode.
+pub(crate) fn same_state(a: &FileState, b: &FileState) -> bool {
+    a.exists == b.exists && a.hash == b.hash && (!a.exists || a.mode == b.mode)
+}
+
+/// Directories that must be created for the files a batch writes, parents first.
+pub(crate) fn dirs_to_create(ws: &Ws, files: &[BatchFile]) -> Result<Vec<String>> {
+    let mut missing = BTreeSet::new();
+    for f in files.iter().filter(|f| f.post.exists) {
+        let parts: Vec<&str> = f.path.split('/').collect();
+        for depth in 1..parts.len() {
+            let dir = parts[..depth].join("/");
+            let abs = ws.root.join(&dir);
+            if ws.fs.entry(&abs).ctx("lstat", &abs)? == EntryKind::Absent {
+                missing.insert(dir);
+            }
+        }
+    }
+    let mut dirs: Vec<String> = missing.into_iter().collect();
+    dirs.sort_by_key(|d| (d.matches('/').count(), d.clone()));
+    Ok(dirs)
+}
+
+/// Re-run the lexical path check on every path (the gate's "path safety again").
+pub(crate) fn recheck_paths(ws: &Ws, files: &[BatchFile]) -> Result<()> {
+    for f in files {
+        let rel = path::normalize(&ws.root, &f.path)?;
+        path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, &f.path)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The ApplyBatch protocol, step by step (design brief, "Commit protocol").
+//!
+//! | step | effect | why it is there |
+//! |---|---|---|
+//! | 3 intent | journal txn (durable): batch `Prepared`, pre/post states, all blobs | rollback material is durable before anything destructive (seed invariant) |
+//! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes the bytes durable before the name points at them |
+//! | 5 commit point | journal txn (durable): `Prepared → Committing` | recovery completes from here on instead of reverting |
+//! | 6 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |
+//! | 7 complete | journal txn (durable): `Committed` + receipt + tx state | exactly one receipt; a returned receipt survives power loss |
+//!
+//! An error in stage reverts (temps and new dirs removed, `Aborted`); an error in
+//! install marks `Reverting` (durable), drives every file back to its pre-image, then
+//! `Aborted`. The caller gets [`Error::CommitFailed`] and the workspace is byte-for-byte
+//! what it was.
+
+use std::collections::BTreeSet;
+
+use crate::batch::drive::{self, Side};
+use crate::batch::{gate, parent_dir, temp_path};
+use crate::error::{Error, IoContext, IoError, Result};
+use crate::failpoint::crash_point;
+use crate::journal::records::*;
+use crate::journal::Writer;
+use crate::workspace::Ws;
+
+/// What to apply: everything but the on-disk effects, decided before the intent.
+pub(crate) struct BatchPlan {
+    pub tx: u64,
+    pub kind: BatchKind,
+    /// Files that change, sorted by path. Their pre and post blobs are in the journal.
+    pub files: Vec<BatchFile>,
+    /// Directories to remove when empty after installing, deepest first.
+    pub remove_dirs: Vec<String>,
+}
+
+/// Run the protocol. The caller holds the commit lock and has passed the gate.
+pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
+    let mut rec = intent(ws, plan)?;
+    crash_point!("batch::after_intent");
+    if let Err(cause) = stage(ws, &rec) {
+        let _ = drive::remove_temps(ws, &rec);
+        let _ = drive::remove_empty_dirs(
+            ws,
+            &rec.create_dirs.iter().rev().cloned().collect::<Vec<_>>(),
+        );
+        transition(
+            ws,
+            &mut rec,
+            BatchState::Aborted,
+            Some(cause.to_string()),
+            |_, _| Ok(()),
+        )?;
+        return Err(failed(&rec, cause));
+    }
+    transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(()))?;
+    crash_point!("batch::after_commit_point");
+    let removed = match install(ws, &rec) {
+        Ok(removed) => removed,
+        Err(cause) => return Err(revert_after_error(ws, rec, cause)),
+    };
+    crash_point!("batch::after_dir_sync");
+    let receipt = complete(ws, &mut rec, removed, false)?;
+    crash_point!("batch::after_complete");
+    Ok(receipt)
+}
+
+/// Step 3: the durable intent.
+fn intent(ws: &Ws, plan: BatchPlan) -> Result<BatchRecord> {
+    let create_dirs = gate::dirs_to_create(ws, &plan.files)?;
+    ws.store.write(|w| {
+        for f in &plan.files {
+            for hash in [f.pre.hash, f.post.hash].into_iter().flatten() {
+                if !w.has_blob(&hash)? {
+                    return Err(crate::error::JournalError::Missing {
+                        what: format!("blob {hash} of {}", f.path),
+                    }
+                    .into());
+                }
+            }
+        }
+        let rec = BatchRecord {
+            batch: w.next_batch_id()?,
+            tx: plan.tx,
+            kind: plan.kind,
+            state: BatchState::Prepared,
+            files: plan.files,
+            create_dirs,
+            remove_dirs: plan.remove_dirs,
+            history: vec![StateChange {
+                state: BatchState::Prepared,
+                at_ms: w.now(),
+                note: None,
+            }],
+            foreign: Vec::new(),
+        };
+        w.put_batch(&rec)?;
+        Ok(rec)
+    })
+}
+
+/// Step 4: new directories, then one fsynced temp per file written.
+fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), IoError> {
+    for d in &rec.create_dirs {
+        let abs = ws.root.join(d);
+        ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
+    }
+    let reader = ws.store.read().map_err(journal_io)?;
+    for (i, f) in rec.files.iter().enumerate() {
+        let Some(hash) = f.post.hash.filter(|_| f.post.exists) else {
+            continue;
+        };
+        let bytes = reader.blob_required(&hash).map_err(journal_io)?;
+        let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
+        ws.fs
+            .write_synced(&tmp, &bytes, f.post.mode)
+            .ctx("write temp", &tmp)?;
+        crash_point!("batch::after_stage_file");
+    }
+    Ok(())
+}
+
+/// Step 6: renames and unlinks in path order, emptied dirs removed, each touched
+/// directory fsynced once. Returns the directories removed.
+fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, IoError> {
+    let mut dirs = BTreeSet::new();
+    for (i, f) in rec.files.iter().enumerate() {
+        let abs = ws.root.join(&f.path);
+        if f.post.exists {
+            let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
+            ws.fs.rename(&tmp, &abs).ctx("rename", &abs)?;
+        } else {
+            ws.fs.remove_file(&abs).ctx("unlink", &abs)?;
+        }
+        dirs.insert(parent_dir(&ws.root, &f.path));
+        crash_point!("batch::after_install_file");
+    }
+    for d in &rec.create_dirs {
+        dirs.insert(parent_dir(&ws.root, d));
+    }
+    let removed = drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(journal_io)?;
+    for d in &removed {
+        dirs.remove(&ws.root.join(d));
+        dirs.insert(parent_dir(&ws.root, d));
+    }
+    for d in &dirs {
+        ws.fs.sync_dir(d).ctx("fsync dir", d)?;
+    }
+    Ok(removed)
+}
+
+/// Error in step 6: `Reverting` (durable), every file back to its pre-image, `Aborted`.
+fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: IoError) -> Error {
+    let note = Some(cause.to_string());
+    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| {
+        Ok(())
+    }) {
+        return e;
+    }
+    let after = || crash_point!("revert::after_restore_file");
+    let settled = drive::drive(ws, &rec, Side::Pre, &after)
+        .and_then(|out| crate::recovery::settle(ws, &mut rec, Side::Pre, out, note, false));
+    match settled {
+        Ok(()) if rec.state == BatchState::Aborted => failed(&rec, cause),
+        Ok(()) => Error::NeedsAttention {
+            tx: rec.tx,
+            batch: rec.batch,
+            message: format!("commit failed ({cause}); while reverting, foreign bytes were found and left untouched"),
+        },
+        Err(e) => Error::NeedsAttention {
+            tx: rec.tx,
+            batch: rec.batch,
+            message: format!("commit failed ({cause}) and the revert could not finish ({e}); the batch stays Reverting"),
+        },
+    }
+}
+
+fn failed(rec: &BatchRecord, cause: IoError) -> Error {
+    Error::CommitFailed {
+        tx: rec.tx,
+        batch: rec.batch,
+        cause,
+    }
+}
+
+fn journal_io(e: Error) -> IoError {
+    IoError {
+        op: "journal",
+        path: "journal.redb".into(),
+        source: std::io::Error::other(e.to_string()),
+    }
+}
+
+/// Change a batch's state in one durable journal txn, running `extra` in the same txn.
+pub(crate) fn transition(
+    ws: &Ws,
+    rec: &mut BatchRecord,
+    state: BatchState,
+    note: Option<String>,
+    extra: impl FnOnce(&mut Writer, &BatchRecord) -> Result<()>,
+) -> Result<()> {
+    let mut next = rec.clone();
+    ws.store.write(|w| {
+        next.state = state;
+        next.history.push(StateChange {
+            state,
+            at_ms: w.now(),
+            note,
+        });
+        w.put_batch(&next)?;
+        extra(w, &next)
+    })?;
+    *rec = next;
+    Ok(())
+}
+
+/// Step 7: `Committed`, the receipt, and the tx states, in one durable txn.
+pub(crate) fn complete(
+    ws: &Ws,
+    rec: &mut BatchRecord,
+    removed_dirs: Vec<String>,
+    by_recovery: bool,
+) -> Result<Receipt> {
+    let mut receipt = None;
+    transition(ws, rec, BatchState::Committed, None, |w, rec| {
+        let r = Receipt {
+            tx: rec.tx,
+            batch: rec.batch,
+            kind: rec.kind,
+            files: rec.files.clone(),
+            created_dirs: rec.create_dirs.clone(),
+            removed_dirs,
+            bytes_written: rec.files.iter().map(|f| f.post.size).sum(),
+            at_ms: w.now(),
+            by_recovery,
+        };
+        w.put_receipt(&r)?;
+        mark_txs_committed(w, rec)?;
+        receipt = Some(r);
+        Ok(())
+    })?;
+    receipt.ok_or_else(|| {
+        crate::error::JournalError::Missing {
+            what: "receipt".into(),
+        }
+        .into()
+    })
+}
+
+fn mark_txs_committed(w: &mut Writer, rec: &BatchRecord) -> Result<()> {
+    let mut tx = w.tx(rec.tx)?;
+    tx.state = TxState::Committed;
+    tx.committed = Some(CommitRef {
+        revision: match rec.kind {
+            BatchKind::Commit { revision } => revision,
+            BatchKind::Rollback { .. } => 0,
+        },
+        batch: rec.batch,
+    });
+    w.put_tx(&tx)?;
+    if let BatchKind::Rollback { of, .. } = rec.kind {
+        let mut old = w.tx(of)?;
+        old.state = TxState::RolledBack;
+        old.rolled_back_by = Some(rec.tx);
+        w.put_tx(&old)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,113 @@
+//! Arguments, as clap sees them.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+/// Transactional file edits: preview, revise, commit, roll back — journaled and crash-safe.
+#[derive(Parser, Debug)]
+#[command(name = "ultra-edit", version, about)]
+pub struct Cli {
+    /// Workspace root (default: the current directory).
+    #[arg(long, global = true, default_value = ".")]
+    pub root: PathBuf,
+    /// Print one JSON object (JSON lines for `journal dump`) instead of text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// A transaction id as printed in the `tx` field (`7`; `tx-7` is accepted too).
+pub fn parse_tx(s: &str) -> Result<u64, String> {
+    s.strip_prefix("tx-").unwrap_or(s).parse().map_err(|_| {
+        format!("{s:?} is not a transaction id (a number, as printed in the `tx` field)")
+    })
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
+    Init,
+    /// Start a new transaction from an edit plan: revision 0.
+    Preview {
+        /// Edit plan JSON file, or - for standard input (default: standard input).
+        #[arg(long, default_value = "-")]
+        plan: String,
+    },
+    /// Add a revision to TX, applying a plan on top of revision N (default: the latest).
+    Revise {
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+        /// Base revision.
+        #[arg(long)]
+        base: Option<u32>,
+        /// Edit plan JSON file, or - for standard input.
+        #[arg(long, default_value = "-")]
+        plan: String,
+    },
+    /// Show a revision: snapshots, candidate diff, validation.
+    Show {
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+        /// Revision (default: the latest).
+        #[arg(long)]
+        revision: Option<u32>,
+    },
+    /// Apply a revision to the disk, all files or none; prints the receipt.
+    Commit {
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+        /// Revision (default: the latest).
+        #[arg(long)]
+        revision: Option<u32>,
+        /// Seconds to wait for the commit lock.
+        #[arg(long, default_value_t = 10.0)]
+        lock_timeout: f64,
+    },
+    /// Abort an open transaction.
+    Abort {
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+    },
+    /// Restore the exact pre-commit state of TX's files, as a new transaction.
+    Rollback {
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+        /// Overwrite files changed since the commit (their bytes are kept in the journal).
+        #[arg(long)]
+        force: bool,
+        /// Seconds to wait for the commit lock.
+        #[arg(long, default_value_t = 10.0)]
+        lock_timeout: f64,
+    },
+    /// One line per transaction, newest first.
+    Log {
+        /// At most N transactions.
+        #[arg(long)]
+        limit: Option<usize>,
+    },
+    /// Run recovery now and report what it did.
+    Recover,
+    /// Inspect the journal.
+    Journal {
+        #[command(subcommand)]
+        command: JournalCommand,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum JournalCommand {
+    /// Every record, in journal order.
+    Dump {
+        /// Only records about this transaction.
+        #[arg(long, value_parser = parse_tx)]
+        tx: Option<u64>,
+        /// Start at this event sequence number.
+        #[arg(long, default_value_t = 0)]
+        since: u64,
+        /// Print blob contents (text inline, binary as base64).
+        #[arg(long)]
+        with_blobs: bool,
+    },
+}

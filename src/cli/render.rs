@@ -1,0 +1,386 @@
+//! Output: human text (colored diff on a terminal unless `NO_COLOR`), or one JSON object
+//! per command (JSON lines for `journal dump`) with `--json`.
+
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::{Duration, UNIX_EPOCH};
+
+use base64::Engine;
+use serde::Serialize;
+use serde_json::json;
+use ultra_edit::{
+    BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, Journal, LogEntry, Preview,
+    Receipt, RecoveryReport, Result, Severity, TxRecord,
+};
+
+pub struct Out {
+    json: bool,
+    color: bool,
+}
+
+/// Write to stdout, ignoring a closed pipe (`ultra-edit log | head`).
+fn emit(s: &str) {
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(s.as_bytes());
+    let _ = o.flush();
+}
+
+fn emit_json(v: &impl Serialize) {
+    emit(&format!(
+        "{}\n",
+        serde_json::to_string(v).unwrap_or_default()
+    ));
+}
+
+fn time(ms: u64) -> String {
+    humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+fn state(s: &FileState) -> String {
+    match s.hash.filter(|_| s.exists) {
+        Some(h) => format!("{} ({} B, {:o})", h.short(), s.size, s.mode),
+        None => "absent".into(),
+    }
+}
+
+/// One-letter change kind: A added, D deleted, M modified, = unchanged.
+fn change(before: &FileState, after: &FileState) -> char {
+    match (before.exists, after.exists) {
+        (false, true) => 'A',
+        (true, false) => 'D',
+        _ if before.hash == after.hash && before.mode == after.mode => '=',
+        _ => 'M',
+    }
+}
+
+impl Out {
+    pub fn new(json: bool) -> Out {
+        let color =
+            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        Out { json, color }
+    }
+
+    fn paint(&self, line: &str) -> String {
+        if !self.color {
+            return line.to_string();
+        }
+        let code = if line.starts_with("+++") || line.starts_with("---") {
+            "1"
+        } else if line.starts_with('+') {
+            "32"
+        } else if line.starts_with('-') {
+            "31"
+        } else if line.starts_with("@@") {
+            "36"
+        } else {
+            return line.to_string();
+        };
+        format!("\x1b[{code}m{line}\x1b[0m")
+    }
+
+    pub fn init(&self, root: &Path) -> Result<()> {
+        if self.json {
+            emit_json(&json!({"root": root, "journal": root.join(".ultra-edit/journal.redb")}));
+        } else {
+            emit(&format!(
+                "initialized {}\n",
+                root.join(".ultra-edit").display()
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn recovered_on_open(&self, r: &RecoveryReport) {
+        eprintln!(
+            "ultra-edit: recovery on open: {} batch(es) found, {} completed, {} reverted, {} need attention",
+            r.batches_found,
+            r.completed.len(),
+            r.reverted.len(),
+            r.needs_attention.len()
+        );
+    }
+
+    pub fn preview(&self, p: &Preview) -> Result<()> {
+        if self.json {
+            emit_json(p);
+            return Ok(());
+        }
+        let mut s = format!(
+            "tx {} revision {} ({}{}) — {}\n",
+            p.tx,
+            p.revision,
+            p.state,
+            p.base
+                .map(|b| format!(", on revision {b}"))
+                .unwrap_or_default(),
+            if p.ready_to_commit {
+                "ready to commit"
+            } else {
+                "NOT ready to commit"
+            }
+        );
+        for f in &p.files {
+            s += &format!(
+                "  {} {}  +{} -{}\n",
+                change(&f.snapshot, &f.candidate),
+                f.path,
+                f.diff.lines_added,
+                f.diff.lines_removed
+            );
+        }
+        for f in &p.files {
+            for line in f.diff.unified.lines() {
+                s += &self.paint(line);
+                s.push('\n');
+            }
+            if f.diff.lossy {
+                s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
+            }
+        }
+        for i in &p.validation {
+            s += &format!(
+                "{}: {} {}: {}\n",
+                severity(i.severity),
+                i.code,
+                i.path,
+                i.message
+            );
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    pub fn receipt(&self, r: &Receipt) -> Result<()> {
+        if self.json {
+            emit_json(r);
+            return Ok(());
+        }
+        let what = match r.kind {
+            BatchKind::Commit { revision } => format!("committed tx {} revision {revision}", r.tx),
+            BatchKind::Rollback { of, forced } => format!(
+                "rolled back tx {of} as tx {}{}",
+                r.tx,
+                if forced { " (forced)" } else { "" }
+            ),
+        };
+        let mut s = format!(
+            "{what} (batch {}): {} file(s), {} bytes written\n",
+            r.batch,
+            r.files.len(),
+            r.bytes_written
+        );
+        for f in &r.files {
+            s += &format!(
+                "  {} {}  {} -> {}\n",
+                change(&f.pre, &f.post),
+                f.path,
+                state(&f.pre),
+                state(&f.post)
+            );
+        }
+        for d in &r.created_dirs {
+            s += &format!("  + dir {d}/\n");
+        }
+        for d in &r.removed_dirs {
+            s += &format!("  - dir {d}/\n");
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    pub fn aborted(&self, t: &TxRecord) -> Result<()> {
+        if self.json {
+            emit_json(t);
+        } else {
+            emit(&format!("aborted tx {}\n", t.tx));
+        }
+        Ok(())
+    }
+
+    pub fn log(&self, entries: &[LogEntry]) -> Result<()> {
+        if self.json {
+            emit_json(&json!({ "txs": entries }));
+            return Ok(());
+        }
+        let mut s = String::new();
+        for e in entries {
+            let mut extra = Vec::new();
+            if let Some(c) = e.committed {
+                extra.push(format!("rev {} committed", c.revision));
+            }
+            if let Some(of) = e.rollback_of {
+                extra.push(format!("rollback of tx {of}"));
+            }
+            if let Some(by) = e.rolled_back_by {
+                extra.push(format!("rolled back by tx {by}"));
+            }
+            if let Some(b) = e.batch_state {
+                extra.push(format!("batch {b}"));
+            }
+            s += &format!(
+                "tx {:<5} {}  {:<11} {:<10} {} file(s) +{} -{}  {}{}\n",
+                e.tx,
+                time(e.created_ms),
+                e.state.to_string(),
+                e.agent.as_deref().unwrap_or("-"),
+                e.files.len(),
+                e.lines_added,
+                e.lines_removed,
+                e.description.as_deref().unwrap_or(""),
+                if extra.is_empty() {
+                    String::new()
+                } else {
+                    format!("  [{}]", extra.join(", "))
+                }
+            );
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    pub fn recovery(&self, r: &RecoveryReport) -> Result<()> {
+        if self.json {
+            emit_json(r);
+            return Ok(());
+        }
+        let mut s = format!(
+            "recovery: {} batch(es) found, {} completed, {} reverted, {} need attention, {} temp file(s) removed\n",
+            r.batches_found,
+            r.completed.len(),
+            r.reverted.len(),
+            r.needs_attention.len(),
+            r.temps_removed
+        );
+        for a in &r.actions {
+            s += &format!(
+                "  batch {} (tx {}): {} -> {}; rewrote {:?}\n",
+                a.batch, a.tx, a.found, a.result, a.rewritten
+            );
+            for f in &a.foreign {
+                s += &format!(
+                    "    foreign bytes in {}: {} ({})\n",
+                    f.path,
+                    state(&f.found),
+                    f.note
+                );
+            }
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {
+        let blob_text = match (&e.event.kind, blobs) {
+            (EventKind::BlobStored { hash, .. }, Some(j)) => {
+                j.blob(hash)?.map(|b| match std::str::from_utf8(&b) {
+                    Ok(t) if !t.contains('\0') => ("text", t.to_string()),
+                    _ => (
+                        "base64",
+                        base64::engine::general_purpose::STANDARD.encode(&b),
+                    ),
+                })
+            }
+            _ => None,
+        };
+        if self.json {
+            let mut v = serde_json::to_value(e).unwrap_or_default();
+            if let (Some((enc, text)), Some(obj)) = (blob_text, v.as_object_mut()) {
+                obj.insert("blob".into(), json!({"encoding": enc, "content": text}));
+            }
+            emit(&format!("{v}\n"));
+            return Ok(());
+        }
+        let kind = serde_json::to_value(&e.event.kind).unwrap_or_default();
+        let (name, fields) = kind
+            .as_object()
+            .and_then(|o| o.iter().next())
+            .map(|(k, v)| (k.clone(), v.to_string()))
+            .unwrap_or_default();
+        let mut s = format!(
+            "#{} {} {} {}\n",
+            e.event.seq,
+            time(e.event.at_ms),
+            name,
+            fields
+        );
+        match &e.detail {
+            Some(DumpDetail::Revision(r)) => {
+                for f in &r.files {
+                    s += &format!(
+                        "    {} {}  snapshot {} -> candidate {}  +{} -{}\n",
+                        change(&f.snapshot, &f.candidate),
+                        f.path,
+                        state(&f.snapshot),
+                        state(&f.candidate),
+                        f.diff.lines_added,
+                        f.diff.lines_removed
+                    );
+                    for line in f.diff.unified.lines() {
+                        s += &format!("      {}\n", self.paint(line));
+                    }
+                }
+                for i in &r.validation {
+                    s += &format!(
+                        "    validation {} {} {}: {}\n",
+                        severity(i.severity),
+                        i.code,
+                        i.path,
+                        i.message
+                    );
+                }
+            }
+            Some(DumpDetail::Batch(b)) => {
+                for f in &b.files {
+                    s += &format!(
+                        "    {} pre {} post {}\n",
+                        f.path,
+                        state(&f.pre),
+                        state(&f.post)
+                    );
+                }
+                for f in &b.foreign {
+                    s += &format!("    foreign {} {} ({})\n", f.path, state(&f.found), f.note);
+                }
+            }
+            Some(DumpDetail::Receipt(r)) => {
+                s += &format!(
+                    "    receipt: {} file(s), {} bytes written\n",
+                    r.files.len(),
+                    r.bytes_written
+                );
+            }
+            Some(DumpDetail::Tx(t)) => {
+                s += &format!(
+                    "    agent {} description {:?}\n",
+                    t.agent.as_deref().unwrap_or("-"),
+                    t.description.as_deref().unwrap_or("")
+                );
+            }
+            None => {}
+        }
+        if let Some((enc, text)) = blob_text {
+            s += &format!("    blob ({enc}):\n");
+            for line in text.lines() {
+                s += &format!("      {line}\n");
+            }
+        }
+        emit(&s);
+        Ok(())
+    }
+}
+
+fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Warning => "warning",
+        Severity::Error => "error",
+    }
+}
+
+pub fn error(e: &Error, json: bool) {
+    if json {
+        emit_json(
+            &json!({"error": {"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()}}),
+        );
+    }
+    eprintln!("error: {e}");
+}

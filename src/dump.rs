@@ -1,0 +1,95 @@
+//! `journal dump`: every record in journal order, streamed.
+//!
+//! The event log (table `events`) is walked in `seq` order inside one read transaction;
+//! each event is handed to the caller with the record it refers to, one at a time, so
+//! memory stays flat however long the journal is.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::journal::records::*;
+use crate::workspace::Journal;
+
+/// The record an event refers to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DumpDetail {
+    /// For `tx_created`: the tx as it is now.
+    Tx(TxRecord),
+    /// For `revision_recorded`: the revision (snapshots, candidates, diffs, validation).
+    Revision(RevisionRecord),
+    /// For a batch's `prepared` event: the batch as it is now (files' pre and post).
+    Batch(BatchRecord),
+    /// For `receipt_issued`: the receipt.
+    Receipt(Receipt),
+}
+
+/// One line of the dump.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DumpEntry {
+    /// The event.
+    pub event: Event,
+    /// The record it refers to, where there is one.
+    pub detail: Option<DumpDetail>,
+}
+
+impl DumpEntry {
+    /// The tx this entry is about, if any.
+    pub fn tx(&self) -> Option<u64> {
+        match &self.event.kind {
+            EventKind::TxCreated { tx, .. }
+            | EventKind::RevisionRecorded { tx, .. }
+            | EventKind::BatchState { tx, .. }
+            | EventKind::ReceiptIssued { tx, .. }
+            | EventKind::TxAborted { tx } => Some(*tx),
+            EventKind::BlobStored { .. } | EventKind::Recovery { .. } => None,
+        }
+    }
+}
+
+/// Which entries [`Journal::dump`] yields.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DumpFilter {
+    /// Only entries about this tx (blob events are dropped: blobs are shared).
+    pub tx: Option<u64>,
+    /// Start at this event seq.
+    pub since_seq: u64,
+}
+
+impl Journal {
+    /// Visit every journal entry in order; stop early when `visit` returns false.
+    pub fn dump(
+        &self,
+        filter: DumpFilter,
+        mut visit: impl FnMut(DumpEntry) -> Result<bool>,
+    ) -> Result<()> {
+        let r = self.ws.store.read()?;
+        r.events(filter.since_seq, |event| {
+            let detail = match &event.kind {
+                EventKind::TxCreated { tx, .. } => r.tx(*tx)?.map(DumpDetail::Tx),
+                EventKind::RevisionRecorded { tx, revision } => {
+                    r.revision(*tx, *revision)?.map(DumpDetail::Revision)
+                }
+                EventKind::BatchState {
+                    batch,
+                    state: BatchState::Prepared,
+                    ..
+                } => r.batch(*batch)?.map(DumpDetail::Batch),
+                EventKind::ReceiptIssued { batch, .. } => {
+                    r.receipt(*batch)?.map(DumpDetail::Receipt)
+                }
+                _ => None,
+            };
+            let entry = DumpEntry { event, detail };
+            if filter.tx.is_some() && entry.tx() != filter.tx {
+                return Ok(true);
+            }
+            visit(entry)
+        })
+    }
+
+    /// The bytes of a blob, for `--with-blobs` and embedders.
+    pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
+        self.ws.store.read()?.blob(hash)
+    }
+}

@@ -1,0 +1,485 @@
+//! The edit plan: the JSON document of the CLI contract, and its checks that do
+//! not need any file content.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+
+use super::error::EditError;
+
+/// A minimal valid plan, shown in parse-error hints.
+const MINIMAL_PLAN: &str = r#"{"edits": [{"op": "replace_text", "path": "src/lib.rs", "old": "fn a()", "new": "fn b()"}]}"#;
+
+/// Largest allowed unix mode (permission and setuid/setgid/sticky bits).
+pub const MAX_MODE: u32 = 0o7777;
+
+/// An edit plan: JSON document of the design brief's CLI contract.
+///
+/// Build one with [`Plan::from_json`], which also runs the plan-level checks.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    /// Free-text description of the change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Who wrote the plan (agent or person name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// The edits, in plan order (their 0-based position is the "plan index").
+    pub edits: Vec<Edit>,
+}
+
+/// One edit of a plan. Paths are relative to the workspace root.
+///
+/// Text ops match `old` / `anchor` against the file's bytes; `occurrence` is
+/// 1-based. Lines are 1-based and inclusive.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Edit {
+    /// Replace the bytes of `old` (must match once, or pick `occurrence`) with `new`.
+    ReplaceText {
+        /// File path.
+        path: String,
+        /// Exact text to find (non-empty).
+        old: String,
+        /// Replacement text.
+        new: String,
+        /// 1-based match to use when `old` occurs more than once.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Replace lines `start..=end` (1-based, inclusive) with `content`.
+    ReplaceLines {
+        /// File path.
+        path: String,
+        /// First replaced line (1-based).
+        start: usize,
+        /// Last replaced line (1-based, inclusive).
+        end: usize,
+        /// Replacement; empty deletes the lines.
+        content: String,
+    },
+    /// Insert `text` just before the match of `anchor`.
+    InsertBefore {
+        /// File path.
+        path: String,
+        /// Exact text to find (non-empty).
+        anchor: String,
+        /// Inserted text.
+        text: String,
+        /// 1-based match to use when `anchor` occurs more than once.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Insert `text` just after the match of `anchor`.
+    InsertAfter {
+        /// File path.
+        path: String,
+        /// Exact text to find (non-empty).
+        anchor: String,
+        /// Inserted text.
+        text: String,
+        /// 1-based match to use when `anchor` occurs more than once.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Replace the whole content of an existing file. Exactly one of `content`
+    /// / `content_base64`.
+    ReplaceFile {
+        /// File path.
+        path: String,
+        /// New content as text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        /// New content as standard base64 (for binary files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_base64: Option<String>,
+        /// Unix mode to set (<= 0o7777); None keeps the current mode.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
+    /// Create a file that must not exist yet. Exactly one of `content` /
+    /// `content_base64`; `""` creates an empty file.
+    CreateFile {
+        /// File path.
+        path: String,
+        /// Content as text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        /// Content as standard base64 (for binary files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_base64: Option<String>,
+        /// Unix mode to set (<= 0o7777); None uses the default.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
+    /// Delete an existing file.
+    DeleteFile {
+        /// File path.
+        path: String,
+    },
+}
+
+impl Edit {
+    /// The file path this edit touches, as written in the plan.
+    pub fn path(&self) -> &str {
+        match self {
+            Edit::ReplaceText { path, .. }
+            | Edit::ReplaceLines { path, .. }
+            | Edit::InsertBefore { path, .. }
+            | Edit::InsertAfter { path, .. }
+            | Edit::ReplaceFile { path, .. }
+            | Edit::CreateFile { path, .. }
+            | Edit::DeleteFile { path } => path,
+        }
+    }
+
+    /// The `op` tag of this edit, e.g. `"replace_text"`.
+    pub fn op_name(&self) -> &'static str {
+        match self {
+            Edit::ReplaceText { .. } => "replace_text",
+            Edit::ReplaceLines { .. } => "replace_lines",
+            Edit::InsertBefore { .. } => "insert_before",
+            Edit::InsertAfter { .. } => "insert_after",
+            Edit::ReplaceFile { .. } => "replace_file",
+            Edit::CreateFile { .. } => "create_file",
+            Edit::DeleteFile { .. } => "delete_file",
+        }
+    }
+
+    /// The unix mode requested by a whole-file op (`replace_file` / `create_file`).
+    pub fn mode(&self) -> Option<u32> {
+        match self {
+            Edit::ReplaceFile { mode, .. } | Edit::CreateFile { mode, .. } => *mode,
+            _ => None,
+        }
+    }
+
+    /// True for byte-splice ops: replace_text, replace_lines, insert_before, insert_after.
+    pub fn is_text_op(&self) -> bool {
+        matches!(
+            self,
+            Edit::ReplaceText { .. }
+                | Edit::ReplaceLines { .. }
+                | Edit::InsertBefore { .. }
+                | Edit::InsertAfter { .. }
+        )
+    }
+
+    /// Checks the rules that need no file content (see [`Plan::from_json`]).
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] naming the op and path.
+    pub fn check(&self) -> Result<(), EditError> {
+        if self.path().is_empty() {
+            return Err(self.invalid("\"path\" is empty; give a path relative to the root"));
+        }
+        match self {
+            Edit::ReplaceText {
+                old, occurrence, ..
+            } => self.check_needle("old", old, *occurrence),
+            Edit::InsertBefore {
+                anchor, occurrence, ..
+            }
+            | Edit::InsertAfter {
+                anchor, occurrence, ..
+            } => self.check_needle("anchor", anchor, *occurrence),
+            Edit::ReplaceFile { .. } | Edit::CreateFile { .. } => {
+                self.check_mode()?;
+                self.content_bytes().map(|_| ())
+            }
+            Edit::ReplaceLines { .. } | Edit::DeleteFile { .. } => Ok(()),
+        }
+    }
+
+    /// The new bytes of a whole-file op (`content`, or `content_base64` decoded);
+    /// `None` for other ops.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] if both or neither of `content` /
+    /// `content_base64` are given, or the base64 is invalid.
+    pub fn content_bytes(&self) -> Result<Option<Vec<u8>>, EditError> {
+        let (content, content_base64) = match self {
+            Edit::ReplaceFile {
+                content,
+                content_base64,
+                ..
+            }
+            | Edit::CreateFile {
+                content,
+                content_base64,
+                ..
+            } => (content, content_base64),
+            _ => return Ok(None),
+        };
+        match (content, content_base64) {
+            (Some(text), None) => Ok(Some(text.as_bytes().to_vec())),
+            (None, Some(encoded)) => self.decode_base64(encoded).map(Some),
+            (Some(_), Some(_)) => Err(self.invalid(
+                "both \"content\" and \"content_base64\" are given; keep exactly one",
+            )),
+            (None, None) => Err(self.invalid(
+                "needs \"content\" (text) or \"content_base64\" (binary); \"content\": \"\" makes an empty file",
+            )),
+        }
+    }
+
+    fn decode_base64(&self, encoded: &str) -> Result<Vec<u8>, EditError> {
+        base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| {
+                self.invalid(format!(
+                    "\"content_base64\" is not valid standard base64 ({e}); encode the bytes \
+                     with RFC 4648 base64 including padding"
+                ))
+            })
+    }
+
+    fn check_needle(
+        &self,
+        field: &str,
+        needle: &str,
+        occurrence: Option<usize>,
+    ) -> Result<(), EditError> {
+        if needle.is_empty() {
+            return Err(self.invalid(format!(
+                "\"{field}\" is empty; give the exact text to find (use replace_lines or \
+                 replace_file to edit by position)"
+            )));
+        }
+        if occurrence == Some(0) {
+            return Err(self.invalid(
+                "\"occurrence\": 0 is not valid; occurrences are 1-based (1 = first match)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that a whole-file op's `mode` is at most [`MAX_MODE`].
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] naming the op and path.
+    pub(crate) fn check_mode(&self) -> Result<(), EditError> {
+        match self.mode() {
+            Some(m) if m > MAX_MODE => Err(self.invalid(format!(
+                "\"mode\": {m} (octal {m:o}) is larger than 0o7777 (4095); give permission bits \
+                 only, e.g. 420 for 0o644 or 493 for 0o755"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    fn invalid(&self, what: impl std::fmt::Display) -> EditError {
+        EditError::invalid_plan(format!("{} {}: {what}", self.op_name(), self.path()))
+    }
+}
+
+impl Plan {
+    /// Parses a plan from JSON bytes and checks it.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] when the JSON is malformed or does not match the
+    /// schema (serde_json's message with line/column, plus a minimal valid plan as
+    /// a hint), when `edits` is empty, when a whole-file op has both or neither of
+    /// `content` / `content_base64`, when `content_base64` is not valid base64,
+    /// when `old` / `anchor` is empty, when `occurrence` is 0 (occurrences are
+    /// 1-based), or when `mode` is larger than `0o7777`.
+    pub fn from_json(bytes: &[u8]) -> Result<Plan, EditError> {
+        let plan: Plan = serde_json::from_slice(bytes).map_err(|e| {
+            EditError::invalid_plan(format!("{e}; a minimal valid plan is {MINIMAL_PLAN}"))
+        })?;
+        plan.check()?;
+        Ok(plan)
+    }
+
+    /// Checks the rules of [`Plan::from_json`] on an already built plan.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`], see [`Plan::from_json`].
+    pub fn check(&self) -> Result<(), EditError> {
+        if self.edits.is_empty() {
+            return Err(EditError::invalid_plan(format!(
+                "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
+            )));
+        }
+        self.edits.iter().try_for_each(Edit::check)
+    }
+
+    /// The edits grouped by path, with their 0-based plan indices; paths sorted
+    /// (byte order) and edits in plan order, so iteration is deterministic.
+    pub fn by_path(&self) -> BTreeMap<&str, Vec<(usize, &Edit)>> {
+        let mut groups: BTreeMap<&str, Vec<(usize, &Edit)>> = BTreeMap::new();
+        for (index, edit) in self.edits.iter().enumerate() {
+            groups.entry(edit.path()).or_default().push((index, edit));
+        }
+        groups
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(json: &str) -> Result<Plan, EditError> {
+        Plan::from_json(json.as_bytes())
+    }
+
+    fn invalid_message(json: &str) -> String {
+        match parse(json) {
+            Err(EditError::InvalidPlan { message }) => message,
+            other => panic!("expected InvalidPlan, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn parses_the_brief_example() {
+        let json = r#"{"description": "rename helper", "agent": "dev-1", "edits": [
+          {"op": "replace_text",  "path": "src/lib.rs", "old": "fn a()", "new": "fn b()"},
+          {"op": "replace_lines", "path": "src/lib.rs", "start": 10, "end": 12, "content": "x"},
+          {"op": "insert_after",  "path": "src/lib.rs", "anchor": "use std::fs;\n", "text": "use std::io;\n"},
+          {"op": "replace_file",  "path": "a.bin", "content_base64": "AAEC"},
+          {"op": "create_file",   "path": "docs/new.md", "content": "", "mode": 420},
+          {"op": "delete_file",   "path": "old.txt"}
+        ]}"#;
+        let plan = parse(json).expect("valid plan");
+        assert_eq!(plan.description.as_deref(), Some("rename helper"));
+        assert_eq!(plan.agent.as_deref(), Some("dev-1"));
+        assert_eq!(plan.edits.len(), 6);
+        assert_eq!(
+            plan.edits[0],
+            Edit::ReplaceText {
+                path: "src/lib.rs".into(),
+                old: "fn a()".into(),
+                new: "fn b()".into(),
+                occurrence: None
+            }
+        );
+        assert_eq!(plan.edits[3].content_bytes(), Ok(Some(vec![0, 1, 2])));
+        assert_eq!(plan.edits[4].content_bytes(), Ok(Some(vec![])));
+        let ops: Vec<&str> = plan.edits.iter().map(Edit::op_name).collect();
+        assert_eq!(
+            ops,
+            [
+                "replace_text",
+                "replace_lines",
+                "insert_after",
+                "replace_file",
+                "create_file",
+                "delete_file"
+            ]
+        );
+        let text: Vec<bool> = plan.edits.iter().map(Edit::is_text_op).collect();
+        assert_eq!(text, [true, true, true, false, false, false]);
+    }
+
+    #[test]
+    fn round_trips_through_json() {
+        let json = r#"{"edits":[{"op":"insert_before","path":"a","anchor":"x","text":"y","occurrence":2}]}"#;
+        let plan = parse(json).expect("valid");
+        assert_eq!(serde_json::to_string(&plan).expect("serialize"), json);
+    }
+
+    #[test]
+    fn unknown_op_is_invalid_with_hint() {
+        let msg = invalid_message(r#"{"edits":[{"op":"rename","path":"a"}]}"#);
+        assert!(msg.contains("unknown variant `rename`"), "{msg}");
+        assert!(msg.contains("line 1 column"), "{msg}");
+        assert!(msg.contains("a minimal valid plan is"), "{msg}");
+    }
+
+    #[test]
+    fn missing_field_is_invalid() {
+        let msg = invalid_message(r#"{"edits":[{"op":"replace_text","path":"a","old":"x"}]}"#);
+        assert!(msg.contains("missing field `new`"), "{msg}");
+    }
+
+    #[test]
+    fn unknown_field_is_invalid() {
+        let msg = invalid_message(r#"{"edits":[{"op":"delete_file","path":"a","force":true}]}"#);
+        assert!(msg.contains("unknown field `force`"), "{msg}");
+        let msg = invalid_message(r#"{"edits":[], "extra": 1}"#);
+        assert!(msg.contains("unknown field `extra`"), "{msg}");
+    }
+
+    #[test]
+    fn malformed_json_reports_position() {
+        let msg = invalid_message("{\"edits\": [\n  {\"op\": }\n]}");
+        assert!(msg.contains("line 2 column"), "{msg}");
+    }
+
+    #[test]
+    fn empty_edits_is_invalid() {
+        let msg = invalid_message(r#"{"edits":[]}"#);
+        assert!(msg.contains("\"edits\" is empty"), "{msg}");
+    }
+
+    #[test]
+    fn both_or_neither_content_is_invalid() {
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"create_file","path":"a","content":"x","content_base64":"eA=="}]}"#,
+        );
+        assert_eq!(
+            msg,
+            "create_file a: both \"content\" and \"content_base64\" are given; keep exactly one"
+        );
+        let msg = invalid_message(r#"{"edits":[{"op":"replace_file","path":"b"}]}"#);
+        assert!(
+            msg.starts_with("replace_file b: needs \"content\""),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn bad_base64_names_the_path() {
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"replace_file","path":"img.png","content_base64":"!!"}]}"#,
+        );
+        assert!(
+            msg.starts_with("replace_file img.png: \"content_base64\" is not valid"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn occurrence_zero_is_invalid() {
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"insert_after","path":"a","anchor":"x","text":"y","occurrence":0}]}"#,
+        );
+        assert!(msg.contains("occurrences are 1-based"), "{msg}");
+    }
+
+    #[test]
+    fn empty_needle_and_path_are_invalid() {
+        let msg =
+            invalid_message(r#"{"edits":[{"op":"replace_text","path":"a","old":"","new":"y"}]}"#);
+        assert!(msg.contains("\"old\" is empty"), "{msg}");
+        let msg = invalid_message(r#"{"edits":[{"op":"delete_file","path":""}]}"#);
+        assert!(msg.contains("\"path\" is empty"), "{msg}");
+    }
+
+    #[test]
+    fn mode_is_bounded() {
+        let ok = r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":4095}]}"#;
+        assert!(parse(ok).is_ok());
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":4096}]}"#,
+        );
+        assert!(msg.contains("larger than 0o7777"), "{msg}");
+    }
+
+    #[test]
+    fn by_path_groups_and_sorts() {
+        let json = r#"{"edits":[
+          {"op":"delete_file","path":"b"},
+          {"op":"replace_text","path":"a","old":"x","new":"y"},
+          {"op":"replace_text","path":"b","old":"x","new":"y"}
+        ]}"#;
+        let plan = parse(json).expect("valid");
+        let groups = plan.by_path();
+        let keys: Vec<&str> = groups.keys().copied().collect();
+        assert_eq!(keys, ["a", "b"]);
+        let b: Vec<usize> = groups["b"].iter().map(|(i, _)| *i).collect();
+        assert_eq!(b, [0, 2]);
+        assert_eq!(groups["a"][0].0, 1);
+    }
+}

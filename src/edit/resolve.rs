@@ -1,0 +1,969 @@
+//! Resolving the edits of one file into candidate bytes.
+//!
+//! Every text edit resolves to a *splice* on the file's base bytes — a byte range
+//! `start..end` and replacement bytes — and all splices of a file are computed
+//! against the same base, never against each other's output. Splices are then
+//! checked for overlap and applied in one pass in `(start, end, plan index)`
+//! order, so offsets never shift and every byte outside a matched span is kept
+//! exactly (line endings, BOM, invalid UTF-8, a missing final newline).
+
+use std::borrow::Cow;
+use std::ops::Range;
+
+use super::diff::is_binary;
+use super::error::{display_needle, EditError};
+use super::plan::Edit;
+
+/// The state of one file before edits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileBase<'a> {
+    /// The file's bytes; `None` = the file is absent.
+    pub bytes: Option<&'a [u8]>,
+    /// The file's unix mode, if known (informational; resolution does not use it).
+    pub mode: Option<u32>,
+}
+
+/// The resolved post-edit state of one file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileCandidate {
+    /// Whether the file exists after the edits (`false` after `delete_file`).
+    pub exists: bool,
+    /// The candidate bytes (empty when `exists` is false).
+    pub bytes: Vec<u8>,
+    /// Mode requested by the plan (`create_file` / `replace_file` `mode`);
+    /// `None` = keep the current mode (or the default for a new file).
+    pub mode: Option<u32>,
+    /// True if a text op changed a file whose base bytes contain a NUL byte in
+    /// the first 8000 bytes (git's binary heuristic).
+    pub text_op_on_binary: bool,
+}
+
+/// One resolved edit: replace `base[start..end]` (bytes) with `text`.
+#[derive(Debug)]
+struct Splice<'e> {
+    start: usize,
+    end: usize,
+    text: Cow<'e, [u8]>,
+    index: usize,
+}
+
+/// Applies all `edits` of one file (with their 0-based plan indices) to `base`.
+///
+/// All edits are resolved against the same base bytes and applied in
+/// `(start byte, end byte, plan index)` order.
+///
+/// # Errors
+/// - [`EditError::FileNotFound`]: a text op, `replace_file` or `delete_file` on an absent file.
+/// - [`EditError::FileExists`]: `create_file` on an existing file.
+/// - [`EditError::TargetNotFound`], [`EditError::AmbiguousTarget`],
+///   [`EditError::OccurrenceOutOfRange`]: `old` / `anchor` matching failed.
+/// - [`EditError::LineOutOfRange`]: bad `replace_lines` range.
+/// - [`EditError::OverlappingEdits`]: two splices intersect, or a whole-file op is
+///   not the only edit of its path.
+/// - [`EditError::InvalidPlan`]: an edit breaks a plan-level rule (see `Plan::from_json`).
+pub fn apply_file_edits(
+    path: &str,
+    base: FileBase<'_>,
+    edits: &[(usize, &Edit)],
+) -> Result<FileCandidate, EditError> {
+    if let Some(candidate) = apply_whole_file(path, base, edits)? {
+        return Ok(candidate);
+    }
+    let Some(bytes) = base.bytes else {
+        return match edits.is_empty() {
+            true => Ok(absent()),
+            false => Err(EditError::FileNotFound { path: path.into() }),
+        };
+    };
+    let mut splices = edits
+        .iter()
+        .map(|(index, edit)| resolve_splice(path, bytes, *index, edit))
+        .collect::<Result<Vec<_>, _>>()?;
+    splices.sort_by_key(|s| (s.start, s.end, s.index));
+    check_overlaps(path, &splices)?;
+    Ok(FileCandidate {
+        exists: true,
+        bytes: splice_all(bytes, &splices),
+        mode: None,
+        text_op_on_binary: !edits.is_empty() && is_binary(bytes),
+    })
+}
+
+fn absent() -> FileCandidate {
+    FileCandidate {
+        exists: false,
+        bytes: Vec::new(),
+        mode: None,
+        text_op_on_binary: false,
+    }
+}
+
+/// Handles `replace_file` / `create_file` / `delete_file`; `Ok(None)` if there is none.
+fn apply_whole_file(
+    path: &str,
+    base: FileBase<'_>,
+    edits: &[(usize, &Edit)],
+) -> Result<Option<FileCandidate>, EditError> {
+    let Some(&(index, edit)) = edits.iter().find(|(_, e)| !e.is_text_op()) else {
+        return Ok(None);
+    };
+    if let Some(&(other, _)) = edits.iter().find(|(i, _)| *i != index) {
+        return Err(overlap(path, index, other));
+    }
+    edit.check()?;
+    let exists = base.bytes.is_some();
+    match edit {
+        Edit::CreateFile { .. } if exists => Err(EditError::FileExists { path: path.into() }),
+        Edit::CreateFile { .. } => Ok(Some(whole_file_candidate(edit)?)),
+        _ if !exists => Err(EditError::FileNotFound { path: path.into() }),
+        Edit::DeleteFile { .. } => Ok(Some(absent())),
+        _ => Ok(Some(whole_file_candidate(edit)?)),
+    }
+}
+
+fn whole_file_candidate(edit: &Edit) -> Result<FileCandidate, EditError> {
+    Ok(FileCandidate {
+        exists: true,
+        bytes: edit.content_bytes()?.unwrap_or_default(),
+        mode: edit.mode(),
+        text_op_on_binary: false,
+    })
+}
+
+fn overlap(path: &str, a: usize, b: usize) -> EditError {
+    EditError::OverlappingEdits {
+        path: path.into(),
+        first: a.min(b),
+        second: a.max(b),
+    }
+}
+
+/// Resolves one text op against the base bytes.
+fn resolve_splice<'e>(
+    path: &str,
+    base: &[u8],
+    index: usize,
+    edit: &'e Edit,
+) -> Result<Splice<'e>, EditError> {
+    edit.check()?;
+    let op = edit.op_name();
+    let (range, text): (Range<usize>, Cow<'e, [u8]>) = match edit {
+        Edit::ReplaceText {
+            old,
+            new,
+            occurrence,
+            ..
+        } => {
+            let at = select_match(path, op, base, old, *occurrence)?;
+            (at..at + old.len(), Cow::Borrowed(new.as_bytes()))
+        }
+        Edit::InsertBefore {
+            anchor,
+            text,
+            occurrence,
+            ..
+        } => {
+            let at = select_match(path, op, base, anchor, *occurrence)?;
+            (at..at, Cow::Borrowed(text.as_bytes()))
+        }
+        Edit::InsertAfter {
+            anchor,
+            text,
+            occurrence,
+            ..
+        } => {
+            let at = select_match(path, op, base, anchor, *occurrence)? + anchor.len();
+            (at..at, Cow::Borrowed(text.as_bytes()))
+        }
+        Edit::ReplaceLines {
+            start,
+            end,
+            content,
+            ..
+        } => line_splice(path, base, *start, *end, content.as_bytes())?,
+        _ => {
+            return Err(EditError::invalid_plan(format!(
+                "{op} {path}: not a text edit"
+            )))
+        }
+    };
+    Ok(Splice {
+        start: range.start,
+        end: range.end,
+        text,
+        index,
+    })
+}
+
+/// Picks the byte offset of the match of `needle` selected by `occurrence`
+/// (1-based), or the only match when `occurrence` is `None`.
+fn select_match(
+    path: &str,
+    op: &'static str,
+    base: &[u8],
+    needle: &str,
+    occurrence: Option<usize>,
+) -> Result<usize, EditError> {
+    let matches = find_all(base, needle.as_bytes());
+    let count = matches.len();
+    let chosen = match occurrence {
+        None if count > 1 => {
+            return Err(EditError::AmbiguousTarget {
+                path: path.into(),
+                op,
+                needle: display_needle(needle),
+                count,
+                lines: line_numbers(base, &matches),
+            })
+        }
+        None => matches.first(),
+        Some(n) => n.checked_sub(1).and_then(|i| matches.get(i)),
+    };
+    match (chosen, occurrence) {
+        (Some(&at), _) => Ok(at),
+        (None, Some(occurrence)) if count > 0 => Err(EditError::OccurrenceOutOfRange {
+            path: path.into(),
+            op,
+            needle: display_needle(needle),
+            occurrence,
+            count,
+        }),
+        (None, _) => Err(EditError::TargetNotFound {
+            path: path.into(),
+            op,
+            needle: display_needle(needle),
+        }),
+    }
+}
+
+/// Byte offsets of all non-overlapping matches of `needle` in `hay`, left to
+/// right (like `str::match_indices`). An empty needle matches nowhere.
+pub(crate) fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = find_from(hay, needle, from) {
+        found.push(at);
+        from = at + needle.len();
+    }
+    found
+}
+
+/// First match of `needle` in `hay` at or after byte `from`: scan for the first
+/// byte, then compare the rest.
+fn find_from(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
+    let (&first, _) = needle.split_first()?;
+    let last_start = hay.len().checked_sub(needle.len())?;
+    let mut at = from;
+    while at <= last_start {
+        let rel = hay.get(at..=last_start)?.iter().position(|&b| b == first)?;
+        let candidate = at + rel;
+        if hay.get(candidate..candidate + needle.len()) == Some(needle) {
+            return Some(candidate);
+        }
+        at = candidate + 1;
+    }
+    None
+}
+
+/// 1-based line number of each (ascending) byte offset.
+fn line_numbers(bytes: &[u8], offsets: &[usize]) -> Vec<usize> {
+    let mut line = 1;
+    let mut counted = 0;
+    let mut lines = Vec::with_capacity(offsets.len());
+    for &offset in offsets {
+        let segment = bytes.get(counted..offset).unwrap_or_default();
+        line += segment.iter().filter(|&&b| b == b'\n').count();
+        counted = counted.max(offset);
+        lines.push(line);
+    }
+    lines
+}
+
+/// Byte ranges of the lines of `bytes`: a line ends after each `\n` (the
+/// terminator is included); a final segment without `\n` is a line if it is
+/// non-empty. An empty input has no lines.
+pub(crate) fn line_spans(bytes: &[u8]) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            spans.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    if start < bytes.len() {
+        spans.push(start..bytes.len());
+    }
+    spans
+}
+
+/// The splice of `replace_lines start..=end` (1-based, inclusive).
+fn line_splice<'e>(
+    path: &str,
+    base: &[u8],
+    start: usize,
+    end: usize,
+    content: &'e [u8],
+) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
+    let spans = line_spans(base);
+    let out_of_range = || EditError::LineOutOfRange {
+        path: path.into(),
+        start,
+        end,
+        line_count: spans.len(),
+    };
+    if start == 0 || start > end {
+        return Err(out_of_range());
+    }
+    let first = spans.get(start - 1).ok_or_else(out_of_range)?;
+    let last = spans.get(end - 1).ok_or_else(out_of_range)?;
+    let replaced = base.get(first.start..last.end).unwrap_or_default();
+    Ok((first.start..last.end, line_replacement(content, replaced)))
+}
+
+/// `content`, plus the replaced range's last terminator when the range ended
+/// with one and a non-empty `content` does not (so lines are never joined and
+/// CRLF files stay CRLF).
+fn line_replacement<'e>(content: &'e [u8], replaced: &[u8]) -> Cow<'e, [u8]> {
+    if content.is_empty() || content.ends_with(b"\n") || !replaced.ends_with(b"\n") {
+        return Cow::Borrowed(content);
+    }
+    let terminator: &[u8] = match replaced.ends_with(b"\r\n") {
+        true => b"\r\n",
+        false => b"\n",
+    };
+    Cow::Owned([content, terminator].concat())
+}
+
+/// Refuses intersecting splices. `splices` must be sorted by `(start, end, index)`.
+///
+/// Two ranges overlap if they intersect; an insertion overlaps a range it lies
+/// strictly inside. Insertions at the same point, or at a range's start or end,
+/// are fine.
+fn check_overlaps(path: &str, splices: &[Splice<'_>]) -> Result<(), EditError> {
+    // The non-empty splice seen so far that reaches furthest: (end, index).
+    let mut reach: Option<(usize, usize)> = None;
+    for splice in splices {
+        if let Some((end, index)) = reach {
+            if end > splice.start {
+                return Err(overlap(path, index, splice.index));
+            }
+        }
+        let extends = reach.is_none_or(|(end, _)| splice.end > end);
+        if splice.end > splice.start && extends {
+            reach = Some((splice.end, splice.index));
+        }
+    }
+    Ok(())
+}
+
+/// Builds the output in one pass. `splices` must be sorted and non-overlapping.
+fn splice_all(base: &[u8], splices: &[Splice<'_>]) -> Vec<u8> {
+    let added: usize = splices.iter().map(|s| s.text.len()).sum();
+    let mut out = Vec::with_capacity(base.len().saturating_add(added));
+    let mut cursor = 0;
+    for splice in splices {
+        out.extend_from_slice(base.get(cursor..splice.start).unwrap_or_default());
+        out.extend_from_slice(&splice.text);
+        cursor = cursor.max(splice.end);
+    }
+    out.extend_from_slice(base.get(cursor..).unwrap_or_default());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn replace_text(path: &str, old: &str, new: &str, occurrence: Option<usize>) -> Edit {
+        Edit::ReplaceText {
+            path: path.into(),
+            old: old.into(),
+            new: new.into(),
+            occurrence,
+        }
+    }
+
+    fn replace_lines(start: usize, end: usize, content: &str) -> Edit {
+        Edit::ReplaceLines {
+            path: "f".into(),
+            start,
+            end,
+            content: content.into(),
+        }
+    }
+
+    fn insert_before(anchor: &str, text: &str) -> Edit {
+        Edit::InsertBefore {
+            path: "f".into(),
+            anchor: anchor.into(),
+            text: text.into(),
+            occurrence: None,
+        }
+    }
+
+    fn insert_after(anchor: &str, text: &str) -> Edit {
+        Edit::InsertAfter {
+            path: "f".into(),
+            anchor: anchor.into(),
+            text: text.into(),
+            occurrence: None,
+        }
+    }
+
+    fn whole(op: &str, content: Option<&str>, mode: Option<u32>) -> Edit {
+        let (path, content, content_base64) = ("f".to_string(), content.map(String::from), None);
+        match op {
+            "create" => Edit::CreateFile {
+                path,
+                content,
+                content_base64,
+                mode,
+            },
+            "replace" => Edit::ReplaceFile {
+                path,
+                content,
+                content_base64,
+                mode,
+            },
+            _ => Edit::DeleteFile { path },
+        }
+    }
+
+    /// Applies `edits` (plan index = position) to `base`.
+    fn run(base: Option<&[u8]>, edits: &[Edit]) -> Result<FileCandidate, EditError> {
+        let indexed: Vec<(usize, &Edit)> = edits.iter().enumerate().collect();
+        apply_file_edits(
+            "f",
+            FileBase {
+                bytes: base,
+                mode: None,
+            },
+            &indexed,
+        )
+    }
+
+    fn bytes(base: &[u8], edits: &[Edit]) -> Vec<u8> {
+        match run(Some(base), edits) {
+            Ok(candidate) => candidate.bytes,
+            Err(e) => panic!("unexpected error: {e}"),
+        }
+    }
+
+    fn err(base: Option<&[u8]>, edits: &[Edit]) -> EditError {
+        match run(base, edits) {
+            Err(e) => e,
+            Ok(c) => panic!("expected an error, got {c:?}"),
+        }
+    }
+
+    #[test]
+    fn replace_lines_preserves_crlf() {
+        let base = b"a\r\nb\r\nc\r\n";
+        assert_eq!(bytes(base, &[replace_lines(2, 2, "B")]), b"a\r\nB\r\nc\r\n");
+        assert_eq!(
+            bytes(base, &[replace_lines(1, 2, "X\r\nY")]),
+            b"X\r\nY\r\nc\r\n"
+        );
+    }
+
+    #[test]
+    fn replace_lines_mixed_endings_uses_last_terminator() {
+        let base = b"a\r\nb\nc\r\n";
+        assert_eq!(bytes(base, &[replace_lines(1, 2, "X")]), b"X\nc\r\n");
+        assert_eq!(bytes(base, &[replace_lines(2, 3, "X")]), b"a\r\nX\r\n");
+    }
+
+    #[test]
+    fn replace_lines_content_with_newline_is_verbatim() {
+        assert_eq!(
+            bytes(b"a\r\nb\r\n", &[replace_lines(1, 1, "X\n")]),
+            b"X\nb\r\n"
+        );
+    }
+
+    #[test]
+    fn replace_lines_empty_content_deletes() {
+        assert_eq!(bytes(b"a\nb\nc\n", &[replace_lines(2, 2, "")]), b"a\nc\n");
+        assert_eq!(bytes(b"a\nb", &[replace_lines(1, 2, "")]), b"");
+    }
+
+    #[test]
+    fn replace_lines_last_line_without_newline() {
+        assert_eq!(bytes(b"a\nb", &[replace_lines(2, 2, "B")]), b"a\nB");
+        assert_eq!(bytes(b"a\nb", &[replace_lines(2, 2, "B\n")]), b"a\nB\n");
+        assert_eq!(bytes(b"a\nb", &[replace_lines(1, 1, "X")]), b"X\nb");
+    }
+
+    #[test]
+    fn replace_lines_out_of_range() {
+        let expect = |start, end, line_count| EditError::LineOutOfRange {
+            path: "f".into(),
+            start,
+            end,
+            line_count,
+        };
+        assert_eq!(
+            err(Some(b"a\nb"), &[replace_lines(0, 1, "x")]),
+            expect(0, 1, 2)
+        );
+        assert_eq!(
+            err(Some(b"a\nb"), &[replace_lines(2, 1, "x")]),
+            expect(2, 1, 2)
+        );
+        assert_eq!(
+            err(Some(b"a\nb\n"), &[replace_lines(2, 3, "x")]),
+            expect(2, 3, 2)
+        );
+        assert_eq!(err(Some(b""), &[replace_lines(1, 1, "x")]), expect(1, 1, 0));
+    }
+
+    #[test]
+    fn bom_and_invalid_utf8_outside_span_preserved() {
+        let base = b"\xEF\xBB\xBFhello \xFF\xFE world\r\nend\xC3";
+        assert_eq!(
+            bytes(base, &[replace_text("f", "world", "there", None)]),
+            b"\xEF\xBB\xBFhello \xFF\xFE there\r\nend\xC3"
+        );
+    }
+
+    #[test]
+    fn no_trailing_newline_preserved() {
+        assert_eq!(
+            bytes(b"a\nb", &[replace_text("f", "a", "x", None)]),
+            b"x\nb"
+        );
+    }
+
+    #[test]
+    fn multiple_edits_resolve_against_one_base() {
+        let base = b"use std::fs;\nfn a() {}\nfn b() {}\n";
+        let edits = [
+            replace_text("f", "fn a()", "fn alpha()", None),
+            replace_text("f", "fn b()", "fn beta()", None),
+            insert_after("use std::fs;\n", "use std::io;\n"),
+        ];
+        assert_eq!(
+            bytes(base, &edits),
+            b"use std::fs;\nuse std::io;\nfn alpha() {}\nfn beta() {}\n"
+        );
+    }
+
+    #[test]
+    fn edits_never_see_each_others_output() {
+        let edits = [
+            replace_text("f", "foo", "bar", None),
+            replace_text("f", "bar", "baz", None),
+        ];
+        assert_eq!(bytes(b"foo bar", &edits), b"bar baz");
+    }
+
+    #[test]
+    fn overlapping_ranges_refused_with_indices() {
+        let edits = [
+            replace_text("f", "x", "y", None),
+            replace_text("f", "hello w", "H", None),
+            replace_text("f", "world", "W", None),
+        ];
+        let expected = EditError::OverlappingEdits {
+            path: "f".into(),
+            first: 1,
+            second: 2,
+        };
+        assert_eq!(err(Some(b"x hello world"), &edits), expected);
+    }
+
+    #[test]
+    fn identical_ranges_overlap() {
+        let edits = [replace_text("f", "ab", "1", None), replace_lines(1, 1, "2")];
+        let e = err(Some(b"ab\n"), &edits);
+        assert_eq!(e.code(), "overlapping_edits");
+    }
+
+    #[test]
+    fn insertion_strictly_inside_range_refused() {
+        let edits = [
+            replace_text("f", "hello", "H", None),
+            insert_after("hel", "!"),
+        ];
+        let expected = EditError::OverlappingEdits {
+            path: "f".into(),
+            first: 0,
+            second: 1,
+        };
+        assert_eq!(err(Some(b"hello"), &edits), expected);
+    }
+
+    #[test]
+    fn insertion_inside_earlier_long_range_refused() {
+        // The long range starts first; a short range and an insertion follow inside it.
+        let edits = [replace_lines(1, 3, "X"), insert_before("c", "!")];
+        let expected = EditError::OverlappingEdits {
+            path: "f".into(),
+            first: 0,
+            second: 1,
+        };
+        assert_eq!(err(Some(b"a\nb\nc\n"), &edits), expected);
+    }
+
+    #[test]
+    fn insertion_at_range_boundaries_allowed() {
+        let edits = [
+            replace_text("f", "hello", "H", None),
+            insert_after("hello", "!"),
+            insert_before("hello", "<"),
+        ];
+        assert_eq!(bytes(b"hello world", &edits), b"<H! world");
+    }
+
+    #[test]
+    fn adjacent_ranges_allowed() {
+        let edits = [
+            replace_text("f", "ab", "1", None),
+            replace_text("f", "cd", "2", None),
+        ];
+        assert_eq!(bytes(b"abcd", &edits), b"12");
+    }
+
+    #[test]
+    fn same_point_inserts_ordered_by_plan_index() {
+        let first = insert_before("b", "1");
+        let second = insert_after("a", "2");
+        // Pass them out of order: the plan index, not slice order, decides.
+        let indexed = [(1, &second), (0, &first)];
+        let base = FileBase {
+            bytes: Some(b"ab"),
+            mode: None,
+        };
+        let got = apply_file_edits("f", base, &indexed).map(|c| c.bytes);
+        assert_eq!(got, Ok(b"a12b".to_vec()));
+    }
+
+    #[test]
+    fn ambiguous_lists_exact_lines() {
+        let e = err(
+            Some(b"x\nfoo\nfoo foo\n\nfoo"),
+            &[replace_text("f", "foo", "y", None)],
+        );
+        assert_eq!(
+            e,
+            EditError::AmbiguousTarget {
+                path: "f".into(),
+                op: "replace_text",
+                needle: "\"foo\"".into(),
+                count: 4,
+                lines: vec![2, 3, 3, 5],
+            }
+        );
+    }
+
+    #[test]
+    fn matches_do_not_overlap() {
+        let e = err(Some(b"aaaa"), &[replace_text("f", "aa", "b", None)]);
+        assert!(
+            matches!(e, EditError::AmbiguousTarget { count: 2, ref lines, .. } if *lines == [1, 1])
+        );
+        assert_eq!(
+            bytes(b"aaaa", &[replace_text("f", "aa", "b", Some(2))]),
+            b"aab"
+        );
+    }
+
+    #[test]
+    fn occurrence_selects_match() {
+        let base = b"foo 1\nfoo 2\nfoo 3\n";
+        assert_eq!(
+            bytes(base, &[replace_text("f", "foo", "bar", Some(2))]),
+            b"foo 1\nbar 2\nfoo 3\n"
+        );
+        let edit = Edit::InsertAfter {
+            path: "f".into(),
+            anchor: "foo".into(),
+            text: "!".into(),
+            occurrence: Some(3),
+        };
+        assert_eq!(bytes(base, &[edit]), b"foo 1\nfoo 2\nfoo! 3\n");
+    }
+
+    #[test]
+    fn occurrence_out_of_range() {
+        let e = err(Some(b"foo foo"), &[replace_text("f", "foo", "x", Some(3))]);
+        assert_eq!(
+            e,
+            EditError::OccurrenceOutOfRange {
+                path: "f".into(),
+                op: "replace_text",
+                needle: "\"foo\"".into(),
+                occurrence: 3,
+                count: 2,
+            }
+        );
+    }
+
+    #[test]
+    fn occurrence_with_no_match_is_not_found() {
+        let e = err(Some(b"abc"), &[replace_text("f", "zz", "x", Some(1))]);
+        assert_eq!(e.code(), "target_not_found");
+    }
+
+    #[test]
+    fn occurrence_zero_is_invalid_plan() {
+        let e = err(Some(b"abc"), &[replace_text("f", "a", "x", Some(0))]);
+        assert_eq!(e.code(), "invalid_plan");
+    }
+
+    #[test]
+    fn target_not_found_fields() {
+        let e = err(Some(b"abc"), &[insert_before("a\nb", "x")]);
+        assert_eq!(
+            e,
+            EditError::TargetNotFound {
+                path: "f".into(),
+                op: "insert_before",
+                needle: "\"a\\nb\"".into(),
+            }
+        );
+    }
+
+    #[test]
+    fn empty_old_is_invalid_plan() {
+        let e = err(Some(b"abc"), &[replace_text("f", "", "x", None)]);
+        assert_eq!(e.code(), "invalid_plan");
+    }
+
+    #[test]
+    fn needle_spans_crlf_lines() {
+        let base = b"a\r\nb\r\n";
+        assert_eq!(
+            bytes(base, &[replace_text("f", "a\r\nb", "c", None)]),
+            b"c\r\n"
+        );
+    }
+
+    #[test]
+    fn text_op_on_absent_file_not_found() {
+        let e = err(None, &[replace_text("f", "a", "b", None)]);
+        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+        let e = err(None, &[whole("replace", Some("x"), None)]);
+        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+        let e = err(None, &[whole("delete", None, None)]);
+        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+    }
+
+    #[test]
+    fn create_on_existing_file_exists() {
+        let e = err(Some(b""), &[whole("create", Some("x"), None)]);
+        assert_eq!(e, EditError::FileExists { path: "f".into() });
+    }
+
+    #[test]
+    fn whole_file_ops() {
+        let created = run(None, &[whole("create", Some(""), Some(0o644))]);
+        let expected = FileCandidate {
+            exists: true,
+            bytes: vec![],
+            mode: Some(0o644),
+            text_op_on_binary: false,
+        };
+        assert_eq!(created, Ok(expected));
+        let replaced = run(Some(b"old"), &[whole("replace", Some("new"), Some(0o755))]);
+        assert_eq!(
+            replaced.map(|c| (c.bytes, c.mode)),
+            Ok((b"new".to_vec(), Some(0o755)))
+        );
+        let deleted = run(Some(b"old"), &[whole("delete", None, None)]);
+        assert_eq!(deleted.map(|c| (c.exists, c.bytes)), Ok((false, vec![])));
+    }
+
+    #[test]
+    fn replace_file_base64() {
+        let edit = Edit::ReplaceFile {
+            path: "f".into(),
+            content: None,
+            content_base64: Some("AP8=".into()),
+            mode: None,
+        };
+        assert_eq!(bytes(b"x", &[edit]), [0x00, 0xFF]);
+    }
+
+    #[test]
+    fn whole_file_op_must_be_alone() {
+        let edits = [
+            replace_text("f", "a", "b", None),
+            whole("delete", None, None),
+        ];
+        let expected = EditError::OverlappingEdits {
+            path: "f".into(),
+            first: 0,
+            second: 1,
+        };
+        assert_eq!(err(Some(b"a"), &edits), expected);
+    }
+
+    #[test]
+    fn text_op_on_binary_flag() {
+        let base = b"ab\0cd";
+        let candidate = run(Some(base), &[replace_text("f", "cd", "x", None)]);
+        assert_eq!(
+            candidate.map(|c| (c.bytes, c.text_op_on_binary)),
+            Ok((b"ab\0x".to_vec(), true))
+        );
+        let text = run(Some(b"abcd"), &[replace_text("f", "cd", "x", None)]);
+        assert_eq!(text.map(|c| c.text_op_on_binary), Ok(false));
+    }
+
+    #[test]
+    fn no_edits_keeps_base() {
+        let base = FileBase {
+            bytes: Some(b"x"),
+            mode: Some(0o600),
+        };
+        let got = apply_file_edits("f", base, &[]);
+        assert_eq!(got.map(|c| (c.exists, c.bytes)), Ok((true, b"x".to_vec())));
+        let got = apply_file_edits(
+            "f",
+            FileBase {
+                bytes: None,
+                mode: None,
+            },
+            &[],
+        );
+        assert_eq!(got.map(|c| c.exists), Ok(false));
+    }
+
+    #[test]
+    fn line_spans_rules() {
+        assert_eq!(line_spans(b""), Vec::<Range<usize>>::new());
+        assert_eq!(line_spans(b"\n"), vec![0..1]);
+        assert_eq!(line_spans(b"a\r\nb"), vec![0..3, 3..4]);
+        assert_eq!(line_spans(b"a\n\n"), vec![0..2, 2..3]);
+    }
+
+    #[test]
+    fn find_all_edges() {
+        assert_eq!(find_all(b"abc", b""), Vec::<usize>::new());
+        assert_eq!(find_all(b"ab", b"abc"), Vec::<usize>::new());
+        assert_eq!(find_all(b"abab", b"ab"), vec![0, 2]);
+        assert_eq!(find_all(b"aab", b"ab"), vec![1]);
+    }
+
+    mod model {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A line: body without terminator, and its terminator ("" only for the last line).
+        type Line = (String, &'static str);
+
+        fn lines_strategy() -> impl Strategy<Value = Vec<Line>> {
+            let line = ("[ab ]{0,3}", prop_oneof![Just("\n"), Just("\r\n")]);
+            (prop::collection::vec(line, 1..12), "[ab]{0,2}").prop_map(|(mut lines, tail)| {
+                if !tail.is_empty() {
+                    lines.push((tail, ""));
+                }
+                lines
+            })
+        }
+
+        /// (group length, is edited, replacement content).
+        fn groups_strategy() -> impl Strategy<Value = Vec<(usize, bool, String)>> {
+            let content = "(x|y|\n|\r\n){0,4}";
+            prop::collection::vec((1usize..4, any::<bool>(), content), 1..8)
+        }
+
+        fn join(lines: &[Line]) -> Vec<u8> {
+            lines
+                .iter()
+                .flat_map(|(b, t)| [b.as_bytes(), t.as_bytes()].concat())
+                .collect()
+        }
+
+        /// Lines of `content` as (body, terminator) pairs.
+        fn content_lines(content: &str) -> Vec<(String, String)> {
+            content
+                .split_inclusive('\n')
+                .map(
+                    |l| match l.strip_suffix("\r\n").or_else(|| l.strip_suffix('\n')) {
+                        Some(body) => (body.to_string(), l[body.len()..].to_string()),
+                        None => (l.to_string(), String::new()),
+                    },
+                )
+                .collect()
+        }
+
+        /// The model: a Vec of lines, edited from the last range to the first.
+        fn model(lines: &[Line], edits: &[(usize, usize, String)]) -> Vec<u8> {
+            let mut model: Vec<(String, String)> = lines
+                .iter()
+                .map(|(b, t)| (b.clone(), t.to_string()))
+                .collect();
+            let mut sorted = edits.to_vec();
+            sorted.sort_by_key(|e| std::cmp::Reverse(e.0));
+            for (start, end, content) in sorted {
+                let last_terminator = model[end - 1].1.clone();
+                let mut new_lines = content_lines(&content);
+                if let Some(last) = new_lines.last_mut() {
+                    if last.1.is_empty() {
+                        last.1 = last_terminator;
+                    }
+                }
+                model.splice(start - 1..end, new_lines);
+            }
+            model
+                .iter()
+                .flat_map(|(b, t)| [b.as_bytes(), t.as_bytes()].concat())
+                .collect()
+        }
+
+        fn arbitrary_edit() -> impl Strategy<Value = Edit> {
+            let text = "(a|b|\n|\r\n|\u{0}|é){0,3}";
+            let occurrence = prop::option::of(0usize..4);
+            prop_oneof![
+                (text, text, occurrence.clone())
+                    .prop_map(|(o, n, occ)| replace_text("f", &o, &n, occ)),
+                (text, text).prop_map(|(a, t)| insert_before(&a, &t)),
+                (text, text).prop_map(|(a, t)| insert_after(&a, &t)),
+                (0usize..6, 0usize..6, text).prop_map(|(s, e, c)| replace_lines(s, e, &c)),
+            ]
+        }
+
+        proptest! {
+            /// Arbitrary bytes and edits never panic; a lone successful
+            /// replace_text changes exactly the bytes of one match.
+            #[test]
+            fn arbitrary_edits_never_panic(
+                base in prop::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), Just(b'\n'), Just(b'\r'), Just(0u8), Just(0xFFu8)], 0..40),
+                edits in prop::collection::vec(arbitrary_edit(), 1..4),
+            ) {
+                let result = run(Some(&base), &edits);
+                if let (Ok(c), [Edit::ReplaceText { old, new, .. }]) = (&result, edits.as_slice()) {
+                    let at = find_all(&base, old.as_bytes());
+                    let spliced: Vec<Vec<u8>> = at.iter().map(|&i| {
+                        [&base[..i], new.as_bytes(), &base[i + old.len()..]].concat()
+                    }).collect();
+                    prop_assert!(spliced.contains(&c.bytes));
+                }
+            }
+        }
+
+        proptest! {
+            #[test]
+            fn replace_lines_matches_line_model(lines in lines_strategy(), groups in groups_strategy()) {
+                let mut edits = Vec::new();
+                let mut next = 1;
+                for (len, edited, content) in groups {
+                    let end = (next + len - 1).min(lines.len());
+                    if next > end { break; }
+                    if edited { edits.push((next, end, content)); }
+                    next = end + 1;
+                }
+                let plan: Vec<Edit> = edits
+                    .iter()
+                    .rev()
+                    .map(|(s, e, c)| replace_lines(*s, *e, c))
+                    .collect();
+                let base = join(&lines);
+                prop_assert_eq!(bytes(&base, &plan), model(&lines, &edits));
+            }
+        }
+    }
+}

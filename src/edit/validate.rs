@@ -1,0 +1,300 @@
+//! Validation of a revision's candidates: warnings a reviewer should see and
+//! errors that block a commit.
+
+use std::collections::HashMap;
+
+use super::resolve::line_spans;
+
+/// How serious an [`Issue`] is: errors block a commit, warnings do not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth a look; does not block a commit.
+    Warning,
+    /// Blocks a commit.
+    Error,
+}
+
+/// One validation finding.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Issue {
+    /// Stable snake_case code, e.g. `"conflict_markers"`.
+    pub code: String,
+    /// Warning or error.
+    pub severity: Severity,
+    /// The file concerned; `""` for revision-wide issues (`no_changes`).
+    pub path: String,
+    /// Human-readable explanation and what to do.
+    pub message: String,
+}
+
+/// One file to validate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileCheck<'a> {
+    /// File path (relative to the root).
+    pub path: &'a str,
+    /// Snapshot bytes; `None` = the file was absent.
+    pub before: Option<&'a [u8]>,
+    /// Candidate bytes; `None` = deleted / absent.
+    pub after: Option<&'a [u8]>,
+    /// True if a text op edited a binary-looking file (see `FileCandidate`).
+    pub text_op_on_binary: bool,
+}
+
+/// Validates all files of a revision.
+///
+/// Codes, per file in this order:
+/// - `empty_candidate` (warning): `after` is empty while `before` was non-empty.
+/// - `candidate_equals_source` (warning): `after == before`.
+/// - `conflict_markers` (error): the candidate has more lines starting with
+///   `<<<<<<< `, `>>>>>>> `, or equal to `=======` (ending `\n`, `\r\n` or EOF)
+///   than the source; the message gives the 1-based line of the first new one.
+/// - `binary_content_edited` (warning): `text_op_on_binary`.
+///
+/// Then `no_changes` (error, path `""`) if every file is unchanged (or there
+/// are no files).
+pub fn validate(files: &[FileCheck<'_>]) -> Vec<Issue> {
+    let mut issues: Vec<Issue> = files.iter().flat_map(check_file).collect();
+    if files.iter().all(|f| f.before == f.after) {
+        issues.push(issue(
+            "no_changes",
+            Severity::Error,
+            "",
+            "the revision changes nothing, so there is nothing to commit; revise the plan \
+             or abort the transaction"
+                .into(),
+        ));
+    }
+    issues
+}
+
+/// True if any issue has [`Severity::Error`].
+pub fn has_errors(issues: &[Issue]) -> bool {
+    issues.iter().any(|i| i.severity == Severity::Error)
+}
+
+fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
+    let mut issues = Vec::new();
+    let path = file.path;
+    let was_non_empty = file.before.is_some_and(|b| !b.is_empty());
+    if file.after.is_some_and(<[u8]>::is_empty) && was_non_empty {
+        issues.push(issue(
+            "empty_candidate",
+            Severity::Warning,
+            path,
+            format!("{path} becomes empty; if you meant to remove it use delete_file, otherwise check the edit"),
+        ));
+    }
+    if file.before == file.after {
+        issues.push(issue(
+            "candidate_equals_source",
+            Severity::Warning,
+            path,
+            format!(
+                "the edits leave {path} unchanged; drop them or check that they do what you meant"
+            ),
+        ));
+    }
+    if let Some(line) = file
+        .after
+        .and_then(|after| new_conflict_marker(file.before, after))
+    {
+        issues.push(issue(
+            "conflict_markers",
+            Severity::Error,
+            path,
+            format!("{path} line {line}: new merge conflict marker; resolve the conflict and remove the markers before committing"),
+        ));
+    }
+    if file.text_op_on_binary {
+        issues.push(issue(
+            "binary_content_edited",
+            Severity::Warning,
+            path,
+            format!("{path} looks binary (NUL byte in the first 8000 bytes) but was edited as text; check the result or use replace_file with content_base64"),
+        ));
+    }
+    issues
+}
+
+fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
+    Issue {
+        code: code.into(),
+        severity,
+        path: path.into(),
+        message,
+    }
+}
+
+/// 1-based line of the first conflict marker of `after` not matched by an
+/// identical marker line of `before`, if `after` has more markers than `before`.
+fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
+    let old_markers = marker_lines(before.unwrap_or_default());
+    let new_markers = marker_lines(after);
+    if new_markers.len() <= old_markers.len() {
+        return None;
+    }
+    let mut available: HashMap<&[u8], usize> = HashMap::new();
+    for (_, text) in &old_markers {
+        *available.entry(*text).or_default() += 1;
+    }
+    let first_new = new_markers
+        .iter()
+        .find(|(_, text)| match available.get_mut(text) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        });
+    first_new.or(new_markers.last()).map(|(line, _)| *line)
+}
+
+/// (1-based line, line bytes without terminator) of each conflict-marker line.
+fn marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    line_spans(bytes)
+        .into_iter()
+        .enumerate()
+        .filter_map(|(i, span)| {
+            let line = bytes.get(span).unwrap_or_default();
+            let text = strip_terminator(line);
+            is_marker(text).then_some((i + 1, text))
+        })
+        .collect()
+}
+
+fn strip_terminator(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+fn is_marker(text: &[u8]) -> bool {
+    text.starts_with(b"<<<<<<< ") || text.starts_with(b">>>>>>> ") || text == b"======="
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check<'a>(before: Option<&'a [u8]>, after: Option<&'a [u8]>) -> FileCheck<'a> {
+        FileCheck {
+            path: "f",
+            before,
+            after,
+            text_op_on_binary: false,
+        }
+    }
+
+    fn codes(issues: &[Issue]) -> Vec<&str> {
+        issues.iter().map(|i| i.code.as_str()).collect()
+    }
+
+    #[test]
+    fn clean_change_has_no_issues() {
+        let issues = validate(&[check(Some(b"a\n"), Some(b"b\n"))]);
+        assert_eq!(issues, vec![]);
+        assert!(!has_errors(&issues));
+    }
+
+    #[test]
+    fn conflict_markers_detected_with_line() {
+        let after = b"a\n<<<<<<< HEAD\nx\n=======\r\ny\n>>>>>>> branch\n";
+        let issues = validate(&[check(Some(b"a\n"), Some(after))]);
+        assert_eq!(codes(&issues), ["conflict_markers"]);
+        assert_eq!(issues[0].severity, Severity::Error);
+        assert!(
+            issues[0].message.contains("line 2"),
+            "{}",
+            issues[0].message
+        );
+        assert!(has_errors(&issues));
+    }
+
+    #[test]
+    fn existing_markers_are_not_new() {
+        let before = b"<<<<<<< a\n=======\n>>>>>>> b\n";
+        let after = b"<<<<<<< a\n=======\n>>>>>>> b\nmore\n";
+        assert_eq!(
+            codes(&validate(&[check(Some(before), Some(after))])),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn added_marker_line_is_reported() {
+        let before = b"x\n=======\ny\n";
+        let after = b"x\n=======\ny\n=======";
+        let issues = validate(&[check(Some(before), Some(after))]);
+        assert_eq!(codes(&issues), ["conflict_markers"]);
+        assert!(
+            issues[0].message.contains("line 4"),
+            "{}",
+            issues[0].message
+        );
+    }
+
+    #[test]
+    fn near_markers_are_ignored() {
+        let after = b"<<<<<<<\n======= x\n>>>>>>>no space\n========\n";
+        assert_eq!(
+            codes(&validate(&[check(None, Some(after))])),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn empty_candidate_and_equal_source() {
+        let issues = validate(&[
+            check(Some(b"text"), Some(b"")),
+            FileCheck {
+                path: "g",
+                before: Some(b"same"),
+                after: Some(b"same"),
+                text_op_on_binary: true,
+            },
+        ]);
+        assert_eq!(
+            codes(&issues),
+            [
+                "empty_candidate",
+                "candidate_equals_source",
+                "binary_content_edited"
+            ]
+        );
+        assert_eq!(issues[0].severity, Severity::Warning);
+        assert_eq!(issues[1].path, "g");
+        assert!(!has_errors(&issues));
+    }
+
+    #[test]
+    fn deleting_a_file_is_not_empty_candidate() {
+        assert_eq!(
+            codes(&validate(&[check(Some(b"x"), None)])),
+            Vec::<&str>::new()
+        );
+    }
+
+    #[test]
+    fn no_changes_is_last_and_an_error() {
+        let issues = validate(&[check(Some(b"a"), Some(b"a")), check(None, None)]);
+        assert_eq!(
+            codes(&issues),
+            [
+                "candidate_equals_source",
+                "candidate_equals_source",
+                "no_changes"
+            ]
+        );
+        let last = &issues[2];
+        assert_eq!((last.severity, last.path.as_str()), (Severity::Error, ""));
+        assert!(has_errors(&issues));
+        assert_eq!(codes(&validate(&[])), ["no_changes"]);
+    }
+
+    #[test]
+    fn issue_serializes_snake_case() {
+        let issues = validate(&[]);
+        let json = serde_json::to_string(&issues[0]).unwrap_or_default();
+        assert!(json.contains("\"severity\":\"error\""), "{json}");
+    }
+}

@@ -1,0 +1,321 @@
+//! Typed errors of the public API.
+//!
+//! One enum, [`Error`], is returned by every verb of [`crate::Journal`]. Each variant's
+//! message says what was wrong and what to do next (the next command to run), in the
+//! manner of jj's `command_error.rs`. [`Error::exit_code`] maps a variant to the CLI exit
+//! codes of the design brief (`shared/design/ultra-edit.md`, "CLI contract").
+//!
+//! Errors are returned *before* anything outside `.ultra-edit/` changes, unless the
+//! variant says otherwise (only [`Error::CommitFailed`] and [`Error::NeedsAttention`] come
+//! from inside a batch, and both describe exactly what is on disk).
+
+use std::path::PathBuf;
+
+use crate::edit::EditError;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An I/O error with the path it happened on (never a bare "No such file or directory").
+#[derive(Debug, thiserror::Error)]
+#[error("{op} {path}: {source}")]
+pub struct IoError {
+    /// What was being done: "read", "rename", "fsync dir", …
+    pub op: &'static str,
+    /// The path the operation was applied to.
+    pub path: PathBuf,
+    /// The underlying OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl IoError {
+    /// The OS error number (`errno`), if any.
+    pub fn raw_os_error(&self) -> Option<i32> {
+        self.source.raw_os_error()
+    }
+}
+
+/// Attach an operation name and a path to an [`std::io::Error`].
+pub(crate) trait IoContext<T> {
+    fn ctx(self, op: &'static str, path: impl Into<PathBuf>) -> Result<T, IoError>;
+}
+
+impl<T> IoContext<T> for std::io::Result<T> {
+    fn ctx(self, op: &'static str, path: impl Into<PathBuf>) -> Result<T, IoError> {
+        self.map_err(|source| IoError {
+            op,
+            path: path.into(),
+            source,
+        })
+    }
+}
+
+/// Why a path of a plan was refused (design brief, "Path safety").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    /// Empty path, NUL byte, or other malformed path text.
+    #[error("path {path:?} is not a valid workspace path: {why}")]
+    Invalid {
+        /// The path as given.
+        path: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
+    /// Absolute path outside the root, or a `..` that leaves it.
+    #[error("path {path:?} is outside the workspace root; give a path relative to the root")]
+    OutsideRoot {
+        /// The path as given.
+        path: String,
+    },
+    /// A path under `.git/` or `.ultra-edit/`.
+    #[error("path {path:?} is inside {area}/, which ultra-edit never edits")]
+    Reserved {
+        /// The path as given.
+        path: String,
+        /// `.git` or `.ultra-edit`.
+        area: &'static str,
+    },
+    /// A parent directory of the path is a symlink.
+    #[error(
+        "path {path:?} goes through the symlink {link:?}; edit the link's target by its real path"
+    )]
+    SymlinkInPath {
+        /// The path as given.
+        path: String,
+        /// The component that is a symlink (relative to the root).
+        link: String,
+    },
+    /// The file itself is a symlink: replacing it would turn the link into a regular file.
+    #[error("path {path:?} is a symlink; ultra-edit never replaces a link, edit its target by its real path")]
+    IsSymlink {
+        /// The path as given.
+        path: String,
+    },
+    /// The file has more than one hard link: a rename would silently split it.
+    #[error("path {path:?} has {links} hard links; a rename would split them, so it is refused")]
+    HardLinked {
+        /// The path as given.
+        path: String,
+        /// `st_nlink`.
+        links: u64,
+    },
+    /// The path, or one of its parents, is not of the kind needed (a directory where a
+    /// file is edited, a file where a directory is needed).
+    #[error("path {path:?}: {why}")]
+    WrongKind {
+        /// The path as given.
+        path: String,
+        /// What was found.
+        why: String,
+    },
+}
+
+/// Errors decoding or reading the journal.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// redb failed (I/O, corruption, lock protocol).
+    #[error(
+        "journal storage error: {0}; if the journal is damaged, run `ultra-edit journal verify`"
+    )]
+    Storage(String),
+    /// A record starts with a format byte this binary does not know.
+    #[error("journal record in table {table} has unknown format byte {byte}; it was written by a newer ultra-edit or is damaged")]
+    UnknownFormat {
+        /// Table name.
+        table: &'static str,
+        /// The first byte found.
+        byte: u8,
+    },
+    /// A record could not be decoded.
+    #[error(
+        "journal record in table {table} is damaged: {message}; run `ultra-edit journal verify`"
+    )]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// Decoder message.
+        message: String,
+    },
+    /// The journal's schema is newer than this binary.
+    #[error("journal schema version {found} is newer than this ultra-edit (supports up to {supported}); upgrade ultra-edit, the journal was not modified")]
+    SchemaTooNew {
+        /// Version found in the meta table.
+        found: u64,
+        /// [`crate::SCHEMA_VERSION`].
+        supported: u64,
+    },
+    /// A record that another record references is missing.
+    #[error("journal is missing {what}; run `ultra-edit journal verify`")]
+    Missing {
+        /// Description of the missing record.
+        what: String,
+    },
+}
+
+macro_rules! storage_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for JournalError {
+            fn from(e: $t) -> Self { JournalError::Storage(e.to_string()) }
+        }
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self { Error::Journal(JournalError::Storage(e.to_string())) }
+        }
+    )*};
+}
+storage_from!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);
+
+/// The error of every public verb.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The edit plan is invalid, or a target could not be resolved.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// A path was refused by the path-safety rules; nothing was changed.
+    #[error(transparent)]
+    Path(#[from] PathError),
+    /// The journal could not be read or written.
+    #[error(transparent)]
+    Journal(#[from] JournalError),
+    /// An I/O error outside a batch (reading a snapshot, opening the workspace).
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// No workspace journal at the root.
+    #[error("no ultra-edit journal at {root}; run `ultra-edit --root {root} init` first")]
+    NotInitialized {
+        /// The workspace root.
+        root: PathBuf,
+    },
+    /// Unknown transaction id.
+    #[error("no transaction {tx} in this journal; `ultra-edit log` lists them")]
+    UnknownTx {
+        /// The id asked for.
+        tx: u64,
+    },
+    /// Unknown revision of a known transaction.
+    #[error("transaction {tx} has no revision {revision} (latest is {latest}); `ultra-edit show {tx}` shows it")]
+    UnknownRevision {
+        /// Transaction id.
+        tx: u64,
+        /// Revision asked for.
+        revision: u32,
+        /// Latest revision.
+        latest: u32,
+    },
+    /// The transaction is not in a state that allows the verb.
+    #[error("transaction {tx} is {state}: {hint}")]
+    WrongState {
+        /// Transaction id.
+        tx: u64,
+        /// Its state.
+        state: String,
+        /// What can be done instead.
+        hint: String,
+    },
+    /// Files changed on disk since the preview's snapshot; nothing was written.
+    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview; run `ultra-edit rebase {tx}` to rebase the preview onto the disk, or preview again", paths.join(", "))]
+    StaleSnapshot {
+        /// Transaction id.
+        tx: u64,
+        /// The changed paths, sorted.
+        paths: Vec<String>,
+    },
+    /// Files changed since the commit that is being rolled back; nothing was written.
+    #[error("cannot roll back tx {tx}: {} changed since it was committed; run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)", paths.join(", "))]
+    StaleRollback {
+        /// Transaction id being rolled back.
+        tx: u64,
+        /// The changed paths, sorted.
+        paths: Vec<String>,
+    },
+    /// The revision's validation report has errors; nothing was written.
+    #[error("tx {tx} revision {revision} failed validation: {}; fix it with `ultra-edit revise {tx}`", summary.join("; "))]
+    ValidationFailed {
+        /// Transaction id.
+        tx: u64,
+        /// Revision.
+        revision: u32,
+        /// One line per error issue.
+        summary: Vec<String>,
+    },
+    /// The commit lock was held by another committer for longer than the timeout.
+    #[error("commit lock {path} still held after {waited_ms} ms{}; retry later or raise --lock-timeout", holder.map(|p| format!(" (held by pid {p})")).unwrap_or_default())]
+    LockTimeout {
+        /// The lock file.
+        path: PathBuf,
+        /// How long we waited, in milliseconds.
+        waited_ms: u64,
+        /// The pid written into the lock file by the holder, if readable.
+        holder: Option<u32>,
+    },
+    /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
+    /// is `Aborted` in the journal and the transaction can be committed again.
+    #[error("commit of tx {tx} failed and was reverted, no file changed: {cause}")]
+    CommitFailed {
+        /// Transaction id.
+        tx: u64,
+        /// Batch id.
+        batch: u64,
+        /// The first error.
+        cause: IoError,
+    },
+    /// A batch could not be completed or reverted; the journal keeps everything needed.
+    #[error("batch {batch} of tx {tx} needs attention: {message}; run `ultra-edit recover` once the cause is fixed")]
+    NeedsAttention {
+        /// Transaction id.
+        tx: u64,
+        /// Batch id.
+        batch: u64,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+impl Error {
+    /// CLI exit code of the design brief: 1 other, 3 stale snapshot, 4 validation failed,
+    /// 5 lock timeout, 6 target not found/ambiguous, 7 conflict needing attention.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            Error::StaleSnapshot { .. } | Error::StaleRollback { .. } => 3,
+            Error::ValidationFailed { .. } => 4,
+            Error::LockTimeout { .. } => 5,
+            Error::Edit(
+                EditError::TargetNotFound { .. }
+                | EditError::AmbiguousTarget { .. }
+                | EditError::OccurrenceOutOfRange { .. },
+            ) => 6,
+            Error::NeedsAttention { .. } => 7,
+            _ => 1,
+        }
+    }
+
+    /// A stable snake_case name of the error kind, printed in `--json` error objects.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Edit(e) => e.code(),
+            Error::Path(_) => "path_refused",
+            Error::Journal(_) => "journal",
+            Error::Io(_) => "io",
+            Error::NotInitialized { .. } => "not_initialized",
+            Error::UnknownTx { .. } => "unknown_tx",
+            Error::UnknownRevision { .. } => "unknown_revision",
+            Error::WrongState { .. } => "wrong_state",
+            Error::StaleSnapshot { .. } => "stale_snapshot",
+            Error::StaleRollback { .. } => "stale_rollback",
+            Error::ValidationFailed { .. } => "validation_failed",
+            Error::LockTimeout { .. } => "lock_timeout",
+            Error::CommitFailed { .. } => "commit_failed",
+            Error::NeedsAttention { .. } => "needs_attention",
+        }
+    }
+}

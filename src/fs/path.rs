@@ -1,0 +1,179 @@
+//! Path safety (design brief, "Path safety").
+//!
+//! A plan's path is first normalized lexically ([`normalize`]): relative to the root,
+//! `/`-separated, no `.`, no `..` that leaves the root, not under `.git/` or
+//! `.ultra-edit/`, no NUL. It is then checked against the disk ([`check_on_disk`]): no
+//! parent may be a symlink, the file itself may not be a symlink, a directory or a file
+//! with more than one hard link. The disk check runs at preview and again under the
+//! commit lock (the gate).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, IoContext, PathError, Result};
+use crate::fs::{EntryKind, FileSystem};
+
+/// Longest accepted relative path, in bytes (Linux `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
+
+/// Normalize `raw` to a root-relative, `/`-separated path.
+///
+/// An absolute `raw` is accepted only when it lies under `root` (which must be
+/// canonical). Errors: [`PathError::Invalid`], [`PathError::OutsideRoot`],
+/// [`PathError::Reserved`].
+pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
+    let invalid = |why| PathError::Invalid {
+        path: raw.to_string(),
+        why,
+    };
+    if raw.is_empty() {
+        return Err(invalid("empty path"));
+    }
+    if raw.contains('\0') {
+        return Err(invalid("contains a NUL byte"));
+    }
+    if raw.len() > MAX_PATH_BYTES {
+        return Err(invalid("longer than 4096 bytes"));
+    }
+    let p = Path::new(raw);
+    let rel: PathBuf = if p.is_absolute() {
+        p.strip_prefix(root)
+            .map_err(|_| PathError::OutsideRoot {
+                path: raw.to_string(),
+            })?
+            .to_path_buf()
+    } else {
+        p.to_path_buf()
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for c in rel.components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str().ok_or_else(|| invalid("not UTF-8"))?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if parts.pop().is_none() {
+                    return Err(PathError::OutsideRoot {
+                        path: raw.to_string(),
+                    });
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(PathError::OutsideRoot {
+                    path: raw.to_string(),
+                })
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Err(invalid("names the root itself, not a file"));
+    }
+    if parts.iter().any(|s| s.len() > 255) {
+        return Err(invalid("has a component longer than 255 bytes"));
+    }
+    for area in [".git", ".ultra-edit"] {
+        if parts[0] == area {
+            return Err(PathError::Reserved {
+                path: raw.to_string(),
+                area,
+            });
+        }
+    }
+    Ok(parts.join("/"))
+}
+
+/// Check a normalized path against the disk. `raw` is the path as the user gave it, for
+/// messages. Errors: [`PathError::SymlinkInPath`], [`PathError::IsSymlink`],
+/// [`PathError::HardLinked`], [`PathError::WrongKind`], or an I/O error from `lstat`.
+pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &str, raw: &str) -> Result<()> {
+    let parts: Vec<&str> = rel.split('/').collect();
+    let mut at = root.to_path_buf();
+    for (i, part) in parts.iter().enumerate() {
+        at.push(part);
+        let last = i + 1 == parts.len();
+        let kind = fs.entry(&at).ctx("lstat", &at)?;
+        let sofar = parts[..=i].join("/");
+        match (kind, last) {
+            (EntryKind::Absent, _) => return Ok(()),
+            (EntryKind::Dir, false) => {}
+            (EntryKind::Symlink, false) => {
+                return Err(PathError::SymlinkInPath {
+                    path: raw.into(),
+                    link: sofar,
+                }
+                .into())
+            }
+            (EntryKind::Symlink, true) => {
+                return Err(PathError::IsSymlink { path: raw.into() }.into())
+            }
+            (EntryKind::File { links, .. }, true) if links > 1 => {
+                return Err(PathError::HardLinked {
+                    path: raw.into(),
+                    links,
+                }
+                .into())
+            }
+            (EntryKind::File { .. }, true) => {}
+            (EntryKind::Dir, true) => return Err(wrong_kind(raw, "is a directory, not a file")),
+            (EntryKind::File { .. }, false) => {
+                return Err(wrong_kind(
+                    raw,
+                    &format!("{sofar} is a file, not a directory"),
+                ))
+            }
+            (EntryKind::Other, _) => {
+                return Err(wrong_kind(raw, &format!("{sofar} is not a regular file")))
+            }
+        }
+    }
+    Ok(())
+}
+
+fn wrong_kind(raw: &str, why: &str) -> Error {
+    PathError::WrongKind {
+        path: raw.into(),
+        why: why.into(),
+    }
+    .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn n(raw: &str) -> Result<String, PathError> {
+        normalize(Path::new("/ws"), raw)
+    }
+
+    #[test]
+    fn lexical_rules() {
+        assert_eq!(n("a/./b//c.rs").unwrap(), "a/b/c.rs");
+        assert_eq!(n("a/x/../b").unwrap(), "a/b");
+        assert_eq!(n("/ws/src/lib.rs").unwrap(), "src/lib.rs");
+        assert!(matches!(n("../x"), Err(PathError::OutsideRoot { .. })));
+        assert!(matches!(n("a/../../x"), Err(PathError::OutsideRoot { .. })));
+        assert!(matches!(
+            n("/etc/passwd"),
+            Err(PathError::OutsideRoot { .. })
+        ));
+        assert!(matches!(
+            n(".git/config"),
+            Err(PathError::Reserved { area: ".git", .. })
+        ));
+        assert!(matches!(
+            n("./.ultra-edit/journal.redb"),
+            Err(PathError::Reserved {
+                area: ".ultra-edit",
+                ..
+            })
+        ));
+        assert!(matches!(n("a\0b"), Err(PathError::Invalid { .. })));
+        assert!(matches!(n(""), Err(PathError::Invalid { .. })));
+        assert!(matches!(n("a/.."), Err(PathError::Invalid { .. })));
+        assert!(matches!(
+            n(&"x".repeat(256)),
+            Err(PathError::Invalid { .. })
+        ));
+        // A nested .git is an ordinary directory name (a vendored repo's files are
+        // still the user's); only the root's .git is reserved.
+        assert_eq!(n("vendor/.gitignore").unwrap(), "vendor/.gitignore");
+    }
+}

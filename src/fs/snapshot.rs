@@ -1,0 +1,25 @@
+//! Reading the state of a workspace path: exists, blake3, size, mode (seed, stage 1).
+
+use std::path::Path;
+
+use crate::error::{IoContext, Result};
+use crate::fs::{path, EntryKind, FileSystem};
+use crate::journal::records::FileState;
+
+/// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
+/// with [`path::check_on_disk`] first, so a symlink or hard-linked file is refused.
+pub(crate) fn read_state(
+    fs: &dyn FileSystem,
+    root: &Path,
+    rel: &str,
+) -> Result<(FileState, Option<Vec<u8>>)> {
+    path::check_on_disk(fs, root, rel, rel)?;
+    let abs = root.join(rel);
+    match fs.entry(&abs).ctx("lstat", &abs)? {
+        EntryKind::File { mode, .. } => {
+            let bytes = fs.read(&abs).ctx("read", &abs)?;
+            Ok((FileState::present(&bytes, mode), Some(bytes)))
+        }
+        _ => Ok((FileState::ABSENT, None)),
+    }
+}

@@ -1,0 +1,362 @@
+//! The journal: a redb database at `<root>/.ultra-edit/journal.redb`.
+//!
+//! [`Store`] owns the database and gives typed access to its tables through [`Reader`]
+//! (one read transaction) and [`Writer`] (one durable write transaction). Every write
+//! transaction commits with `Durability::Immediate`: when [`Store::write`] returns, the
+//! records are on disk. The database is opened in redb's `ConcurrencyMode::MultiWriter`
+//! so other processes (an embedding server, `journal dump`, another agent's CLI) can
+//! keep it open at the same time (design brief, "Journal").
+
+pub mod codec;
+pub mod records;
+
+use std::path::Path;
+
+use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable, TableDefinition};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::error::{Error, JournalError, Result};
+use records::*;
+
+#[path = "../../migrations/mod.rs"]
+mod migrations;
+pub use migrations::SCHEMA_VERSION;
+
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+const TXS: TableDefinition<u64, &[u8]> = TableDefinition::new("txs");
+const REVISIONS: TableDefinition<(u64, u32), &[u8]> = TableDefinition::new("revisions");
+const BLOBS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("blobs");
+const BATCHES: TableDefinition<u64, &[u8]> = TableDefinition::new("batches");
+const INFLIGHT: TableDefinition<u64, ()> = TableDefinition::new("inflight");
+const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
+const EVENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("events");
+
+/// An event as stored (its seq is the key).
+#[derive(Serialize, Deserialize)]
+struct EventRecord {
+    at_ms: u64,
+    kind: EventKind,
+}
+
+/// The redb database of one workspace.
+pub struct Store {
+    db: redb::Database,
+}
+
+impl Store {
+    /// Open (and with `create`, create) the journal file, then bring its schema to
+    /// [`SCHEMA_VERSION`]. A newer schema is refused with
+    /// [`JournalError::SchemaTooNew`] before anything is written.
+    pub fn open(path: &Path, create: bool) -> Result<Store> {
+        let mut builder = redb::Builder::new();
+        builder
+            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+            .set_cache_size(64 * 1024 * 1024);
+        let db = if create {
+            builder.create(path)?
+        } else {
+            builder.open(path)?
+        };
+        let store = Store { db };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    fn schema_version(&self) -> Result<u64> {
+        let txn = self.db.begin_read()?;
+        match txn.open_table(META) {
+            Ok(t) => Ok(t.get("schema_version")?.map(|v| v.value()).unwrap_or(0)),
+            Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn migrate(&self) -> Result<()> {
+        let found = self.schema_version()?;
+        if found > SCHEMA_VERSION {
+            return Err(JournalError::SchemaTooNew {
+                found,
+                supported: SCHEMA_VERSION,
+            }
+            .into());
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
+        let txn = self.db.begin_write()?;
+        // Re-read inside the write txn: another process may have migrated meanwhile.
+        let current = txn
+            .open_table(META)?
+            .get("schema_version")?
+            .map(|v| v.value())
+            .unwrap_or(0);
+        for step in migrations::STEPS.iter().filter(|s| s.from >= current) {
+            (step.run)(&txn)?;
+        }
+        txn.open_table(META)?
+            .insert("schema_version", SCHEMA_VERSION)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// A consistent read view.
+    pub fn read(&self) -> Result<Reader> {
+        Ok(Reader {
+            txn: self.db.begin_read()?,
+        })
+    }
+
+    /// Run `f` in one write transaction and commit it durably (`Durability::Immediate`,
+    /// redb's default). If `f` fails nothing is written.
+    pub fn write<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        let txn = self.db.begin_write()?;
+        let next_seq = {
+            let events = txn.open_table(EVENTS)?;
+            let last = events.last()?.map(|(k, _)| k.value());
+            last.unwrap_or(0) + 1
+        };
+        let mut w = Writer {
+            txn,
+            next_seq,
+            now: now_ms(),
+        };
+        let out = f(&mut w)?;
+        w.txn.commit()?;
+        Ok(out)
+    }
+}
+
+fn get_rec<K: redb::Key + 'static, T: DeserializeOwned>(
+    table: &impl ReadableTable<K, &'static [u8]>,
+    name: &'static str,
+    key: K::SelfType<'_>,
+) -> Result<Option<T>> {
+    match table.get(key)? {
+        Some(v) => Ok(Some(codec::decode(name, v.value())?)),
+        None => Ok(None),
+    }
+}
+
+/// A read transaction of the journal.
+pub struct Reader {
+    txn: redb::ReadTransaction,
+}
+
+impl Reader {
+    /// A transaction record.
+    pub fn tx(&self, tx: u64) -> Result<Option<TxRecord>> {
+        get_rec(&self.txn.open_table(TXS)?, "txs", tx)
+    }
+
+    /// A transaction record, or [`Error::UnknownTx`].
+    pub fn tx_required(&self, tx: u64) -> Result<TxRecord> {
+        self.tx(tx)?.ok_or(Error::UnknownTx { tx })
+    }
+
+    /// A revision record.
+    pub fn revision(&self, tx: u64, revision: u32) -> Result<Option<RevisionRecord>> {
+        get_rec(
+            &self.txn.open_table(REVISIONS)?,
+            "revisions",
+            (tx, revision),
+        )
+    }
+
+    /// A blob's bytes.
+    pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
+        let t = self.txn.open_table(BLOBS)?;
+        Ok(t.get(&hash.0)?.map(|v| v.value().to_vec()))
+    }
+
+    /// A blob's bytes, or [`JournalError::Missing`].
+    pub fn blob_required(&self, hash: &BlobHash) -> Result<Vec<u8>> {
+        self.blob(hash)?.ok_or_else(|| {
+            JournalError::Missing {
+                what: format!("blob {hash}"),
+            }
+            .into()
+        })
+    }
+
+    /// A batch record.
+    pub fn batch(&self, batch: u64) -> Result<Option<BatchRecord>> {
+        get_rec(&self.txn.open_table(BATCHES)?, "batches", batch)
+    }
+
+    /// A receipt.
+    pub fn receipt(&self, batch: u64) -> Result<Option<Receipt>> {
+        get_rec(&self.txn.open_table(RECEIPTS)?, "receipts", batch)
+    }
+
+    /// Ids of non-terminal batches, ascending.
+    pub fn inflight(&self) -> Result<Vec<u64>> {
+        let t = self.txn.open_table(INFLIGHT)?;
+        let mut out = Vec::new();
+        for item in t.iter()? {
+            out.push(item?.0.value());
+        }
+        Ok(out)
+    }
+
+    /// Visit every tx, newest first; stop when `f` returns false.
+    pub fn txs_newest_first(&self, mut f: impl FnMut(TxRecord) -> Result<bool>) -> Result<()> {
+        let t = self.txn.open_table(TXS)?;
+        for item in t.iter()?.rev() {
+            let (_, v) = item?;
+            if !f(codec::decode("txs", v.value())?)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit every event from `from_seq` on, in order; stop when `f` returns false.
+    pub fn events(&self, from_seq: u64, mut f: impl FnMut(Event) -> Result<bool>) -> Result<()> {
+        let t = self.txn.open_table(EVENTS)?;
+        for item in t.range(from_seq..)? {
+            let (k, v) = item?;
+            let rec: EventRecord = codec::decode("events", v.value())?;
+            let ev = Event {
+                seq: k.value(),
+                at_ms: rec.at_ms,
+                kind: rec.kind,
+            };
+            if !f(ev)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One write transaction of the journal. Every mutation appends its event.
+pub struct Writer {
+    txn: redb::WriteTransaction,
+    next_seq: u64,
+    now: u64,
+}
+
+impl Writer {
+    /// The time of this write transaction (ms since epoch).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Append an event.
+    pub fn event(&mut self, kind: EventKind) -> Result<()> {
+        let rec = codec::encode(&EventRecord {
+            at_ms: self.now,
+            kind,
+        })?;
+        self.txn
+            .open_table(EVENTS)?
+            .insert(self.next_seq, rec.as_slice())?;
+        self.next_seq += 1;
+        Ok(())
+    }
+
+    /// Read a tx inside this write transaction.
+    pub fn tx(&self, tx: u64) -> Result<TxRecord> {
+        get_rec(&self.txn.open_table(TXS)?, "txs", tx)?.ok_or(Error::UnknownTx { tx })
+    }
+
+    /// The next tx id.
+    pub fn next_tx_id(&self) -> Result<u64> {
+        let t = self.txn.open_table(TXS)?;
+        let last = t.last()?.map(|(k, _)| k.value());
+        Ok(last.unwrap_or(0) + 1)
+    }
+
+    /// The next batch id.
+    pub fn next_batch_id(&self) -> Result<u64> {
+        let t = self.txn.open_table(BATCHES)?;
+        let last = t.last()?.map(|(k, _)| k.value());
+        Ok(last.unwrap_or(0) + 1)
+    }
+
+    /// Insert or update a tx record (no event; callers append the event that says why).
+    pub fn put_tx(&mut self, rec: &TxRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn.open_table(TXS)?.insert(rec.tx, v.as_slice())?;
+        Ok(())
+    }
+
+    /// Insert a revision record and its `RevisionRecorded` event.
+    pub fn put_revision(&mut self, rec: &RevisionRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(REVISIONS)?
+            .insert((rec.tx, rec.revision), v.as_slice())?;
+        self.event(EventKind::RevisionRecorded {
+            tx: rec.tx,
+            revision: rec.revision,
+        })
+    }
+
+    /// Store `bytes` as a blob unless present (content addressed); returns its hash.
+    pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobHash> {
+        let hash = BlobHash::of(bytes);
+        let inserted = {
+            let mut t = self.txn.open_table(BLOBS)?;
+            if t.get(&hash.0)?.is_some() {
+                false
+            } else {
+                t.insert(&hash.0, bytes)?;
+                true
+            }
+        };
+        if inserted {
+            self.event(EventKind::BlobStored {
+                hash,
+                size: bytes.len() as u64,
+            })?;
+        }
+        Ok(hash)
+    }
+
+    /// Whether a blob is present.
+    pub fn has_blob(&self, hash: &BlobHash) -> Result<bool> {
+        Ok(self.txn.open_table(BLOBS)?.get(&hash.0)?.is_some())
+    }
+
+    /// Insert or update a batch record, keep the in-flight index in step with its state,
+    /// and append a `BatchState` event for its latest state change.
+    pub fn put_batch(&mut self, rec: &BatchRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(BATCHES)?
+            .insert(rec.batch, v.as_slice())?;
+        {
+            let mut inflight = self.txn.open_table(INFLIGHT)?;
+            if rec.state.is_terminal() {
+                inflight.remove(rec.batch)?;
+            } else {
+                inflight.insert(rec.batch, ())?;
+            }
+        }
+        let note = rec.history.last().and_then(|h| h.note.clone());
+        self.event(EventKind::BatchState {
+            batch: rec.batch,
+            tx: rec.tx,
+            state: rec.state,
+            note,
+        })
+    }
+
+    /// Insert a receipt and its `ReceiptIssued` event.
+    pub fn put_receipt(&mut self, rec: &Receipt) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(RECEIPTS)?
+            .insert(rec.batch, v.as_slice())?;
+        self.event(EventKind::ReceiptIssued {
+            batch: rec.batch,
+            tx: rec.tx,
+        })
+    }
+
+    /// Whether a receipt exists for `batch`.
+    pub fn has_receipt(&self, batch: u64) -> Result<bool> {
+        Ok(self.txn.open_table(RECEIPTS)?.get(batch)?.is_some())
+    }
+}

@@ -1,0 +1,442 @@
+//! The serde types stored in the journal and printed by `--json`.
+//!
+//! These are the same types the library returns, so what the CLI prints is what the
+//! journal holds. Times are milliseconds since the Unix epoch (UTC); sizes are bytes;
+//! modes are Unix permission bits (`st_mode & 0o7777`).
+//!
+//! Stored types avoid serde features bincode cannot carry (`flatten`, internally tagged
+//! enums, skipped fields): enums are externally tagged, e.g. `{"commit":{"revision":0}}`.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::edit::{CandidateDiff, Issue};
+
+/// A blake3 hash of a blob's bytes: the blob's key in the journal.
+///
+/// Serialized as 64 lowercase hex characters in human-readable formats (JSON) and as 32
+/// raw bytes in the journal.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BlobHash(pub [u8; 32]);
+
+impl BlobHash {
+    /// blake3 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        BlobHash(*blake3::hash(bytes).as_bytes())
+    }
+
+    /// 64 lowercase hex characters.
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// Parse 64 hex characters.
+    pub fn from_hex(s: &str) -> Option<Self> {
+        if s.len() != 64 || !s.is_ascii() {
+            return None;
+        }
+        let mut out = [0u8; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&s[2 * i..2 * i + 2], 16).ok()?;
+        }
+        Some(BlobHash(out))
+    }
+
+    /// First 12 hex characters, for human output.
+    pub fn short(&self) -> String {
+        self.to_hex()[..12].to_string()
+    }
+}
+
+impl fmt::Debug for BlobHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "BlobHash({})", self.to_hex())
+    }
+}
+
+impl fmt::Display for BlobHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_hex())
+    }
+}
+
+impl Serialize for BlobHash {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        if s.is_human_readable() {
+            s.serialize_str(&self.to_hex())
+        } else {
+            self.0.serialize(s)
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for BlobHash {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if d.is_human_readable() {
+            let s = String::deserialize(d)?;
+            BlobHash::from_hex(&s).ok_or_else(|| serde::de::Error::custom("expected 64 hex chars"))
+        } else {
+            Ok(BlobHash(<[u8; 32]>::deserialize(d)?))
+        }
+    }
+}
+
+/// The state of one path at one moment: the seed's "source snapshot" entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileState {
+    /// Whether a regular file exists at the path.
+    pub exists: bool,
+    /// blake3 of the bytes (`None` when absent). The bytes are a blob of the journal.
+    pub hash: Option<BlobHash>,
+    /// Size in bytes (0 when absent).
+    pub size: u64,
+    /// Unix permission bits (0 when absent).
+    pub mode: u32,
+}
+
+impl FileState {
+    /// The state of an absent path.
+    pub const ABSENT: FileState = FileState {
+        exists: false,
+        hash: None,
+        size: 0,
+        mode: 0,
+    };
+
+    /// The state of a file with `bytes` and `mode`.
+    pub fn present(bytes: &[u8], mode: u32) -> Self {
+        FileState {
+            exists: true,
+            hash: Some(BlobHash::of(bytes)),
+            size: bytes.len() as u64,
+            mode,
+        }
+    }
+}
+
+/// Lifecycle of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TxState {
+    /// Previewed, possibly revised; not committed.
+    Open,
+    /// A revision was applied by a committed batch.
+    Committed,
+    /// Aborted by the user; accepts nothing further.
+    Aborted,
+    /// Committed, then restored by a rollback transaction.
+    RolledBack,
+}
+
+impl fmt::Display for TxState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TxState::Open => "open",
+            TxState::Committed => "committed",
+            TxState::Aborted => "aborted",
+            TxState::RolledBack => "rolled_back",
+        })
+    }
+}
+
+/// One transaction (table `txs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TxRecord {
+    /// Transaction id, from 1, allocated in journal order.
+    pub tx: u64,
+    /// Creation time (ms since epoch).
+    pub created_ms: u64,
+    /// Agent named by the plan.
+    pub agent: Option<String>,
+    /// Description of the plan.
+    pub description: Option<String>,
+    /// Current state.
+    pub state: TxState,
+    /// Number of revisions (latest is `revisions - 1`).
+    pub revisions: u32,
+    /// The committed revision and the batch that applied it.
+    pub committed: Option<CommitRef>,
+    /// For a rollback transaction: the tx it rolled back.
+    pub rollback_of: Option<u64>,
+    /// The rollback transaction that restored this one.
+    pub rolled_back_by: Option<u64>,
+    /// A batch of this tx that ended `NeedsAttention` (foreign bytes found).
+    pub attention: Option<u64>,
+}
+
+/// Which revision a batch applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommitRef {
+    /// The revision applied.
+    pub revision: u32,
+    /// The batch that applied it.
+    pub batch: u64,
+}
+
+/// One file of a revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRevision {
+    /// Path relative to the root, `/`-separated.
+    pub path: String,
+    /// The source snapshot taken when the file joined the transaction.
+    pub snapshot: FileState,
+    /// The candidate.
+    pub candidate: FileState,
+    /// Diff snapshot → candidate.
+    pub diff: CandidateDiff,
+}
+
+/// One revision of a transaction (table `revisions`, key `(tx, revision)`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RevisionRecord {
+    /// Transaction id.
+    pub tx: u64,
+    /// Revision number (0 from `preview`).
+    pub revision: u32,
+    /// The revision this one was built on.
+    pub base: Option<u32>,
+    /// Creation time (ms since epoch).
+    pub created_ms: u64,
+    /// The plan JSON as given.
+    pub plan: String,
+    /// Files, sorted by path.
+    pub files: Vec<FileRevision>,
+    /// Validation report.
+    pub validation: Vec<Issue>,
+}
+
+impl RevisionRecord {
+    /// True when no validation issue is an error and at least one file changes.
+    pub fn ready_to_commit(&self) -> bool {
+        !crate::edit::has_errors(&self.validation)
+    }
+}
+
+/// States of a batch (design brief, "Commit protocol" and "Recovery").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchState {
+    /// Intent durable, rollback material stored; nothing destructive done yet.
+    Prepared,
+    /// Past the commit point: the batch will be completed, never reverted by recovery.
+    Committing,
+    /// Completed; a receipt exists.
+    Committed,
+    /// Being reverted to its pre-images after an error.
+    Reverting,
+    /// Reverted; every file is as before.
+    Aborted,
+    /// Recovery found bytes it must not clobber; see `foreign`.
+    NeedsAttention,
+}
+
+impl BatchState {
+    /// Terminal states leave the in-flight index.
+    pub fn is_terminal(self) -> bool {
+        matches!(
+            self,
+            BatchState::Committed | BatchState::Aborted | BatchState::NeedsAttention
+        )
+    }
+
+    /// Legal transitions of the state machine.
+    pub fn can_become(self, next: BatchState) -> bool {
+        use BatchState::*;
+        matches!(
+            (self, next),
+            (Prepared, Committing)
+                | (Prepared, Aborted)
+                | (Prepared, Reverting)
+                | (Prepared, NeedsAttention)
+                | (Committing, Committed)
+                | (Committing, Reverting)
+                | (Committing, NeedsAttention)
+                | (Reverting, Aborted)
+                | (Reverting, NeedsAttention)
+        )
+    }
+}
+
+impl fmt::Display for BatchState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = serde_json::to_value(self)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .unwrap_or_default();
+        f.write_str(&s)
+    }
+}
+
+/// What a batch applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchKind {
+    /// A commit of a revision of its tx.
+    Commit {
+        /// Revision applied.
+        revision: u32,
+    },
+    /// A rollback: its tx restores the pre-state of `of`.
+    Rollback {
+        /// The tx rolled back.
+        of: u64,
+        /// Whether changed files were overwritten (`--force`).
+        forced: bool,
+    },
+}
+
+/// One file of a batch: the state before and the state after.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// State before the batch (rollback material: its blob is in the journal).
+    pub pre: FileState,
+    /// State after the batch (its blob is in the journal).
+    pub post: FileState,
+}
+
+/// A state change of a batch, with its time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateChange {
+    /// New state.
+    pub state: BatchState,
+    /// When (ms since epoch).
+    pub at_ms: u64,
+    /// Why, for error paths and recovery.
+    pub note: Option<String>,
+}
+
+/// Bytes found on disk that belong to neither side of a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignWrite {
+    /// Path relative to the root.
+    pub path: String,
+    /// What was found (its blob is stored in the journal when it is a regular file).
+    pub found: FileState,
+    /// Why it was left alone.
+    pub note: String,
+}
+
+/// One on-disk application (table `batches`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BatchRecord {
+    /// Batch id, from 1.
+    pub batch: u64,
+    /// The tx applied.
+    pub tx: u64,
+    /// Commit or rollback.
+    pub kind: BatchKind,
+    /// Current state.
+    pub state: BatchState,
+    /// Files, sorted by path.
+    pub files: Vec<BatchFile>,
+    /// Directories this batch creates, parents first.
+    pub create_dirs: Vec<String>,
+    /// Directories this batch removes when empty after installing, deepest first.
+    pub remove_dirs: Vec<String>,
+    /// Every state change, in order.
+    pub history: Vec<StateChange>,
+    /// Foreign bytes found by recovery.
+    pub foreign: Vec<ForeignWrite>,
+}
+
+/// The record a finished commit or rollback emits (table `receipts`, key batch id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Receipt {
+    /// The transaction.
+    pub tx: u64,
+    /// The batch.
+    pub batch: u64,
+    /// Commit or rollback.
+    pub kind: BatchKind,
+    /// Files changed, sorted by path, with their states before and after.
+    pub files: Vec<BatchFile>,
+    /// Directories created.
+    pub created_dirs: Vec<String>,
+    /// Directories removed.
+    pub removed_dirs: Vec<String>,
+    /// Total bytes of the files written.
+    pub bytes_written: u64,
+    /// Completion time (ms since epoch).
+    pub at_ms: u64,
+    /// True when recovery, not the committing process, completed the batch.
+    pub by_recovery: bool,
+}
+
+/// What happened, in journal order (table `events`, key `seq`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventKind {
+    /// A tx was created by `preview` or `rollback`.
+    TxCreated {
+        /// Tx id.
+        tx: u64,
+        /// For a rollback tx.
+        rollback_of: Option<u64>,
+    },
+    /// A revision was recorded.
+    RevisionRecorded {
+        /// Tx id.
+        tx: u64,
+        /// Revision.
+        revision: u32,
+    },
+    /// A new blob was stored.
+    BlobStored {
+        /// Its key.
+        hash: BlobHash,
+        /// Its size in bytes.
+        size: u64,
+    },
+    /// A batch entered a state.
+    BatchState {
+        /// Batch id.
+        batch: u64,
+        /// Tx id.
+        tx: u64,
+        /// New state.
+        state: BatchState,
+        /// Why.
+        note: Option<String>,
+    },
+    /// A receipt was issued.
+    ReceiptIssued {
+        /// Batch id.
+        batch: u64,
+        /// Tx id.
+        tx: u64,
+    },
+    /// A tx was aborted.
+    TxAborted {
+        /// Tx id.
+        tx: u64,
+    },
+    /// Recovery acted on a batch.
+    Recovery {
+        /// Batch id.
+        batch: u64,
+        /// What it did.
+        action: String,
+    },
+}
+
+/// One entry of the event log.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Sequence number, from 1, gap-free.
+    pub seq: u64,
+    /// When (ms since epoch).
+    pub at_ms: u64,
+    /// What.
+    pub kind: EventKind,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

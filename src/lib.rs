@@ -1,0 +1,49 @@
+//! # Ultra Edit
+//!
+//! File edits as database transactions: preview an edit in memory, revise it, commit it
+//! to many files at once — all of them or none — and roll any commit back to the exact
+//! previous bytes. Every revision, snapshot hash, candidate diff and rollback blob is
+//! recorded in a redb journal at `<root>/.ultra-edit/journal.redb`, and a recovery pass
+//! on every open completes or reverts any batch a crash interrupted.
+//!
+//! ```no_run
+//! use ultra_edit::{Journal, Plan, CommitOptions, RollbackOptions};
+//! # fn main() -> Result<(), ultra_edit::Error> {
+//! let mut journal = Journal::init(std::path::Path::new("."))?;
+//! journal.set_reingest_hook(|paths| println!("reingest {paths:?}"));
+//! let plan = Plan::from_json(br#"{"edits":[{"op":"create_file","path":"hello.txt","content":"hi\n"}]}"#)?;
+//! let preview = journal.preview(&plan)?;
+//! let receipt = journal.commit(preview.tx, CommitOptions::default())?;
+//! journal.rollback(receipt.tx, RollbackOptions::default())?;
+//! # Ok(()) }
+//! ```
+//!
+//! The lifecycle and its invariants come from the seed design note
+//! (`shared/seeds/`); the journal layout, commit protocol, recovery table and CLI
+//! contract from the design brief (`shared/design/ultra-edit.md`). See `docs/`.
+
+mod batch;
+mod commit;
+mod dump;
+pub mod edit;
+mod error;
+mod failpoint;
+pub mod fs;
+pub mod journal;
+mod lock;
+mod recovery;
+mod tx;
+mod workspace;
+
+pub use commit::{CommitOptions, RollbackOptions};
+pub use dump::{DumpDetail, DumpEntry, DumpFilter};
+pub use edit::{EditError, Issue, Plan, Severity};
+pub use error::{Error, IoError, JournalError, PathError, Result};
+pub use journal::records::{
+    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, CommitRef, Event, EventKind,
+    FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, TxRecord, TxState,
+};
+pub use journal::SCHEMA_VERSION;
+pub use recovery::{RecoveryAction, RecoveryReport};
+pub use tx::{LogEntry, Preview};
+pub use workspace::{Journal, OpenOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};

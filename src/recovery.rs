@@ -1,0 +1,163 @@
+//! Recovery: complete or revert every batch a crash interrupted (design brief,
+//! "Recovery"). Runs on every open of the journal (when the in-flight index is not
+//! empty and no live process holds the commit lock), before every batch, and on
+//! `ultra-edit recover`.
+//!
+//! | state found | action |
+//! |---|---|
+//! | `Prepared` | revert: every file to its pre-image, temps removed → `Aborted` |
+//! | `Committing` | roll forward: every file to its post-image → `Committed` + receipt |
+//! | `Reverting` | continue the revert → `Aborted` |
+//!
+//! Per file the decision is by hash ([`crate::batch::drive`]), so recovery is idempotent
+//! and may itself crash. A file holding foreign bytes is never clobbered: its bytes are
+//! stored as a blob and the batch ends `NeedsAttention`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::batch::drive::{self, DriveOutcome, Side};
+use crate::batch::protocol::{complete, transition};
+use crate::error::Result;
+use crate::failpoint::crash_point;
+use crate::journal::records::*;
+use crate::workspace::Ws;
+
+/// What recovery did to one batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveryAction {
+    /// Batch id.
+    pub batch: u64,
+    /// Its transaction.
+    pub tx: u64,
+    /// The state it was found in.
+    pub found: BatchState,
+    /// The state it was left in.
+    pub result: BatchState,
+    /// Files rewritten from the journal's blobs.
+    pub rewritten: Vec<String>,
+    /// Files left alone because someone else wrote them.
+    pub foreign: Vec<ForeignWrite>,
+    /// Temp files removed.
+    pub temps_removed: usize,
+}
+
+/// The report of one recovery pass (printed by `ultra-edit recover`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecoveryReport {
+    /// Non-terminal batches found.
+    pub batches_found: usize,
+    /// Batches rolled forward to `Committed`.
+    pub completed: Vec<u64>,
+    /// Batches reverted to `Aborted`.
+    pub reverted: Vec<u64>,
+    /// Batches left `NeedsAttention`.
+    pub needs_attention: Vec<u64>,
+    /// Temp files removed, over all batches.
+    pub temps_removed: usize,
+    /// One entry per batch.
+    pub actions: Vec<RecoveryAction>,
+}
+
+/// Recover every in-flight batch. The caller holds the commit lock.
+pub(crate) fn recover(ws: &Ws) -> Result<RecoveryReport> {
+    let mut report = RecoveryReport::default();
+    let ids = ws.store.read()?.inflight()?;
+    report.batches_found = ids.len();
+    for id in ids {
+        let Some(rec) = ws.store.read()?.batch(id)? else {
+            continue;
+        };
+        let action = recover_batch(ws, rec)?;
+        report.temps_removed += action.temps_removed;
+        match action.result {
+            BatchState::Committed => report.completed.push(id),
+            BatchState::Aborted => report.reverted.push(id),
+            _ => report.needs_attention.push(id),
+        }
+        report.actions.push(action);
+    }
+    Ok(report)
+}
+
+fn recover_batch(ws: &Ws, mut rec: BatchRecord) -> Result<RecoveryAction> {
+    let found = rec.state;
+    let side = match found {
+        BatchState::Committing => Side::Post,
+        _ => Side::Pre,
+    };
+    let after = || crash_point!("recovery::after_file");
+    let out = drive::drive(ws, &rec, side, &after)?;
+    let action_note = format!("recovery: found {found}, drove files to {side:?}-images");
+    let mut action = RecoveryAction {
+        batch: rec.batch,
+        tx: rec.tx,
+        found,
+        result: found,
+        rewritten: out.rewritten.clone(),
+        foreign: out.foreign.iter().map(|(f, _)| f.clone()).collect(),
+        temps_removed: out.temps_removed,
+    };
+    settle(ws, &mut rec, side, out, Some(action_note), true)?;
+    action.result = rec.state;
+    Ok(action)
+}
+
+/// Record the end of a drive: `NeedsAttention` with the foreign bytes stored when any
+/// file was foreign, else `Aborted` (pre) or `Committed` + receipt (post).
+pub(crate) fn settle(
+    ws: &Ws,
+    rec: &mut BatchRecord,
+    side: Side,
+    out: DriveOutcome,
+    note: Option<String>,
+    by_recovery: bool,
+) -> Result<()> {
+    let batch = rec.batch;
+    let tx = rec.tx;
+    if !out.foreign.is_empty() {
+        let summary = out
+            .foreign
+            .iter()
+            .map(|(f, _)| f.path.clone())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let note = Some(format!(
+            "foreign bytes in {summary}; kept in the journal, files left untouched"
+        ));
+        let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
+        rec.foreign = foreign;
+        return transition(ws, rec, BatchState::NeedsAttention, note, |w, _| {
+            w.event(EventKind::Recovery {
+                batch,
+                action: format!("needs attention: {summary}"),
+            })?;
+            for bytes in blobs.iter().flatten() {
+                w.put_blob(bytes)?;
+            }
+            let mut txrec = w.tx(tx)?;
+            txrec.attention = Some(batch);
+            w.put_tx(&txrec)
+        });
+    }
+    match side {
+        Side::Pre => transition(ws, rec, BatchState::Aborted, note, |w, _| {
+            if by_recovery {
+                w.event(EventKind::Recovery {
+                    batch,
+                    action: format!("reverted batch of tx {tx}"),
+                })?;
+            }
+            Ok(())
+        }),
+        Side::Post => {
+            // Dirs the install or this drive removed: those of the record now absent.
+            let removed = rec
+                .remove_dirs
+                .iter()
+                .filter(|d| !ws.root.join(d).exists())
+                .cloned()
+                .collect();
+            complete(ws, rec, removed, by_recovery).map(|_| ())
+        }
+    }
+}

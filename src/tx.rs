@@ -1,0 +1,420 @@
+//! Preview, revise, show, abort and log: the in-memory stages of a transaction (seed
+//! stages 1–2). Nothing here writes outside `.ultra-edit/`; everything is recorded in
+//! the journal before the verb returns.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::edit::{self, FileBase, FileCheck, Plan};
+use crate::error::{Error, Result};
+use crate::fs::{path, snapshot};
+use crate::journal::records::*;
+use crate::workspace::Journal;
+
+/// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preview {
+    /// Transaction id: the handle the other verbs take.
+    pub tx: u64,
+    /// Revision number.
+    pub revision: u32,
+    /// Latest revision of the tx.
+    pub latest_revision: u32,
+    /// The tx's state.
+    pub state: TxState,
+    /// Agent of the tx.
+    pub agent: Option<String>,
+    /// Description of the tx.
+    pub description: Option<String>,
+    /// The revision this one was built on.
+    pub base: Option<u32>,
+    /// Per file: snapshot, candidate and diff; sorted by path.
+    pub files: Vec<FileRevision>,
+    /// Validation report.
+    pub validation: Vec<edit::Issue>,
+    /// No error in the validation report.
+    pub ready_to_commit: bool,
+    /// Sum of the files' added lines.
+    pub lines_added: usize,
+    /// Sum of the files' removed lines.
+    pub lines_removed: usize,
+}
+
+impl Preview {
+    fn new(tx: &TxRecord, rev: RevisionRecord) -> Self {
+        Preview {
+            tx: tx.tx,
+            revision: rev.revision,
+            latest_revision: tx.revisions.saturating_sub(1),
+            state: tx.state,
+            agent: tx.agent.clone(),
+            description: tx.description.clone(),
+            base: rev.base,
+            ready_to_commit: rev.ready_to_commit(),
+            lines_added: rev.files.iter().map(|f| f.diff.lines_added).sum(),
+            lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
+            files: rev.files,
+            validation: rev.validation,
+        }
+    }
+}
+
+/// One line of `log`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LogEntry {
+    /// Transaction id.
+    pub tx: u64,
+    /// Creation time, ms since epoch.
+    pub created_ms: u64,
+    /// Agent.
+    pub agent: Option<String>,
+    /// Description.
+    pub description: Option<String>,
+    /// State.
+    pub state: TxState,
+    /// Paths of the latest revision (or of the committed one).
+    pub files: Vec<String>,
+    /// Added lines of that revision.
+    pub lines_added: usize,
+    /// Removed lines of that revision.
+    pub lines_removed: usize,
+    /// Number of revisions.
+    pub revisions: u32,
+    /// The committed revision and batch.
+    pub committed: Option<CommitRef>,
+    /// `needs_attention` when a batch of this tx found foreign bytes (see `recover`).
+    pub batch_state: Option<BatchState>,
+    /// The tx this one rolled back.
+    pub rollback_of: Option<u64>,
+    /// The tx that rolled this one back.
+    pub rolled_back_by: Option<u64>,
+}
+
+/// A file's state while a revision is built: snapshot, candidate, and their bytes.
+#[derive(Clone)]
+struct Working {
+    snapshot: FileState,
+    snapshot_bytes: Option<Vec<u8>>,
+    candidate: FileState,
+    candidate_bytes: Option<Vec<u8>>,
+    text_op_on_binary: bool,
+}
+
+impl Journal {
+    /// Stage 1 of the seed: snapshot every file of `plan`, resolve its edits against one
+    /// base, build the candidates in memory, diff and validate them, and record the new
+    /// tx's revision 0 in the journal.
+    ///
+    /// Errors: [`Error::Edit`] (target not found, ambiguous, overlapping, …),
+    /// [`Error::Path`] (one bad path refuses the whole plan). Writes nothing outside
+    /// `.ultra-edit/`.
+    pub fn preview(&self, plan: &Plan) -> Result<Preview> {
+        let files = self.build(plan, &BTreeMap::new())?;
+        let plan_json = plan_to_json(plan);
+        let (tx, rev) = self.ws.store.write(|w| {
+            let tx = TxRecord {
+                tx: w.next_tx_id()?,
+                created_ms: w.now(),
+                agent: plan.agent.clone(),
+                description: plan.description.clone(),
+                state: TxState::Open,
+                revisions: 1,
+                committed: None,
+                rollback_of: None,
+                rolled_back_by: None,
+                attention: None,
+            };
+            w.put_tx(&tx)?;
+            w.event(EventKind::TxCreated {
+                tx: tx.tx,
+                rollback_of: None,
+            })?;
+            let rev = record_revision(w, tx.tx, 0, None, plan_json, files)?;
+            Ok((tx, rev))
+        })?;
+        Ok(Preview::new(&tx, rev))
+    }
+
+    /// Stage 2 of the seed: a new revision of `tx`, made by applying `plan` to the
+    /// candidates of revision `base` (default: the latest). Line numbers and matches in
+    /// `plan` refer to that revision's candidates. A file the plan touches for the first
+    /// time is snapshotted now.
+    ///
+    /// Errors: [`Error::UnknownTx`], [`Error::UnknownRevision`], [`Error::WrongState`]
+    /// (the tx is not open, or another process revised it meanwhile), and those of
+    /// [`Journal::preview`].
+    pub fn revise(&self, tx: u64, base: Option<u32>, plan: &Plan) -> Result<Preview> {
+        let (txrec, base_rev) = {
+            let r = self.ws.store.read()?;
+            let txrec = open_tx(&r, tx, "revise")?;
+            let latest = txrec.revisions - 1;
+            let n = base.unwrap_or(latest);
+            let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
+                tx,
+                revision: n,
+                latest,
+            })?;
+            (txrec, rev)
+        };
+        let prior = self.load_working(&base_rev)?;
+        let files = self.build(plan, &prior)?;
+        let plan_json = plan_to_json(plan);
+        let (txrec, rev) = self.ws.store.write(|w| {
+            let mut now = w.tx(tx)?;
+            if now.revisions != txrec.revisions || now.state != TxState::Open {
+                return Err(Error::WrongState {
+                    tx,
+                    state: now.state.to_string(),
+                    hint: "it changed while this revision was built; run revise again".into(),
+                });
+            }
+            let rev = record_revision(
+                w,
+                tx,
+                now.revisions,
+                Some(base_rev.revision),
+                plan_json,
+                files,
+            )?;
+            now.revisions += 1;
+            w.put_tx(&now)?;
+            Ok((now, rev))
+        })?;
+        Ok(Preview::new(&txrec, rev))
+    }
+
+    /// A revision of `tx` (default: the latest) as recorded.
+    pub fn show(&self, tx: u64, revision: Option<u32>) -> Result<Preview> {
+        let r = self.ws.store.read()?;
+        let txrec = r.tx_required(tx)?;
+        let latest = txrec.revisions.saturating_sub(1);
+        let n = revision.unwrap_or(latest);
+        let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
+            tx,
+            revision: n,
+            latest,
+        })?;
+        Ok(Preview::new(&txrec, rev))
+    }
+
+    /// Abort an open tx: it accepts nothing further. Errors: [`Error::WrongState`] when
+    /// the tx is not open.
+    pub fn abort(&self, tx: u64) -> Result<TxRecord> {
+        self.ws.store.write(|w| {
+            let mut rec = w.tx(tx)?;
+            if rec.state != TxState::Open {
+                return Err(wrong_state(&rec, "abort"));
+            }
+            rec.state = TxState::Aborted;
+            w.put_tx(&rec)?;
+            w.event(EventKind::TxAborted { tx })?;
+            Ok(rec)
+        })
+    }
+
+    /// One entry per tx, newest first; at most `limit` entries when given.
+    pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
+        let r = self.ws.store.read()?;
+        let mut out = Vec::new();
+        r.txs_newest_first(|tx| {
+            let rev_n = tx
+                .committed
+                .map(|c| c.revision)
+                .unwrap_or(tx.revisions.saturating_sub(1));
+            let rev = r.revision(tx.tx, rev_n)?;
+            let files = rev.as_ref().map(|r| r.files.as_slice()).unwrap_or(&[]);
+            let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
+            out.push(LogEntry {
+                tx: tx.tx,
+                created_ms: tx.created_ms,
+                agent: tx.agent.clone(),
+                description: tx.description.clone(),
+                state: tx.state,
+                files: files.iter().map(|f| f.path.clone()).collect(),
+                lines_added: files.iter().map(|f| f.diff.lines_added).sum(),
+                lines_removed: files.iter().map(|f| f.diff.lines_removed).sum(),
+                revisions: tx.revisions,
+                committed: tx.committed,
+                batch_state,
+                rollback_of: tx.rollback_of,
+                rolled_back_by: tx.rolled_back_by,
+            });
+            Ok(limit.is_none_or(|l| out.len() < l))
+        })?;
+        Ok(out)
+    }
+
+    /// Snapshots and candidates of a recorded revision, with their bytes.
+    fn load_working(&self, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+        let r = self.ws.store.read()?;
+        let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+            match s.hash.filter(|_| s.exists) {
+                Some(h) => Ok(Some(r.blob_required(&h)?)),
+                None => Ok(None),
+            }
+        };
+        let mut out = BTreeMap::new();
+        for f in &rev.files {
+            out.insert(
+                f.path.clone(),
+                Working {
+                    snapshot: f.snapshot,
+                    snapshot_bytes: load(&f.snapshot)?,
+                    candidate: f.candidate,
+                    candidate_bytes: load(&f.candidate)?,
+                    text_op_on_binary: false,
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    /// Apply `plan` on top of `prior` (the base revision's files; empty for a preview).
+    fn build(
+        &self,
+        plan: &Plan,
+        prior: &BTreeMap<String, Working>,
+    ) -> Result<BTreeMap<String, Working>> {
+        let ws = &self.ws;
+        // Every path is checked before any is read: one bad path refuses the whole plan.
+        let mut groups: BTreeMap<String, Vec<(usize, &edit::Edit)>> = BTreeMap::new();
+        for (i, e) in plan.edits.iter().enumerate() {
+            let rel = path::normalize(&ws.root, e.path())?;
+            path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, e.path())?;
+            groups.entry(rel).or_default().push((i, e));
+        }
+        let mut out = BTreeMap::new();
+        for (rel, w) in prior {
+            if !groups.contains_key(rel) {
+                out.insert(rel.clone(), w.clone());
+            }
+        }
+        for (rel, edits) in groups {
+            let (snapshot, snapshot_bytes, base_state, base_bytes) = match prior.get(&rel) {
+                Some(w) => (
+                    w.snapshot,
+                    w.snapshot_bytes.clone(),
+                    w.candidate,
+                    w.candidate_bytes.clone(),
+                ),
+                None => {
+                    let (s, b) = snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?;
+                    (s, b.clone(), s, b)
+                }
+            };
+            let base = FileBase {
+                bytes: base_bytes.as_deref(),
+                mode: base_state.exists.then_some(base_state.mode),
+            };
+            let cand = edit::apply_file_edits(&rel, base, &edits)?;
+            let (candidate, candidate_bytes) = if cand.exists {
+                let mode = cand.mode.unwrap_or(if base_state.exists {
+                    base_state.mode
+                } else {
+                    0o644
+                });
+                (FileState::present(&cand.bytes, mode), Some(cand.bytes))
+            } else {
+                (FileState::ABSENT, None)
+            };
+            out.insert(
+                rel,
+                Working {
+                    snapshot,
+                    snapshot_bytes,
+                    candidate,
+                    candidate_bytes,
+                    text_op_on_binary: cand.text_op_on_binary,
+                },
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// Store the blobs, diff and validate `files`, and record the revision.
+fn record_revision(
+    w: &mut crate::journal::Writer,
+    tx: u64,
+    revision: u32,
+    base: Option<u32>,
+    plan: String,
+    files: BTreeMap<String, Working>,
+) -> Result<RevisionRecord> {
+    let checks: Vec<FileCheck<'_>> = files
+        .iter()
+        .map(|(p, f)| FileCheck {
+            path: p,
+            before: f.snapshot_bytes.as_deref(),
+            after: f.candidate_bytes.as_deref(),
+            text_op_on_binary: f.text_op_on_binary,
+        })
+        .collect();
+    let validation = edit::validate(&checks);
+    let mut out = Vec::with_capacity(files.len());
+    for (path, f) in &files {
+        for bytes in [&f.snapshot_bytes, &f.candidate_bytes]
+            .into_iter()
+            .flatten()
+        {
+            w.put_blob(bytes)?;
+        }
+        let diff = edit::candidate_diff(
+            path,
+            f.snapshot_bytes.as_deref(),
+            f.candidate_bytes.as_deref(),
+        );
+        out.push(FileRevision {
+            path: path.clone(),
+            snapshot: f.snapshot,
+            candidate: f.candidate,
+            diff,
+        });
+    }
+    let rec = RevisionRecord {
+        tx,
+        revision,
+        base,
+        created_ms: w.now(),
+        plan,
+        files: out,
+        validation,
+    };
+    w.put_revision(&rec)?;
+    Ok(rec)
+}
+
+fn plan_to_json(plan: &Plan) -> String {
+    serde_json::to_string(plan).unwrap_or_default()
+}
+
+/// The tx, if it is open; else [`Error::WrongState`] for `verb`.
+pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: &str) -> Result<TxRecord> {
+    let rec = r.tx_required(tx)?;
+    if rec.state != TxState::Open {
+        return Err(wrong_state(&rec, verb));
+    }
+    Ok(rec)
+}
+
+/// A [`Error::WrongState`] whose hint names what can be done with the tx instead.
+pub(crate) fn wrong_state(rec: &TxRecord, verb: &str) -> Error {
+    let hint = match (rec.state, rec.committed, rec.rolled_back_by) {
+        (TxState::Committed, Some(c), _) => format!(
+            "it was committed (revision {}, batch {}); cannot {verb} it — `ultra-edit rollback {}` restores the files",
+            c.revision, c.batch, rec.tx
+        ),
+        (TxState::RolledBack, _, Some(by)) => format!(
+            "it was rolled back by tx {by}; cannot {verb} it — `ultra-edit rollback {by}` redoes it"
+        ),
+        (TxState::Aborted, _, _) => format!("it was aborted and accepts nothing further; cannot {verb} it — preview again"),
+        (TxState::Open, _, _) => format!("it is not committed yet; cannot {verb} it — `ultra-edit commit {}` first", rec.tx),
+        _ => format!("cannot {verb} it"),
+    };
+    Error::WrongState {
+        tx: rec.tx,
+        state: rec.state.to_string(),
+        hint,
+    }
+}

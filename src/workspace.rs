@@ -1,0 +1,167 @@
+//! The public handle: [`Journal`], one workspace root and its journal.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::error::{Error, IoContext, Result};
+use crate::fs::{FileSystem, StdFs};
+use crate::journal::Store;
+use crate::lock::CommitLock;
+use crate::recovery::{self, RecoveryReport};
+
+/// Name of the journal directory under the root.
+pub const STATE_DIR: &str = ".ultra-edit";
+/// Default wait for the commit lock: 10 seconds.
+pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Called once per finished commit or rollback with the touched paths (root-relative,
+/// sorted), after the lock is released: the embedder's reingest (seed stage 4,
+/// "reingest once").
+pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
+
+/// Engine state shared by the verbs.
+pub(crate) struct Ws {
+    pub root: PathBuf,
+    pub fs: Arc<dyn FileSystem>,
+    pub store: Store,
+    pub lock_path: PathBuf,
+}
+
+/// How to open a [`Journal`].
+pub struct OpenOptions {
+    /// The filesystem layer (default: [`StdFs`]). Tests inject faults through it.
+    pub fs: Arc<dyn FileSystem>,
+    /// How long a commit or rollback waits for the commit lock.
+    pub lock_timeout: Duration,
+    /// Run recovery on open (default: true). Only `journal dump`-like readers turn it off.
+    pub recover: bool,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            fs: Arc::new(StdFs),
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            recover: true,
+        }
+    }
+}
+
+/// A workspace and its journal: the handle an embedder (m1nd) keeps for its lifetime.
+///
+/// `Journal` is `Send + Sync`: share it across threads with `Arc`. Verbs from several
+/// threads or processes are serialized by redb (one write transaction at a time) and by
+/// the commit lock (one batch at a time per workspace).
+pub struct Journal {
+    pub(crate) ws: Ws,
+    pub(crate) lock_timeout: Duration,
+    pub(crate) reingest: Option<ReingestHook>,
+    opened_recovery: Option<RecoveryReport>,
+}
+
+impl Journal {
+    /// Create `<root>/.ultra-edit/` (journal, commit lock, a `.gitignore` ignoring
+    /// everything inside) if absent, then open it. Idempotent.
+    pub fn init(root: &Path) -> Result<Journal> {
+        let root = canonical_root(root)?;
+        let dir = root.join(STATE_DIR);
+        fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
+        let ignore = dir.join(".gitignore");
+        if !ignore.exists() {
+            fs::write(&ignore, "*\n").ctx("write", &ignore)?;
+        }
+        Self::open_inner(root, OpenOptions::default(), true)
+    }
+
+    /// Open the journal of an initialized workspace and run recovery if a batch is in
+    /// flight. Errors: [`Error::NotInitialized`], journal errors (a newer schema is
+    /// refused without being modified).
+    pub fn open(root: &Path) -> Result<Journal> {
+        Self::open_with(root, OpenOptions::default())
+    }
+
+    /// [`Journal::open`] with options.
+    pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
+        let root = canonical_root(root)?;
+        if !root.join(STATE_DIR).join("journal.redb").is_file() {
+            return Err(Error::NotInitialized { root });
+        }
+        Self::open_inner(root, opts, false)
+    }
+
+    fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
+        let dir = root.join(STATE_DIR);
+        let store = Store::open(&dir.join("journal.redb"), create)?;
+        let mut j = Journal {
+            ws: Ws {
+                lock_path: dir.join("commit.lock"),
+                root,
+                fs: opts.fs,
+                store,
+            },
+            lock_timeout: opts.lock_timeout,
+            reingest: None,
+            opened_recovery: None,
+        };
+        if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
+            // A live holder of the lock owns its in-flight batch: leave it alone.
+            if let Some(_lock) = CommitLock::try_acquire(&j.ws.lock_path)? {
+                j.opened_recovery = Some(recovery::recover(&j.ws)?);
+            }
+        }
+        Ok(j)
+    }
+
+    /// The canonical workspace root.
+    pub fn root(&self) -> &Path {
+        &self.ws.root
+    }
+
+    /// What the recovery run by the open did, if it ran.
+    pub fn recovery_on_open(&self) -> Option<&RecoveryReport> {
+        self.opened_recovery.as_ref()
+    }
+
+    /// Set the reingest hook (see [`ReingestHook`]).
+    pub fn set_reingest_hook(&mut self, hook: impl Fn(&[String]) + Send + Sync + 'static) {
+        self.reingest = Some(Box::new(hook));
+    }
+
+    /// Set how long commits and rollbacks wait for the commit lock.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    /// Run recovery now, under the commit lock (waiting up to the lock timeout).
+    pub fn recover(&self) -> Result<RecoveryReport> {
+        let _lock = self.lock()?;
+        recovery::recover(&self.ws)
+    }
+
+    /// Take the commit lock, then recover any batch a dead process left in flight.
+    pub(crate) fn lock(&self) -> Result<CommitLock> {
+        CommitLock::acquire(&self.ws.lock_path, self.lock_timeout)
+    }
+
+    pub(crate) fn reingest(&self, paths: &[String]) {
+        if let Some(hook) = &self.reingest {
+            hook(paths);
+        }
+    }
+}
+
+fn canonical_root(root: &Path) -> Result<PathBuf> {
+    Ok(root.canonicalize().ctx("open workspace root", root)?)
+}
+
+#[cfg(test)]
+mod tests {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn journal_is_send_and_sync() {
+        assert_send_sync::<super::Journal>();
+    }
+}
