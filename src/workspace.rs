@@ -72,6 +72,12 @@ impl Journal {
         if !ignore.exists() {
             fs::write(&ignore, "*\n").ctx("write", &ignore)?;
         }
+        let lock = dir.join("commit.lock");
+        fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&lock)
+            .ctx("create", &lock)?;
         Self::open_inner(root, OpenOptions::default(), true)
     }
 

@@ -1,0 +1,273 @@
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fs2::FileExt;
+use ultra_edit::{
+    BatchKind, BatchState, BlobHash, DumpFilter, Error, EventKind, Journal, OpenOptions, TxState,
+};
+
+use crate::support::faultfs::{FaultFs, Op};
+use crate::support::*;
+
+const FIVE_FILES: &str = r#"{"edits":[
+    {"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    10\n"},
+    {"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper_a"},
+    {"op":"delete_file","path":"run.sh"},
+    {"op":"create_file","path":"docs/new/guide.md","content":"guide\n","mode":420},
+    {"op":"replace_lines","path":"crlf.txt","start":1,"end":1,"content":"ONE"}]}"#;
+
+/// Receipt events of `tx` in the journal.
+fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    j.dump(
+        DumpFilter {
+            tx: Some(tx),
+            since_seq: 0,
+        },
+        |e| {
+            if let EventKind::ReceiptIssued { batch, .. } = e.event.kind {
+                out.push(batch);
+            }
+            Ok(true)
+        },
+    )
+    .unwrap();
+    out
+}
+
+#[test]
+fn atomic_commit_produces_single_receipt() {
+    let mut ws = workspace();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let seen = calls.clone();
+    ws.journal
+        .set_reingest_hook(move |paths| seen.lock().unwrap().push(paths.to_vec()));
+    let p = ws.preview(FIVE_FILES);
+    let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(r.tx, p.tx);
+    assert_eq!(r.kind, BatchKind::Commit { revision: 0 });
+    let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "crlf.txt",
+            "docs/new/guide.md",
+            "run.sh",
+            "src/a.rs",
+            "src/lib.rs"
+        ]
+    );
+    assert_eq!(r.created_dirs, ["docs", "docs/new"]);
+    assert_eq!(receipts_of(&ws.journal, p.tx), vec![r.batch]);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        vec![paths.iter().map(|s| s.to_string()).collect::<Vec<_>>()]
+    );
+    // A second commit of the same tx is refused and issues no receipt.
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(matches!(err, Error::WrongState { .. }), "{err:?}");
+    assert_eq!(receipts_of(&ws.journal, p.tx).len(), 1);
+    assert_eq!(calls.lock().unwrap().len(), 1);
+    // Disk holds exactly the candidates.
+    assert_eq!(
+        ws.read("src/lib.rs"),
+        b"pub mod a;\npub mod b;\n\nfn helper() -> u32 {\n    10\n}\n"
+    );
+    assert_eq!(ws.read("crlf.txt"), b"ONE\r\ntwo\r\nthree\r\n");
+    assert_eq!(ws.read("docs/new/guide.md"), b"guide\n");
+    assert_eq!(ws.mode("docs/new/guide.md"), 0o644);
+    assert!(!ws.path("run.sh").exists());
+    assert_eq!(ws.journal.log(None).unwrap()[0].state, TxState::Committed);
+}
+
+#[test]
+fn candidate_and_commit_diff_match() {
+    let ws = workspace();
+    let p = ws.preview(FIVE_FILES);
+    let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    for f in &p.files {
+        let on_disk = std::fs::read(ws.path(&f.path)).ok();
+        let disk_diff = ultra_edit::edit::candidate_diff(
+            &f.path,
+            f.snapshot
+                .hash
+                .map(|h| ws.journal.blob(&h).unwrap().unwrap())
+                .as_deref(),
+            on_disk.as_deref(),
+        );
+        assert_eq!(disk_diff, f.diff, "{}", f.path);
+        assert_eq!(
+            on_disk.as_deref().map(BlobHash::of),
+            f.candidate.hash,
+            "{}",
+            f.path
+        );
+        let rf = r.files.iter().find(|x| x.path == f.path).unwrap();
+        assert_eq!((rf.pre, rf.post), (f.snapshot, f.candidate));
+    }
+    // Modes: an edited file keeps its mode.
+    assert_eq!(ws.mode("src/lib.rs"), 0o644);
+}
+
+#[test]
+fn commit_rejects_stale_preview() {
+    let ws = workspace();
+    let p = ws.preview(FIVE_FILES);
+    ws.write("src/a.rs", b"someone else's edit\n");
+    let before = ws.tree();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    match &err {
+        Error::StaleSnapshot { tx, paths } => {
+            assert_eq!(*tx, p.tx);
+            assert_eq!(paths, &vec!["src/a.rs".to_string()]);
+        }
+        other => panic!("expected StaleSnapshot, got {other:?}"),
+    }
+    assert_eq!(err.exit_code(), 3);
+    assert!(err.to_string().contains("rebase"), "{err}");
+    assert_eq!(ws.tree(), before);
+    // A file a create_file expected absent that now exists is stale too.
+    let q = ws.preview(r#"{"edits":[{"op":"create_file","path":"late.txt","content":"mine"}]}"#);
+    ws.write("late.txt", b"theirs");
+    assert!(matches!(
+        ws.journal.commit(q.tx, Default::default()),
+        Err(Error::StaleSnapshot { .. })
+    ));
+    assert_eq!(ws.read("late.txt"), b"theirs");
+    // A chmod counts as a change too.
+    let m = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    5"}]}"#,
+    );
+    std::fs::set_permissions(
+        ws.path("src/b.rs"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o640),
+    )
+    .unwrap();
+    assert!(matches!(
+        ws.journal.commit(m.tx, Default::default()),
+        Err(Error::StaleSnapshot { .. })
+    ));
+}
+
+#[test]
+fn commit_requires_lock() {
+    let mut ws = workspace();
+    let p = ws.preview(FIVE_FILES);
+    let before = ws.tree();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.path(".ultra-edit/commit.lock"))
+        .unwrap();
+    lock.lock_exclusive().unwrap();
+    std::fs::write(
+        ws.path(".ultra-edit/commit.lock"),
+        std::process::id().to_string(),
+    )
+    .unwrap();
+    ws.journal.set_lock_timeout(Duration::from_millis(300));
+    let start = Instant::now();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    let waited = start.elapsed();
+    match &err {
+        Error::LockTimeout {
+            holder, waited_ms, ..
+        } => {
+            assert_eq!(*holder, Some(std::process::id()));
+            assert!(*waited_ms >= 300, "{waited_ms}");
+        }
+        other => panic!("expected LockTimeout, got {other:?}"),
+    }
+    assert!(waited >= Duration::from_millis(300));
+    assert_eq!(err.exit_code(), 5);
+    assert_eq!(ws.tree(), before);
+    // Released: the same commit goes through.
+    FileExt::unlock(&lock).unwrap();
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+}
+
+#[test]
+fn commit_all_or_nothing_when_one_file_is_unwritable() {
+    // EACCES on the rename of the 4th of 5 files (after three renames landed), ENOSPC
+    // on a temp write, and EIO on a directory fsync: every one leaves the tree exactly
+    // as before, the batch Aborted with the cause, and the tx committable.
+    for (op, suffix, errno) in [
+        (Op::Rename, "src/a.rs", 13),
+        (Op::WriteSynced, ".ue-1-3.tmp", 28),
+        (Op::SyncDir, "/src", 5),
+        (Op::RemoveFile, "run.sh", 13),
+    ] {
+        let ws = workspace();
+        let p = ws.preview(FIVE_FILES);
+        let before = ws.tree();
+        let faulty = Journal::open_with(
+            ws.root(),
+            OpenOptions {
+                fs: Arc::new(FaultFs::fail(op, suffix, errno)),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let err = faulty.commit(p.tx, Default::default()).unwrap_err();
+        match &err {
+            Error::CommitFailed { tx, cause, .. } => {
+                assert_eq!(*tx, p.tx);
+                assert_eq!(cause.raw_os_error(), Some(errno), "{op:?}: {err}");
+            }
+            other => panic!("{op:?}: expected CommitFailed, got {other:?}"),
+        }
+        assert_eq!(ws.tree(), before, "{op:?} left the tree changed");
+        let mut states = Vec::new();
+        ws.journal
+            .dump(
+                DumpFilter {
+                    tx: Some(p.tx),
+                    since_seq: 0,
+                },
+                |e| {
+                    if let EventKind::BatchState { state, note, .. } = e.event.kind {
+                        states.push((state, note.is_some()));
+                    }
+                    Ok(true)
+                },
+            )
+            .unwrap();
+        let last = states.last().copied();
+        assert_eq!(
+            last,
+            Some((BatchState::Aborted, true)),
+            "{op:?}: {states:?}"
+        );
+        // Nothing is stuck: the same tx commits with a healthy filesystem.
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+        assert_eq!(ws.read("docs/new/guide.md"), b"guide\n");
+    }
+}
+
+#[test]
+fn a_second_process_can_show_and_commit_a_tx_the_first_created() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    7"}]}"#),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tx = json_of(&out)["tx"].as_u64().unwrap();
+    let shown = json_of(&cli(ws.root(), &["--json", "show", &tx.to_string()], None));
+    assert_eq!(shown["files"][0]["path"], "src/b.rs");
+    assert_eq!(shown["files"][0]["diff"]["lines_added"], 1);
+    let committed = cli(ws.root(), &["--json", "commit", &tx.to_string()], None);
+    assert!(
+        committed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&committed.stderr)
+    );
+    assert_eq!(json_of(&committed)["tx"].as_u64(), Some(tx));
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    7\n}\n");
+    // And this process's handle, open all along, sees it.
+    assert_eq!(ws.journal.show(tx, None).unwrap().state, TxState::Committed);
+}

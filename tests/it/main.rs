@@ -1,0 +1,10 @@
+//! Integration tests of Ultra Edit: one binary, shared helpers in `support/`.
+
+mod support;
+
+mod cli;
+mod commit;
+mod paths;
+mod preview;
+mod recovery;
+mod rollback;

@@ -1,0 +1,243 @@
+use ultra_edit::{BlobHash, EditError, Error, Severity};
+
+use crate::support::*;
+
+#[test]
+fn preview_handle_contains_snapshot_and_diff() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"agent":"dev-1","description":"bump","edits":[
+        {"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    3\n"}]}"#,
+    );
+    assert_eq!(p.tx, 1);
+    assert_eq!(p.revision, 0);
+    assert_eq!(p.agent.as_deref(), Some("dev-1"));
+    assert_eq!(p.files.len(), 1);
+    let f = &p.files[0];
+    assert_eq!(f.path, "src/b.rs");
+    let before = b"pub fn b() -> u32 {\n    2\n}\n";
+    let after = b"pub fn b() -> u32 {\n    3\n}\n";
+    assert!(f.snapshot.exists);
+    assert_eq!(f.snapshot.hash, Some(BlobHash::of(before)));
+    assert_eq!(f.snapshot.size, before.len() as u64);
+    assert_eq!(f.snapshot.mode, 0o600);
+    assert_eq!(f.candidate.hash, Some(BlobHash::of(after)));
+    assert_eq!(f.candidate.mode, 0o600);
+    assert_eq!(
+        f.diff.unified,
+        "--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@\n pub fn b() -> u32 {\n-    2\n+    3\n }\n"
+    );
+    assert_eq!((f.diff.lines_added, f.diff.lines_removed), (1, 1));
+    assert!(p.ready_to_commit);
+    assert!(p.validation.is_empty());
+    // The handle resolves from the journal alone, with the same content.
+    let shown = ws.journal.show(p.tx, None).unwrap();
+    assert_eq!(shown, p);
+    // Both images are blobs of the journal.
+    assert_eq!(
+        ws.journal.blob(&BlobHash::of(before)).unwrap().unwrap(),
+        before
+    );
+    assert_eq!(
+        ws.journal.blob(&BlobHash::of(after)).unwrap().unwrap(),
+        after
+    );
+}
+
+#[test]
+fn preview_creation_is_side_effect_free() {
+    let ws = workspace();
+    let before = ws.tree();
+    ws.preview(
+        r#"{"edits":[
+        {"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper2"},
+        {"op":"create_file","path":"new/deep/file.txt","content":"x"},
+        {"op":"delete_file","path":"run.sh"},
+        {"op":"replace_file","path":"crlf.txt","content_base64":"AAEC"}]}"#,
+    );
+    // A failing preview changes nothing either.
+    let err = ws
+        .journal
+        .preview(&plan(
+            r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"nope","new":"x"}]}"#,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Edit(EditError::TargetNotFound { .. })),
+        "{err}"
+    );
+    assert_eq!(ws.tree(), before);
+}
+
+#[test]
+fn ambiguous_text_target_is_refused() {
+    let ws = workspace();
+    ws.write("dup.txt", b"x = 1\ny = 2\nx = 1\n\nx = 1\n");
+    let err = ws
+        .journal
+        .preview(&plan(
+            r#"{"edits":[{"op":"replace_text","path":"dup.txt","old":"x = 1","new":"x = 9"}]}"#,
+        ))
+        .unwrap_err();
+    match &err {
+        Error::Edit(EditError::AmbiguousTarget { count, lines, .. }) => {
+            assert_eq!(*count, 3);
+            assert_eq!(lines, &vec![1, 3, 5]);
+        }
+        other => panic!("expected AmbiguousTarget, got {other:?}"),
+    }
+    assert_eq!(err.exit_code(), 6);
+    // With an occurrence it resolves, against that match only.
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"dup.txt","old":"x = 1","new":"x = 9","occurrence":2}]}"#,
+    );
+    let cand = ws
+        .journal
+        .blob(&p.files[0].candidate.hash.unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(cand, b"x = 1\ny = 2\nx = 9\n\nx = 1\n");
+}
+
+#[test]
+fn multi_edit_offsets_are_resolved_against_one_base() {
+    let ws = workspace();
+    // Every edit names text and lines of the *original* file; the first edit grows the
+    // file, which must not shift where the later ones land.
+    let p = ws.preview(
+        r##"{"edits":[
+        {"op":"replace_text","path":"src/lib.rs","old":"pub mod a;","new":"pub mod a;\npub mod a2;\npub mod a3;"},
+        {"op":"replace_lines","path":"src/lib.rs","start":5,"end":5,"content":"    42"},
+        {"op":"insert_after","path":"src/lib.rs","anchor":"pub mod b;\n","text":"pub mod c;\n"},
+        {"op":"insert_before","path":"src/lib.rs","anchor":"fn helper","text":"#[inline]\n"}]}"##,
+    );
+    let cand = ws
+        .journal
+        .blob(&p.files[0].candidate.hash.unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(cand).unwrap(),
+        "pub mod a;\npub mod a2;\npub mod a3;\npub mod b;\npub mod c;\n\n#[inline]\nfn helper() -> u32 {\n    42\n}\n"
+    );
+    // Overlapping edits are refused with both indices.
+    let err = ws
+        .journal
+        .preview(&plan(
+            r#"{"edits":[
+            {"op":"replace_text","path":"src/lib.rs","old":"pub mod a;\npub mod b;","new":"x"},
+            {"op":"replace_lines","path":"src/lib.rs","start":2,"end":2,"content":"y"}]}"#,
+        ))
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Edit(EditError::OverlappingEdits {
+                first: 0,
+                second: 1,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn bytes_outside_the_span_are_kept_exactly() {
+    let ws = workspace();
+    let original: &[u8] = b"\xEF\xBB\xBFfirst\r\nbad \xFF\xFE bytes\nmixed\r\nlast no newline";
+    ws.write("odd.txt", original);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"odd.txt","old":"mixed","new":"MIXED"},
+                     {"op":"replace_lines","path":"crlf.txt","start":2,"end":2,"content":"TWO"}]}"#,
+    );
+    let odd = ws
+        .journal
+        .blob(&p.files[1].candidate.hash.unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        odd,
+        b"\xEF\xBB\xBFfirst\r\nbad \xFF\xFE bytes\nMIXED\r\nlast no newline"
+    );
+    assert!(p.files[1].diff.lossy);
+    let crlf = ws
+        .journal
+        .blob(&p.files[0].candidate.hash.unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(crlf, b"one\r\nTWO\r\nthree\r\n");
+}
+
+#[test]
+fn validation_reports_conflict_markers_and_blocks_commit() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"<<<<<<< ours\n    2\n=======\n    3\n>>>>>>> theirs\n"},
+                     {"op":"replace_file","path":"src/a.rs","content":""}]}"#,
+    );
+    let codes: Vec<(&str, Severity, &str)> = p
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.severity, i.path.as_str()))
+        .collect();
+    assert_eq!(
+        codes,
+        vec![
+            ("empty_candidate", Severity::Warning, "src/a.rs"),
+            ("conflict_markers", Severity::Error, "src/b.rs")
+        ]
+    );
+    assert!(!p.ready_to_commit);
+    let before = ws.tree();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::ValidationFailed { revision: 0, .. }),
+        "{err:?}"
+    );
+    assert_eq!(err.exit_code(), 4);
+    assert_eq!(ws.tree(), before);
+}
+
+#[test]
+fn revise_builds_on_the_latest_candidate_and_keeps_the_tx() {
+    let ws = workspace();
+    let p0 = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    // Revision 1 matches text of revision 0's candidate, not of the disk.
+    let p1 = ws
+        .journal
+        .revise(p0.tx, None, &plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    4"},
+                                             {"op":"create_file","path":"src/c.rs","content":"// c\n"}]}"#))
+        .unwrap();
+    assert_eq!((p1.tx, p1.revision, p1.base), (p0.tx, 1, Some(0)));
+    let b = ws
+        .journal
+        .blob(&p1.files[0].candidate.hash.unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(b, b"pub fn b() -> u32 {\n    4\n}\n");
+    assert_eq!(p1.files[0].snapshot, p0.files[0].snapshot);
+    assert_eq!(
+        p1.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["src/b.rs", "src/c.rs"]
+    );
+    // Revision 0 is still there, unchanged.
+    assert_eq!(ws.journal.show(p0.tx, Some(0)).unwrap().files, p0.files);
+    // An aborted tx accepts nothing further.
+    ws.journal.abort(p0.tx).unwrap();
+    let err = ws
+        .journal
+        .revise(
+            p0.tx,
+            None,
+            &plan(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#),
+        )
+        .unwrap_err();
+    assert!(matches!(err, Error::WrongState { .. }), "{err:?}");
+    assert!(matches!(
+        ws.journal.commit(p0.tx, Default::default()),
+        Err(Error::WrongState { .. })
+    ));
+}

@@ -1,0 +1,127 @@
+use ultra_edit::{BatchKind, BlobHash, Error, RollbackOptions, TxState};
+
+use crate::support::*;
+
+const MIXED: &str = r#"{"edits":[
+    {"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    10\n"},
+    {"op":"delete_file","path":"run.sh"},
+    {"op":"create_file","path":"gen/deep/out.bin","content_base64":"AP8AAQ==","mode":493},
+    {"op":"replace_file","path":"src/b.rs","content":"fn b() {}\n"}]}"#;
+
+#[test]
+fn rollback_restores_exact_pre_commit_snapshot() {
+    let ws = workspace();
+    let before = ws.tree();
+    let p = ws.preview(MIXED);
+    let c = ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(ws.read("gen/deep/out.bin"), [0u8, 0xFF, 0, 1]);
+    assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
+    assert_ne!(ws.tree(), before);
+
+    let r = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        r.kind,
+        BatchKind::Rollback {
+            of: p.tx,
+            forced: false
+        }
+    );
+    assert_ne!(r.tx, p.tx);
+    // Bytes, modes (run.sh 755, src/b.rs 600), the deleted file recreated, the created
+    // file and both created directories gone.
+    assert_eq!(ws.tree(), before);
+    assert_eq!(r.removed_dirs, ["gen/deep", "gen"]);
+    assert!(!ws.path("gen").exists());
+    let log = ws.journal.log(None).unwrap();
+    assert_eq!(
+        (log[0].tx, log[0].state, log[0].rollback_of),
+        (r.tx, TxState::Committed, Some(p.tx))
+    );
+    assert_eq!(
+        (log[1].tx, log[1].state, log[1].rolled_back_by),
+        (p.tx, TxState::RolledBack, Some(r.tx))
+    );
+    // Rolling back twice is refused; rolling back the rollback redoes the commit.
+    assert!(matches!(
+        ws.journal.rollback(p.tx, RollbackOptions::default()),
+        Err(Error::WrongState { .. })
+    ));
+    let redo = ws
+        .journal
+        .rollback(r.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        redo.kind,
+        BatchKind::Rollback {
+            of: r.tx,
+            forced: false
+        }
+    );
+    for f in &c.files {
+        let disk = std::fs::read(ws.path(&f.path)).ok();
+        assert_eq!(disk.as_deref().map(BlobHash::of), f.post.hash, "{}", f.path);
+    }
+    assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
+}
+
+#[test]
+fn rollback_of_a_changed_file_is_stale_unless_forced() {
+    let ws = workspace();
+    let before = ws.tree();
+    let p = ws.preview(MIXED);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.write("src/lib.rs", b"edited after the commit\n");
+    let changed = ws.tree();
+    let err = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap_err();
+    match &err {
+        Error::StaleRollback { paths, .. } => assert_eq!(paths, &vec!["src/lib.rs".to_string()]),
+        other => panic!("expected StaleRollback, got {other:?}"),
+    }
+    assert!(err.to_string().contains("--force"));
+    assert_eq!(ws.tree(), changed);
+    // Forced: the tree returns to the pre-commit state and the overwritten bytes are
+    // kept in the journal.
+    let r = ws
+        .journal
+        .rollback(p.tx, RollbackOptions { force: true })
+        .unwrap();
+    assert_eq!(
+        r.kind,
+        BatchKind::Rollback {
+            of: p.tx,
+            forced: true
+        }
+    );
+    assert_eq!(ws.tree(), before);
+    let kept = ws
+        .journal
+        .blob(&BlobHash::of(b"edited after the commit\n"))
+        .unwrap();
+    assert_eq!(kept.as_deref(), Some(&b"edited after the commit\n"[..]));
+    let lib = r.files.iter().find(|f| f.path == "src/lib.rs").unwrap();
+    assert_eq!(
+        lib.pre.hash,
+        Some(BlobHash::of(b"edited after the commit\n"))
+    );
+}
+
+#[test]
+fn rollback_of_an_uncommitted_tx_is_refused() {
+    let ws = workspace();
+    let p = ws.preview(MIXED);
+    let err = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::WrongState { .. }), "{err:?}");
+    assert!(matches!(
+        ws.journal.rollback(999, RollbackOptions::default()),
+        Err(Error::UnknownTx { tx: 999 })
+    ));
+}

@@ -1,0 +1,145 @@
+//! Shared helpers of the integration tests: workspaces, tree hashes, a fault-injecting
+//! filesystem, and the CLI binary.
+
+#![allow(dead_code)]
+
+pub mod faultfs;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use tempfile::TempDir;
+use ultra_edit::{Journal, Plan, Preview};
+
+/// A workspace in a temp dir with a small source tree, initialized.
+pub struct Ws {
+    pub dir: TempDir,
+    pub journal: Journal,
+}
+
+impl Ws {
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        fs::read(self.path(rel)).unwrap()
+    }
+    pub fn write(&self, rel: &str, bytes: &[u8]) {
+        let p = self.path(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, bytes).unwrap();
+    }
+    pub fn mode(&self, rel: &str) -> u32 {
+        fs::metadata(self.path(rel)).unwrap().permissions().mode() & 0o7777
+    }
+    pub fn preview(&self, json: &str) -> Preview {
+        self.journal.preview(&plan(json)).unwrap()
+    }
+    pub fn tree(&self) -> BTreeMap<String, String> {
+        tree_state(self.root())
+    }
+}
+
+/// The fixed tree every test starts from.
+pub fn sample_files() -> Vec<(&'static str, &'static [u8], u32)> {
+    vec![
+        (
+            "src/lib.rs",
+            b"pub mod a;\npub mod b;\n\nfn helper() -> u32 {\n    1\n}\n",
+            0o644,
+        ),
+        (
+            "src/a.rs",
+            b"pub fn a() -> u32 {\n    crate::helper()\n}\n",
+            0o644,
+        ),
+        ("src/b.rs", b"pub fn b() -> u32 {\n    2\n}\n", 0o600),
+        ("run.sh", b"#!/bin/sh\necho hi\n", 0o755),
+        ("crlf.txt", b"one\r\ntwo\r\nthree\r\n", 0o644),
+        ("README.md", b"# sample\n\nNo trailing newline", 0o644),
+    ]
+}
+
+/// A new initialized workspace holding [`sample_files`].
+pub fn workspace() -> Ws {
+    let dir = tempfile::tempdir().unwrap();
+    for (rel, bytes, mode) in sample_files() {
+        let p = dir.path().join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, bytes).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let journal = Journal::init(dir.path()).unwrap();
+    Ws { dir, journal }
+}
+
+pub fn plan(json: &str) -> Plan {
+    Plan::from_json(json.as_bytes()).unwrap()
+}
+
+/// Every entry under `root` except `.ultra-edit/`: files as `blake3 mode`, directories
+/// as `dir mode`, symlinks as `link -> target`. Two equal maps are byte-identical trees.
+pub fn tree_state(root: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    walk(root, root, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+    let mut entries: Vec<_> = fs::read_dir(dir).unwrap().map(|e| e.unwrap()).collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let p = e.path();
+        let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+        if rel == ".ultra-edit" {
+            continue;
+        }
+        let md = fs::symlink_metadata(&p).unwrap();
+        let mode = md.permissions().mode() & 0o7777;
+        if md.file_type().is_symlink() {
+            out.insert(
+                rel,
+                format!("link -> {}", fs::read_link(&p).unwrap().display()),
+            );
+        } else if md.is_dir() {
+            out.insert(rel, format!("dir {mode:o}"));
+            walk(root, &p, out);
+        } else {
+            let h = blake3::hash(&fs::read(&p).unwrap());
+            out.insert(rel, format!("{} {mode:o}", h.to_hex()));
+        }
+    }
+}
+
+/// Run the `ultra-edit` binary with `--root root` and `args`, feeding `stdin`.
+pub fn cli(root: &Path, args: &[&str], stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
+    cmd.arg("--root").arg(root).args(args);
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .env("NO_COLOR", "1");
+    let mut child = cmd.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+/// Parse the single JSON object a `--json` command printed.
+pub fn json_of(out: &Output) -> serde_json::Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    serde_json::from_str(text.trim()).unwrap_or_else(|e| {
+        panic!(
+            "not one JSON object ({e}): stdout={text} stderr={}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
