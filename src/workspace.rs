@@ -35,8 +35,12 @@ pub struct OpenOptions {
     pub fs: Arc<dyn FileSystem>,
     /// How long a commit or rollback waits for the commit lock.
     pub lock_timeout: Duration,
-    /// Run recovery on open (default: true). Only `journal dump`-like readers turn it off.
+    /// Run recovery on open (default: true). `ultra-edit recover` turns it off to run
+    /// (and report) recovery itself.
     pub recover: bool,
+    /// Run the journal on this redb storage backend instead of
+    /// `.ultra-edit/journal.redb` (default: `None`, the file). For tests that cut power.
+    pub journal_backend: Option<Box<dyn redb::StorageBackend>>,
 }
 
 impl Default for OpenOptions {
@@ -45,6 +49,7 @@ impl Default for OpenOptions {
             fs: Arc::new(StdFs),
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             recover: true,
+            journal_backend: None,
         }
     }
 }
@@ -65,6 +70,11 @@ impl Journal {
     /// Create `<root>/.ultra-edit/` (journal, commit lock, a `.gitignore` ignoring
     /// everything inside) if absent, then open it. Idempotent.
     pub fn init(root: &Path) -> Result<Journal> {
+        Self::init_with(root, OpenOptions::default())
+    }
+
+    /// [`Journal::init`] with options.
+    pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         let root = canonical_root(root)?;
         let dir = root.join(STATE_DIR);
         fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
@@ -78,7 +88,7 @@ impl Journal {
             .append(true)
             .open(&lock)
             .ctx("create", &lock)?;
-        Self::open_inner(root, OpenOptions::default(), true)
+        Self::open_inner(root, opts, true)
     }
 
     /// Open the journal of an initialized workspace and run recovery if a batch is in
@@ -91,7 +101,7 @@ impl Journal {
     /// [`Journal::open`] with options.
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         let root = canonical_root(root)?;
-        if !root.join(STATE_DIR).join("journal.redb").is_file() {
+        if opts.journal_backend.is_none() && !root.join(STATE_DIR).join("journal.redb").is_file() {
             return Err(Error::NotInitialized { root });
         }
         Self::open_inner(root, opts, false)
@@ -99,7 +109,10 @@ impl Journal {
 
     fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
         let dir = root.join(STATE_DIR);
-        let store = Store::open(&dir.join("journal.redb"), create)?;
+        let store = match opts.journal_backend {
+            Some(backend) => Store::open_backend(backend)?,
+            None => Store::open(&dir.join("journal.redb"), create)?,
+        };
         let mut j = Journal {
             ws: Ws {
                 lock_path: dir.join("commit.lock"),

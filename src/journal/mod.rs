@@ -48,15 +48,30 @@ impl Store {
     /// [`SCHEMA_VERSION`]. A newer schema is refused with
     /// [`JournalError::SchemaTooNew`] before anything is written.
     pub fn open(path: &Path, create: bool) -> Result<Store> {
-        let mut builder = redb::Builder::new();
-        builder
-            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-            .set_cache_size(64 * 1024 * 1024);
+        let builder = Self::builder();
         let db = if create {
             builder.create(path)?
         } else {
             builder.open(path)?
         };
+        Self::with_db(db)
+    }
+
+    /// Open (or create, when empty) a journal on a redb storage backend instead of the
+    /// file: the power-cut tests run the journal on a backend that drops unsynced writes.
+    pub fn open_backend(backend: Box<dyn redb::StorageBackend>) -> Result<Store> {
+        Self::with_db(Self::builder().create_with_backend(BoxedBackend(backend))?)
+    }
+
+    fn builder() -> redb::Builder {
+        let mut builder = redb::Builder::new();
+        builder
+            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+            .set_cache_size(64 * 1024 * 1024);
+        builder
+    }
+
+    fn with_db(db: redb::Database) -> Result<Store> {
         let store = Store { db };
         store.migrate()?;
         Ok(store)
@@ -134,6 +149,31 @@ fn get_rec<K: redb::Key + 'static, T: DeserializeOwned>(
     match table.get(key)? {
         Some(v) => Ok(Some(codec::decode(name, v.value())?)),
         None => Ok(None),
+    }
+}
+
+/// A boxed backend is a backend (redb implements the trait for concrete types only).
+#[derive(Debug)]
+struct BoxedBackend(Box<dyn redb::StorageBackend>);
+
+impl redb::StorageBackend for BoxedBackend {
+    fn len(&self) -> Result<u64, std::io::Error> {
+        self.0.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), std::io::Error> {
+        self.0.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> Result<(), std::io::Error> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> Result<(), std::io::Error> {
+        self.0.sync_data()
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> Result<(), std::io::Error> {
+        self.0.write(offset, data)
+    }
+    fn close(&self) -> Result<(), std::io::Error> {
+        self.0.close()
     }
 }
 
