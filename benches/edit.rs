@@ -58,8 +58,10 @@ fn bench_commit(c: &mut Criterion) {
                                 "start":1,"end":1,"content":format!("// round {round}\n")})
                         })
                         .collect();
-                    let plan = Plan::from_json(serde_json::json!({ "edits": edits }).to_string().as_bytes())
-                        .expect("plan");
+                    let plan = Plan::from_json(
+                        serde_json::json!({ "edits": edits }).to_string().as_bytes(),
+                    )
+                    .expect("plan");
                     j.preview(&plan).expect("preview").tx
                 },
                 |tx| j.commit(tx, CommitOptions::default()).expect("commit"),

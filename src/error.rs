@@ -147,6 +147,12 @@ pub enum JournalError {
         /// [`crate::SCHEMA_VERSION`].
         supported: u64,
     },
+    /// `journal verify` found problems (listed in its report).
+    #[error("journal verify found {problems} problem(s); the journal was not modified")]
+    Damaged {
+        /// How many.
+        problems: usize,
+    },
     /// A record that another record references is missing.
     #[error("journal is missing {what}; run `ultra-edit journal verify`")]
     Missing {

@@ -13,3 +13,24 @@ macro_rules! crash_point {
     };
 }
 pub(crate) use crash_point;
+
+/// A point where a test may inject an I/O error into a filesystem operation.
+///
+/// Built with `failpoints`, `FAILPOINTS="fs::rename=2*off->return(28)"` makes the third
+/// rename fail with errno 28 (ENOSPC); `return` without an argument gives EIO. The
+/// enclosing function must return `std::io::Result<_>`.
+macro_rules! io_fault {
+    ($name:literal) => {
+        fail::fail_point!($name, |errno: Option<String>| {
+            Err($crate::failpoint::injected_error(errno))
+        })
+    };
+}
+pub(crate) use io_fault;
+
+/// The error an [`io_fault!`] injects: the errno given as its argument, else EIO.
+#[cfg_attr(not(feature = "failpoints"), allow(dead_code))]
+pub(crate) fn injected_error(errno: Option<String>) -> std::io::Error {
+    let code = errno.and_then(|e| e.trim().parse().ok()).unwrap_or(5);
+    std::io::Error::from_raw_os_error(code)
+}

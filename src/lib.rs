@@ -33,6 +33,7 @@ pub mod journal;
 mod lock;
 mod recovery;
 mod tx;
+mod verify;
 mod workspace;
 
 pub use commit::{CommitOptions, RollbackOptions};
@@ -46,4 +47,5 @@ pub use journal::records::{
 pub use journal::SCHEMA_VERSION;
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview};
+pub use verify::VerifyReport;
 pub use workspace::{Journal, OpenOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};

@@ -110,4 +110,6 @@ pub enum JournalCommand {
         #[arg(long)]
         with_blobs: bool,
     },
+    /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
+    Verify,
 }

@@ -4,7 +4,8 @@ use std::io::Read;
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, DumpFilter, Error, IoError, Journal, Plan, Result, RollbackOptions,
+    CommitOptions, DumpFilter, Error, IoError, Journal, JournalError, OpenOptions, Plan, Result,
+    RollbackOptions,
 };
 
 use super::args::{Cli, Command, JournalCommand};
@@ -17,7 +18,13 @@ pub fn dispatch(cli: Cli) -> Result<()> {
         let j = Journal::init(&root)?;
         return out.init(j.root());
     }
-    let mut j = Journal::open(&root)?;
+    // `recover` runs recovery itself, to report it; every other command recovers on open.
+    let recover_on_open = !matches!(cli.command, Command::Recover);
+    let opts = OpenOptions {
+        recover: recover_on_open,
+        ..Default::default()
+    };
+    let mut j = Journal::open_with(&root, opts)?;
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
     }
@@ -63,6 +70,16 @@ pub fn dispatch(cli: Cli) -> Result<()> {
                 out.dump_entry(&entry, with_blobs.then_some(&j))?;
                 Ok(true)
             })
+        }
+        Command::Journal {
+            command: JournalCommand::Verify,
+        } => {
+            let report = j.verify()?;
+            out.verify(&report);
+            match report.problems.len() {
+                0 => Ok(()),
+                problems => Err(JournalError::Damaged { problems }.into()),
+            }
         }
     }
 }

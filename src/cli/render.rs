@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 use ultra_edit::{
     BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, Journal, LogEntry, Preview,
-    Receipt, RecoveryReport, Result, Severity, TxRecord,
+    Receipt, RecoveryReport, Result, Severity, TxRecord, VerifyReport,
 };
 
 pub struct Out {
@@ -267,6 +267,22 @@ impl Out {
         }
         emit(&s);
         Ok(())
+    }
+
+    pub fn verify(&self, v: &VerifyReport) {
+        if self.json {
+            emit_json(v);
+            return;
+        }
+        let mut s = format!(
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) ({} bytes), {} batch(es), {} receipt(s), {} event(s)\n",
+            if v.ok { "ok" } else { "DAMAGED" },
+            v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
+        );
+        for p in &v.problems {
+            s += &format!("  problem: {p}\n");
+        }
+        emit(&s);
     }
 
     pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {

@@ -13,6 +13,8 @@ use std::io::{self, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+use crate::failpoint::io_fault;
+
 /// What is at a path, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
@@ -54,7 +56,9 @@ pub trait FileSystem: Send + Sync {
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
 }
 
-/// The real filesystem, through `std::fs`.
+/// The real filesystem, through `std::fs`. With the `failpoints` feature each mutating
+/// operation has an error failpoint: `fs::write`, `fs::rename`, `fs::unlink`, `fs::mkdir`,
+/// `fs::rmdir`, `fs::sync_dir` (see `failpoint::io_fault!`).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
 
@@ -86,6 +90,7 @@ impl FileSystem for StdFs {
     }
 
     fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+        io_fault!("fs::write");
         let mut f: File = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -98,22 +103,27 @@ impl FileSystem for StdFs {
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        io_fault!("fs::rename");
         fs::rename(from, to)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
+        io_fault!("fs::unlink");
         fs::remove_file(path)
     }
 
     fn create_dir(&self, path: &Path) -> io::Result<()> {
+        io_fault!("fs::mkdir");
         fs::create_dir(path)
     }
 
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
+        io_fault!("fs::rmdir");
         fs::remove_dir(path)
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        io_fault!("fs::sync_dir");
         File::open(path)?.sync_all()
     }
 }

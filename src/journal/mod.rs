@@ -238,6 +238,82 @@ impl Reader {
         Ok(out)
     }
 
+    /// Visit every blob (key, bytes) in key order.
+    pub fn scan_blobs(&self, mut f: impl FnMut(BlobHash, &[u8]) -> Result<()>) -> Result<()> {
+        let t = self.txn.open_table(BLOBS)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            f(BlobHash(*k.value()), v.value())?;
+        }
+        Ok(())
+    }
+
+    /// Visit every record of a `u64`-keyed table (`txs`, `batches`, `receipts`), decoded.
+    fn scan_u64<T: DeserializeOwned>(
+        &self,
+        def: TableDefinition<u64, &[u8]>,
+        name: &'static str,
+        mut f: impl FnMut(u64, Result<T>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(def)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            f(
+                k.value(),
+                codec::decode(name, v.value()).map_err(Into::into),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Visit every tx record in id order; a record that does not decode is passed as Err.
+    pub fn scan_txs(&self, f: impl FnMut(u64, Result<TxRecord>) -> Result<()>) -> Result<()> {
+        self.scan_u64(TXS, "txs", f)
+    }
+
+    /// Visit every batch record in id order.
+    pub fn scan_batches(
+        &self,
+        f: impl FnMut(u64, Result<BatchRecord>) -> Result<()>,
+    ) -> Result<()> {
+        self.scan_u64(BATCHES, "batches", f)
+    }
+
+    /// Visit every receipt in batch order.
+    pub fn scan_receipts(&self, f: impl FnMut(u64, Result<Receipt>) -> Result<()>) -> Result<()> {
+        self.scan_u64(RECEIPTS, "receipts", f)
+    }
+
+    /// Visit every revision record in (tx, revision) order.
+    pub fn scan_revisions(
+        &self,
+        mut f: impl FnMut((u64, u32), Result<RevisionRecord>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(REVISIONS)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            f(
+                k.value(),
+                codec::decode("revisions", v.value()).map_err(Into::into),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Visit every raw event (seq, decoded or not) in order.
+    pub fn scan_events(
+        &self,
+        mut f: impl FnMut(u64, Result<EventKind>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(EVENTS)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            let rec: Result<EventRecord> = codec::decode("events", v.value()).map_err(Into::into);
+            f(k.value(), rec.map(|r| r.kind))?;
+        }
+        Ok(())
+    }
+
     /// Visit every tx, newest first; stop when `f` returns false.
     pub fn txs_newest_first(&self, mut f: impl FnMut(TxRecord) -> Result<bool>) -> Result<()> {
         let t = self.txn.open_table(TXS)?;

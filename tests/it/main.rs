@@ -4,6 +4,7 @@ mod support;
 
 mod cli;
 mod commit;
+mod crash;
 mod paths;
 mod preview;
 mod recovery;

@@ -1,0 +1,314 @@
+//! `journal verify`: check that the journal is internally consistent.
+//!
+//! Checks (each failure is one line of [`VerifyReport::problems`]):
+//! - every blob's bytes hash (blake3) to its key;
+//! - every record decodes;
+//! - every reference resolves: a revision's tx, every snapshot/candidate/pre/post blob,
+//!   a tx's revisions, committed batch, rollback links; a receipt's batch;
+//! - every batch's state history is a legal path of the state machine
+//!   ([`BatchState::can_become`]) from `prepared` to its current state;
+//! - the in-flight index holds exactly the non-terminal batches;
+//! - a batch has a receipt iff it is `committed`;
+//! - event sequence numbers are gap-free from 1.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::journal::records::*;
+use crate::journal::Reader;
+use crate::workspace::Journal;
+
+/// The outcome of [`Journal::verify`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// True when `problems` is empty.
+    pub ok: bool,
+    /// Transactions checked.
+    pub txs: u64,
+    /// Revisions checked.
+    pub revisions: u64,
+    /// Blobs checked (hash recomputed).
+    pub blobs: u64,
+    /// Total bytes of the blobs.
+    pub blob_bytes: u64,
+    /// Batches checked.
+    pub batches: u64,
+    /// Receipts checked.
+    pub receipts: u64,
+    /// Events checked.
+    pub events: u64,
+    /// One precise line per problem found.
+    pub problems: Vec<String>,
+}
+
+impl Journal {
+    /// Check the journal's internal consistency (see the module docs). Damage is reported
+    /// in the report, not as an error; an error means the journal could not be read at
+    /// all.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let r = self.ws.store.read()?;
+        let mut v = VerifyReport::default();
+        let blobs = check_blobs(&r, &mut v)?;
+        let txs = check_txs(&r, &mut v)?;
+        check_revisions(&r, &mut v, &blobs, &txs)?;
+        let batches = check_batches(&r, &mut v, &blobs, &txs)?;
+        check_receipts(&r, &mut v, &batches)?;
+        check_inflight(&r, &mut v, &batches)?;
+        check_events(&r, &mut v)?;
+        check_tx_links(&mut v, &txs, &batches);
+        v.ok = v.problems.is_empty();
+        Ok(v)
+    }
+}
+
+fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeSet<BlobHash>> {
+    let mut keys = BTreeSet::new();
+    r.scan_blobs(|key, bytes| {
+        v.blobs += 1;
+        v.blob_bytes += bytes.len() as u64;
+        let actual = BlobHash::of(bytes);
+        if actual != key {
+            v.problems.push(format!(
+                "blob {key}: bytes hash to {actual} ({} bytes)",
+                bytes.len()
+            ));
+        }
+        keys.insert(key);
+        Ok(())
+    })?;
+    Ok(keys)
+}
+
+fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>> {
+    let mut txs = BTreeMap::new();
+    r.scan_txs(|id, rec| {
+        v.txs += 1;
+        match rec {
+            Ok(t) if t.tx == id => {
+                txs.insert(id, t);
+            }
+            Ok(t) => v.problems.push(format!("tx {id}: record says tx {}", t.tx)),
+            Err(e) => v.problems.push(format!("tx {id}: {e}")),
+        }
+        Ok(())
+    })?;
+    Ok(txs)
+}
+
+fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, s: &FileState, what: String) {
+    if let Some(h) = s.hash.filter(|_| s.exists) {
+        if !blobs.contains(&h) {
+            v.problems.push(format!("{what}: blob {h} is missing"));
+        }
+    }
+}
+
+fn check_revisions(
+    r: &Reader,
+    v: &mut VerifyReport,
+    blobs: &BTreeSet<BlobHash>,
+    txs: &BTreeMap<u64, TxRecord>,
+) -> Result<()> {
+    let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
+    r.scan_revisions(|(tx, n), rec| {
+        v.revisions += 1;
+        let rev = match rec {
+            Ok(rev) => rev,
+            Err(e) => {
+                v.problems.push(format!("revision {tx}/{n}: {e}"));
+                return Ok(());
+            }
+        };
+        if !txs.contains_key(&tx) {
+            v.problems
+                .push(format!("revision {tx}/{n}: tx {tx} does not exist"));
+        }
+        for f in &rev.files {
+            need_blob(
+                v,
+                blobs,
+                &f.snapshot,
+                format!("revision {tx}/{n} {} snapshot", f.path),
+            );
+            need_blob(
+                v,
+                blobs,
+                &f.candidate,
+                format!("revision {tx}/{n} {} candidate", f.path),
+            );
+        }
+        *seen.entry(tx).or_default() += 1;
+        Ok(())
+    })?;
+    for (id, t) in txs {
+        let found = seen.get(id).copied().unwrap_or(0);
+        if found != t.revisions {
+            v.problems.push(format!(
+                "tx {id}: says {} revision(s), journal holds {found}",
+                t.revisions
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_batches(
+    r: &Reader,
+    v: &mut VerifyReport,
+    blobs: &BTreeSet<BlobHash>,
+    txs: &BTreeMap<u64, TxRecord>,
+) -> Result<BTreeMap<u64, BatchRecord>> {
+    let mut out = BTreeMap::new();
+    r.scan_batches(|id, rec| {
+        v.batches += 1;
+        let b = match rec {
+            Ok(b) => b,
+            Err(e) => {
+                v.problems.push(format!("batch {id}: {e}"));
+                return Ok(());
+            }
+        };
+        if !txs.contains_key(&b.tx) {
+            v.problems
+                .push(format!("batch {id}: tx {} does not exist", b.tx));
+        }
+        for f in &b.files {
+            need_blob(v, blobs, &f.pre, format!("batch {id} {} pre-image", f.path));
+            need_blob(
+                v,
+                blobs,
+                &f.post,
+                format!("batch {id} {} post-image", f.path),
+            );
+        }
+        if let Some(p) = illegal_history(&b) {
+            v.problems.push(format!("batch {id}: {p}"));
+        }
+        out.insert(id, b);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// Why a batch's history is not a legal path ending in its state, if it is not.
+fn illegal_history(b: &BatchRecord) -> Option<String> {
+    let states: Vec<BatchState> = b.history.iter().map(|h| h.state).collect();
+    if states.first() != Some(&BatchState::Prepared) {
+        return Some(format!("history does not start at prepared: {states:?}"));
+    }
+    if let Some(w) = states.windows(2).find(|w| !w[0].can_become(w[1])) {
+        return Some(format!("illegal transition {} -> {}", w[0], w[1]));
+    }
+    if states.last() != Some(&b.state) {
+        return Some(format!(
+            "state {} is not the last of its history {states:?}",
+            b.state
+        ));
+    }
+    None
+}
+
+fn check_receipts(
+    r: &Reader,
+    v: &mut VerifyReport,
+    batches: &BTreeMap<u64, BatchRecord>,
+) -> Result<()> {
+    let mut with_receipt = BTreeSet::new();
+    r.scan_receipts(|id, rec| {
+        v.receipts += 1;
+        match rec {
+            Ok(rc) if rc.batch == id => {
+                with_receipt.insert(id);
+            }
+            Ok(rc) => v
+                .problems
+                .push(format!("receipt {id}: record says batch {}", rc.batch)),
+            Err(e) => v.problems.push(format!("receipt {id}: {e}")),
+        }
+        Ok(())
+    })?;
+    for (id, b) in batches {
+        let committed = b.state == BatchState::Committed;
+        if committed != with_receipt.contains(id) {
+            v.problems.push(format!(
+                "batch {id} is {} but {} a receipt",
+                b.state,
+                if committed { "has no" } else { "has" }
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_inflight(
+    r: &Reader,
+    v: &mut VerifyReport,
+    batches: &BTreeMap<u64, BatchRecord>,
+) -> Result<()> {
+    let inflight: BTreeSet<u64> = r.inflight()?.into_iter().collect();
+    for (id, b) in batches {
+        if b.state.is_terminal() == inflight.contains(id) {
+            v.problems.push(format!(
+                "batch {id} is {} but {} the in-flight index",
+                b.state,
+                if inflight.contains(id) {
+                    "is in"
+                } else {
+                    "is missing from"
+                }
+            ));
+        }
+    }
+    for id in inflight.iter().filter(|id| !batches.contains_key(id)) {
+        v.problems.push(format!(
+            "in-flight index names batch {id}, which does not exist"
+        ));
+    }
+    Ok(())
+}
+
+fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
+    let mut expect = 1;
+    r.scan_events(|seq, ev| {
+        v.events += 1;
+        if seq != expect {
+            v.problems
+                .push(format!("event seq {seq}: expected {expect} (gap)"));
+        }
+        expect = seq + 1;
+        if let Err(e) = ev {
+            v.problems.push(format!("event {seq}: {e}"));
+        }
+        Ok(())
+    })
+}
+
+fn check_tx_links(
+    v: &mut VerifyReport,
+    txs: &BTreeMap<u64, TxRecord>,
+    batches: &BTreeMap<u64, BatchRecord>,
+) {
+    for (id, t) in txs {
+        if let Some(c) = t.committed {
+            match batches.get(&c.batch) {
+                Some(b) if b.tx == *id && b.state == BatchState::Committed => {}
+                _ => v.problems.push(format!(
+                    "tx {id}: committed batch {} is not a committed batch of it",
+                    c.batch
+                )),
+            }
+        }
+        for (what, other) in [
+            ("rollback_of", t.rollback_of),
+            ("rolled_back_by", t.rolled_back_by),
+        ] {
+            if let Some(o) = other.filter(|o| !txs.contains_key(o)) {
+                v.problems.push(format!(
+                    "tx {id}: {what} names tx {o}, which does not exist"
+                ));
+            }
+        }
+    }
+}
