@@ -346,3 +346,93 @@ fn foreign_write_between_crash_and_recovery_is_kept_and_reported() {
         .success());
     let _ = Duration::ZERO;
 }
+
+/// A workspace of 140 files in 7 directories and a plan that rewrites 120, deletes 10
+/// and creates 10 in new nested directories.
+fn big_batch() -> (tempfile::TempDir, u64) {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..140 {
+        let p = dir.path().join(format!("d{}/f{i}.txt", i % 7));
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, format!("file {i}\n").repeat(50)).unwrap();
+    }
+    let j = ultra_edit::Journal::init(dir.path()).unwrap();
+    let mut edits: Vec<serde_json::Value> = (0..120)
+        .map(|i| serde_json::json!({"op":"replace_file","path":format!("d{}/f{i}.txt", i % 7),"content":format!("new {i}\n")}))
+        .collect();
+    edits
+        .extend((120..130).map(
+            |i| serde_json::json!({"op":"delete_file","path":format!("d{}/f{i}.txt", i % 7)}),
+        ));
+    edits.extend((0..10).map(|i| serde_json::json!({"op":"create_file","path":format!("new/n{}/c{i}.txt", i % 3),"content":"c\n"})));
+    let tx = j
+        .preview(&plan(&serde_json::json!({ "edits": edits }).to_string()))
+        .unwrap()
+        .tx;
+    (dir, tx)
+}
+
+#[test]
+fn random_sigkill_during_a_large_batch_leaves_pre_or_post() {
+    let (clean, tx) = big_batch();
+    let pre = tree_state(clean.path());
+    let t0 = Instant::now();
+    assert!(run(clean.path(), &["commit", &tx.to_string()], None)
+        .status
+        .success());
+    let span_us = (t0.elapsed().as_micros() as u64).max(1000);
+    let post = tree_state(clean.path());
+    let mut seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(1)
+        | 1;
+    let started = Instant::now();
+    let (mut runs, mut pres, mut posts) = (0, 0, 0);
+    while runs < 40 && started.elapsed() < Duration::from_secs(45) {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let delay = Duration::from_micros(seed % (span_us + span_us / 2));
+        let (dir, tx) = big_batch();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+            .arg("--root")
+            .arg(dir.path())
+            .args(["commit", &tx.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(delay);
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        let what = format!("run {runs}, seed {seed}, kill after {delay:?}");
+        let out = run(dir.path(), &["--json", "recover"], None);
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let tree = tree_state(dir.path());
+        assert!(
+            tree.keys().all(|k| !k.contains(".ue-")),
+            "{what}: temp left"
+        );
+        if tree == pre {
+            pres += 1;
+        } else if tree == post {
+            posts += 1;
+        } else {
+            panic!("{what}: tree is neither pre nor post");
+        }
+        assert!(
+            run(dir.path(), &["journal", "verify"], None)
+                .status
+                .success(),
+            "{what}: verify"
+        );
+        runs += 1;
+    }
+    println!("random SIGKILL: {runs} runs ({pres} ended pre, {posts} post), all held");
+    assert!(runs >= 5);
+}
