@@ -82,7 +82,7 @@ impl Journal {
 
     fn committable_revision(&self, tx: u64, revision: Option<u32>) -> Result<RevisionRecord> {
         let r = self.ws.store.read()?;
-        let txrec = crate::tx::open_tx(&r, tx, "commit")?;
+        let txrec = crate::tx::open_tx(&r, tx, "be committed")?;
         if let Some(of) = txrec.rollback_of {
             return Err(Error::WrongState {
                 tx,
@@ -173,7 +173,7 @@ impl Journal {
         let rec = r.tx_required(tx)?;
         let committed = match (rec.state, rec.committed) {
             (TxState::Committed, Some(c)) => c,
-            _ => return Err(wrong_state(&rec, "roll back")),
+            _ => return Err(wrong_state(&rec, "be rolled back")),
         };
         let batch =
             r.batch(committed.batch)?

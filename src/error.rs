@@ -69,8 +69,8 @@ pub enum PathError {
         /// The path as given.
         path: String,
     },
-    /// A path under `.git/` or `.ultra-edit/`.
-    #[error("path {path:?} is inside {area}/, which ultra-edit never edits")]
+    /// A path with a `.git` or `.ultra-edit` component, at any depth.
+    #[error("path {path:?} is inside a {area}/ directory, which ultra-edit never edits")]
     Reserved {
         /// The path as given.
         path: String,
@@ -197,7 +197,7 @@ pub enum Error {
     #[error(transparent)]
     Io(#[from] IoError),
     /// No workspace journal at the root.
-    #[error("no ultra-edit journal at {root}; run `ultra-edit --root {root} init` first")]
+    #[error("no ultra-edit journal at {root} (nor in a parent directory); run `ultra-edit init` in the workspace's root directory, or pass --root DIR")]
     NotInitialized {
         /// The workspace root.
         root: PathBuf,
@@ -219,7 +219,7 @@ pub enum Error {
         latest: u32,
     },
     /// The transaction is not in a state that allows the verb.
-    #[error("transaction {tx} is {state}: {hint}")]
+    #[error("tx {tx} is {state}; {hint}")]
     WrongState {
         /// Transaction id.
         tx: u64,
@@ -237,7 +237,7 @@ pub enum Error {
         paths: Vec<String>,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed since it was committed; run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)", paths.join(", "))]
+    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)", paths.join(", "))]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -288,8 +288,10 @@ pub enum Error {
 }
 
 impl Error {
-    /// CLI exit code of the design brief: 1 other, 3 stale snapshot, 4 validation failed,
-    /// 5 lock timeout, 6 target not found/ambiguous, 7 conflict needing attention.
+    /// CLI exit code of the design brief: 1 other (including an invalid plan or path),
+    /// 3 stale snapshot or stale rollback, 4 validation failed, 5 lock timeout, 6 target
+    /// not found or ambiguous (a text target, a line range, a file that is missing or
+    /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
         match self {
             Error::StaleSnapshot { .. } | Error::StaleRollback { .. } => 3,
@@ -298,10 +300,28 @@ impl Error {
             Error::Edit(
                 EditError::TargetNotFound { .. }
                 | EditError::AmbiguousTarget { .. }
-                | EditError::OccurrenceOutOfRange { .. },
+                | EditError::OccurrenceOutOfRange { .. }
+                | EditError::LineOutOfRange { .. }
+                | EditError::FileNotFound { .. }
+                | EditError::FileExists { .. },
             ) => 6,
             Error::NeedsAttention { .. } => 7,
             _ => 1,
+        }
+    }
+
+    /// The transaction the error is about, if any (printed as `tx` in `--json` errors).
+    pub fn tx(&self) -> Option<u64> {
+        match self {
+            Error::UnknownTx { tx }
+            | Error::UnknownRevision { tx, .. }
+            | Error::WrongState { tx, .. }
+            | Error::StaleSnapshot { tx, .. }
+            | Error::StaleRollback { tx, .. }
+            | Error::ValidationFailed { tx, .. }
+            | Error::CommitFailed { tx, .. }
+            | Error::NeedsAttention { tx, .. } => Some(*tx),
+            _ => None,
         }
     }
 

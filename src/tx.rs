@@ -33,7 +33,8 @@ pub struct Preview {
     pub files: Vec<FileRevision>,
     /// Validation report.
     pub validation: Vec<edit::Issue>,
-    /// No error in the validation report.
+    /// The tx is open and the validation report has no error: `commit` would pass the
+    /// validation gate (freshness is checked at commit time).
     pub ready_to_commit: bool,
     /// Sum of the files' added lines.
     pub lines_added: usize,
@@ -51,7 +52,9 @@ impl Preview {
             agent: tx.agent.clone(),
             description: tx.description.clone(),
             base: rev.base,
-            ready_to_commit: rev.ready_to_commit(),
+            ready_to_commit: tx.state == TxState::Open
+                && tx.rollback_of.is_none()
+                && rev.ready_to_commit(),
             lines_added: rev.files.iter().map(|f| f.diff.lines_added).sum(),
             lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
             files: rev.files,
@@ -147,7 +150,7 @@ impl Journal {
     pub fn revise(&self, tx: u64, base: Option<u32>, plan: &Plan) -> Result<Preview> {
         let (txrec, base_rev) = {
             let r = self.ws.store.read()?;
-            let txrec = open_tx(&r, tx, "revise")?;
+            let txrec = open_tx(&r, tx, "be revised")?;
             let latest = txrec.revisions - 1;
             let n = base.unwrap_or(latest);
             let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
@@ -204,7 +207,7 @@ impl Journal {
         self.ws.store.write(|w| {
             let mut rec = w.tx(tx)?;
             if rec.state != TxState::Open {
-                return Err(wrong_state(&rec, "abort"));
+                return Err(wrong_state(&rec, "be aborted"));
             }
             rec.state = TxState::Aborted;
             w.put_tx(&rec)?;
@@ -402,15 +405,15 @@ pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: &str) -> Result
 pub(crate) fn wrong_state(rec: &TxRecord, verb: &str) -> Error {
     let hint = match (rec.state, rec.committed, rec.rolled_back_by) {
         (TxState::Committed, Some(c), _) => format!(
-            "it was committed (revision {}, batch {}); cannot {verb} it — `ultra-edit rollback {}` restores the files",
+            "revision {} was applied by batch {}, so it cannot {verb}; `ultra-edit rollback {}` restores the files",
             c.revision, c.batch, rec.tx
         ),
         (TxState::RolledBack, _, Some(by)) => format!(
-            "it was rolled back by tx {by}; cannot {verb} it — `ultra-edit rollback {by}` redoes it"
+            "tx {by} rolled it back, so it cannot {verb}; `ultra-edit rollback {by}` redoes it"
         ),
-        (TxState::Aborted, _, _) => format!("it was aborted and accepts nothing further; cannot {verb} it — preview again"),
-        (TxState::Open, _, _) => format!("it is not committed yet; cannot {verb} it — `ultra-edit commit {}` first", rec.tx),
-        _ => format!("cannot {verb} it"),
+        (TxState::Aborted, _, _) => format!("an aborted tx accepts nothing further, so it cannot {verb}; preview again"),
+        (TxState::Open, _, _) => format!("it is not committed, so it cannot {verb}; `ultra-edit commit {}` first", rec.tx),
+        _ => format!("it cannot {verb}"),
     };
     Error::WrongState {
         tx: rec.tx,

@@ -262,6 +262,14 @@ fn mark_txs_committed(w: &mut Writer, rec: &BatchRecord) -> Result<()> {
         old.state = TxState::RolledBack;
         old.rolled_back_by = Some(rec.tx);
         w.put_tx(&old)?;
+        // Rolling back a rollback redoes the tx it had rolled back: that tx's changes
+        // are live again, so it is committed (and can be rolled back) once more.
+        if let Some(redone) = old.rollback_of {
+            let mut t = w.tx(redone)?;
+            t.state = TxState::Committed;
+            t.rolled_back_by = None;
+            w.put_tx(&t)?;
+        }
     }
     Ok(())
 }

@@ -8,9 +8,10 @@ use clap::{Parser, Subcommand};
 #[derive(Parser, Debug)]
 #[command(name = "ultra-edit", version, about)]
 pub struct Cli {
-    /// Workspace root (default: the current directory).
-    #[arg(long, global = true, default_value = ".")]
-    pub root: PathBuf,
+    /// Workspace root. Default: the nearest directory, from the current one upwards,
+    /// that holds .ultra-edit/ (the current directory for `init`).
+    #[arg(long, global = true)]
+    pub root: Option<PathBuf>,
     /// Print one JSON object (JSON lines for `journal dump`) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
@@ -29,7 +30,8 @@ pub fn parse_tx(s: &str) -> Result<u64, String> {
 pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
     Init,
-    /// Start a new transaction from an edit plan: revision 0.
+    /// Start a new transaction from an edit plan: revision 0. Exits 4 if the preview's
+    /// validation has errors (the tx is still recorded).
     Preview {
         /// Edit plan JSON file, or - for standard input (default: standard input).
         #[arg(long, default_value = "-")]
@@ -37,6 +39,7 @@ pub enum Command {
     },
     /// Add a revision to TX, applying a plan on top of revision N (default: the latest).
     Revise {
+        /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
         /// Base revision.
@@ -48,6 +51,7 @@ pub enum Command {
     },
     /// Show a revision: snapshots, candidate diff, validation.
     Show {
+        /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
         /// Revision (default: the latest).
@@ -56,6 +60,7 @@ pub enum Command {
     },
     /// Apply a revision to the disk, all files or none; prints the receipt.
     Commit {
+        /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
         /// Revision (default: the latest).
@@ -67,11 +72,13 @@ pub enum Command {
     },
     /// Abort an open transaction.
     Abort {
+        /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
     },
     /// Restore the exact pre-commit state of TX's files, as a new transaction.
     Rollback {
+        /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
         /// Overwrite files changed since the commit (their bytes are kept in the journal).

@@ -1,23 +1,29 @@
 //! One function per subcommand: validated arguments → library call → render.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, DumpFilter, Error, IoError, Journal, JournalError, OpenOptions, Plan, Result,
-    RollbackOptions,
+    CommitOptions, DumpFilter, EditError, Error, IoError, Journal, JournalError, OpenOptions, Plan,
+    Preview, Result, RollbackOptions, STATE_DIR,
 };
 
 use super::args::{Cli, Command, JournalCommand};
 use super::render::Out;
 
-pub fn dispatch(cli: Cli) -> Result<()> {
+/// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
+/// recorded revision that fails validation).
+pub fn dispatch(cli: Cli) -> Result<i32> {
     let out = Out::new(cli.json);
-    let root = cli.root;
     if let Command::Init = cli.command {
-        let j = Journal::init(&root)?;
-        return out.init(j.root());
+        let j = Journal::init(&cli.root.unwrap_or_else(|| PathBuf::from(".")))?;
+        return out.init(j.root()).map(|()| 0);
     }
+    let root = match cli.root {
+        Some(root) => root,
+        None => discover_root()?,
+    };
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(cli.command, Command::Recover);
     let opts = OpenOptions {
@@ -28,11 +34,11 @@ pub fn dispatch(cli: Cli) -> Result<()> {
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
     }
-    match cli.command {
+    let done = match cli.command {
         Command::Init => Ok(()),
-        Command::Preview { plan } => out.preview(&j.preview(&read_plan(&plan)?)?),
+        Command::Preview { plan } => return previewed(&out, &j.preview(&read_plan(&plan)?)?),
         Command::Revise { tx, base, plan } => {
-            out.preview(&j.revise(tx, base, &read_plan(&plan)?)?)
+            return previewed(&out, &j.revise(tx, base, &read_plan(&plan)?)?)
         }
         Command::Show { tx, revision } => out.preview(&j.show(tx, revision)?),
         Command::Commit {
@@ -62,6 +68,9 @@ pub fn dispatch(cli: Cli) -> Result<()> {
                     with_blobs,
                 },
         } => {
+            if let Some(tx) = tx {
+                j.show(tx, None)?; // an unknown tx is an error, not an empty dump
+            }
             let filter = DumpFilter {
                 tx,
                 since_seq: since,
@@ -81,7 +90,38 @@ pub fn dispatch(cli: Cli) -> Result<()> {
                 problems => Err(JournalError::Damaged { problems }.into()),
             }
         }
+    };
+    done.map(|()| 0)
+}
+
+/// The nearest directory from the current one upwards that holds a journal, as git
+/// finds `.git`. Errors: [`Error::NotInitialized`] naming the current directory.
+fn discover_root() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().map_err(|source| {
+        Error::Io(IoError {
+            op: "getcwd",
+            path: ".".into(),
+            source,
+        })
+    })?;
+    cwd.ancestors()
+        .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
+        .map(PathBuf::from)
+        .ok_or(Error::NotInitialized { root: cwd })
+}
+
+/// Print a new revision. It is recorded either way, but one whose validation has
+/// errors exits 4 (validation failed) so that a script does not go on to commit it.
+fn previewed(out: &Out, p: &Preview) -> Result<i32> {
+    out.preview(p)?;
+    if p.ready_to_commit {
+        return Ok(0);
     }
+    eprintln!(
+        "ultra-edit: tx {} revision {} has validation errors; fix them with `ultra-edit revise {}`",
+        p.tx, p.revision, p.tx
+    );
+    Ok(4)
 }
 
 fn secs(s: f64) -> Duration {
@@ -90,6 +130,13 @@ fn secs(s: f64) -> Duration {
 
 /// Read a plan from a file or `-` (standard input) and parse it.
 fn read_plan(src: &str) -> Result<Plan> {
+    if src == "-" && std::io::stdin().is_terminal() {
+        return Err(EditError::InvalidPlan {
+            message: "no edit plan: pass --plan FILE, or pipe the plan's JSON on standard input"
+                .into(),
+        }
+        .into());
+    }
     let mut bytes = Vec::new();
     let res = if src == "-" {
         std::io::stdin().read_to_end(&mut bytes).map(|_| ())

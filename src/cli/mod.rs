@@ -12,7 +12,7 @@ pub fn run() -> i32 {
     let cli = args::Cli::parse();
     let json = cli.json;
     match commands::dispatch(cli) {
-        Ok(()) => 0,
+        Ok(code) => code,
         Err(e) => {
             render::error(&e, json);
             e.exit_code()

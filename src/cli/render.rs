@@ -138,13 +138,12 @@ impl Out {
             }
         }
         for i in &p.validation {
-            s += &format!(
-                "{}: {} {}: {}\n",
-                severity(i.severity),
-                i.code,
-                i.path,
-                i.message
-            );
+            let at = if i.path.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", i.path)
+            };
+            s += &format!("{}: {}{at}: {}\n", severity(i.severity), i.code, i.message);
         }
         emit(&s);
         Ok(())
@@ -207,9 +206,6 @@ impl Out {
             let mut extra = Vec::new();
             if let Some(c) = e.committed {
                 extra.push(format!("rev {} committed", c.revision));
-            }
-            if let Some(of) = e.rollback_of {
-                extra.push(format!("rollback of tx {of}"));
             }
             if let Some(by) = e.rolled_back_by {
                 extra.push(format!("rolled back by tx {by}"));
@@ -394,9 +390,11 @@ fn severity(s: Severity) -> &'static str {
 
 pub fn error(e: &Error, json: bool) {
     if json {
-        emit_json(
-            &json!({"error": {"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()}}),
-        );
+        let mut v = json!({"error": {"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()}});
+        if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
+            obj.insert("tx".into(), tx.into());
+        }
+        emit_json(&v);
     }
     eprintln!("error: {e}");
 }

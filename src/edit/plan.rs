@@ -4,14 +4,39 @@
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
+use serde::Deserialize;
 
 use super::error::EditError;
 
 /// A minimal valid plan, shown in parse-error hints.
 const MINIMAL_PLAN: &str = r#"{"edits": [{"op": "replace_text", "path": "src/lib.rs", "old": "fn a()", "new": "fn b()"}]}"#;
 
-/// Largest allowed unix mode (permission and setuid/setgid/sticky bits).
-pub const MAX_MODE: u32 = 0o7777;
+/// Largest allowed unix mode: permission bits only. Plans cannot set setuid, setgid or
+/// sticky bits.
+pub const MAX_MODE: u32 = 0o777;
+
+/// `mode` is a JSON number (decimal: 420 is 0o644) or a string of octal digits
+/// (`"0644"`, `"755"`, `"0o755"`), as `chmod(1)` takes it.
+fn de_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Mode {
+        Number(u32),
+        Octal(String),
+    }
+    match Option::<Mode>::deserialize(d)? {
+        None => Ok(None),
+        Some(Mode::Number(n)) => Ok(Some(n)),
+        Some(Mode::Octal(s)) => {
+            let digits = s.strip_prefix("0o").unwrap_or(&s);
+            u32::from_str_radix(digits, 8).map(Some).map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "\"mode\": {s:?} is not an octal mode like \"0644\" or \"755\""
+                ))
+            })
+        }
+    }
+}
 
 /// An edit plan: JSON document of the design brief's CLI contract.
 ///
@@ -94,8 +119,13 @@ pub enum Edit {
         /// New content as standard base64 (for binary files).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content_base64: Option<String>,
-        /// Unix mode to set (<= 0o7777); None keeps the current mode.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Unix mode to set (<= 0o777; a number, or an octal string like `"0644"`);
+        /// None keeps the current mode.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_mode"
+        )]
         mode: Option<u32>,
     },
     /// Create a file that must not exist yet. Exactly one of `content` /
@@ -109,8 +139,13 @@ pub enum Edit {
         /// Content as standard base64 (for binary files).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         content_base64: Option<String>,
-        /// Unix mode to set (<= 0o7777); None uses the default.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Unix mode to set (<= 0o777; a number, or an octal string like `"0644"`);
+        /// None uses 0o644.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_mode"
+        )]
         mode: Option<u32>,
     },
     /// Delete an existing file.
@@ -261,10 +296,14 @@ impl Edit {
     /// [`EditError::InvalidPlan`] naming the op and path.
     pub(crate) fn check_mode(&self) -> Result<(), EditError> {
         match self.mode() {
-            Some(m) if m > MAX_MODE => Err(self.invalid(format!(
-                "\"mode\": {m} (octal {m:o}) is larger than 0o7777 (4095); give permission bits \
-                 only, e.g. 420 for 0o644 or 493 for 0o755"
-            ))),
+            Some(m) if m > MAX_MODE => {
+                Err(self.invalid(format!(
+                "\"mode\": {m} is octal {m:o}, more than permission bits (0o777); JSON numbers \
+                 are decimal, so write the mode as an octal string: \"mode\": \"0{}\" \
+                 (setuid, setgid and sticky bits cannot be set by a plan)",
+                if m <= 7777 { m.to_string() } else { "644".into() }
+            )))
+            }
             _ => Ok(()),
         }
     }
@@ -458,13 +497,24 @@ mod tests {
     }
 
     #[test]
-    fn mode_is_bounded() {
-        let ok = r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":4095}]}"#;
-        assert!(parse(ok).is_ok());
+    fn mode_is_bounded_and_octal_strings_are_accepted() {
+        let ok = r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":511}]}"#;
+        assert_eq!(parse(ok).unwrap().edits[0].mode(), Some(0o777));
+        for s in ["0644", "644", "0o644"] {
+            let json = format!(
+                r#"{{"edits":[{{"op":"create_file","path":"a","content":"","mode":"{s}"}}]}}"#
+            );
+            assert_eq!(parse(&json).unwrap().edits[0].mode(), Some(0o644), "{s}");
+        }
+        // 644 as a JSON number is decimal: 0o1204, refused with the octal-string hint.
         let msg = invalid_message(
-            r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":4096}]}"#,
+            r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":644}]}"#,
         );
-        assert!(msg.contains("larger than 0o7777"), "{msg}");
+        assert!(msg.contains("\"mode\": \"0644\""), "{msg}");
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":"9z"}]}"#,
+        );
+        assert!(msg.contains("octal"), "{msg}");
     }
 
     #[test]

@@ -69,8 +69,10 @@ pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
     if parts.iter().any(|s| s.len() > 255) {
         return Err(invalid("has a component longer than 255 bytes"));
     }
+    // Anywhere in the path: a nested repository's `.git/` or a nested workspace's
+    // journal is as off-limits as the root's.
     for area in [".git", ".ultra-edit"] {
-        if parts[0] == area {
+        if parts.contains(&area) {
             return Err(PathError::Reserved {
                 path: raw.to_string(),
                 area,
@@ -172,8 +174,17 @@ mod tests {
             n(&"x".repeat(256)),
             Err(PathError::Invalid { .. })
         ));
-        // A nested .git is an ordinary directory name (a vendored repo's files are
-        // still the user's); only the root's .git is reserved.
+        assert!(matches!(
+            n("vendor/sub/.git/config"),
+            Err(PathError::Reserved { area: ".git", .. })
+        ));
+        assert!(matches!(
+            n("src/.ultra-edit/journal.redb"),
+            Err(PathError::Reserved {
+                area: ".ultra-edit",
+                ..
+            })
+        ));
         assert_eq!(n("vendor/.gitignore").unwrap(), "vendor/.gitignore");
     }
 }

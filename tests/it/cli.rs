@@ -92,3 +92,84 @@ fn json_dump_lists_every_record_in_order() {
         .collect();
     assert_eq!(states, ["prepared", "committing", "committed"]);
 }
+
+#[test]
+fn a_preview_that_fails_validation_is_recorded_but_exits_4() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let v = json_of(&out); // exactly one JSON object: the preview
+    assert_eq!(v["tx"], 1);
+    assert_eq!(v["ready_to_commit"], false);
+    assert_eq!(v["validation"][1]["code"], "no_changes");
+}
+
+#[test]
+fn json_errors_name_the_tx() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#),
+    );
+    let tx = json_of(&out)["tx"].as_u64().unwrap().to_string();
+    assert!(cli(ws.root(), &["abort", &tx], None).status.success());
+    let again = cli(ws.root(), &["--json", "commit", &tx], None);
+    assert_eq!(again.status.code(), Some(1));
+    let v = json_of(&again);
+    assert_eq!(v["tx"].as_u64().map(|t| t.to_string()), Some(tx));
+    assert_eq!(v["error"]["kind"], "wrong_state");
+    assert_eq!(
+        cli(ws.root(), &["journal", "dump", "--tx", "99"], None)
+            .status
+            .code(),
+        Some(1)
+    );
+}
+
+#[test]
+fn the_root_is_found_from_a_subdirectory_like_git() {
+    let ws = workspace();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+        .args(["--json", "preview", "--plan", "-"])
+        .current_dir(ws.path("src"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(br#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(json_of(&out)["files"][0]["path"], "run.sh"); // paths stay root-relative
+    assert!(!ws.path("src/.ultra-edit").exists());
+}
+
+#[test]
+fn modes_are_octal_strings_or_numbers() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"create_file","path":"x.sh","content":"","mode":"0755"},
+                                  {"op":"create_file","path":"y.txt","content":"","mode":420}]}"#,
+    );
+    assert_eq!(
+        (p.files[0].candidate.mode, p.files[1].candidate.mode),
+        (0o755, 0o644)
+    );
+    let out = cli(
+        ws.root(),
+        &["preview"],
+        Some(r#"{"edits":[{"op":"create_file","path":"z","content":"","mode":644}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(r#""mode": "0644""#));
+}

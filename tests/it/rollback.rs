@@ -65,6 +65,23 @@ fn rollback_restores_exact_pre_commit_snapshot() {
         assert_eq!(disk.as_deref().map(BlobHash::of), f.post.hash, "{}", f.path);
     }
     assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
+    // After the redo the original tx's changes are live again: it is committed, and
+    // rolling it back once more restores the pre-commit tree again.
+    let log = ws.journal.log(None).unwrap();
+    let orig = log.iter().find(|e| e.tx == p.tx).unwrap();
+    assert_eq!(
+        (orig.state, orig.rolled_back_by),
+        (TxState::Committed, None)
+    );
+    let rb = log.iter().find(|e| e.tx == r.tx).unwrap();
+    assert_eq!(
+        (rb.state, rb.rolled_back_by),
+        (TxState::RolledBack, Some(redo.tx))
+    );
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(ws.tree(), before);
 }
 
 #[test]
