@@ -238,6 +238,7 @@ impl Journal {
                 plan: format!("{{\"rollback_of\":{}}}", orig.tx),
                 files: files.clone(),
                 validation: Vec::new(),
+                conflicts: Vec::new(),
             })?;
             Ok(id)
         })

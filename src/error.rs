@@ -236,6 +236,25 @@ pub enum Error {
         /// The changed paths, sorted.
         paths: Vec<String>,
     },
+    /// A revise plan was written against a revision that is no longer the latest.
+    #[error("tx {tx}: the plan was written against revision {base}, but the latest is {latest}; write it against revision {latest} (`ultra-edit show {tx}`), or pass --rebase to merge it onto revision {latest}")]
+    StaleRevision {
+        /// Transaction id.
+        tx: u64,
+        /// The revision the plan names.
+        base: u32,
+        /// The latest revision.
+        latest: u32,
+    },
+    /// `rebase` found nothing to do: every file of the latest revision still matches
+    /// its snapshot on disk.
+    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; `ultra-edit commit {tx}` can go ahead")]
+    NothingToRebase {
+        /// Transaction id.
+        tx: u64,
+        /// The latest revision.
+        revision: u32,
+    },
     /// Files changed since the commit that is being rolled back; nothing was written.
     #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)", paths.join(", "))]
     StaleRollback {
@@ -294,7 +313,9 @@ impl Error {
     /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::StaleSnapshot { .. } | Error::StaleRollback { .. } => 3,
+            Error::StaleSnapshot { .. }
+            | Error::StaleRollback { .. }
+            | Error::StaleRevision { .. } => 3,
             Error::ValidationFailed { .. } => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(
@@ -318,6 +339,8 @@ impl Error {
             | Error::WrongState { tx, .. }
             | Error::StaleSnapshot { tx, .. }
             | Error::StaleRollback { tx, .. }
+            | Error::StaleRevision { tx, .. }
+            | Error::NothingToRebase { tx, .. }
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::NeedsAttention { tx, .. } => Some(*tx),
@@ -338,6 +361,8 @@ impl Error {
             Error::WrongState { .. } => "wrong_state",
             Error::StaleSnapshot { .. } => "stale_snapshot",
             Error::StaleRollback { .. } => "stale_rollback",
+            Error::StaleRevision { .. } => "stale_revision",
+            Error::NothingToRebase { .. } => "nothing_to_rebase",
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",

@@ -31,6 +31,7 @@ mod failpoint;
 pub mod fs;
 pub mod journal;
 mod lock;
+mod rebase;
 mod recovery;
 mod tx;
 mod verify;
@@ -42,10 +43,11 @@ pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{Error, IoError, JournalError, PathError, Result};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, CommitRef, Event, EventKind,
-    FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, TxRecord, TxState,
+    FileConflict, FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, TxRecord,
+    TxState,
 };
 pub use journal::SCHEMA_VERSION;
 pub use recovery::{RecoveryAction, RecoveryReport};
-pub use tx::{LogEntry, Preview};
+pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::VerifyReport;
 pub use workspace::{Journal, OpenOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};

@@ -19,6 +19,7 @@ use crate::batch::drive::{self, DriveOutcome, Side};
 use crate::batch::protocol::{complete, transition};
 use crate::error::Result;
 use crate::failpoint::crash_point;
+use crate::fs::EntryKind;
 use crate::journal::records::*;
 use crate::workspace::Ws;
 
@@ -154,7 +155,7 @@ pub(crate) fn settle(
             let removed = rec
                 .remove_dirs
                 .iter()
-                .filter(|d| !ws.root.join(d).exists())
+                .filter(|d| matches!(ws.fs.entry(&ws.root.join(d)), Ok(EntryKind::Absent)))
                 .cloned()
                 .collect();
             complete(ws, rec, removed, by_recovery).map(|_| ())

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::batch::gate::same_state;
 use crate::edit::{self, FileBase, FileCheck, Plan};
 use crate::error::{Error, Result};
 use crate::fs::{path, snapshot};
@@ -40,6 +41,8 @@ pub struct Preview {
     pub lines_added: usize,
     /// Sum of the files' removed lines.
     pub lines_removed: usize,
+    /// Files a rebase could not merge; a conflicted revision cannot be committed.
+    pub conflicts: Vec<FileConflict>,
 }
 
 impl Preview {
@@ -59,6 +62,7 @@ impl Preview {
             lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
             files: rev.files,
             validation: rev.validation,
+            conflicts: rev.conflicts,
         }
     }
 }
@@ -94,14 +98,23 @@ pub struct LogEntry {
     pub rolled_back_by: Option<u64>,
 }
 
+/// Options of [`Journal::revise`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReviseOptions {
+    /// The revision the plan was written against (default: the latest).
+    pub base: Option<u32>,
+    /// Accept a plan written against an older revision by merging it onto the latest.
+    pub rebase: bool,
+}
+
 /// A file's state while a revision is built: snapshot, candidate, and their bytes.
 #[derive(Clone)]
-struct Working {
-    snapshot: FileState,
-    snapshot_bytes: Option<Vec<u8>>,
-    candidate: FileState,
-    candidate_bytes: Option<Vec<u8>>,
-    text_op_on_binary: bool,
+pub(crate) struct Working {
+    pub snapshot: FileState,
+    pub snapshot_bytes: Option<Vec<u8>>,
+    pub candidate: FileState,
+    pub candidate_bytes: Option<Vec<u8>>,
+    pub text_op_on_binary: bool,
 }
 
 impl Journal {
@@ -133,52 +146,111 @@ impl Journal {
                 tx: tx.tx,
                 rollback_of: None,
             })?;
-            let rev = record_revision(w, tx.tx, 0, None, plan_json, files)?;
+            let rev = record_revision(w, tx.tx, 0, None, plan_json, files, Vec::new())?;
             Ok((tx, rev))
         })?;
         Ok(Preview::new(&tx, rev))
     }
 
     /// Stage 2 of the seed: a new revision of `tx`, made by applying `plan` to the
-    /// candidates of revision `base` (default: the latest). Line numbers and matches in
-    /// `plan` refer to that revision's candidates. A file the plan touches for the first
-    /// time is snapshotted now.
+    /// candidates of the latest revision. Line numbers and matches in `plan` refer to
+    /// that revision's candidates, never to the disk or an older revision. A file the
+    /// plan touches for the first time is snapshotted now; a file whose candidate
+    /// becomes equal to its snapshot leaves the candidate set.
+    ///
+    /// `opts.base` names the revision the plan was written against. If it is not the
+    /// latest, the plan is refused with [`Error::StaleRevision`] unless `opts.rebase`:
+    /// then it is applied to that revision and the result is merged three-way onto the
+    /// latest (base = revision `base`, ours = the plan's result, theirs = latest); a
+    /// conflict makes a revision marked conflicted that `commit` refuses.
     ///
     /// Errors: [`Error::UnknownTx`], [`Error::UnknownRevision`], [`Error::WrongState`]
-    /// (the tx is not open, or another process revised it meanwhile), and those of
-    /// [`Journal::preview`].
-    pub fn revise(&self, tx: u64, base: Option<u32>, plan: &Plan) -> Result<Preview> {
-        let (txrec, base_rev) = {
-            let r = self.ws.store.read()?;
-            let txrec = open_tx(&r, tx, "be revised")?;
-            let latest = txrec.revisions - 1;
-            let n = base.unwrap_or(latest);
-            let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
+    /// (the tx is not open, or another process revised it meanwhile),
+    /// [`Error::StaleRevision`], and those of [`Journal::preview`].
+    pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
+        let (txrec, latest) = self.latest_open(tx, "be revised")?;
+        let base = match opts.base {
+            Some(n) if n != latest.revision => {
+                if !opts.rebase {
+                    return Err(Error::StaleRevision {
+                        tx,
+                        base: n,
+                        latest: latest.revision,
+                    });
+                }
+                self.revision_record(tx, n, latest.revision)?
+            }
+            _ => latest.clone(),
+        };
+        let prior = self.load_working(&base)?;
+        let mut files = self.build(plan, &prior)?;
+        let mut conflicts = Vec::new();
+        if base.revision != latest.revision {
+            let theirs = self.load_working(&latest)?;
+            (files, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
+        }
+        self.append_revision(
+            &txrec,
+            latest.revision,
+            plan_to_json(plan),
+            files,
+            conflicts,
+        )
+    }
+
+    /// The tx, if open, and its latest revision.
+    pub(crate) fn latest_open(&self, tx: u64, verb: &str) -> Result<(TxRecord, RevisionRecord)> {
+        let r = self.ws.store.read()?;
+        let txrec = open_tx(&r, tx, verb)?;
+        let latest = txrec.revisions.saturating_sub(1);
+        let rev = r.revision(tx, latest)?.ok_or(Error::UnknownRevision {
+            tx,
+            revision: latest,
+            latest,
+        })?;
+        Ok((txrec, rev))
+    }
+
+    fn revision_record(&self, tx: u64, n: u32, latest: u32) -> Result<RevisionRecord> {
+        self.ws
+            .store
+            .read()?
+            .revision(tx, n)?
+            .ok_or(Error::UnknownRevision {
                 tx,
                 revision: n,
                 latest,
-            })?;
-            (txrec, rev)
-        };
-        let prior = self.load_working(&base_rev)?;
-        let files = self.build(plan, &prior)?;
-        let plan_json = plan_to_json(plan);
+            })
+    }
+
+    /// Record `files` as the next revision of `txrec`, built on revision `base`. Fails
+    /// with [`Error::WrongState`] if the tx changed since `txrec` was read.
+    pub(crate) fn append_revision(
+        &self,
+        txrec: &TxRecord,
+        base: u32,
+        plan_json: String,
+        files: BTreeMap<String, Working>,
+        conflicts: Vec<FileConflict>,
+    ) -> Result<Preview> {
+        let tx = txrec.tx;
         let (txrec, rev) = self.ws.store.write(|w| {
             let mut now = w.tx(tx)?;
             if now.revisions != txrec.revisions || now.state != TxState::Open {
                 return Err(Error::WrongState {
                     tx,
                     state: now.state.to_string(),
-                    hint: "it changed while this revision was built; run revise again".into(),
+                    hint: "it changed while this revision was built; run the command again".into(),
                 });
             }
             let rev = record_revision(
                 w,
                 tx,
                 now.revisions,
-                Some(base_rev.revision),
+                Some(base),
                 plan_json,
                 files,
+                conflicts,
             )?;
             now.revisions += 1;
             w.put_tx(&now)?;
@@ -249,7 +321,7 @@ impl Journal {
     }
 
     /// Snapshots and candidates of a recorded revision, with their bytes.
-    fn load_working(&self, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+    pub(crate) fn load_working(&self, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
         let r = self.ws.store.read()?;
         let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
             match s.hash.filter(|_| s.exists) {
@@ -336,7 +408,9 @@ impl Journal {
     }
 }
 
-/// Store the blobs, diff and validate `files`, and record the revision.
+/// Validate `files`, store their blobs and diffs, and record the revision. Files whose
+/// candidate equals their snapshot are validated (a `candidate_equals_source` warning)
+/// but leave the candidate set. Each conflict adds a `merge_conflict` error.
 fn record_revision(
     w: &mut crate::journal::Writer,
     tx: u64,
@@ -344,6 +418,7 @@ fn record_revision(
     base: Option<u32>,
     plan: String,
     files: BTreeMap<String, Working>,
+    conflicts: Vec<FileConflict>,
 ) -> Result<RevisionRecord> {
     let checks: Vec<FileCheck<'_>> = files
         .iter()
@@ -354,9 +429,13 @@ fn record_revision(
             text_op_on_binary: f.text_op_on_binary,
         })
         .collect();
-    let validation = edit::validate(&checks);
+    let mut validation = edit::validate(&checks);
+    validation.extend(conflicts.iter().map(conflict_issue));
     let mut out = Vec::with_capacity(files.len());
-    for (path, f) in &files {
+    for (path, f) in files
+        .iter()
+        .filter(|(_, f)| !same_state(&f.snapshot, &f.candidate))
+    {
         for bytes in [&f.snapshot_bytes, &f.candidate_bytes]
             .into_iter()
             .flatten()
@@ -383,9 +462,38 @@ fn record_revision(
         plan,
         files: out,
         validation,
+        conflicts,
     };
     w.put_revision(&rec)?;
     Ok(rec)
+}
+
+fn conflict_issue(c: &FileConflict) -> edit::Issue {
+    let lines: Vec<String> = c
+        .regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{}-{}",
+                r.merged_start,
+                r.merged_start + r.merged_lines.saturating_sub(1)
+            )
+        })
+        .collect();
+    let at = if lines.is_empty() {
+        String::new()
+    } else {
+        format!(" (conflict markers at lines {})", lines.join(", "))
+    };
+    edit::Issue {
+        code: "merge_conflict".into(),
+        severity: edit::Severity::Error,
+        path: c.path.clone(),
+        message: format!(
+            "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
+            c.reason
+        ),
+    }
 }
 
 fn plan_to_json(plan: &Plan) -> String {

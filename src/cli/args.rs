@@ -37,14 +37,18 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
     },
-    /// Add a revision to TX, applying a plan on top of revision N (default: the latest).
+    /// Add a revision to TX: a plan applied to the latest revision's candidates.
     Revise {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
-        /// Base revision.
+        /// The revision the plan was written against (default: the latest). An older
+        /// one is refused (exit 3) unless --rebase.
         #[arg(long)]
         base: Option<u32>,
+        /// Apply a plan written against an older --base and merge it onto the latest.
+        #[arg(long, requires = "base")]
+        rebase: bool,
         /// Edit plan JSON file, or - for standard input.
         #[arg(long, default_value = "-")]
         plan: String,
@@ -69,6 +73,13 @@ pub enum Command {
         /// Seconds to wait for the commit lock.
         #[arg(long, default_value_t = 10.0)]
         lock_timeout: f64,
+    },
+    /// Rebase a stale preview onto the disk: a new revision whose snapshot is the disk
+    /// and whose candidate is the three-way merge. Exits 4 if it conflicts.
+    Rebase {
+        /// Transaction id.
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
     },
     /// Abort an open transaction.
     Abort {

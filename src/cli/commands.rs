@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ultra_edit::{
     CommitOptions, DumpFilter, EditError, Error, IoError, Journal, JournalError, OpenOptions, Plan,
-    Preview, Result, RollbackOptions, STATE_DIR,
+    Preview, Result, ReviseOptions, RollbackOptions, STATE_DIR,
 };
 
 use super::args::{Cli, Command, JournalCommand};
@@ -37,9 +37,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
     let done = match cli.command {
         Command::Init => Ok(()),
         Command::Preview { plan } => return previewed(&out, &j.preview(&read_plan(&plan)?)?),
-        Command::Revise { tx, base, plan } => {
-            return previewed(&out, &j.revise(tx, base, &read_plan(&plan)?)?)
+        Command::Revise {
+            tx,
+            base,
+            rebase,
+            plan,
+        } => {
+            let opts = ReviseOptions { base, rebase };
+            return previewed(&out, &j.revise(tx, opts, &read_plan(&plan)?)?);
         }
+        Command::Rebase { tx } => return previewed(&out, &j.rebase(tx)?),
         Command::Show { tx, revision } => out.preview(&j.show(tx, revision)?),
         Command::Commit {
             tx,

@@ -137,6 +137,22 @@ impl Out {
                 s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
             }
         }
+        for c in &p.conflicts {
+            s += &format!("conflict in {}: {}\n", c.path, c.reason);
+            for r in &c.regions {
+                s += &format!(
+                    "  lines {}-{} of the candidate: base {},{} candidate {},{} disk {},{}\n",
+                    r.merged_start,
+                    r.merged_start + r.merged_lines.saturating_sub(1),
+                    r.base_start,
+                    r.base_lines,
+                    r.ours_start,
+                    r.ours_lines,
+                    r.theirs_start,
+                    r.theirs_lines
+                );
+            }
+        }
         for i in &p.validation {
             let at = if i.path.is_empty() {
                 String::new()

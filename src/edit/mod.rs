@@ -20,12 +20,14 @@
 
 pub mod diff;
 pub mod error;
+pub mod merge;
 pub mod plan;
 pub mod resolve;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
 pub use error::EditError;
+pub use merge::{merge3, ConflictRegion, MergeResult};
 pub use plan::{Edit, Plan};
 pub use resolve::{apply_file_edits, FileBase, FileCandidate};
 pub use validate::{has_errors, validate, FileCheck, Issue, Severity};

@@ -10,6 +10,7 @@
 pub mod codec;
 pub mod records;
 
+use std::ops::Bound;
 use std::path::Path;
 
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable, TableDefinition};
@@ -174,6 +175,29 @@ impl redb::StorageBackend for BoxedBackend {
     }
     fn close(&self) -> Result<(), std::io::Error> {
         self.0.close()
+    }
+    // MultiWriter mode needs the byte-range locks; the defaults say "unsupported".
+    fn try_lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.0.try_lock_range(s, e)
+    }
+    fn try_lock_shared_range(
+        &self,
+        s: Bound<u64>,
+        e: Bound<u64>,
+    ) -> Result<bool, redb::BackendError> {
+        self.0.try_lock_shared_range(s, e)
+    }
+    fn lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.lock_range(s, e)
+    }
+    fn lock_shared_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.lock_shared_range(s, e)
+    }
+    fn unlock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.unlock_range(s, e)
+    }
+    fn query_lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.0.query_lock_range(s, e)
     }
 }
 

@@ -11,7 +11,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::edit::{CandidateDiff, Issue};
+use crate::edit::{CandidateDiff, ConflictRegion, Issue};
 
 /// A blake3 hash of a blob's bytes: the blob's key in the journal.
 ///
@@ -204,6 +204,21 @@ pub struct RevisionRecord {
     pub files: Vec<FileRevision>,
     /// Validation report.
     pub validation: Vec<Issue>,
+    /// Files a rebase could not merge cleanly (empty for a clean revision).
+    pub conflicts: Vec<FileConflict>,
+}
+
+/// A file a three-way rebase could not merge cleanly.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileConflict {
+    /// Path relative to the root.
+    pub path: String,
+    /// What conflicted, in words ("both changed the same lines", "deleted on disk,
+    /// changed by the candidate", …).
+    pub reason: String,
+    /// The conflicting line regions (1-based lines); empty when the whole file
+    /// conflicts (existence, binary content).
+    pub regions: Vec<ConflictRegion>,
 }
 
 impl RevisionRecord {

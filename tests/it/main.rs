@@ -6,6 +6,8 @@ mod cli;
 mod commit;
 mod crash;
 mod paths;
+mod powercut;
 mod preview;
+mod rebase;
 mod recovery;
 mod rollback;

@@ -208,7 +208,7 @@ fn revise_builds_on_the_latest_candidate_and_keeps_the_tx() {
     // Revision 1 matches text of revision 0's candidate, not of the disk.
     let p1 = ws
         .journal
-        .revise(p0.tx, None, &plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    4"},
+        .revise(p0.tx, Default::default(), &plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    4"},
                                              {"op":"create_file","path":"src/c.rs","content":"// c\n"}]}"#))
         .unwrap();
     assert_eq!((p1.tx, p1.revision, p1.base), (p0.tx, 1, Some(0)));
@@ -231,7 +231,7 @@ fn revise_builds_on_the_latest_candidate_and_keeps_the_tx() {
         .journal
         .revise(
             p0.tx,
-            None,
+            Default::default(),
             &plan(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#),
         )
         .unwrap_err();

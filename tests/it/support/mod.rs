@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod crashfs;
 pub mod faultfs;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,205 @@
+//! Explicit three-way rebase (seed: CandidateRebaseEngine, "rebase is explicit, never
+//! implicit magic").
+//!
+//! - [`Journal::rebase`]: the disk moved since the snapshot. Per changed file: base =
+//!   old snapshot, ours = candidate, theirs = disk; the new revision's snapshot is the
+//!   disk and its candidate the merge.
+//! - `revise --base N --rebase` ([`merge_onto`]): a plan written against an older
+//!   revision. Per file: base = revision N's candidate, ours = the plan applied to it,
+//!   theirs = the latest candidate.
+//!
+//! The line merge is [`crate::edit::merge3`] (git `merge-file` semantics). A conflict
+//! does not fail the verb: it makes a revision marked conflicted (its `conflicts` list
+//! and `merge_conflict` validation errors), whose candidate holds both sides between
+//! conflict markers; `commit` refuses it until a later revision resolves it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::batch::gate::same_state;
+use crate::edit::{self, is_binary};
+use crate::error::{Error, Result};
+use crate::fs::snapshot;
+use crate::journal::records::{FileConflict, FileState};
+use crate::tx::{Preview, Working};
+use crate::workspace::Journal;
+
+impl Journal {
+    /// Rebase the latest revision of an open tx onto the disk: a new revision whose
+    /// snapshot is the current disk and whose candidate is the three-way merge of
+    /// each file that moved. Files that did not move are carried over.
+    ///
+    /// Errors: [`Error::WrongState`] (tx not open), [`Error::NothingToRebase`] (no file
+    /// moved), path and I/O errors reading the disk. Conflicts are not errors: see the
+    /// module docs.
+    pub fn rebase(&self, tx: u64) -> Result<Preview> {
+        let (txrec, latest) = self.latest_open(tx, "be rebased")?;
+        let working = self.load_working(&latest)?;
+        let mut out = BTreeMap::new();
+        let mut conflicts = Vec::new();
+        let mut moved = false;
+        for (path, w) in working {
+            let (disk, disk_bytes) =
+                snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
+            if same_state(&disk, &w.snapshot) {
+                out.insert(path, w);
+                continue;
+            }
+            moved = true;
+            let sides = Sides {
+                base: (&w.snapshot, w.snapshot_bytes.as_deref()),
+                ours: (&w.candidate, w.candidate_bytes.as_deref()),
+                theirs: (&disk, disk_bytes.as_deref()),
+            };
+            let (merged, conflict) = sides.merge(&path, ("candidate", "disk"));
+            conflicts.extend(conflict);
+            out.insert(path, merged.with_snapshot(disk, disk_bytes));
+        }
+        if !moved {
+            return Err(Error::NothingToRebase {
+                tx,
+                revision: latest.revision,
+            });
+        }
+        let plan = format!(
+            "{{\"rebase_onto_disk\":{{\"from_revision\":{}}}}}",
+            latest.revision
+        );
+        self.append_revision(&txrec, latest.revision, plan, out, conflicts)
+    }
+}
+
+/// Merge a plan's result (`ours`, built on revision N whose files are `prior`) onto the
+/// latest revision's files (`theirs`).
+pub(crate) fn merge_onto(
+    prior: &BTreeMap<String, Working>,
+    mut ours: BTreeMap<String, Working>,
+    mut theirs: BTreeMap<String, Working>,
+) -> (BTreeMap<String, Working>, Vec<FileConflict>) {
+    let paths: BTreeSet<String> = ours.keys().chain(theirs.keys()).cloned().collect();
+    let mut out = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    for path in paths {
+        let o = ours.remove(&path);
+        let t = theirs.remove(&path);
+        // The common ancestor: revision N's candidate, or for a file revision N did not
+        // have, the snapshot taken when the file joined.
+        let Some(any) = prior.get(&path).or(o.as_ref()).or(t.as_ref()) else {
+            continue;
+        };
+        let base = match prior.get(&path) {
+            Some(b) => (b.candidate, b.candidate_bytes.clone()),
+            None => (any.snapshot, any.snapshot_bytes.clone()),
+        };
+        let snap = t.as_ref().or(o.as_ref()).unwrap_or(any);
+        let (snapshot, snapshot_bytes) = (snap.snapshot, snap.snapshot_bytes.clone());
+        let side = |w: &Option<Working>| match w {
+            Some(w) => (w.candidate, w.candidate_bytes.clone()),
+            None => base.clone(),
+        };
+        let (os, ob) = side(&o);
+        let (ts, tb) = side(&t);
+        let sides = Sides {
+            base: (&base.0, base.1.as_deref()),
+            ours: (&os, ob.as_deref()),
+            theirs: (&ts, tb.as_deref()),
+        };
+        let (merged, conflict) = sides.merge(&path, ("plan", "latest"));
+        conflicts.extend(conflict);
+        out.insert(path, merged.with_snapshot(snapshot, snapshot_bytes));
+    }
+    (out, conflicts)
+}
+
+/// The three versions of one file.
+struct Sides<'a> {
+    base: (&'a FileState, Option<&'a [u8]>),
+    ours: (&'a FileState, Option<&'a [u8]>),
+    theirs: (&'a FileState, Option<&'a [u8]>),
+}
+
+/// A merged candidate, before its snapshot is set.
+struct Merged {
+    state: FileState,
+    bytes: Option<Vec<u8>>,
+}
+
+impl Merged {
+    fn with_snapshot(self, snapshot: FileState, snapshot_bytes: Option<Vec<u8>>) -> Working {
+        Working {
+            snapshot,
+            snapshot_bytes,
+            candidate: self.state,
+            candidate_bytes: self.bytes,
+            text_op_on_binary: false,
+        }
+    }
+}
+
+impl Sides<'_> {
+    /// Merge bytes and existence per git's rules; the mode is ours if ours changed it,
+    /// else theirs.
+    fn merge(&self, path: &str, labels: (&str, &str)) -> (Merged, Option<FileConflict>) {
+        let (base, ours, theirs) = (self.base.1, self.ours.1, self.theirs.1);
+        let mode = if self.ours.0.mode != self.base.0.mode {
+            self.ours.0.mode
+        } else {
+            self.theirs.0.mode
+        };
+        let conflict = |reason: &str, regions| FileConflict {
+            path: path.to_string(),
+            reason: reason.to_string(),
+            regions,
+        };
+        let (bytes, conflict) = if ours == base || ours == theirs {
+            (theirs.map(<[u8]>::to_vec), None)
+        } else if theirs == base {
+            (ours.map(<[u8]>::to_vec), None)
+        } else {
+            match (ours, theirs) {
+                (Some(o), Some(t))
+                    if is_binary(o) || is_binary(t) || base.is_some_and(is_binary) =>
+                {
+                    (
+                        Some(o.to_vec()),
+                        Some(conflict(
+                            "binary content changed on both sides; the candidate keeps its bytes",
+                            vec![],
+                        )),
+                    )
+                }
+                (Some(o), Some(t)) => {
+                    let m = edit::merge3(base.unwrap_or_default(), o, t, labels.0, labels.1);
+                    let c = (!m.conflicts.is_empty())
+                        .then(|| conflict("both sides changed the same lines", m.conflicts));
+                    (Some(m.merged), c)
+                }
+                (Some(o), None) => (
+                    Some(o.to_vec()),
+                    Some(conflict(
+                        &format!(
+                            "deleted on the {} side, changed on the {} side",
+                            labels.1, labels.0
+                        ),
+                        vec![],
+                    )),
+                ),
+                (None, Some(_)) => (
+                    None,
+                    Some(conflict(
+                        &format!(
+                            "changed on the {} side, deleted on the {} side",
+                            labels.1, labels.0
+                        ),
+                        vec![],
+                    )),
+                ),
+                (None, None) => (None, None),
+            }
+        };
+        let state = match &bytes {
+            Some(b) => FileState::present(b, if mode == 0 { 0o644 } else { mode }),
+            None => FileState::ABSENT,
+        };
+        (Merged { state, bytes }, conflict)
+    }
+}

@@ -1,0 +1,351 @@
+//! Preview iteration and explicit rebase (seed stage 2, CandidateRebaseEngine).
+
+use proptest::prelude::*;
+use ultra_edit::{BlobHash, Error, Journal, ReviseOptions, TxState};
+
+use crate::support::*;
+
+fn candidate(j: &Journal, tx: u64, path: &str) -> Option<Vec<u8>> {
+    let p = j.show(tx, None).unwrap();
+    let f = p.files.iter().find(|f| f.path == path)?;
+    f.candidate.hash.map(|h| j.blob(&h).unwrap().unwrap())
+}
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// One revision's edits: disjoint `(start, end, replacement lines)` on the current lines.
+fn apply_model(lines: &mut Vec<String>, edits: &[(usize, usize, Vec<String>)]) {
+    let mut sorted = edits.to_vec();
+    sorted.sort_by_key(|e| std::cmp::Reverse(e.0));
+    for (start, end, new) in sorted {
+        lines.splice(start - 1..end, new);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Random sequences of replace_lines edits, revision by revision, equal the same
+    /// edits applied to a plain Vec<String> model: line numbers always refer to the
+    /// latest candidate, never to the disk or an older revision.
+    #[test]
+    fn repeated_revisions_do_not_leak_stale_offsets(
+        seeds in prop::collection::vec((0usize..1000, 0usize..1000, 0usize..4, any::<bool>()), 1..7)
+    ) {
+        let ws = workspace();
+        ws.write("m.txt", numbered(12).as_bytes());
+        let mut model: Vec<String> = numbered(12).lines().map(|l| format!("{l}\n")).collect();
+        let mut tx = None;
+        for (rev, (a, b, n_new, two)) in seeds.into_iter().enumerate() {
+            let len = model.len().max(1);
+            let start = a % len + 1;
+            let end = (start + b % 3).min(model.len()).max(start);
+            let mut edits = vec![(start, end, (0..n_new).map(|k| format!("r{rev} e0 {k}\n")).collect::<Vec<_>>())];
+            // A second edit in the same revision, after the first (both against one base).
+            if two && end + 1 < model.len() {
+                let s2 = end + 1 + (a % (model.len() - end));
+                let s2 = s2.min(model.len());
+                edits.push((s2, s2, vec![format!("r{rev} e1\n")]));
+            }
+            if model.is_empty() {
+                edits = vec![];
+            }
+            let json_edits: Vec<_> = edits.iter().map(|(s, e, new)| serde_json::json!({
+                "op": "replace_lines", "path": "m.txt", "start": s, "end": e, "content": new.concat()
+            })).collect();
+            if json_edits.is_empty() { break; }
+            let plan = plan(&serde_json::json!({ "edits": json_edits }).to_string());
+            let p = match tx {
+                None => ws.journal.preview(&plan).unwrap(),
+                Some(t) => ws.journal.revise(t, ReviseOptions::default(), &plan).unwrap(),
+            };
+            tx = Some(p.tx);
+            prop_assert_eq!(p.revision as usize, rev);
+            apply_model(&mut model, &edits);
+            let got = candidate(&ws.journal, p.tx, "m.txt").unwrap_or_default();
+            prop_assert_eq!(String::from_utf8(got).unwrap(), model.concat());
+        }
+    }
+}
+
+#[test]
+fn revise_against_old_base_is_refused() {
+    let ws = workspace();
+    ws.write("f.txt", numbered(8).as_bytes());
+    let p0 = ws.preview(
+        r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"TWO\n"}]}"#,
+    );
+    let opts = ReviseOptions::default();
+    ws.journal
+        .revise(p0.tx, opts, &plan(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":7,"end":7,"content":"SEVEN\n"}]}"#))
+        .unwrap();
+    // A plan written against revision 0 while the latest is 1.
+    let old = plan(
+        r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":4,"end":4,"content":"FOUR\n"}]}"#,
+    );
+    let err = ws
+        .journal
+        .revise(
+            p0.tx,
+            ReviseOptions {
+                base: Some(0),
+                rebase: false,
+            },
+            &old,
+        )
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::StaleRevision {
+                base: 0,
+                latest: 1,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(err.exit_code(), 3);
+    assert_eq!(
+        ws.journal.show(p0.tx, None).unwrap().revision,
+        1,
+        "nothing recorded"
+    );
+    // Asked explicitly, it is merged onto revision 1.
+    let p2 = ws
+        .journal
+        .revise(
+            p0.tx,
+            ReviseOptions {
+                base: Some(0),
+                rebase: true,
+            },
+            &old,
+        )
+        .unwrap();
+    assert_eq!((p2.revision, p2.base, p2.conflicts.len()), (2, Some(1), 0));
+    assert_eq!(
+        String::from_utf8(candidate(&ws.journal, p0.tx, "f.txt").unwrap()).unwrap(),
+        "line 1\nTWO\nline 3\nFOUR\nline 5\nline 6\nSEVEN\nline 8\n"
+    );
+}
+
+#[test]
+fn rebase_clean_merge_commits() {
+    let ws = workspace();
+    ws.write("f.txt", numbered(10).as_bytes());
+    let p = ws.preview(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"agent\n"}]}"#);
+    ws.write(
+        "f.txt",
+        numbered(10).replace("line 8\n", "human\n").as_bytes(),
+    );
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::StaleSnapshot { .. }) && err.to_string().contains("rebase"),
+        "{err}"
+    );
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert_eq!((r.tx, r.revision, r.base), (p.tx, 1, Some(0)));
+    assert!(r.conflicts.is_empty() && r.ready_to_commit);
+    let disk = numbered(10).replace("line 8\n", "human\n");
+    assert_eq!(
+        r.files[0].snapshot.hash,
+        Some(BlobHash::of(disk.as_bytes()))
+    );
+    let receipt = ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(receipt.kind, ultra_edit::BatchKind::Commit { revision: 1 });
+    assert_eq!(
+        String::from_utf8(ws.read("f.txt")).unwrap(),
+        numbered(10)
+            .replace("line 2\n", "agent\n")
+            .replace("line 8\n", "human\n")
+    );
+    // Nothing moved now: rebase says so instead of making an empty revision.
+    let q = ws.preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#);
+    assert!(matches!(
+        ws.journal.rebase(q.tx),
+        Err(Error::NothingToRebase { .. })
+    ));
+}
+
+#[test]
+fn rebase_conflict_is_reported_and_blocks_commit() {
+    let ws = workspace();
+    ws.write("f.txt", numbered(6).as_bytes());
+    let p = ws.preview(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":3,"end":4,"content":"agent 3\nagent 4\n"}]}"#);
+    ws.write(
+        "f.txt",
+        numbered(6).replace("line 4\n", "human 4\n").as_bytes(),
+    );
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert!(!r.ready_to_commit);
+    assert_eq!(r.conflicts.len(), 1);
+    let c = &r.conflicts[0];
+    assert_eq!(c.path, "f.txt");
+    assert_eq!(c.regions.len(), 1);
+    let g = &c.regions[0];
+    assert_eq!((g.merged_start, g.merged_lines), (3, 7));
+    assert_eq!((g.base_start, g.base_lines), (3, 2));
+    assert_eq!(
+        (g.ours_start, g.ours_lines, g.ours.as_str()),
+        (3, 2, "agent 3\nagent 4\n")
+    );
+    assert_eq!(
+        (g.theirs_start, g.theirs_lines, g.theirs.as_str()),
+        (3, 2, "line 3\nhuman 4\n")
+    );
+    assert_eq!(
+        String::from_utf8(candidate(&ws.journal, p.tx, "f.txt").unwrap()).unwrap(),
+        "line 1\nline 2\n<<<<<<< candidate\nagent 3\nagent 4\n=======\nline 3\nhuman 4\n>>>>>>> disk\nline 5\nline 6\n"
+    );
+    assert!(r
+        .validation
+        .iter()
+        .any(|i| i.code == "merge_conflict" && i.path == "f.txt"));
+    let before = ws.tree();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::ValidationFailed { revision: 1, .. }),
+        "{err:?}"
+    );
+    assert_eq!(ws.tree(), before);
+    // Resolving it in a revision makes it committable.
+    let fix = ws
+        .journal
+        .revise(p.tx, ReviseOptions::default(), &plan(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":3,"end":9,"content":"agent 3\nhuman 4\n"}]}"#))
+        .unwrap();
+    assert!(fix.ready_to_commit, "{:?}", fix.validation);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(
+        String::from_utf8(ws.read("f.txt")).unwrap(),
+        "line 1\nline 2\nagent 3\nhuman 4\nline 5\nline 6\n"
+    );
+}
+
+#[test]
+fn rebase_matches_git_merge_file() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        println!("skipped: git is not installed");
+        return;
+    }
+    let fixtures: &[(&str, &str, &str)] = &[
+        ("a\nb\nc\nd\ne\n", "a\nB\nc\nd\ne\n", "a\nb\nc\nD\ne\n"),
+        ("a\nb\nc\n", "a\nX\nc\n", "a\nY\nc\n"),
+        ("a\nb\nc\n", "a\nb\nc\nours\n", "a\nb\nc\ntheirs\n"),
+        (
+            "1\n2\n3\n4\n5\n6\n7\n8\n",
+            "1\n2\nx\n4\n5\n6\n7\n8\n",
+            "1\n2\n3\n4\n5\n6\ny\n8\n",
+        ),
+        ("k\n", "k\nl\n", "j\nk\n"),
+        ("p\nq\nr\ns\n", "p\nQ\nR\ns\n", "p\nQ\nr\nS\n"),
+        (
+            "one\r\ntwo\r\nthree\r\n",
+            "one\r\nTWO\r\nthree\r\n",
+            "one\r\ntwo\r\nTHREE\r\n",
+        ),
+        ("no newline", "no newline at all", "no newline here"),
+        ("a\nb\nc\nd\n", "a\nc\nd\n", "a\nb\nc\nd\ne\n"),
+    ];
+    for (i, (base, ours, theirs)) in fixtures.iter().enumerate() {
+        let ws = workspace();
+        ws.write("f.txt", base.as_bytes());
+        let json =
+            serde_json::json!({"edits":[{"op":"replace_file","path":"f.txt","content":ours}]})
+                .to_string();
+        let p = ws.preview(&json);
+        ws.write("f.txt", theirs.as_bytes());
+        let r = ws.journal.rebase(p.tx).unwrap();
+        let ours_bytes = candidate(&ws.journal, p.tx, "f.txt").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for (name, body) in [("ours", ours), ("base", base), ("theirs", theirs)] {
+            std::fs::write(dir.path().join(name), body).unwrap();
+        }
+        let out = std::process::Command::new("git")
+            .args([
+                "merge-file",
+                "-p",
+                "-L",
+                "candidate",
+                "-L",
+                "base",
+                "-L",
+                "disk",
+                "ours",
+                "base",
+                "theirs",
+            ])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let git_conflicts = out.status.code().unwrap();
+        assert!(
+            (0..128).contains(&git_conflicts),
+            "fixture {i}: git merge-file failed"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&ours_bytes),
+            String::from_utf8_lossy(&out.stdout),
+            "fixture {i}"
+        );
+        let ours_conflicts: usize = r.conflicts.iter().map(|c| c.regions.len()).sum();
+        assert_eq!(
+            ours_conflicts, git_conflicts as usize,
+            "fixture {i}: conflict count"
+        );
+    }
+}
+
+#[test]
+fn revision_can_add_and_drop_files() {
+    let ws = workspace();
+    let p0 = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper2"}]}"#,
+    );
+    // Revision 1 adds a file: it is snapshotted now, after a change made meanwhile.
+    ws.write("src/b.rs", b"pub fn b() -> u32 {\n    20\n}\n");
+    let p1 = ws
+        .journal
+        .revise(
+            p0.tx,
+            ReviseOptions::default(),
+            &plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"20","new":"21"}]}"#),
+        )
+        .unwrap();
+    let paths: Vec<&str> = p1.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["src/a.rs", "src/b.rs"]);
+    assert_eq!(
+        p1.files[1].snapshot.hash,
+        Some(BlobHash::of(b"pub fn b() -> u32 {\n    20\n}\n"))
+    );
+    // Revision 2 restores src/a.rs to its snapshot: it leaves the candidate set.
+    let p2 = ws
+        .journal
+        .revise(p0.tx, ReviseOptions::default(), &plan(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper2","new":"helper"}]}"#))
+        .unwrap();
+    let paths: Vec<&str> = p2.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["src/b.rs"]);
+    assert!(p2
+        .validation
+        .iter()
+        .any(|i| i.code == "candidate_equals_source" && i.path == "src/a.rs"));
+    let r = ws.journal.commit(p0.tx, Default::default()).unwrap();
+    assert_eq!(r.files.len(), 1);
+    assert_eq!(
+        ws.read("src/a.rs"),
+        b"pub fn a() -> u32 {\n    crate::helper()\n}\n"
+    );
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    21\n}\n");
+    assert_eq!(
+        ws.journal.show(p0.tx, None).unwrap().state,
+        TxState::Committed
+    );
+    // Every revision is still in the journal.
+    assert_eq!(ws.journal.show(p0.tx, Some(1)).unwrap().files.len(), 2);
+}
