@@ -39,45 +39,47 @@ impl Journal {
     /// error inside the batch, reverted). [`Error::NeedsAttention`] when a revert met
     /// foreign bytes.
     pub fn commit(&self, tx: u64, opts: CommitOptions) -> Result<Receipt> {
-        let rev = self.committable_revision(tx, opts.revision)?;
-        let receipt = {
-            let _lock = self.lock()?;
-            crash_point!("batch::after_lock");
-            recovery::recover(&self.ws)?;
-            // Re-read under the lock: another process may have committed it meanwhile.
-            self.committable_revision(tx, Some(rev.revision))?;
-            let files: Vec<BatchFile> = rev
-                .files
-                .iter()
-                .filter(|f| !same_state(&f.snapshot, &f.candidate))
-                .map(|f| BatchFile {
-                    path: f.path.clone(),
-                    pre: f.snapshot,
-                    post: f.candidate,
-                })
-                .collect();
-            gate::recheck_paths(&self.ws, &files)?;
-            let stale = gate::stale_paths(
-                &self.ws,
-                rev.files.iter().map(|f| (f.path.as_str(), &f.snapshot)),
-            )?;
-            if !stale.is_empty() {
-                return Err(Error::StaleSnapshot { tx, paths: stale });
-            }
-            protocol::apply(
-                &self.ws,
-                BatchPlan {
-                    tx,
-                    kind: BatchKind::Commit {
-                        revision: rev.revision,
+        crate::workspace::guarded(|| {
+            let rev = self.committable_revision(tx, opts.revision)?;
+            let receipt = {
+                let _lock = self.lock()?;
+                crash_point!("batch::after_lock");
+                recovery::recover(&self.ws, false)?;
+                // Re-read under the lock: another process may have committed it meanwhile.
+                self.committable_revision(tx, Some(rev.revision))?;
+                let files: Vec<BatchFile> = rev
+                    .files
+                    .iter()
+                    .filter(|f| !same_state(&f.snapshot, &f.candidate))
+                    .map(|f| BatchFile {
+                        path: f.path.clone(),
+                        pre: f.snapshot,
+                        post: f.candidate,
+                    })
+                    .collect();
+                gate::recheck_paths(&self.ws, &files)?;
+                let stale = gate::stale_paths(
+                    &self.ws,
+                    rev.files.iter().map(|f| (f.path.as_str(), &f.snapshot)),
+                )?;
+                if !stale.is_empty() {
+                    return Err(Error::StaleSnapshot { tx, paths: stale });
+                }
+                protocol::apply(
+                    &self.ws,
+                    BatchPlan {
+                        tx,
+                        kind: BatchKind::Commit {
+                            revision: rev.revision,
+                        },
+                        files,
+                        remove_dirs: Vec::new(),
                     },
-                    files,
-                    remove_dirs: Vec::new(),
-                },
-            )?
-        };
-        self.reingest(&paths_of(&receipt));
-        Ok(receipt)
+                )?
+            };
+            self.reingest(&paths_of(&receipt));
+            Ok(receipt)
+        })
     }
 
     fn committable_revision(&self, tx: u64, revision: Option<u32>) -> Result<RevisionRecord> {
@@ -123,49 +125,72 @@ impl Journal {
     /// [`Error::StaleRollback`] when a file changed since the commit (unless
     /// `opts.force`), and those of [`Journal::commit`].
     pub fn rollback(&self, tx: u64, opts: RollbackOptions) -> Result<Receipt> {
-        let receipt = {
-            let _lock = self.lock()?;
-            crash_point!("batch::after_lock");
-            recovery::recover(&self.ws)?;
-            let (orig, batch) = self.rollbackable(tx)?;
-            let mut current = Vec::with_capacity(batch.files.len());
-            let mut stale = Vec::new();
-            for f in &batch.files {
-                let (state, bytes) =
-                    snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
-                if !same_state(&state, &f.post) {
-                    stale.push(f.path.clone());
+        crate::workspace::guarded(|| {
+            let receipt = {
+                let _lock = self.lock()?;
+                crash_point!("batch::after_lock");
+                recovery::recover(&self.ws, false)?;
+                let (orig, batch) = self.rollbackable(tx)?;
+                let mut current = Vec::with_capacity(batch.files.len());
+                let mut stale = Vec::new();
+                for f in &batch.files {
+                    let (state, bytes) =
+                        snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
+                    if !same_state(&state, &f.post) {
+                        stale.push(f.path.clone());
+                    }
+                    current.push((f, state, bytes));
                 }
-                current.push((f, state, bytes));
-            }
-            if !stale.is_empty() && !opts.force {
-                return Err(Error::StaleRollback { tx, paths: stale });
-            }
-            let rb_tx = self.record_rollback_tx(&orig, &current)?;
-            let files = current
-                .iter()
-                .filter(|(f, state, _)| !same_state(state, &f.pre))
-                .map(|(f, state, _)| BatchFile {
-                    path: f.path.clone(),
-                    pre: *state,
-                    post: f.pre,
-                })
-                .collect();
-            protocol::apply(
-                &self.ws,
-                BatchPlan {
-                    tx: rb_tx,
-                    kind: BatchKind::Rollback {
-                        of: tx,
-                        forced: opts.force && !stale.is_empty(),
+                if !stale.is_empty() && !opts.force {
+                    return Err(Error::StaleRollback { tx, paths: stale });
+                }
+                let rb_tx = self.record_rollback_tx(&orig, &current)?;
+                let files = current
+                    .iter()
+                    .filter(|(f, state, _)| !same_state(state, &f.pre))
+                    .map(|(f, state, _)| BatchFile {
+                        path: f.path.clone(),
+                        pre: *state,
+                        post: f.pre,
+                    })
+                    .collect();
+                let applied = protocol::apply(
+                    &self.ws,
+                    BatchPlan {
+                        tx: rb_tx,
+                        kind: BatchKind::Rollback {
+                            of: tx,
+                            forced: opts.force && !stale.is_empty(),
+                        },
+                        files,
+                        remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
                     },
-                    files,
-                    remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
-                },
-            )?
-        };
-        self.reingest(&paths_of(&receipt));
-        Ok(receipt)
+                );
+                // A rollback that did not land leaves no open rollback tx behind (unless
+                // its batch is still in flight: recovery owns it then).
+                if applied.is_err() {
+                    self.abort_failed_rollback(rb_tx)?;
+                }
+                applied?
+            };
+            self.reingest(&paths_of(&receipt));
+            Ok(receipt)
+        })
+    }
+
+    fn abort_failed_rollback(&self, rb_tx: u64) -> Result<()> {
+        self.ws.store.write(|w| {
+            if w.has_inflight_batch(rb_tx)? {
+                return Ok(());
+            }
+            let mut rec = w.tx(rb_tx)?;
+            if rec.state == TxState::Open {
+                rec.state = TxState::Aborted;
+                w.put_tx(&rec)?;
+                w.event(EventKind::TxAborted { tx: rb_tx })?;
+            }
+            Ok(())
+        })
     }
 
     fn rollbackable(&self, tx: u64) -> Result<(TxRecord, BatchRecord)> {

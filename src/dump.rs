@@ -63,33 +63,37 @@ impl Journal {
         filter: DumpFilter,
         mut visit: impl FnMut(DumpEntry) -> Result<bool>,
     ) -> Result<()> {
-        let r = self.ws.store.read()?;
-        r.events(filter.since_seq, |event| {
-            let detail = match &event.kind {
-                EventKind::TxCreated { tx, .. } => r.tx(*tx)?.map(DumpDetail::Tx),
-                EventKind::RevisionRecorded { tx, revision } => {
-                    r.revision(*tx, *revision)?.map(DumpDetail::Revision)
+        crate::workspace::guarded(|| {
+            let r = self.ws.store.read()?;
+            r.events(filter.since_seq, |event| {
+                let detail = match &event.kind {
+                    EventKind::TxCreated { tx, .. } => r.tx(*tx)?.map(DumpDetail::Tx),
+                    EventKind::RevisionRecorded { tx, revision } => {
+                        r.revision(*tx, *revision)?.map(DumpDetail::Revision)
+                    }
+                    EventKind::BatchState {
+                        batch,
+                        state: BatchState::Prepared,
+                        ..
+                    } => r.batch(*batch)?.map(DumpDetail::Batch),
+                    EventKind::ReceiptIssued { batch, .. } => {
+                        r.receipt(*batch)?.map(DumpDetail::Receipt)
+                    }
+                    _ => None,
+                };
+                let entry = DumpEntry { event, detail };
+                if filter.tx.is_some() && entry.tx() != filter.tx {
+                    return Ok(true);
                 }
-                EventKind::BatchState {
-                    batch,
-                    state: BatchState::Prepared,
-                    ..
-                } => r.batch(*batch)?.map(DumpDetail::Batch),
-                EventKind::ReceiptIssued { batch, .. } => {
-                    r.receipt(*batch)?.map(DumpDetail::Receipt)
-                }
-                _ => None,
-            };
-            let entry = DumpEntry { event, detail };
-            if filter.tx.is_some() && entry.tx() != filter.tx {
-                return Ok(true);
-            }
-            visit(entry)
+                visit(entry)
+            })
         })
     }
 
     /// The bytes of a blob, for `--with-blobs` and embedders.
     pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
-        self.ws.store.read()?.blob(hash)
+        crate::workspace::guarded(|| {
+            self.ws.store.read()?.blob(hash)
+        })
     }
 }

@@ -77,6 +77,12 @@ pub enum PathError {
         /// `.git` or `.ultra-edit`.
         area: &'static str,
     },
+    /// The file name has the form of ultra-edit's temp files (`.ue-*.tmp`).
+    #[error("path {path:?} has the name form of ultra-edit's temp files (.ue-*.tmp); rename it")]
+    TempName {
+        /// The path as given.
+        path: String,
+    },
     /// A parent directory of the path is a symlink.
     #[error(
         "path {path:?} goes through the symlink {link:?}; edit the link's target by its real path"
@@ -146,6 +152,12 @@ pub enum JournalError {
         found: u64,
         /// [`crate::SCHEMA_VERSION`].
         supported: u64,
+    },
+    /// A verb panicked, most likely inside redb on a damaged journal file.
+    #[error("internal failure ({message}); the journal file may be damaged: run `ultra-edit journal verify`, and keep a copy of .ultra-edit/ for a bug report")]
+    Panicked {
+        /// The panic message.
+        message: String,
     },
     /// `journal verify` found problems (listed in its report).
     #[error("journal verify found {problems} problem(s); the journal was not modified")]
@@ -285,7 +297,7 @@ pub enum Error {
     },
     /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
     /// is `Aborted` in the journal and the transaction can be committed again.
-    #[error("commit of tx {tx} failed and was reverted, no file changed: {cause}")]
+    #[error("batch {batch} of tx {tx} failed and was reverted, no file changed: {cause}")]
     CommitFailed {
         /// Transaction id.
         tx: u64,
@@ -295,7 +307,7 @@ pub enum Error {
         cause: IoError,
     },
     /// A batch could not be completed or reverted; the journal keeps everything needed.
-    #[error("batch {batch} of tx {tx} needs attention: {message}; run `ultra-edit recover` once the cause is fixed")]
+    #[error("batch {batch} of tx {tx} needs attention: {message}; put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)")]
     NeedsAttention {
         /// Transaction id.
         tx: u64,

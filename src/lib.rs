@@ -50,4 +50,4 @@ pub use journal::SCHEMA_VERSION;
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::VerifyReport;
-pub use workspace::{Journal, OpenOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};
+pub use workspace::{Journal, OpenOptions, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};

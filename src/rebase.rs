@@ -32,39 +32,41 @@ impl Journal {
     /// moved), path and I/O errors reading the disk. Conflicts are not errors: see the
     /// module docs.
     pub fn rebase(&self, tx: u64) -> Result<Preview> {
-        let (txrec, latest) = self.latest_open(tx, "be rebased")?;
-        let working = self.load_working(&latest)?;
-        let mut out = BTreeMap::new();
-        let mut conflicts = Vec::new();
-        let mut moved = false;
-        for (path, w) in working {
-            let (disk, disk_bytes) =
-                snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
-            if same_state(&disk, &w.snapshot) {
-                out.insert(path, w);
-                continue;
+        crate::workspace::guarded(|| {
+            let (txrec, latest) = self.latest_open(tx, "be rebased")?;
+            let working = self.load_working(&latest)?;
+            let mut out = BTreeMap::new();
+            let mut conflicts = Vec::new();
+            let mut moved = false;
+            for (path, w) in working {
+                let (disk, disk_bytes) =
+                    snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
+                if same_state(&disk, &w.snapshot) {
+                    out.insert(path, w);
+                    continue;
+                }
+                moved = true;
+                let sides = Sides {
+                    base: (&w.snapshot, w.snapshot_bytes.as_deref()),
+                    ours: (&w.candidate, w.candidate_bytes.as_deref()),
+                    theirs: (&disk, disk_bytes.as_deref()),
+                };
+                let (merged, conflict) = sides.merge(&path, ("candidate", "disk"));
+                conflicts.extend(conflict);
+                out.insert(path, merged.with_snapshot(disk, disk_bytes));
             }
-            moved = true;
-            let sides = Sides {
-                base: (&w.snapshot, w.snapshot_bytes.as_deref()),
-                ours: (&w.candidate, w.candidate_bytes.as_deref()),
-                theirs: (&disk, disk_bytes.as_deref()),
-            };
-            let (merged, conflict) = sides.merge(&path, ("candidate", "disk"));
-            conflicts.extend(conflict);
-            out.insert(path, merged.with_snapshot(disk, disk_bytes));
-        }
-        if !moved {
-            return Err(Error::NothingToRebase {
-                tx,
-                revision: latest.revision,
-            });
-        }
-        let plan = format!(
-            "{{\"rebase_onto_disk\":{{\"from_revision\":{}}}}}",
-            latest.revision
-        );
-        self.append_revision(&txrec, latest.revision, plan, out, conflicts)
+            if !moved {
+                return Err(Error::NothingToRebase {
+                    tx,
+                    revision: latest.revision,
+                });
+            }
+            let plan = format!(
+                "{{\"rebase_onto_disk\":{{\"from_revision\":{}}}}}",
+                latest.revision
+            );
+            self.append_revision(&txrec, latest.revision, plan, out, conflicts)
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 //! | `Prepared` | revert: every file to its pre-image, temps removed → `Aborted` |
 //! | `Committing` | roll forward: every file to its post-image → `Committed` + receipt |
 //! | `Reverting` | continue the revert → `Aborted` |
+//! | `NeedsAttention` | retried toward the side it was going to; settles once the foreign bytes are gone (or overwritten with `--overwrite`) |
 //!
 //! Per file the decision is by hash ([`crate::batch::drive`]), so recovery is idempotent
 //! and may itself crash. A file holding foreign bytes is never clobbered: its bytes are
@@ -15,7 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::batch::drive::{self, DriveOutcome, Side};
+use crate::batch::drive::{self, DriveOptions, DriveOutcome, Side};
 use crate::batch::protocol::{complete, transition};
 use crate::error::Result;
 use crate::failpoint::crash_point;
@@ -38,6 +39,8 @@ pub struct RecoveryAction {
     pub rewritten: Vec<String>,
     /// Files left alone because someone else wrote them.
     pub foreign: Vec<ForeignWrite>,
+    /// Files with foreign bytes that `recover --overwrite` overwrote (bytes kept).
+    pub overwritten: Vec<ForeignWrite>,
     /// Temp files removed.
     pub temps_removed: usize,
 }
@@ -59,8 +62,9 @@ pub struct RecoveryReport {
     pub actions: Vec<RecoveryAction>,
 }
 
-/// Recover every in-flight batch. The caller holds the commit lock.
-pub(crate) fn recover(ws: &Ws) -> Result<RecoveryReport> {
+/// Recover every in-flight batch. The caller holds the commit lock. With `overwrite`,
+/// foreign bytes are overwritten (after being stored in the journal) instead of left.
+pub(crate) fn recover(ws: &Ws, overwrite: bool) -> Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
     let ids = ws.store.read()?.inflight()?;
     report.batches_found = ids.len();
@@ -68,7 +72,7 @@ pub(crate) fn recover(ws: &Ws) -> Result<RecoveryReport> {
         let Some(rec) = ws.store.read()?.batch(id)? else {
             continue;
         };
-        let action = recover_batch(ws, rec)?;
+        let action = recover_batch(ws, rec, overwrite)?;
         report.temps_removed += action.temps_removed;
         match action.result {
             BatchState::Committed => report.completed.push(id),
@@ -80,14 +84,15 @@ pub(crate) fn recover(ws: &Ws) -> Result<RecoveryReport> {
     Ok(report)
 }
 
-fn recover_batch(ws: &Ws, mut rec: BatchRecord) -> Result<RecoveryAction> {
+fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<RecoveryAction> {
     let found = rec.state;
-    let side = match found {
-        BatchState::Committing => Side::Post,
-        _ => Side::Pre,
-    };
+    let side = if rec.rolls_forward() { Side::Post } else { Side::Pre };
     let after = || crash_point!("recovery::after_file");
-    let out = drive::drive(ws, &rec, side, &after)?;
+    let opts = DriveOptions {
+        overwrite,
+        ..DriveOptions::all(side)
+    };
+    let out = drive::drive(ws, &rec, opts, &after)?;
     let action_note = format!("recovery: found {found}, drove files to {side:?}-images");
     let mut action = RecoveryAction {
         batch: rec.batch,
@@ -96,6 +101,7 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord) -> Result<RecoveryAction> {
         result: found,
         rewritten: out.rewritten.clone(),
         foreign: out.foreign.iter().map(|(f, _)| f.clone()).collect(),
+        overwritten: out.overwritten.clone(),
         temps_removed: out.temps_removed,
     };
     settle(ws, &mut rec, side, out, Some(action_note), true)?;
@@ -104,7 +110,8 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord) -> Result<RecoveryAction> {
 }
 
 /// Record the end of a drive: `NeedsAttention` with the foreign bytes stored when any
-/// file was foreign, else `Aborted` (pre) or `Committed` + receipt (post).
+/// file was foreign (nothing is written when the same foreign bytes were already
+/// recorded), else `Aborted` (pre) or `Committed` + receipt (post).
 pub(crate) fn settle(
     ws: &Ws,
     rec: &mut BatchRecord,
@@ -116,16 +123,14 @@ pub(crate) fn settle(
     let batch = rec.batch;
     let tx = rec.tx;
     if !out.foreign.is_empty() {
-        let summary = out
-            .foreign
-            .iter()
-            .map(|(f, _)| f.path.clone())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
+        if rec.state == BatchState::NeedsAttention && rec.foreign == foreign {
+            return Ok(()); // no progress and nothing new: do not grow the journal
+        }
+        let summary = foreign.iter().map(|f| f.path.clone()).collect::<Vec<_>>().join(", ");
         let note = Some(format!(
             "foreign bytes in {summary}; kept in the journal, files left untouched"
         ));
-        let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
         rec.foreign = foreign;
         return transition(ws, rec, BatchState::NeedsAttention, note, |w, _| {
             w.event(EventKind::Recovery {
@@ -147,6 +152,11 @@ pub(crate) fn settle(
                     batch,
                     action: format!("reverted batch of tx {tx}"),
                 })?;
+            }
+            let mut txrec = w.tx(tx)?;
+            if txrec.attention == Some(batch) {
+                txrec.attention = None;
+                w.put_tx(&txrec)?;
             }
             Ok(())
         }),

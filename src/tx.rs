@@ -126,30 +126,32 @@ impl Journal {
     /// [`Error::Path`] (one bad path refuses the whole plan). Writes nothing outside
     /// `.ultra-edit/`.
     pub fn preview(&self, plan: &Plan) -> Result<Preview> {
-        let files = self.build(plan, &BTreeMap::new())?;
-        let plan_json = plan_to_json(plan);
-        let (tx, rev) = self.ws.store.write(|w| {
-            let tx = TxRecord {
-                tx: w.next_tx_id()?,
-                created_ms: w.now(),
-                agent: plan.agent.clone(),
-                description: plan.description.clone(),
-                state: TxState::Open,
-                revisions: 1,
-                committed: None,
-                rollback_of: None,
-                rolled_back_by: None,
-                attention: None,
-            };
-            w.put_tx(&tx)?;
-            w.event(EventKind::TxCreated {
-                tx: tx.tx,
-                rollback_of: None,
+        crate::workspace::guarded(|| {
+            let files = self.build(plan, &BTreeMap::new())?;
+            let plan_json = plan_to_json(plan);
+            let (tx, rev) = self.ws.store.write(|w| {
+                let tx = TxRecord {
+                    tx: w.next_tx_id()?,
+                    created_ms: w.now(),
+                    agent: plan.agent.clone(),
+                    description: plan.description.clone(),
+                    state: TxState::Open,
+                    revisions: 1,
+                    committed: None,
+                    rollback_of: None,
+                    rolled_back_by: None,
+                    attention: None,
+                };
+                w.put_tx(&tx)?;
+                w.event(EventKind::TxCreated {
+                    tx: tx.tx,
+                    rollback_of: None,
+                })?;
+                let rev = record_revision(w, tx.tx, 0, None, plan_json, files, Vec::new())?;
+                Ok((tx, rev))
             })?;
-            let rev = record_revision(w, tx.tx, 0, None, plan_json, files, Vec::new())?;
-            Ok((tx, rev))
-        })?;
-        Ok(Preview::new(&tx, rev))
+            Ok(Preview::new(&tx, rev))
+        })
     }
 
     /// Stage 2 of the seed: a new revision of `tx`, made by applying `plan` to the
@@ -168,34 +170,36 @@ impl Journal {
     /// (the tx is not open, or another process revised it meanwhile),
     /// [`Error::StaleRevision`], and those of [`Journal::preview`].
     pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
-        let (txrec, latest) = self.latest_open(tx, "be revised")?;
-        let base = match opts.base {
-            Some(n) if n != latest.revision => {
-                if !opts.rebase {
-                    return Err(Error::StaleRevision {
-                        tx,
-                        base: n,
-                        latest: latest.revision,
-                    });
+        crate::workspace::guarded(|| {
+            let (txrec, latest) = self.latest_open(tx, "be revised")?;
+            let base = match opts.base {
+                Some(n) if n != latest.revision => {
+                    if !opts.rebase {
+                        return Err(Error::StaleRevision {
+                            tx,
+                            base: n,
+                            latest: latest.revision,
+                        });
+                    }
+                    self.revision_record(tx, n, latest.revision)?
                 }
-                self.revision_record(tx, n, latest.revision)?
+                _ => latest.clone(),
+            };
+            let prior = self.load_working(&base)?;
+            let mut files = self.build(plan, &prior)?;
+            let mut conflicts = Vec::new();
+            if base.revision != latest.revision {
+                let theirs = self.load_working(&latest)?;
+                (files, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
             }
-            _ => latest.clone(),
-        };
-        let prior = self.load_working(&base)?;
-        let mut files = self.build(plan, &prior)?;
-        let mut conflicts = Vec::new();
-        if base.revision != latest.revision {
-            let theirs = self.load_working(&latest)?;
-            (files, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
-        }
-        self.append_revision(
-            &txrec,
-            latest.revision,
-            plan_to_json(plan),
-            files,
-            conflicts,
-        )
+            self.append_revision(
+                &txrec,
+                latest.revision,
+                plan_to_json(plan),
+                files,
+                conflicts,
+            )
+        })
     }
 
     /// The tx, if open, and its latest revision.
@@ -236,11 +240,14 @@ impl Journal {
         let tx = txrec.tx;
         let (txrec, rev) = self.ws.store.write(|w| {
             let mut now = w.tx(tx)?;
-            if now.revisions != txrec.revisions || now.state != TxState::Open {
+            if now.revisions != txrec.revisions
+                || now.state != TxState::Open
+                || w.has_inflight_batch(tx)?
+            {
                 return Err(Error::WrongState {
                     tx,
                     state: now.state.to_string(),
-                    hint: "it changed while this revision was built; run the command again".into(),
+                    hint: "it changed, or a commit of it is under way, while this revision was built; run the command again (`ultra-edit show` tells its state)".into(),
                 });
             }
             let rev = record_revision(
@@ -261,63 +268,72 @@ impl Journal {
 
     /// A revision of `tx` (default: the latest) as recorded.
     pub fn show(&self, tx: u64, revision: Option<u32>) -> Result<Preview> {
-        let r = self.ws.store.read()?;
-        let txrec = r.tx_required(tx)?;
-        let latest = txrec.revisions.saturating_sub(1);
-        let n = revision.unwrap_or(latest);
-        let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
-            tx,
-            revision: n,
-            latest,
-        })?;
-        Ok(Preview::new(&txrec, rev))
+        crate::workspace::guarded(|| {
+            let r = self.ws.store.read()?;
+            let txrec = r.tx_required(tx)?;
+            let latest = txrec.revisions.saturating_sub(1);
+            let n = revision.unwrap_or(latest);
+            let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
+                tx,
+                revision: n,
+                latest,
+            })?;
+            Ok(Preview::new(&txrec, rev))
+        })
     }
 
     /// Abort an open tx: it accepts nothing further. Errors: [`Error::WrongState`] when
-    /// the tx is not open.
+    /// the tx is not open, [`Error::LockTimeout`] while a commit holds the lock.
     pub fn abort(&self, tx: u64) -> Result<TxRecord> {
-        self.ws.store.write(|w| {
-            let mut rec = w.tx(tx)?;
-            if rec.state != TxState::Open {
-                return Err(wrong_state(&rec, "be aborted"));
-            }
-            rec.state = TxState::Aborted;
-            w.put_tx(&rec)?;
-            w.event(EventKind::TxAborted { tx })?;
-            Ok(rec)
+        crate::workspace::guarded(|| {
+            // Under the commit lock: a commit of this tx in progress finishes first (and
+            // the abort is then refused), never the two at once.
+            let _lock = self.lock()?;
+            self.ws.store.write(|w| {
+                let mut rec = w.tx(tx)?;
+                if rec.state != TxState::Open {
+                    return Err(wrong_state(&rec, "be aborted"));
+                }
+                rec.state = TxState::Aborted;
+                w.put_tx(&rec)?;
+                w.event(EventKind::TxAborted { tx })?;
+                Ok(rec)
+            })
         })
     }
 
     /// One entry per tx, newest first; at most `limit` entries when given.
     pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
-        let r = self.ws.store.read()?;
-        let mut out = Vec::new();
-        r.txs_newest_first(|tx| {
-            let rev_n = tx
-                .committed
-                .map(|c| c.revision)
-                .unwrap_or(tx.revisions.saturating_sub(1));
-            let rev = r.revision(tx.tx, rev_n)?;
-            let files = rev.as_ref().map(|r| r.files.as_slice()).unwrap_or(&[]);
-            let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
-            out.push(LogEntry {
-                tx: tx.tx,
-                created_ms: tx.created_ms,
-                agent: tx.agent.clone(),
-                description: tx.description.clone(),
-                state: tx.state,
-                files: files.iter().map(|f| f.path.clone()).collect(),
-                lines_added: files.iter().map(|f| f.diff.lines_added).sum(),
-                lines_removed: files.iter().map(|f| f.diff.lines_removed).sum(),
-                revisions: tx.revisions,
-                committed: tx.committed,
-                batch_state,
-                rollback_of: tx.rollback_of,
-                rolled_back_by: tx.rolled_back_by,
-            });
-            Ok(limit.is_none_or(|l| out.len() < l))
-        })?;
-        Ok(out)
+        crate::workspace::guarded(|| {
+            let r = self.ws.store.read()?;
+            let mut out = Vec::new();
+            r.txs_newest_first(|tx| {
+                let rev_n = tx
+                    .committed
+                    .map(|c| c.revision)
+                    .unwrap_or(tx.revisions.saturating_sub(1));
+                let rev = r.revision(tx.tx, rev_n)?;
+                let files = rev.as_ref().map(|r| r.files.as_slice()).unwrap_or(&[]);
+                let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
+                out.push(LogEntry {
+                    tx: tx.tx,
+                    created_ms: tx.created_ms,
+                    agent: tx.agent.clone(),
+                    description: tx.description.clone(),
+                    state: tx.state,
+                    files: files.iter().map(|f| f.path.clone()).collect(),
+                    lines_added: files.iter().map(|f| f.diff.lines_added).sum(),
+                    lines_removed: files.iter().map(|f| f.diff.lines_removed).sum(),
+                    revisions: tx.revisions,
+                    committed: tx.committed,
+                    batch_state,
+                    rollback_of: tx.rollback_of,
+                    rolled_back_by: tx.rolled_back_by,
+                });
+                Ok(limit.is_none_or(|l| out.len() < l))
+            })?;
+            Ok(out)
+        })
     }
 
     /// Snapshots and candidates of a recorded revision, with their bytes.
@@ -404,8 +420,28 @@ impl Journal {
                 },
             );
         }
+        file_under_file(&out)?;
         Ok(out)
     }
+}
+
+/// Refuse a revision in which one path is a file (before or after) and another lies
+/// under it (`d` and `d/x`): no single batch can turn one into the other.
+fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
+    for (p, w) in files {
+        if !(w.snapshot.exists || w.candidate.exists) {
+            continue;
+        }
+        let prefix = format!("{p}/");
+        if let Some((q, _)) = files.range(prefix.clone()..).next().filter(|(q, _)| q.starts_with(&prefix)) {
+            return Err(crate::error::PathError::WrongKind {
+                path: q.clone(),
+                why: format!("{p} is a file in this transaction, so {q} cannot be under it; change them in two transactions"),
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// Validate `files`, store their blobs and diffs, and record the revision. Files whose

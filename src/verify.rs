@@ -48,18 +48,20 @@ impl Journal {
     /// in the report, not as an error; an error means the journal could not be read at
     /// all.
     pub fn verify(&self) -> Result<VerifyReport> {
-        let r = self.ws.store.read()?;
-        let mut v = VerifyReport::default();
-        let blobs = check_blobs(&r, &mut v)?;
-        let txs = check_txs(&r, &mut v)?;
-        check_revisions(&r, &mut v, &blobs, &txs)?;
-        let batches = check_batches(&r, &mut v, &blobs, &txs)?;
-        check_receipts(&r, &mut v, &batches)?;
-        check_inflight(&r, &mut v, &batches)?;
-        check_events(&r, &mut v)?;
-        check_tx_links(&mut v, &txs, &batches);
-        v.ok = v.problems.is_empty();
-        Ok(v)
+        crate::workspace::guarded(|| {
+            let r = self.ws.store.read()?;
+            let mut v = VerifyReport::default();
+            let blobs = check_blobs(&r, &mut v)?;
+            let txs = check_txs(&r, &mut v)?;
+            check_revisions(&r, &mut v, &blobs, &txs)?;
+            let batches = check_batches(&r, &mut v, &blobs, &txs)?;
+            check_receipts(&r, &mut v, &batches)?;
+            check_inflight(&r, &mut v, &batches)?;
+            check_events(&r, &mut v)?;
+            check_tx_links(&mut v, &txs, &batches);
+            v.ok = v.problems.is_empty();
+            Ok(v)
+        })
     }
 }
 

@@ -29,6 +29,13 @@ pub(crate) struct Ws {
     pub lock_path: PathBuf,
 }
 
+/// Options of [`Journal::recover_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RecoverOptions {
+    /// Overwrite files that hold foreign bytes (they are stored in the journal first).
+    pub overwrite: bool,
+}
+
 /// How to open a [`Journal`].
 pub struct OpenOptions {
     /// The filesystem layer (default: [`StdFs`]). Tests inject faults through it.
@@ -75,20 +82,22 @@ impl Journal {
 
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
-        let root = canonical_root(root)?;
-        let dir = root.join(STATE_DIR);
-        fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
-        let ignore = dir.join(".gitignore");
-        if !ignore.exists() {
-            fs::write(&ignore, "*\n").ctx("write", &ignore)?;
-        }
-        let lock = dir.join("commit.lock");
-        fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&lock)
-            .ctx("create", &lock)?;
-        Self::open_inner(root, opts, true)
+        crate::workspace::guarded(|| {
+            let root = canonical_root(root)?;
+            let dir = root.join(STATE_DIR);
+            fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
+            let ignore = dir.join(".gitignore");
+            if !ignore.exists() {
+                fs::write(&ignore, "*\n").ctx("write", &ignore)?;
+            }
+            let lock = dir.join("commit.lock");
+            fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&lock)
+                .ctx("create", &lock)?;
+            Self::open_inner(root, opts, true)
+        })
     }
 
     /// Open the journal of an initialized workspace and run recovery if a batch is in
@@ -100,11 +109,13 @@ impl Journal {
 
     /// [`Journal::open`] with options.
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
-        let root = canonical_root(root)?;
-        if opts.journal_backend.is_none() && !root.join(STATE_DIR).join("journal.redb").is_file() {
-            return Err(Error::NotInitialized { root });
-        }
-        Self::open_inner(root, opts, false)
+        crate::workspace::guarded(|| {
+            let root = canonical_root(root)?;
+            if opts.journal_backend.is_none() && !root.join(STATE_DIR).join("journal.redb").is_file() {
+                return Err(Error::NotInitialized { root });
+            }
+            Self::open_inner(root, opts, false)
+        })
     }
 
     fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
@@ -127,7 +138,7 @@ impl Journal {
         if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
             // A live holder of the lock owns its in-flight batch: leave it alone.
             if let Some(_lock) = CommitLock::try_acquire(&j.ws.lock_path)? {
-                j.opened_recovery = Some(recovery::recover(&j.ws)?);
+                j.opened_recovery = Some(recovery::recover(&j.ws, false)?);
             }
         }
         Ok(j)
@@ -154,9 +165,18 @@ impl Journal {
     }
 
     /// Run recovery now, under the commit lock (waiting up to the lock timeout).
+    /// Foreign bytes are left alone and reported (`NeedsAttention`).
     pub fn recover(&self) -> Result<RecoveryReport> {
-        let _lock = self.lock()?;
-        recovery::recover(&self.ws)
+        self.recover_with(RecoverOptions::default())
+    }
+
+    /// [`Journal::recover`] with options: `overwrite` settles `NeedsAttention` batches
+    /// by overwriting the foreign bytes, after storing them in the journal.
+    pub fn recover_with(&self, opts: RecoverOptions) -> Result<RecoveryReport> {
+        crate::workspace::guarded(|| {
+            let _lock = self.lock()?;
+            recovery::recover(&self.ws, opts.overwrite)
+        })
     }
 
     /// Take the commit lock, then recover any batch a dead process left in flight.
@@ -182,5 +202,21 @@ mod tests {
     #[test]
     fn journal_is_send_and_sync() {
         assert_send_sync::<super::Journal>();
+    }
+}
+
+/// Run a public verb, turning a panic inside it (redb panics on some damaged journal
+/// files) into [`JournalError::Panicked`]: no panic crosses the library boundary.
+pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(crate::error::JournalError::Panicked { message }.into())
+        }
     }
 }

@@ -45,6 +45,9 @@ pub(crate) struct DriveOutcome {
     pub rewritten: Vec<String>,
     /// Files left alone because they hold foreign bytes, with those bytes.
     pub foreign: Vec<(ForeignWrite, Option<Vec<u8>>)>,
+    /// Files that held foreign bytes and were overwritten (`overwrite`); their bytes
+    /// were stored in the journal first.
+    pub overwritten: Vec<ForeignWrite>,
     /// Temp files of the batch that were removed.
     pub temps_removed: usize,
     /// Directories removed because the side does not have them.
@@ -53,38 +56,67 @@ pub(crate) struct DriveOutcome {
     pub dirs_created: Vec<String>,
 }
 
-/// Drive `rec`'s files to `side`. `after_file` runs after each file that was rewritten
-/// (a crash point). Errors are I/O errors that stopped the drive; what was done before
-/// them stays done and a later drive continues from there.
+/// How far and how hard to drive.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DriveOptions {
+    /// Which images.
+    pub side: Side,
+    /// Only the first `files` files of the batch (a revert after an error in install
+    /// touches only those installed); `usize::MAX` for all.
+    pub files: usize,
+    /// Overwrite foreign bytes instead of leaving them (`recover --overwrite`); they
+    /// are stored as a blob first, so nothing is lost.
+    pub overwrite: bool,
+}
+
+impl DriveOptions {
+    /// Every file, foreign bytes left alone.
+    pub fn all(side: Side) -> Self {
+        DriveOptions {
+            side,
+            files: usize::MAX,
+            overwrite: false,
+        }
+    }
+}
+
+/// Drive `rec`'s files to `opts.side`. `after_file` runs after each file that was
+/// rewritten (a crash point). Errors are I/O errors that stopped the drive; what was
+/// done before them stays done and a later drive continues from there.
 pub(crate) fn drive(
     ws: &Ws,
     rec: &BatchRecord,
-    side: Side,
+    opts: DriveOptions,
     after_file: &dyn Fn(),
 ) -> Result<DriveOutcome> {
+    let side = opts.side;
     let mut out = DriveOutcome::default();
     let mut dirs_to_sync = BTreeSet::new();
-    for (index, f) in rec.files.iter().enumerate() {
-        let found = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
-            Ok((state, bytes)) => (state, bytes),
+    for (index, f) in rec.files.iter().enumerate().take(opts.files) {
+        let (state, bytes) = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
+            Ok(found) => found,
             Err(Error::Path(e)) => {
-                out.foreign
-                    .push((foreign(f, FileState::ABSENT, e.to_string()), None));
+                out.foreign.push((foreign(f, FileState::ABSENT, e.to_string()), None));
                 continue;
             }
             Err(e) => return Err(e),
         };
-        let (state, bytes) = found;
         let target = side.target(f);
         if same_state(&state, target) {
             continue;
         }
         if !same_state(&state, side.other(f)) {
-            let note = "holds bytes that are neither the pre- nor the post-image; left untouched";
-            out.foreign.push((foreign(f, state, note.into()), bytes));
-            continue;
+            let note = "holds bytes that are neither the pre- nor the post-image";
+            if !opts.overwrite {
+                out.foreign.push((foreign(f, state, format!("{note}; left untouched")), bytes));
+                continue;
+            }
+            if let Some(b) = &bytes {
+                ws.store.write(|w| w.put_blob(b).map(|_| ()))?;
+            }
+            out.overwritten.push(foreign(f, state, format!("{note}; overwritten, its bytes kept in the journal")));
         }
-        write_side(ws, rec.batch, index, f, target, &mut out)?;
+        write_side(ws, rec, index, f, target, &mut out)?;
         dirs_to_sync.insert(parent_dir(&ws.root, &f.path));
         out.rewritten.push(f.path.clone());
         after_file();
@@ -113,7 +145,7 @@ fn foreign(f: &BatchFile, found: FileState, note: String) -> ForeignWrite {
 /// Make `f.path` hold `target`: temp + fsync + rename from the journal's blob, or unlink.
 fn write_side(
     ws: &Ws,
-    batch: u64,
+    rec: &BatchRecord,
     index: usize,
     f: &BatchFile,
     target: &FileState,
@@ -125,7 +157,7 @@ fn write_side(
     };
     let bytes = ws.store.read()?.blob_required(&hash)?;
     out.dirs_created.extend(ensure_parents(ws, &f.path)?);
-    let tmp = temp_path(&ws.root, &f.path, batch, index);
+    let tmp = temp_path(&ws.root, &f.path, rec, index);
     ignore_not_found(ws.fs.remove_file(&tmp), "unlink", &tmp)?;
     ws.fs
         .write_synced(&tmp, &bytes, target.mode)
@@ -153,7 +185,7 @@ pub(crate) fn ensure_parents(ws: &Ws, rel: &str) -> Result<Vec<String>> {
 pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
     let mut removed = 0;
     for (i, f) in rec.files.iter().enumerate() {
-        let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
+        let tmp = temp_path(&ws.root, &f.path, rec, i);
         match ws.fs.remove_file(&tmp) {
             Ok(()) => removed += 1,
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}

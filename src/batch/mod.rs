@@ -12,16 +12,31 @@ pub(crate) mod protocol;
 
 use std::path::{Path, PathBuf};
 
-/// Name of the temp file of the `index`-th file of `batch`, in the target's directory.
-/// Deterministic, so recovery finds it from the batch record; short, so a 255-byte file
-/// name still leaves room.
-pub(crate) fn temp_path(root: &Path, rel: &str, batch: u64, index: usize) -> PathBuf {
-    let target = root.join(rel);
-    let dir = target
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| root.to_path_buf());
-    dir.join(format!(".ue-{batch}-{index}.tmp"))
+use crate::journal::records::BatchRecord;
+
+/// Name of the temp file of the `index`-th file of a batch, in the target's directory:
+/// `.ue-<batch>-<index>-<nonce>.tmp`. Derived from the batch record, so recovery finds
+/// it; the random nonce keeps it from naming any existing file; plans may not name
+/// such files ([`crate::fs::path::normalize`]).
+pub(crate) fn temp_path(root: &Path, rel: &str, rec: &BatchRecord, index: usize) -> PathBuf {
+    parent_dir(root, rel).join(format!(".ue-{}-{index}-{:016x}.tmp", rec.batch, rec.nonce))
+}
+
+/// A fresh random nonce for temp names (blake3 of time, pid and a counter).
+pub(crate) fn new_nonce() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let mut h = blake3::Hasher::new();
+    h.update(&t.to_le_bytes());
+    h.update(&std::process::id().to_le_bytes());
+    h.update(&COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
+    let mut out = [0u8; 8];
+    out.copy_from_slice(&h.finalize().as_bytes()[..8]);
+    u64::from_le_bytes(out)
 }
 
 /// Parent directory of a root-relative path, as an absolute path.

@@ -15,7 +15,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::batch::drive::{self, Side};
+use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::{gate, parent_dir, temp_path};
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
@@ -33,30 +33,64 @@ pub(crate) struct BatchPlan {
     pub remove_dirs: Vec<String>,
 }
 
+/// Why step 4 or 6 stopped.
+enum StepError {
+    /// An I/O error on a workspace file.
+    Io(IoError),
+    /// A file changed on disk after the gate (a writer that does not take the lock).
+    Stale(String),
+    /// A journal error while reading blobs.
+    Journal(Error),
+}
+
+impl StepError {
+    fn note(&self) -> String {
+        match self {
+            StepError::Io(e) => e.to_string(),
+            StepError::Stale(p) => format!("{p} changed on disk during the commit"),
+            StepError::Journal(e) => e.to_string(),
+        }
+    }
+
+    /// The caller's error once the batch has been reverted.
+    fn into_error(self, rec: &BatchRecord) -> Error {
+        match self {
+            StepError::Io(cause) => Error::CommitFailed {
+                tx: rec.tx,
+                batch: rec.batch,
+                cause,
+            },
+            StepError::Stale(path) => Error::StaleSnapshot {
+                tx: rec.tx,
+                paths: vec![path],
+            },
+            StepError::Journal(e) => e,
+        }
+    }
+}
+
+impl From<IoError> for StepError {
+    fn from(e: IoError) -> Self {
+        StepError::Io(e)
+    }
+}
+
 /// Run the protocol. The caller holds the commit lock and has passed the gate.
 pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
     let mut rec = intent(ws, plan)?;
     crash_point!("batch::after_intent");
     if let Err(cause) = stage(ws, &rec) {
         let _ = drive::remove_temps(ws, &rec);
-        let _ = drive::remove_empty_dirs(
-            ws,
-            &rec.create_dirs.iter().rev().cloned().collect::<Vec<_>>(),
-        );
-        transition(
-            ws,
-            &mut rec,
-            BatchState::Aborted,
-            Some(cause.to_string()),
-            |_, _| Ok(()),
-        )?;
-        return Err(failed(&rec, cause));
+        let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
+        let _ = drive::remove_empty_dirs(ws, &dirs);
+        transition(ws, &mut rec, BatchState::Aborted, Some(cause.note()), |_, _| Ok(()))?;
+        return Err(cause.into_error(&rec));
     }
     transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(()))?;
     crash_point!("batch::after_commit_point");
     let removed = match install(ws, &rec) {
         Ok(removed) => removed,
-        Err(cause) => return Err(revert_after_error(ws, rec, cause)),
+        Err((cause, installed)) => return Err(revert_after_error(ws, rec, cause, installed)),
     };
     crash_point!("batch::after_dir_sync");
     let receipt = complete(ws, &mut rec, removed, false)?;
@@ -64,10 +98,15 @@ pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
     Ok(receipt)
 }
 
-/// Step 3: the durable intent.
+/// Step 3: the durable intent. The tx must still be open (an `abort` or another
+/// committer may have got there first).
 fn intent(ws: &Ws, plan: BatchPlan) -> Result<BatchRecord> {
     let create_dirs = gate::dirs_to_create(ws, &plan.files)?;
     ws.store.write(|w| {
+        let tx = w.tx(plan.tx)?;
+        if tx.state != TxState::Open {
+            return Err(crate::tx::wrong_state(&tx, "be applied"));
+        }
         for f in &plan.files {
             for hash in [f.pre.hash, f.post.hash].into_iter().flatten() {
                 if !w.has_blob(&hash)? {
@@ -83,6 +122,7 @@ fn intent(ws: &Ws, plan: BatchPlan) -> Result<BatchRecord> {
             tx: plan.tx,
             kind: plan.kind,
             state: BatchState::Prepared,
+            nonce: super::new_nonce(),
             files: plan.files,
             create_dirs,
             remove_dirs: plan.remove_dirs,
@@ -99,18 +139,18 @@ fn intent(ws: &Ws, plan: BatchPlan) -> Result<BatchRecord> {
 }
 
 /// Step 4: new directories, then one fsynced temp per file written.
-fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), IoError> {
+fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         let abs = ws.root.join(d);
         ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
     }
-    let reader = ws.store.read().map_err(journal_io)?;
+    let reader = ws.store.read().map_err(StepError::Journal)?;
     for (i, f) in rec.files.iter().enumerate() {
         let Some(hash) = f.post.hash.filter(|_| f.post.exists) else {
             continue;
         };
-        let bytes = reader.blob_required(&hash).map_err(journal_io)?;
-        let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
+        let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let tmp = temp_path(&ws.root, &f.path, rec, i);
         ws.fs
             .write_synced(&tmp, &bytes, f.post.mode)
             .ctx("write temp", &tmp)?;
@@ -120,73 +160,72 @@ fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), IoError> {
 }
 
 /// Step 6: renames and unlinks in path order, emptied dirs removed, each touched
-/// directory fsynced once. Returns the directories removed.
-fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, IoError> {
+/// directory fsynced once. Returns the directories removed, or the error with the
+/// number of files installed before it.
+///
+/// Just before its rename or unlink, each file is compared with its pre-image once
+/// more: a process that does not take the lock may have written it while the temps
+/// were staged. A changed file stops the batch before it is touched.
+fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)> {
     let mut dirs = BTreeSet::new();
     for (i, f) in rec.files.iter().enumerate() {
         let abs = ws.root.join(&f.path);
-        if f.post.exists {
-            let tmp = temp_path(&ws.root, &f.path, rec.batch, i);
-            ws.fs.rename(&tmp, &abs).ctx("rename", &abs)?;
-        } else {
-            ws.fs.remove_file(&abs).ctx("unlink", &abs)?;
+        let fresh = gate::stale_paths(ws, [(f.path.as_str(), &f.pre)]).map_err(|e| (StepError::Journal(e), i))?;
+        if !fresh.is_empty() {
+            return Err((StepError::Stale(f.path.clone()), i));
         }
+        let done = if f.post.exists {
+            let tmp = temp_path(&ws.root, &f.path, rec, i);
+            ws.fs.rename(&tmp, &abs).ctx("rename", &abs)
+        } else {
+            ws.fs.remove_file(&abs).ctx("unlink", &abs)
+        };
+        done.map_err(|e| (StepError::Io(e), i))?;
         dirs.insert(parent_dir(&ws.root, &f.path));
         crash_point!("batch::after_install_file");
     }
+    let n = rec.files.len();
     for d in &rec.create_dirs {
         dirs.insert(parent_dir(&ws.root, d));
     }
-    let removed = drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(journal_io)?;
+    let removed = drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(|e| (StepError::Journal(e), n))?;
     for d in &removed {
         dirs.remove(&ws.root.join(d));
         dirs.insert(parent_dir(&ws.root, d));
     }
     for d in &dirs {
-        ws.fs.sync_dir(d).ctx("fsync dir", d)?;
+        ws.fs.sync_dir(d).ctx("fsync dir", d).map_err(|e| (StepError::Io(e), n))?;
     }
     Ok(removed)
 }
 
-/// Error in step 6: `Reverting` (durable), every file back to its pre-image, `Aborted`.
-fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: IoError) -> Error {
-    let note = Some(cause.to_string());
-    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| {
-        Ok(())
-    }) {
+/// Error in step 6: `Reverting` (durable), the `installed` files back to their
+/// pre-images (the others were never touched), `Aborted`.
+fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: StepError, installed: usize) -> Error {
+    let note = Some(cause.note());
+    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| Ok(())) {
         return e;
     }
     let after = || crash_point!("revert::after_restore_file");
-    let settled = drive::drive(ws, &rec, Side::Pre, &after)
+    let opts = DriveOptions {
+        files: installed,
+        ..DriveOptions::all(Side::Pre)
+    };
+    let settled = drive::drive(ws, &rec, opts, &after)
         .and_then(|out| crate::recovery::settle(ws, &mut rec, Side::Pre, out, note, false));
+    let what = cause.note();
     match settled {
-        Ok(()) if rec.state == BatchState::Aborted => failed(&rec, cause),
+        Ok(()) if rec.state == BatchState::Aborted => cause.into_error(&rec),
         Ok(()) => Error::NeedsAttention {
             tx: rec.tx,
             batch: rec.batch,
-            message: format!("commit failed ({cause}); while reverting, foreign bytes were found and left untouched"),
+            message: format!("the batch stopped ({what}); while reverting, foreign bytes were found and left untouched"),
         },
         Err(e) => Error::NeedsAttention {
             tx: rec.tx,
             batch: rec.batch,
-            message: format!("commit failed ({cause}) and the revert could not finish ({e}); the batch stays Reverting"),
+            message: format!("the batch stopped ({what}) and the revert could not finish ({e}); the batch stays Reverting"),
         },
-    }
-}
-
-fn failed(rec: &BatchRecord, cause: IoError) -> Error {
-    Error::CommitFailed {
-        tx: rec.tx,
-        batch: rec.batch,
-        cause,
-    }
-}
-
-fn journal_io(e: Error) -> IoError {
-    IoError {
-        op: "journal",
-        path: "journal.redb".into(),
-        source: std::io::Error::other(e.to_string()),
     }
 }
 
@@ -221,7 +260,14 @@ pub(crate) fn complete(
     by_recovery: bool,
 ) -> Result<Receipt> {
     let mut receipt = None;
-    transition(ws, rec, BatchState::Committed, None, |w, rec| {
+    let note = by_recovery.then(|| "completed by recovery".to_string());
+    transition(ws, rec, BatchState::Committed, note, |w, rec| {
+        if by_recovery {
+            w.event(EventKind::Recovery {
+                batch: rec.batch,
+                action: format!("completed batch of tx {}", rec.tx),
+            })?;
+        }
         let r = Receipt {
             tx: rec.tx,
             batch: rec.batch,
@@ -249,6 +295,9 @@ pub(crate) fn complete(
 fn mark_txs_committed(w: &mut Writer, rec: &BatchRecord) -> Result<()> {
     let mut tx = w.tx(rec.tx)?;
     tx.state = TxState::Committed;
+    if tx.attention == Some(rec.batch) {
+        tx.attention = None;
+    }
     tx.committed = Some(CommitRef {
         revision: match rec.kind {
             BatchKind::Commit { revision } => revision,

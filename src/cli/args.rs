@@ -106,11 +106,23 @@ pub enum Command {
         limit: Option<usize>,
     },
     /// Run recovery now and report what it did.
-    Recover,
+    Recover {
+        /// Settle batches that need attention by overwriting the foreign bytes (they are
+        /// stored in the journal first).
+        #[arg(long)]
+        overwrite: bool,
+    },
     /// Inspect the journal.
     Journal {
         #[command(subcommand)]
         command: JournalCommand,
+    },
+    /// MCP server on stdio (m1nd-compatible edit tools).
+    Serve {
+        /// Refuse to commit, revise or rebase a preview older than SECS (default: no
+        /// limit, previews are durable).
+        #[arg(long)]
+        preview_ttl: Option<u64>,
     },
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ultra_edit::{
     CommitOptions, DumpFilter, EditError, Error, IoError, Journal, JournalError, OpenOptions, Plan,
-    Preview, Result, ReviseOptions, RollbackOptions, STATE_DIR,
+    Preview, RecoverOptions, Result, ReviseOptions, RollbackOptions, STATE_DIR,
 };
 
 use super::args::{Cli, Command, JournalCommand};
@@ -25,7 +25,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         None => discover_root()?,
     };
     // `recover` runs recovery itself, to report it; every other command recovers on open.
-    let recover_on_open = !matches!(cli.command, Command::Recover);
+    let recover_on_open = !matches!(cli.command, Command::Recover { .. });
     let opts = OpenOptions {
         recover: recover_on_open,
         ..Default::default()
@@ -66,7 +66,15 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             out.receipt(&j.rollback(tx, RollbackOptions { force })?)
         }
         Command::Log { limit } => out.log(&j.log(limit)?),
-        Command::Recover => out.recovery(&j.recover()?),
+        Command::Recover { overwrite } => {
+            out.recovery(&j.recover_with(RecoverOptions { overwrite })?)
+        }
+        Command::Serve { preview_ttl } => ultra_edit::mcp::serve(
+            j,
+            ultra_edit::mcp::ServeOptions {
+                preview_ttl: preview_ttl.map(Duration::from_secs),
+            },
+        ),
         Command::Journal {
             command:
                 JournalCommand::Dump {

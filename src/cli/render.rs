@@ -32,7 +32,13 @@ fn emit_json(v: &impl Serialize) {
     ));
 }
 
+/// RFC 3339 UTC; a time humantime cannot print (past year 9999, e.g. from a damaged
+/// record) is printed as its raw milliseconds.
 fn time(ms: u64) -> String {
+    const YEAR_10000_MS: u64 = 253_402_300_800_000;
+    if ms >= YEAR_10000_MS {
+        return format!("{ms}ms");
+    }
     humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
@@ -268,6 +274,14 @@ impl Out {
                 "  batch {} (tx {}): {} -> {}; rewrote {:?}\n",
                 a.batch, a.tx, a.found, a.result, a.rewritten
             );
+            for f in &a.overwritten {
+                s += &format!(
+                    "    overwrote foreign bytes in {}: {} ({})\n",
+                    f.path,
+                    state(&f.found),
+                    f.note
+                );
+            }
             for f in &a.foreign {
                 s += &format!(
                     "    foreign bytes in {}: {} ({})\n",

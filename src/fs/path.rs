@@ -35,8 +35,11 @@ pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
         return Err(invalid("longer than 4096 bytes"));
     }
     let p = Path::new(raw);
+    let lexical: PathBuf;
     let rel: PathBuf = if p.is_absolute() {
-        p.strip_prefix(root)
+        lexical = lexical_absolute(p);
+        lexical
+            .strip_prefix(root)
             .map_err(|_| PathError::OutsideRoot {
                 path: raw.to_string(),
             })?
@@ -66,6 +69,14 @@ pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
     if parts.is_empty() {
         return Err(invalid("names the root itself, not a file"));
     }
+    if parts
+        .last()
+        .is_some_and(|name| name.starts_with(".ue-") && name.ends_with(".tmp"))
+    {
+        return Err(PathError::TempName {
+            path: raw.to_string(),
+        });
+    }
     if parts.iter().any(|s| s.len() > 255) {
         return Err(invalid("has a component longer than 255 bytes"));
     }
@@ -80,6 +91,21 @@ pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
         }
     }
     Ok(parts.join("/"))
+}
+
+/// `p` with `.` and `..` resolved lexically (`/ws/../ws/x` → `/ws/x`).
+fn lexical_absolute(p: &Path) -> PathBuf {
+    let mut out = PathBuf::from("/");
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Check a normalized path against the disk. `raw` is the path as the user gave it, for
@@ -186,5 +212,7 @@ mod tests {
             })
         ));
         assert_eq!(n("vendor/.gitignore").unwrap(), "vendor/.gitignore");
+        assert!(matches!(n("d/.ue-1-0.tmp"), Err(PathError::TempName { .. })));
+        assert_eq!(n("/ws/../ws/x").unwrap(), "x");
     }
 }

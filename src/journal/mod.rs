@@ -226,10 +226,24 @@ impl Reader {
         )
     }
 
-    /// A blob's bytes.
+    /// A blob's bytes, checked against their key: bytes that do not hash to it are
+    /// [`JournalError::Corrupt`], never handed out (a rollback must not restore damaged
+    /// bytes under a good hash).
     pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
         let t = self.txn.open_table(BLOBS)?;
-        Ok(t.get(&hash.0)?.map(|v| v.value().to_vec()))
+        let Some(v) = t.get(&hash.0)? else {
+            return Ok(None);
+        };
+        let bytes = v.value().to_vec();
+        let actual = BlobHash::of(&bytes);
+        if actual != *hash {
+            return Err(JournalError::Corrupt {
+                table: "blobs",
+                message: format!("blob {hash} holds bytes that hash to {actual}"),
+            }
+            .into());
+        }
+        Ok(Some(bytes))
     }
 
     /// A blob's bytes, or [`JournalError::Missing`].
@@ -493,6 +507,22 @@ impl Writer {
             batch: rec.batch,
             tx: rec.tx,
         })
+    }
+
+    /// Whether a batch of `tx` is in flight (a commit or rollback under way or
+    /// interrupted).
+    pub fn has_inflight_batch(&self, tx: u64) -> Result<bool> {
+        let inflight = self.txn.open_table(INFLIGHT)?;
+        let batches = self.txn.open_table(BATCHES)?;
+        for item in inflight.iter()? {
+            let id = item?.0.value();
+            if let Some(b) = get_rec::<u64, BatchRecord>(&batches, "batches", id)? {
+                if b.tx == tx {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// Whether a receipt exists for `batch`.

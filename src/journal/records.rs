@@ -242,17 +242,16 @@ pub enum BatchState {
     Reverting,
     /// Reverted; every file is as before.
     Aborted,
-    /// Recovery found bytes it must not clobber; see `foreign`.
+    /// Recovery found bytes it must not clobber; see `foreign`. Not terminal: every
+    /// recovery retries it (it settles once the foreign bytes are gone), and
+    /// `recover --overwrite` settles it by overwriting them (their bytes are kept).
     NeedsAttention,
 }
 
 impl BatchState {
     /// Terminal states leave the in-flight index.
     pub fn is_terminal(self) -> bool {
-        matches!(
-            self,
-            BatchState::Committed | BatchState::Aborted | BatchState::NeedsAttention
-        )
+        matches!(self, BatchState::Committed | BatchState::Aborted)
     }
 
     /// Legal transitions of the state machine.
@@ -269,7 +268,24 @@ impl BatchState {
                 | (Committing, NeedsAttention)
                 | (Reverting, Aborted)
                 | (Reverting, NeedsAttention)
+                | (NeedsAttention, Committed)
+                | (NeedsAttention, Aborted)
+                | (NeedsAttention, NeedsAttention)
         )
+    }
+}
+
+impl BatchRecord {
+    /// The side recovery drives this batch to: post-images once past the commit point
+    /// (`Committing`, or `NeedsAttention` reached from it), else pre-images.
+    pub fn rolls_forward(&self) -> bool {
+        let before_attention = self
+            .history
+            .iter()
+            .rev()
+            .map(|h| h.state)
+            .find(|s| *s != BatchState::NeedsAttention);
+        before_attention == Some(BatchState::Committing)
     }
 }
 
@@ -345,6 +361,10 @@ pub struct BatchRecord {
     pub kind: BatchKind,
     /// Current state.
     pub state: BatchState,
+    /// Random part of the batch's temp file names (`.ue-<batch>-<index>-<nonce>.tmp`),
+    /// so that no existing file, nor a file of the batch itself, can share a name with
+    /// a temp.
+    pub nonce: u64,
     /// Files, sorted by path.
     pub files: Vec<BatchFile>,
     /// Directories this batch creates, parents first.

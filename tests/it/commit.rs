@@ -192,7 +192,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
     // as before, the batch Aborted with the cause, and the tx committable.
     for (op, suffix, errno) in [
         (Op::Rename, "src/a.rs", 13),
-        (Op::WriteSynced, ".ue-1-3.tmp", 28),
+        (Op::WriteSynced, "docs/new/.ue-1-", 28),
         (Op::SyncDir, "/src", 5),
         (Op::RemoveFile, "run.sh", 13),
     ] {

@@ -10,4 +10,5 @@ mod powercut;
 mod preview;
 mod rebase;
 mod recovery;
+mod regression;
 mod rollback;

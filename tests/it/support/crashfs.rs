@@ -427,12 +427,21 @@ impl CrashFs {
         }
     }
 
-    /// `path` root-relative for a sync's label (`.` for the root).
+    /// `path` root-relative for a sync's label (`.` for the root), with the random
+    /// nonce of a temp file name (`.ue-<batch>-<index>-<nonce>.tmp`) left out, so
+    /// labels compare across runs.
     fn label(&self, path: &Path) -> String {
-        match path.strip_prefix(&self.root) {
+        let rel = match path.strip_prefix(&self.root) {
             Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
             Ok(rel) => rel.display().to_string(),
             Err(_) => path.display().to_string(),
+        };
+        match (rel.rfind(".ue-"), rel.strip_suffix(".tmp")) {
+            (Some(_), Some(stem)) => match stem.rfind('-') {
+                Some(dash) => format!("{}-<nonce>.tmp", &stem[..dash]),
+                None => rel,
+            },
+            _ => rel,
         }
     }
 

@@ -1,6 +1,6 @@
 //! A [`FileSystem`] twin that fails or "crashes" at a chosen operation.
 //!
-//! - `fail`: the first call of an operation on a path ending with a suffix returns an
+//! - `fail`: the first call of an operation on a path containing a string returns an
 //!   OS error, as a full disk or a read-only file would; later calls succeed (the fault
 //!   is transient, so the revert that follows can finish).
 //! - `crash_after`: after `n` mutating operations, the next one panics. The panic
@@ -24,9 +24,13 @@ pub enum Op {
     SyncDir,
 }
 
+/// Something to do just before an operation, once.
+type Hook = Box<dyn FnOnce() + Send>;
+
 #[derive(Default)]
 struct State {
     fail: Option<(Op, String, i32)>,
+    before: Option<(Op, Hook)>,
     crash_after: Option<usize>,
     mutations: usize,
     log: Vec<(Op, String)>,
@@ -38,7 +42,7 @@ pub struct FaultFs {
 }
 
 impl FaultFs {
-    /// Fail every `op` on a path ending with `suffix` with `errno`.
+    /// Fail the first `op` on a path containing `suffix` with `errno`.
     pub fn fail(op: Op, suffix: &str, errno: i32) -> Self {
         let fs = FaultFs::default();
         fs.state.lock().unwrap().fail = Some((op, suffix.to_string(), errno));
@@ -50,6 +54,14 @@ impl FaultFs {
         fs.state.lock().unwrap().crash_after = Some(n);
         fs
     }
+    /// Run `hook` just before the first `op` (e.g. another process writing a file
+    /// between two steps of a batch).
+    pub fn before(op: Op, hook: impl FnOnce() + Send + 'static) -> Self {
+        let fs = FaultFs::default();
+        fs.state.lock().unwrap().before = Some((op, Box::new(hook)));
+        fs
+    }
+
     /// Every mutating operation so far.
     pub fn log(&self) -> Vec<(Op, String)> {
         self.state.lock().unwrap().log.clone()
@@ -57,9 +69,16 @@ impl FaultFs {
 
     fn check(&self, op: Op, path: &Path) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
+        if s.before.as_ref().is_some_and(|(o, _)| *o == op) {
+            if let Some((_, hook)) = s.before.take() {
+                drop(s);
+                hook();
+                s = self.state.lock().unwrap();
+            }
+        }
         let p = path.to_string_lossy().into_owned();
         if let Some((fop, suffix, errno)) = &s.fail {
-            if *fop == op && p.ends_with(suffix.as_str()) {
+            if *fop == op && p.contains(suffix.as_str()) {
                 let err = io::Error::from_raw_os_error(*errno);
                 s.fail = None;
                 return Err(err);
