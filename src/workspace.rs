@@ -38,8 +38,9 @@ pub struct RecoverOptions {
 
 /// How to open a [`Journal`].
 pub struct OpenOptions {
-    /// The filesystem layer (default: [`StdFs`]). Tests inject faults through it.
-    pub fs: Arc<dyn FileSystem>,
+    /// The filesystem layer (default: [`StdFs`] confined to the root). Tests inject
+    /// faults through it.
+    pub fs: Option<Arc<dyn FileSystem>>,
     /// How long a commit or rollback waits for the commit lock.
     pub lock_timeout: Duration,
     /// Run recovery on open (default: true). `ultra-edit recover` turns it off to run
@@ -53,7 +54,7 @@ pub struct OpenOptions {
 impl Default for OpenOptions {
     fn default() -> Self {
         OpenOptions {
-            fs: Arc::new(StdFs),
+            fs: None,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             recover: true,
             journal_backend: None,
@@ -120,6 +121,10 @@ impl Journal {
 
     fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
         let dir = root.join(STATE_DIR);
+        let fs: Arc<dyn FileSystem> = match opts.fs {
+            Some(fs) => fs,
+            None => Arc::new(StdFs::beneath(&root).ctx("open workspace root", &root)?),
+        };
         let store = match opts.journal_backend {
             Some(backend) => Store::open_backend(backend)?,
             None => Store::open(&dir.join("journal.redb"), create)?,
@@ -128,7 +133,7 @@ impl Journal {
             ws: Ws {
                 lock_path: dir.join("commit.lock"),
                 root,
-                fs: opts.fs,
+                fs,
                 store,
             },
             lock_timeout: opts.lock_timeout,

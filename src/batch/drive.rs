@@ -188,7 +188,11 @@ pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
         let tmp = temp_path(&ws.root, &f.path, rec, i);
         match ws.fs.remove_file(&tmp) {
             Ok(()) => removed += 1,
-            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => {}
+            // Gone, or out of reach because a directory became a symlink (the walk
+            // refuses links): either way no temp of ours is there to remove.
+            Err(e)
+                if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
+                    || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {}
             Err(source) => {
                 return Err(IoError {
                     op: "unlink temp",

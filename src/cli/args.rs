@@ -117,13 +117,6 @@ pub enum Command {
         #[command(subcommand)]
         command: JournalCommand,
     },
-    /// MCP server on stdio (m1nd-compatible edit tools).
-    Serve {
-        /// Refuse to commit, revise or rebase a preview older than SECS (default: no
-        /// limit, previews are durable).
-        #[arg(long)]
-        preview_ttl: Option<u64>,
-    },
 }
 
 #[derive(Subcommand, Debug)]

@@ -69,12 +69,6 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Recover { overwrite } => {
             out.recovery(&j.recover_with(RecoverOptions { overwrite })?)
         }
-        Command::Serve { preview_ttl } => ultra_edit::mcp::serve(
-            j,
-            ultra_edit::mcp::ServeOptions {
-                preview_ttl: preview_ttl.map(Duration::from_secs),
-            },
-        ),
         Command::Journal {
             command:
                 JournalCommand::Dump {

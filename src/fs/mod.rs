@@ -8,10 +8,13 @@
 pub mod path;
 pub(crate) mod snapshot;
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::Path;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::failpoint::io_fault;
 
@@ -56,74 +59,153 @@ pub trait FileSystem: Send + Sync {
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
 }
 
-/// The real filesystem, through `std::fs`. With the `failpoints` feature each mutating
-/// operation has an error failpoint: `fs::write`, `fs::rename`, `fs::unlink`, `fs::mkdir`,
-/// `fs::rmdir`, `fs::sync_dir` (see `failpoint::io_fault!`).
-#[derive(Debug, Default, Clone, Copy)]
-pub struct StdFs;
+/// The real filesystem. Every operation walks from a directory handle on the root,
+/// one component at a time with `openat(O_NOFOLLOW | O_DIRECTORY)`, and then acts on
+/// the final name relative to its parent's handle (`renameat`, `unlinkat`, `mkdirat`,
+/// `openat(O_NOFOLLOW)`, `statat(AT_SYMLINK_NOFOLLOW)`). A symlink anywhere in the
+/// path fails the walk (`ELOOP`/`ENOTDIR`), so a directory swapped for a symlink
+/// between the gate and the rename still cannot make a write land outside the root:
+/// confinement by construction, not by an earlier string or `lstat` check.
+///
+/// With the `failpoints` feature each mutating operation has an error failpoint:
+/// `fs::write`, `fs::rename`, `fs::unlink`, `fs::mkdir`, `fs::rmdir`, `fs::sync_dir`
+/// (see `failpoint::io_fault!`).
+#[derive(Debug, Clone)]
+pub struct StdFs {
+    root: PathBuf,
+    root_fd: Arc<OwnedFd>,
+}
+
+impl StdFs {
+    /// A filesystem confined to `root` (which must be a canonical directory path).
+    pub fn beneath(root: &Path) -> io::Result<StdFs> {
+        let fd = rustix::fs::open(
+            root,
+            OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(StdFs {
+            root: root.to_path_buf(),
+            root_fd: Arc::new(fd),
+        })
+    }
+
+    /// The components of `path` below the root; an error for a path outside it.
+    fn components<'p>(&self, path: &'p Path) -> io::Result<Vec<&'p std::ffi::OsStr>> {
+        let rel = path.strip_prefix(&self.root).map_err(|_| {
+            io::Error::new(io::ErrorKind::PermissionDenied, "path is outside the workspace root")
+        })?;
+        rel.components()
+            .map(|c| match c {
+                std::path::Component::Normal(s) => Ok(s),
+                _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "path is not normalized")),
+            })
+            .collect()
+    }
+
+    /// A handle on the directory `parts`, walked from the root without following links.
+    fn open_dir(&self, parts: &[&std::ffi::OsStr]) -> io::Result<OwnedFd> {
+        let mut fd = self.root_fd.as_fd().try_clone_to_owned()?;
+        for part in parts {
+            fd = rustix::fs::openat(
+                &fd,
+                *part,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+        }
+        Ok(fd)
+    }
+
+    /// The parent's handle and the final name of `path`.
+    fn parent<'p>(&self, path: &'p Path) -> io::Result<(OwnedFd, &'p std::ffi::OsStr)> {
+        let parts = self.components(path)?;
+        let Some((name, dirs)) = parts.split_last() else {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the root itself"));
+        };
+        Ok((self.open_dir(dirs)?, name))
+    }
+}
 
 impl FileSystem for StdFs {
     fn entry(&self, path: &Path) -> io::Result<EntryKind> {
-        use std::os::unix::fs::MetadataExt;
-        let md = match fs::symlink_metadata(path) {
-            Ok(md) => md,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(EntryKind::Absent),
-            Err(e) => return Err(e),
-        };
-        let ft = md.file_type();
-        Ok(if ft.is_symlink() {
-            EntryKind::Symlink
-        } else if ft.is_dir() {
-            EntryKind::Dir
-        } else if ft.is_file() {
-            EntryKind::File {
-                links: md.nlink(),
-                mode: md.mode() & 0o7777,
-            }
+        let st = if self.components(path)?.is_empty() {
+            rustix::fs::fstat(&*self.root_fd)?
         } else {
-            EntryKind::Other
+            let (dir, name) = match self.parent(path) {
+                Ok(p) => p,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(EntryKind::Absent),
+                Err(e) => return Err(e),
+            };
+            match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+                Ok(st) => st,
+                Err(rustix::io::Errno::NOENT) => return Ok(EntryKind::Absent),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        Ok(match FileType::from_raw_mode(st.st_mode) {
+            FileType::Symlink => EntryKind::Symlink,
+            FileType::Directory => EntryKind::Dir,
+            FileType::RegularFile => EntryKind::File {
+                links: st.st_nlink as u64,
+                mode: st.st_mode as u32 & 0o7777,
+            },
+            _ => EntryKind::Other,
         })
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        fs::read(path)
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(&dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+        let mut bytes = Vec::new();
+        File::from(fd).read_to_end(&mut bytes)?;
+        Ok(bytes)
     }
 
     fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         io_fault!("fs::write");
-        let mut f: File = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let mut f = File::from(fd);
         f.write_all(bytes)?;
-        // set_permissions, not the open mode: the umask must not change the file's mode.
-        f.set_permissions(fs::Permissions::from_mode(mode))?;
+        // fchmod, not the open mode: the umask must not change the file's mode.
+        rustix::fs::fchmod(&f, Mode::from_raw_mode(mode as _))?;
         f.sync_all()
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         io_fault!("fs::rename");
-        fs::rename(from, to)
+        let (from_dir, from_name) = self.parent(from)?;
+        let (to_dir, to_name) = self.parent(to)?;
+        Ok(rustix::fs::renameat(&from_dir, from_name, &to_dir, to_name)?)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         io_fault!("fs::unlink");
-        fs::remove_file(path)
+        let (dir, name) = self.parent(path)?;
+        Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?)
     }
 
     fn create_dir(&self, path: &Path) -> io::Result<()> {
         io_fault!("fs::mkdir");
-        fs::create_dir(path)
+        let (dir, name) = self.parent(path)?;
+        Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755))?)
     }
 
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
         io_fault!("fs::rmdir");
-        fs::remove_dir(path)
+        let (dir, name) = self.parent(path)?;
+        Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
     }
 
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         io_fault!("fs::sync_dir");
-        File::open(path)?.sync_all()
+        let parts = self.components(path)?;
+        Ok(rustix::fs::fsync(self.open_dir(&parts)?)?)
     }
 }

@@ -202,7 +202,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         let faulty = Journal::open_with(
             ws.root(),
             OpenOptions {
-                fs: Arc::new(FaultFs::fail(op, suffix, errno)),
+                fs: Some(Arc::new(FaultFs::fail(op, suffix, errno))),
                 ..Default::default()
             },
         )

@@ -131,7 +131,7 @@ impl Machine {
 
 fn open(root: &std::path::Path, fs: Arc<CrashFs>, backend: CrashBackend, init: bool) -> Journal {
     let opts = OpenOptions {
-        fs,
+        fs: Some(fs),
         journal_backend: Some(Box::new(backend)),
         ..Default::default()
     };
@@ -438,7 +438,7 @@ fn a_journal_opens_on_a_crash_backend() {
     let opened = Journal::init_with(
         &root,
         OpenOptions {
-            fs: Arc::new(fs),
+            fs: Some(Arc::new(fs)),
             journal_backend: Some(Box::new(backend)),
             ..Default::default()
         },

@@ -27,7 +27,7 @@ fn faulty(ws: &Ws, fs: FaultFs) -> Journal {
     Journal::open_with(
         ws.root(),
         OpenOptions {
-            fs: Arc::new(fs),
+            fs: Some(Arc::new(fs)),
             ..Default::default()
         },
     )
@@ -109,7 +109,7 @@ fn recovery_that_crashes_can_run_again() {
         let p = ws.preview(FIVE_FILES);
         assert!(crash_commit(&ws, p.tx, STAGE_OPS + 2)); // two files installed
         let opts = OpenOptions {
-            fs: Arc::new(FaultFs::crash_after(recovery_crash)),
+            fs: Some(Arc::new(FaultFs::crash_after(recovery_crash))),
             ..Default::default()
         };
         assert!(

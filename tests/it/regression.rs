@@ -11,7 +11,7 @@ use crate::support::faultfs::{FaultFs, Op};
 use crate::support::*;
 
 fn faulty(ws: &Ws, fs: FaultFs) -> Journal {
-    Journal::open_with(ws.root(), OpenOptions { fs: Arc::new(fs), ..Default::default() }).unwrap()
+    Journal::open_with(ws.root(), OpenOptions { fs: Some(Arc::new(fs)), ..Default::default() }).unwrap()
 }
 
 #[test]
@@ -40,7 +40,7 @@ fn regression_a_write_during_staging_stops_the_batch_and_is_kept() {
     );
     let before = ws.tree();
     let lib = ws.path("src/lib.rs");
-    let j = faulty(&ws, FaultFs::before(Op::Rename, move || std::fs::write(lib, "their write\n").unwrap()));
+    let j = faulty(&ws, FaultFs::before(Op::Rename, "", move || std::fs::write(lib, "their write\n").unwrap()));
     let err = j.commit(p.tx, Default::default()).unwrap_err();
     assert!(matches!(&err, Error::StaleSnapshot { paths, .. } if paths == &vec!["src/lib.rs".to_string()]), "{err:?}");
     assert_eq!(ws.read("src/lib.rs"), b"their write\n");
@@ -165,4 +165,32 @@ fn regression_a_failed_rollback_leaves_no_open_rollback_tx() {
     ws.journal.rollback(p.tx, RollbackOptions::default()).unwrap();
     assert_eq!(ws.read("src/a.rs"), b"pub fn a() -> u32 {\n    crate::helper()\n}\n");
     let _ = BatchState::Aborted;
+}
+
+#[test]
+fn regression_a_directory_swapped_for_a_symlink_right_before_the_rename_cannot_escape() {
+    // The swap happens after every check, just before z/victim.txt's rename: only the
+    // confinement of the filesystem layer (walking from the root handle without
+    // following links) stands between the write and the outside file.
+    let ws = workspace();
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("victim.txt"), b"same\n").unwrap();
+    ws.write("a/f.txt", b"same\n");
+    ws.write("z/victim.txt", b"same\n");
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"a/f.txt","old":"same","new":"PWNED"},
+                     {"op":"replace_text","path":"z/victim.txt","old":"same","new":"PWNED"}]}"#,
+    );
+    let (z, moved, target) = (ws.path("z"), ws.path("z.orig"), outside.path().to_path_buf());
+    let swap = move || {
+        std::fs::rename(&z, &moved).unwrap();
+        std::os::unix::fs::symlink(&target, &z).unwrap();
+    };
+    let j = faulty(&ws, FaultFs::before(Op::Rename, "z/victim.txt", swap));
+    let err = j.commit(p.tx, Default::default()).unwrap_err();
+    assert!(matches!(err, Error::CommitFailed { .. }), "{err:?}");
+    assert_eq!(std::fs::read(outside.path().join("victim.txt")).unwrap(), b"same\n");
+    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1, "nothing written outside");
+    assert_eq!(ws.read("a/f.txt"), b"same\n", "the installed file is reverted");
+    assert_eq!(ws.read("z.orig/victim.txt"), b"same\n");
 }

@@ -12,7 +12,15 @@ use std::io;
 use std::path::Path;
 use std::sync::Mutex;
 
+use std::sync::OnceLock;
+
 use ultra_edit::fs::{EntryKind, FileSystem, StdFs};
+
+/// The real filesystem, confined to `/` (walks paths without following symlinks).
+fn std_fs() -> &'static StdFs {
+    static FS: OnceLock<StdFs> = OnceLock::new();
+    FS.get_or_init(|| StdFs::beneath(Path::new("/")).expect("open /"))
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -30,7 +38,7 @@ type Hook = Box<dyn FnOnce() + Send>;
 #[derive(Default)]
 struct State {
     fail: Option<(Op, String, i32)>,
-    before: Option<(Op, Hook)>,
+    before: Option<(Op, String, Hook)>,
     crash_after: Option<usize>,
     mutations: usize,
     log: Vec<(Op, String)>,
@@ -54,11 +62,11 @@ impl FaultFs {
         fs.state.lock().unwrap().crash_after = Some(n);
         fs
     }
-    /// Run `hook` just before the first `op` (e.g. another process writing a file
-    /// between two steps of a batch).
-    pub fn before(op: Op, hook: impl FnOnce() + Send + 'static) -> Self {
+    /// Run `hook` just before the first `op` on a path containing `substring` (e.g.
+    /// another process writing a file between two steps of a batch).
+    pub fn before(op: Op, substring: &str, hook: impl FnOnce() + Send + 'static) -> Self {
         let fs = FaultFs::default();
-        fs.state.lock().unwrap().before = Some((op, Box::new(hook)));
+        fs.state.lock().unwrap().before = Some((op, substring.to_string(), Box::new(hook)));
         fs
     }
 
@@ -69,8 +77,9 @@ impl FaultFs {
 
     fn check(&self, op: Op, path: &Path) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
-        if s.before.as_ref().is_some_and(|(o, _)| *o == op) {
-            if let Some((_, hook)) = s.before.take() {
+        let here = path.to_string_lossy();
+        if s.before.as_ref().is_some_and(|(o, sub, _)| *o == op && here.contains(sub.as_str())) {
+            if let Some((_, _, hook)) = s.before.take() {
                 drop(s);
                 hook();
                 s = self.state.lock().unwrap();
@@ -98,33 +107,33 @@ impl FaultFs {
 
 impl FileSystem for FaultFs {
     fn entry(&self, path: &Path) -> io::Result<EntryKind> {
-        StdFs.entry(path)
+        std_fs().entry(path)
     }
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        StdFs.read(path)
+        std_fs().read(path)
     }
     fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         self.check(Op::WriteSynced, path)?;
-        StdFs.write_synced(path, bytes, mode)
+        std_fs().write_synced(path, bytes, mode)
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.check(Op::Rename, to)?;
-        StdFs.rename(from, to)
+        std_fs().rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> io::Result<()> {
         self.check(Op::RemoveFile, path)?;
-        StdFs.remove_file(path)
+        std_fs().remove_file(path)
     }
     fn create_dir(&self, path: &Path) -> io::Result<()> {
         self.check(Op::CreateDir, path)?;
-        StdFs.create_dir(path)
+        std_fs().create_dir(path)
     }
     fn remove_dir(&self, path: &Path) -> io::Result<()> {
         self.check(Op::RemoveDir, path)?;
-        StdFs.remove_dir(path)
+        std_fs().remove_dir(path)
     }
     fn sync_dir(&self, path: &Path) -> io::Result<()> {
         self.check(Op::SyncDir, path)?;
-        StdFs.sync_dir(path)
+        std_fs().sync_dir(path)
     }
 }
