@@ -3,24 +3,40 @@
 //! The schema version lives in the `meta` table under `schema_version`. On open, a
 //! journal older than [`SCHEMA_VERSION`] is brought up to date by running every step
 //! from its version to this one; a newer journal is refused and never rewritten.
-//! `v0001_initial.rs` is schema v1: the tables themselves.
+//!
+//! Policy (see docs/on-disk-format.md): before the steps of an existing journal run,
+//! the file is copied to `journal.redb.v<old>.bak` and that copy is fsynced; all steps
+//! then run in ONE redb write transaction, so a crash during a migration leaves the
+//! old journal exactly as it was (and the backup besides). Steps never delete data a
+//! later step or a rollback could need.
+//!
+//! - `v0001_initial.rs` — schema v1: the tables themselves.
+//! - `v0002_tx_pruned.rs` — schema v2: `TxRecord.pruned`, for `journal gc`.
 
 #[path = "v0001_initial.rs"]
 pub mod v0001_initial;
+#[path = "v0002_tx_pruned.rs"]
+pub mod v0002_tx_pruned;
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_VERSION: u64 = 2;
 
-/// A step from `from` to `from + 1`, run inside one redb write transaction.
+/// A step from `from` to `from + 1`, run inside the migration's write transaction.
 pub struct Step {
     /// The version the step starts from.
     pub from: u64,
     /// The step itself.
-    pub run: fn(&redb::WriteTransaction) -> Result<(), redb::Error>,
+    pub run: fn(&redb::WriteTransaction) -> crate::error::Result<()>,
 }
 
 /// Every step, in order. Version 0 is "no tables yet".
-pub const STEPS: &[Step] = &[Step {
-    from: 0,
-    run: v0001_initial::run,
-}];
+pub const STEPS: &[Step] = &[
+    Step {
+        from: 0,
+        run: |txn| v0001_initial::run(txn).map_err(Into::into),
+    },
+    Step {
+        from: 1,
+        run: v0002_tx_pruned::run,
+    },
+];

@@ -197,7 +197,7 @@ impl Journal {
         let r = self.ws.store.read()?;
         let rec = r.tx_required(tx)?;
         let committed = match (rec.state, rec.committed) {
-            (TxState::Committed, Some(c)) => c,
+            (TxState::Committed, Some(c)) if !rec.pruned => c,
             _ => return Err(wrong_state(&rec, "be rolled back")),
         };
         let batch =
@@ -250,6 +250,7 @@ impl Journal {
                 rollback_of: Some(orig.tx),
                 rolled_back_by: None,
                 attention: None,
+                pruned: false,
             })?;
             w.event(EventKind::TxCreated {
                 tx: id,

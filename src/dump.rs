@@ -42,18 +42,24 @@ impl DumpEntry {
             | EventKind::BatchState { tx, .. }
             | EventKind::ReceiptIssued { tx, .. }
             | EventKind::TxAborted { tx } => Some(*tx),
-            EventKind::BlobStored { .. } | EventKind::Recovery { .. } => None,
+            EventKind::BlobStored { .. } | EventKind::Recovery { .. } | EventKind::Gc { .. } => {
+                None
+            }
         }
     }
 }
 
 /// Which entries [`Journal::dump`] yields.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DumpFilter {
     /// Only entries about this tx (blob events are dropped: blobs are shared).
     pub tx: Option<u64>,
     /// Start at this event seq.
     pub since_seq: u64,
+    /// Only events at or after this time (ms since epoch).
+    pub since_ms: Option<u64>,
+    /// Only events of these kinds ([`EventKind::name`]); empty for all.
+    pub kinds: Vec<String>,
 }
 
 impl Journal {
@@ -82,7 +88,11 @@ impl Journal {
                     _ => None,
                 };
                 let entry = DumpEntry { event, detail };
-                if filter.tx.is_some() && entry.tx() != filter.tx {
+                let skip = (filter.tx.is_some() && entry.tx() != filter.tx)
+                    || filter.since_ms.is_some_and(|t| entry.event.at_ms < t)
+                    || (!filter.kinds.is_empty()
+                        && !filter.kinds.iter().any(|k| k == entry.event.kind.name()));
+                if skip {
                     return Ok(true);
                 }
                 visit(entry)
@@ -92,8 +102,6 @@ impl Journal {
 
     /// The bytes of a blob, for `--with-blobs` and embedders.
     pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
-        crate::workspace::guarded(|| {
-            self.ws.store.read()?.blob(hash)
-        })
+        crate::workspace::guarded(|| self.ws.store.read()?.blob(hash))
     }
 }

@@ -208,6 +208,12 @@ pub enum Error {
     /// An I/O error outside a batch (reading a snapshot, opening the workspace).
     #[error(transparent)]
     Io(#[from] IoError),
+    /// A `journal gc` policy that keeps nothing in particular.
+    #[error("invalid retention policy: {message}")]
+    InvalidPolicy {
+        /// What is wrong.
+        message: String,
+    },
     /// No workspace journal at the root.
     #[error("no ultra-edit journal at {root} (nor in a parent directory); run `ultra-edit init` in the workspace's root directory, or pass --root DIR")]
     NotInitialized {
@@ -368,6 +374,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
             Error::UnknownRevision { .. } => "unknown_revision",
             Error::WrongState { .. } => "wrong_state",

@@ -29,8 +29,10 @@ pub mod edit;
 mod error;
 mod failpoint;
 pub mod fs;
+mod gc;
 pub mod journal;
 mod lock;
+pub mod mcp;
 mod rebase;
 mod recovery;
 mod tx;
@@ -41,13 +43,16 @@ pub use commit::{CommitOptions, RollbackOptions};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{Error, IoError, JournalError, PathError, Result};
+pub use gc::{GcPolicy, GcReport, JournalStats};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, CommitRef, Event, EventKind,
     FileConflict, FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, TxRecord,
     TxState,
 };
-pub use journal::SCHEMA_VERSION;
+pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::VerifyReport;
-pub use workspace::{Journal, OpenOptions, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR};
+pub use workspace::{
+    Journal, OpenOptions, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR,
+};

@@ -86,7 +86,11 @@ pub(crate) fn recover(ws: &Ws, overwrite: bool) -> Result<RecoveryReport> {
 
 fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<RecoveryAction> {
     let found = rec.state;
-    let side = if rec.rolls_forward() { Side::Post } else { Side::Pre };
+    let side = if rec.rolls_forward() {
+        Side::Post
+    } else {
+        Side::Pre
+    };
     let after = || crash_point!("recovery::after_file");
     let opts = DriveOptions {
         overwrite,
@@ -127,7 +131,11 @@ pub(crate) fn settle(
         if rec.state == BatchState::NeedsAttention && rec.foreign == foreign {
             return Ok(()); // no progress and nothing new: do not grow the journal
         }
-        let summary = foreign.iter().map(|f| f.path.clone()).collect::<Vec<_>>().join(", ");
+        let summary = foreign
+            .iter()
+            .map(|f| f.path.clone())
+            .collect::<Vec<_>>()
+            .join(", ");
         let note = Some(format!(
             "foreign bytes in {summary}; kept in the journal, files left untouched"
         ));

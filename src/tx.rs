@@ -96,6 +96,8 @@ pub struct LogEntry {
     pub rollback_of: Option<u64>,
     /// The tx that rolled this one back.
     pub rolled_back_by: Option<u64>,
+    /// `journal gc` dropped its revisions (files and line counts are then empty).
+    pub pruned: bool,
 }
 
 /// Options of [`Journal::revise`].
@@ -141,6 +143,7 @@ impl Journal {
                     rollback_of: None,
                     rolled_back_by: None,
                     attention: None,
+                    pruned: false,
                 };
                 w.put_tx(&tx)?;
                 w.event(EventKind::TxCreated {
@@ -266,11 +269,22 @@ impl Journal {
         Ok(Preview::new(&txrec, rev))
     }
 
+    /// The record of `tx`. Errors: [`Error::UnknownTx`].
+    pub fn tx(&self, tx: u64) -> Result<TxRecord> {
+        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(tx))
+    }
+
     /// A revision of `tx` (default: the latest) as recorded.
     pub fn show(&self, tx: u64, revision: Option<u32>) -> Result<Preview> {
         crate::workspace::guarded(|| {
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
+            if txrec.pruned {
+                return Err(wrong_state(
+                    &txrec,
+                    "be shown (`ultra-edit log` and `journal dump --tx` still show its history)",
+                ));
+            }
             let latest = txrec.revisions.saturating_sub(1);
             let n = revision.unwrap_or(latest);
             let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
@@ -329,6 +343,7 @@ impl Journal {
                     batch_state,
                     rollback_of: tx.rollback_of,
                     rolled_back_by: tx.rolled_back_by,
+                    pruned: tx.pruned,
                 });
                 Ok(limit.is_none_or(|l| out.len() < l))
             })?;
@@ -433,7 +448,11 @@ fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
             continue;
         }
         let prefix = format!("{p}/");
-        if let Some((q, _)) = files.range(prefix.clone()..).next().filter(|(q, _)| q.starts_with(&prefix)) {
+        if let Some((q, _)) = files
+            .range(prefix.clone()..)
+            .next()
+            .filter(|(q, _)| q.starts_with(&prefix))
+        {
             return Err(crate::error::PathError::WrongKind {
                 path: q.clone(),
                 why: format!("{p} is a file in this transaction, so {q} cannot be under it; change them in two transactions"),
@@ -547,6 +566,13 @@ pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: &str) -> Result
 
 /// A [`Error::WrongState`] whose hint names what can be done with the tx instead.
 pub(crate) fn wrong_state(rec: &TxRecord, verb: &str) -> Error {
+    if rec.pruned {
+        return Error::WrongState {
+            tx: rec.tx,
+            state: format!("{} (pruned)", rec.state),
+            hint: format!("`journal gc` dropped its revisions and images, so it cannot {verb}"),
+        };
+    }
     let hint = match (rec.state, rec.committed, rec.rolled_back_by) {
         (TxState::Committed, Some(c), _) => format!(
             "revision {} was applied by batch {}, so it cannot {verb}; `ultra-edit rollback {}` restores the files",

@@ -112,7 +112,9 @@ impl Journal {
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
             let root = canonical_root(root)?;
-            if opts.journal_backend.is_none() && !root.join(STATE_DIR).join("journal.redb").is_file() {
+            if opts.journal_backend.is_none()
+                && !root.join(STATE_DIR).join("journal.redb").is_file()
+            {
                 return Err(Error::NotInitialized { root });
             }
             Self::open_inner(root, opts, false)

@@ -96,7 +96,8 @@ pub(crate) fn drive(
         let (state, bytes) = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
             Ok(found) => found,
             Err(Error::Path(e)) => {
-                out.foreign.push((foreign(f, FileState::ABSENT, e.to_string()), None));
+                out.foreign
+                    .push((foreign(f, FileState::ABSENT, e.to_string()), None));
                 continue;
             }
             Err(e) => return Err(e),
@@ -108,13 +109,18 @@ pub(crate) fn drive(
         if !same_state(&state, side.other(f)) {
             let note = "holds bytes that are neither the pre- nor the post-image";
             if !opts.overwrite {
-                out.foreign.push((foreign(f, state, format!("{note}; left untouched")), bytes));
+                out.foreign
+                    .push((foreign(f, state, format!("{note}; left untouched")), bytes));
                 continue;
             }
             if let Some(b) = &bytes {
                 ws.store.write(|w| w.put_blob(b).map(|_| ()))?;
             }
-            out.overwritten.push(foreign(f, state, format!("{note}; overwritten, its bytes kept in the journal")));
+            out.overwritten.push(foreign(
+                f,
+                state,
+                format!("{note}; overwritten, its bytes kept in the journal"),
+            ));
         }
         write_side(ws, rec, index, f, target, &mut out)?;
         dirs_to_sync.insert(parent_dir(&ws.root, &f.path));

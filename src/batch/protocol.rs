@@ -83,7 +83,13 @@ pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
         let _ = drive::remove_temps(ws, &rec);
         let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
         let _ = drive::remove_empty_dirs(ws, &dirs);
-        transition(ws, &mut rec, BatchState::Aborted, Some(cause.note()), |_, _| Ok(()))?;
+        transition(
+            ws,
+            &mut rec,
+            BatchState::Aborted,
+            Some(cause.note()),
+            |_, _| Ok(()),
+        )?;
         return Err(cause.into_error(&rec));
     }
     transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(()))?;
@@ -170,7 +176,8 @@ fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)
     let mut dirs = BTreeSet::new();
     for (i, f) in rec.files.iter().enumerate() {
         let abs = ws.root.join(&f.path);
-        let fresh = gate::stale_paths(ws, [(f.path.as_str(), &f.pre)]).map_err(|e| (StepError::Journal(e), i))?;
+        let fresh = gate::stale_paths(ws, [(f.path.as_str(), &f.pre)])
+            .map_err(|e| (StepError::Journal(e), i))?;
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.clone()), i));
         }
@@ -188,13 +195,17 @@ fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)
     for d in &rec.create_dirs {
         dirs.insert(parent_dir(&ws.root, d));
     }
-    let removed = drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(|e| (StepError::Journal(e), n))?;
+    let removed =
+        drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(|e| (StepError::Journal(e), n))?;
     for d in &removed {
         dirs.remove(&ws.root.join(d));
         dirs.insert(parent_dir(&ws.root, d));
     }
     for d in &dirs {
-        ws.fs.sync_dir(d).ctx("fsync dir", d).map_err(|e| (StepError::Io(e), n))?;
+        ws.fs
+            .sync_dir(d)
+            .ctx("fsync dir", d)
+            .map_err(|e| (StepError::Io(e), n))?;
     }
     Ok(removed)
 }
@@ -203,7 +214,9 @@ fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)
 /// pre-images (the others were never touched), `Aborted`.
 fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: StepError, installed: usize) -> Error {
     let note = Some(cause.note());
-    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| Ok(())) {
+    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| {
+        Ok(())
+    }) {
         return e;
     }
     let after = || crash_point!("revert::after_restore_file");

@@ -117,6 +117,13 @@ pub enum Command {
         #[command(subcommand)]
         command: JournalCommand,
     },
+    /// MCP server on stdio (m1nd-compatible edit tools).
+    Serve {
+        /// Refuse to commit, revise or rebase a preview older than SECS (default: no
+        /// limit, previews are durable).
+        #[arg(long)]
+        preview_ttl: Option<u64>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -126,13 +133,30 @@ pub enum JournalCommand {
         /// Only records about this transaction.
         #[arg(long, value_parser = parse_tx)]
         tx: Option<u64>,
-        /// Start at this event sequence number.
-        #[arg(long, default_value_t = 0)]
-        since: u64,
+        /// Start at an event sequence number (e.g. 120) or a time (RFC 3339, e.g.
+        /// 2026-11-30T08:00:00Z).
+        #[arg(long)]
+        since: Option<String>,
+        /// Only events of these kinds (repeatable): tx_created, revision_recorded,
+        /// blob_stored, batch_state, receipt_issued, tx_aborted, gc, recovery.
+        #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(ultra_edit::EventKind::NAMES))]
+        kind: Vec<String>,
         /// Print blob contents (text inline, binary as base64).
         #[arg(long)]
         with_blobs: bool,
     },
     /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
     Verify,
+    /// Drop old revisions and the blobs only they need, then compact the file.
+    #[command(group(clap::ArgGroup::new("policy").required(true).multiple(true)))]
+    Gc {
+        /// Keep the N newest transactions.
+        #[arg(long, group = "policy")]
+        keep_last: Option<usize>,
+        /// Keep transactions younger than D days.
+        #[arg(long, group = "policy")]
+        keep_days: Option<u64>,
+    },
+    /// Counts and sizes.
+    Stats,
 }

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, DumpFilter, EditError, Error, IoError, Journal, JournalError, OpenOptions, Plan,
-    Preview, RecoverOptions, Result, ReviseOptions, RollbackOptions, STATE_DIR,
+    CommitOptions, DumpFilter, EditError, Error, GcPolicy, IoError, Journal, JournalError,
+    OpenOptions, Plan, Preview, RecoverOptions, Result, ReviseOptions, RollbackOptions, STATE_DIR,
 };
 
 use super::args::{Cli, Command, JournalCommand};
@@ -69,26 +69,49 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Recover { overwrite } => {
             out.recovery(&j.recover_with(RecoverOptions { overwrite })?)
         }
+        Command::Serve { preview_ttl } => ultra_edit::mcp::serve(
+            j,
+            ultra_edit::mcp::ServeOptions {
+                preview_ttl: preview_ttl.map(Duration::from_secs),
+            },
+        ),
         Command::Journal {
             command:
                 JournalCommand::Dump {
                     tx,
                     since,
+                    kind,
                     with_blobs,
                 },
         } => {
             if let Some(tx) = tx {
-                j.show(tx, None)?; // an unknown tx is an error, not an empty dump
+                j.tx(tx)?; // an unknown tx is an error, not an empty dump
             }
+            let (since_seq, since_ms) = parse_since(since.as_deref())?;
             let filter = DumpFilter {
                 tx,
-                since_seq: since,
+                since_seq,
+                since_ms,
+                kinds: kind,
             };
             j.dump(filter, |entry| {
                 out.dump_entry(&entry, with_blobs.then_some(&j))?;
                 Ok(true)
             })
         }
+        Command::Journal {
+            command:
+                JournalCommand::Gc {
+                    keep_last,
+                    keep_days,
+                },
+        } => out.gc(&j.gc(GcPolicy {
+            keep_last,
+            keep_days,
+        })?),
+        Command::Journal {
+            command: JournalCommand::Stats,
+        } => out.stats(&j.stats()?),
         Command::Journal {
             command: JournalCommand::Verify,
         } => {
@@ -131,6 +154,24 @@ fn previewed(out: &Out, p: &Preview) -> Result<i32> {
         p.tx, p.revision, p.tx
     );
     Ok(4)
+}
+
+/// `--since`: an event seq (digits) or an RFC 3339 time.
+fn parse_since(since: Option<&str>) -> Result<(u64, Option<u64>)> {
+    let Some(s) = since else {
+        return Ok((0, None));
+    };
+    if let Ok(seq) = s.parse::<u64>() {
+        return Ok((seq, None));
+    }
+    let t = humantime::parse_rfc3339_weak(s).map_err(|e| Error::InvalidPolicy {
+        message: format!("--since {s:?} is neither an event seq nor an RFC 3339 time ({e}); e.g. --since 120 or --since 2026-11-30T08:00:00Z"),
+    })?;
+    let ms = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    Ok((0, Some(ms)))
 }
 
 fn secs(s: f64) -> Duration {

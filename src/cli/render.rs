@@ -9,8 +9,8 @@ use base64::Engine;
 use serde::Serialize;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, Journal, LogEntry, Preview,
-    Receipt, RecoveryReport, Result, Severity, TxRecord, VerifyReport,
+    BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal, JournalStats,
+    LogEntry, Preview, Receipt, RecoveryReport, Result, Severity, TxRecord, VerifyReport,
 };
 
 pub struct Out {
@@ -232,6 +232,9 @@ impl Out {
             if let Some(by) = e.rolled_back_by {
                 extra.push(format!("rolled back by tx {by}"));
             }
+            if e.pruned {
+                extra.push("pruned by gc".into());
+            }
             if let Some(b) = e.batch_state {
                 extra.push(format!("batch {b}"));
             }
@@ -309,6 +312,50 @@ impl Out {
             s += &format!("  problem: {p}\n");
         }
         emit(&s);
+    }
+
+    pub fn gc(&self, g: &GcReport) -> Result<()> {
+        if self.json {
+            emit_json(g);
+            return Ok(());
+        }
+        let size = |b: Option<u64>| {
+            b.map(|b| format!("{b} bytes"))
+                .unwrap_or_else(|| "-".into())
+        };
+        emit(&format!(
+            "gc: pruned {} tx(s), dropped {} revision(s) and {} blob(s) ({} bytes); file {} -> {}{}\n",
+            g.removed.txs_pruned,
+            g.removed.revisions_dropped,
+            g.removed.blobs_dropped,
+            g.removed.bytes_freed,
+            size(g.file_bytes_before),
+            size(g.file_bytes_after),
+            if g.compacted { "" } else { " (not compacted: the journal is in use)" }
+        ));
+        Ok(())
+    }
+
+    pub fn stats(&self, s: &JournalStats) -> Result<()> {
+        if self.json {
+            emit_json(s);
+            return Ok(());
+        }
+        emit(&format!(
+            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {} ({} bytes stored, {} bytes referenced)\nbatches {}\nreceipts {}\nevents {}\nfile {} bytes\n",
+            s.schema_version,
+            s.txs,
+            s.txs_pruned,
+            s.revisions,
+            s.blobs,
+            s.blob_bytes_unique,
+            s.blob_bytes_referenced,
+            s.batches,
+            s.receipts,
+            s.events,
+            s.file_bytes.unwrap_or(0)
+        ));
+        Ok(())
     }
 
     pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {

@@ -93,12 +93,18 @@ impl StdFs {
     /// The components of `path` below the root; an error for a path outside it.
     fn components<'p>(&self, path: &'p Path) -> io::Result<Vec<&'p std::ffi::OsStr>> {
         let rel = path.strip_prefix(&self.root).map_err(|_| {
-            io::Error::new(io::ErrorKind::PermissionDenied, "path is outside the workspace root")
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                "path is outside the workspace root",
+            )
         })?;
         rel.components()
             .map(|c| match c {
                 std::path::Component::Normal(s) => Ok(s),
-                _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "path is not normalized")),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "path is not normalized",
+                )),
             })
             .collect()
     }
@@ -121,7 +127,10 @@ impl StdFs {
     fn parent<'p>(&self, path: &'p Path) -> io::Result<(OwnedFd, &'p std::ffi::OsStr)> {
         let parts = self.components(path)?;
         let Some((name, dirs)) = parts.split_last() else {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the root itself"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the root itself",
+            ));
         };
         Ok((self.open_dir(dirs)?, name))
     }
@@ -156,7 +165,12 @@ impl FileSystem for StdFs {
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         let (dir, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(&dir, name, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
         let mut bytes = Vec::new();
         File::from(fd).read_to_end(&mut bytes)?;
         Ok(bytes)
@@ -182,7 +196,9 @@ impl FileSystem for StdFs {
         io_fault!("fs::rename");
         let (from_dir, from_name) = self.parent(from)?;
         let (to_dir, to_name) = self.parent(to)?;
-        Ok(rustix::fs::renameat(&from_dir, from_name, &to_dir, to_name)?)
+        Ok(rustix::fs::renameat(
+            &from_dir, from_name, &to_dir, to_name,
+        )?)
     }
 
     fn remove_file(&self, path: &Path) -> io::Result<()> {

@@ -212,7 +212,10 @@ mod tests {
             })
         ));
         assert_eq!(n("vendor/.gitignore").unwrap(), "vendor/.gitignore");
-        assert!(matches!(n("d/.ue-1-0.tmp"), Err(PathError::TempName { .. })));
+        assert!(matches!(
+            n("d/.ue-1-0.tmp"),
+            Err(PathError::TempName { .. })
+        ));
         assert_eq!(n("/ws/../ws/x").unwrap(), "x");
     }
 }

@@ -10,13 +10,14 @@
 pub mod codec;
 pub mod records;
 
+use std::collections::BTreeSet;
 use std::ops::Bound;
 use std::path::Path;
 
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable, TableDefinition};
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
-use crate::error::{Error, JournalError, Result};
+use crate::error::{Error, IoContext, JournalError, Result};
 use records::*;
 
 #[path = "../../migrations/mod.rs"]
@@ -32,6 +33,19 @@ const INFLIGHT: TableDefinition<u64, ()> = TableDefinition::new("inflight");
 const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
 const EVENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("events");
 
+/// What [`Writer::gc`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcCounts {
+    /// Transactions whose revisions were dropped.
+    pub txs_pruned: u64,
+    /// Revision records dropped.
+    pub revisions_dropped: u64,
+    /// Blobs dropped.
+    pub blobs_dropped: u64,
+    /// Bytes of the blobs dropped.
+    pub bytes_freed: u64,
+}
+
 /// An event as stored (its seq is the key).
 #[derive(Serialize, Deserialize)]
 struct EventRecord {
@@ -42,26 +56,60 @@ struct EventRecord {
 /// The redb database of one workspace.
 pub struct Store {
     db: redb::Database,
+    /// The journal file (None on a custom backend).
+    path: Option<std::path::PathBuf>,
 }
 
 impl Store {
     /// Open (and with `create`, create) the journal file, then bring its schema to
     /// [`SCHEMA_VERSION`]. A newer schema is refused with
     /// [`JournalError::SchemaTooNew`] before anything is written.
+    ///
+    /// The version is first read through a read-only open, so a refused (newer) journal
+    /// is not even opened for writing, and an older one is backed up byte for byte
+    /// before redb opens it for writing. (A file that needs redb's crash repair cannot
+    /// be opened read-only; it is then repaired by the read-write open and checked
+    /// after.)
     pub fn open(path: &Path, create: bool) -> Result<Store> {
         let builder = Self::builder();
+        let mut backed_up = false;
+        if path.is_file() && std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) > 0 {
+            if let Ok(ro) = builder.open_read_only(path) {
+                let found = version_of(&ro.begin_read()?)?;
+                drop(ro);
+                if found > SCHEMA_VERSION {
+                    return Err(JournalError::SchemaTooNew {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    }
+                    .into());
+                }
+                if found > 0 && found < SCHEMA_VERSION {
+                    backup(path, found)?;
+                    backed_up = true;
+                }
+            }
+        }
         let db = if create {
             builder.create(path)?
         } else {
             builder.open(path)?
         };
-        Self::with_db(db)
+        let store = Store {
+            db,
+            path: Some(path.to_path_buf()),
+        };
+        store.migrate(!backed_up)?;
+        Ok(store)
     }
 
     /// Open (or create, when empty) a journal on a redb storage backend instead of the
     /// file: the power-cut tests run the journal on a backend that drops unsynced writes.
     pub fn open_backend(backend: Box<dyn redb::StorageBackend>) -> Result<Store> {
-        Self::with_db(Self::builder().create_with_backend(BoxedBackend(backend))?)
+        Self::with_db(
+            Self::builder().create_with_backend(BoxedBackend(backend))?,
+            None,
+        )
     }
 
     fn builder() -> redb::Builder {
@@ -72,23 +120,14 @@ impl Store {
         builder
     }
 
-    fn with_db(db: redb::Database) -> Result<Store> {
-        let store = Store { db };
-        store.migrate()?;
+    fn with_db(db: redb::Database, path: Option<std::path::PathBuf>) -> Result<Store> {
+        let store = Store { db, path };
+        store.migrate(true)?;
         Ok(store)
     }
 
-    fn schema_version(&self) -> Result<u64> {
-        let txn = self.db.begin_read()?;
-        match txn.open_table(META) {
-            Ok(t) => Ok(t.get("schema_version")?.map(|v| v.value()).unwrap_or(0)),
-            Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
-            Err(e) => Err(e.into()),
-        }
-    }
-
-    fn migrate(&self) -> Result<()> {
-        let found = self.schema_version()?;
+    fn migrate(&self, may_back_up: bool) -> Result<()> {
+        let found = version_of(&self.db.begin_read()?)?;
         if found > SCHEMA_VERSION {
             return Err(JournalError::SchemaTooNew {
                 found,
@@ -98,6 +137,11 @@ impl Store {
         }
         if found == SCHEMA_VERSION {
             return Ok(());
+        }
+        if found > 0 && may_back_up {
+            if let Some(path) = &self.path {
+                backup(path, found)?;
+            }
         }
         let txn = self.db.begin_write()?;
         // Re-read inside the write txn: another process may have migrated meanwhile.
@@ -113,6 +157,29 @@ impl Store {
             .insert("schema_version", SCHEMA_VERSION)?;
         txn.commit()?;
         Ok(())
+    }
+
+    /// Compact the file (redb compaction), giving freed pages back to the filesystem.
+    /// Returns false when redb could not compact now (another process is using the
+    /// journal): nothing is lost, the pages are reused by later writes.
+    pub fn compact(&mut self) -> Result<bool> {
+        match self.db.compact() {
+            Ok(done) => Ok(done),
+            Err(
+                redb::CompactionError::TransactionInProgress
+                | redb::CompactionError::PersistentSavepointExists
+                | redb::CompactionError::EphemeralSavepointExists,
+            ) => Ok(false),
+            Err(e) => Err(JournalError::Storage(e.to_string()).into()),
+        }
+    }
+
+    /// The journal file's size in bytes (None on a custom backend).
+    pub fn file_size(&self) -> Option<u64> {
+        self.path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
     }
 
     /// A consistent read view.
@@ -151,6 +218,25 @@ fn get_rec<K: redb::Key + 'static, T: DeserializeOwned>(
         Some(v) => Ok(Some(codec::decode(name, v.value())?)),
         None => Ok(None),
     }
+}
+
+/// The schema version recorded in `meta` (0 for a journal without tables).
+fn version_of(txn: &redb::ReadTransaction) -> Result<u64> {
+    match txn.open_table(META) {
+        Ok(t) => Ok(t.get("schema_version")?.map(|v| v.value()).unwrap_or(0)),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Copy the journal file to `journal.redb.v<version>.bak` and fsync the copy.
+fn backup(path: &Path, version: u64) -> Result<()> {
+    let backup = path.with_extension(format!("redb.v{version}.bak"));
+    std::fs::copy(path, &backup).ctx("back up journal to", &backup)?;
+    std::fs::File::open(&backup)
+        .and_then(|f| f.sync_all())
+        .ctx("fsync", &backup)?;
+    Ok(())
 }
 
 /// A boxed backend is a backend (redb implements the trait for concrete types only).
@@ -523,6 +609,116 @@ impl Writer {
             }
         }
         Ok(false)
+    }
+
+    /// Garbage-collect inside this write transaction (so no other writer can start
+    /// referencing a blob between the scan and the delete): every tx for which
+    /// `retain` is false, and that has no batch in flight, loses its revisions and is
+    /// marked `pruned` (an open one is also aborted); then every blob that no remaining
+    /// revision, no batch of a retained tx and no in-flight batch references is deleted.
+    pub fn gc(&mut self, retain: impl Fn(&TxRecord) -> bool) -> Result<GcCounts> {
+        let mut counts = GcCounts::default();
+        let inflight_txs = self.inflight_txs()?;
+        let txs: Vec<TxRecord> = {
+            let t = self.txn.open_table(TXS)?;
+            let mut v = Vec::new();
+            for item in t.iter()? {
+                v.push(codec::decode("txs", item?.1.value())?);
+            }
+            v
+        };
+        let mut pruned = BTreeSet::new();
+        for mut tx in txs {
+            if tx.pruned || retain(&tx) || inflight_txs.contains(&tx.tx) {
+                if tx.pruned {
+                    pruned.insert(tx.tx);
+                }
+                continue;
+            }
+            let mut revs = self.txn.open_table(REVISIONS)?;
+            for n in 0..tx.revisions {
+                if revs.remove((tx.tx, n))?.is_some() {
+                    counts.revisions_dropped += 1;
+                }
+            }
+            drop(revs);
+            if tx.state == TxState::Open {
+                tx.state = TxState::Aborted;
+                self.event(EventKind::TxAborted { tx: tx.tx })?;
+            }
+            tx.pruned = true;
+            self.put_tx(&tx)?;
+            pruned.insert(tx.tx);
+            counts.txs_pruned += 1;
+        }
+        let live = self.referenced_blobs(&pruned)?;
+        let mut blobs = self.txn.open_table(BLOBS)?;
+        let mut dead = Vec::new();
+        for item in blobs.iter()? {
+            let (k, v) = item?;
+            if !live.contains(&BlobHash(*k.value())) {
+                dead.push((*k.value(), v.value().len() as u64));
+            }
+        }
+        for (k, size) in dead {
+            blobs.remove(&k)?;
+            counts.blobs_dropped += 1;
+            counts.bytes_freed += size;
+        }
+        drop(blobs);
+        self.event(EventKind::Gc {
+            txs_pruned: counts.txs_pruned,
+            blobs_dropped: counts.blobs_dropped,
+            bytes_freed: counts.bytes_freed,
+        })?;
+        Ok(counts)
+    }
+
+    fn inflight_txs(&self) -> Result<BTreeSet<u64>> {
+        let inflight = self.txn.open_table(INFLIGHT)?;
+        let batches = self.txn.open_table(BATCHES)?;
+        let mut out = BTreeSet::new();
+        for item in inflight.iter()? {
+            let id = item?.0.value();
+            if let Some(b) = get_rec::<u64, BatchRecord>(&batches, "batches", id)? {
+                out.insert(b.tx);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Blobs referenced by a revision, by a batch of a tx not in `pruned`, or by an
+    /// in-flight batch (including the foreign bytes recovery kept).
+    fn referenced_blobs(&self, pruned: &BTreeSet<u64>) -> Result<BTreeSet<BlobHash>> {
+        let mut live = BTreeSet::new();
+        let mut add = |s: &FileState| {
+            if let Some(h) = s.hash.filter(|_| s.exists) {
+                live.insert(h);
+            }
+        };
+        let revs = self.txn.open_table(REVISIONS)?;
+        for item in revs.iter()? {
+            let rev: RevisionRecord = codec::decode("revisions", item?.1.value())?;
+            for f in &rev.files {
+                add(&f.snapshot);
+                add(&f.candidate);
+            }
+        }
+        let batches = self.txn.open_table(BATCHES)?;
+        for item in batches.iter()? {
+            let b: BatchRecord = codec::decode("batches", item?.1.value())?;
+            if pruned.contains(&b.tx) && b.state.is_terminal() {
+                continue;
+            }
+            for f in &b.files {
+                add(&f.pre);
+                add(&f.post);
+            }
+            for f in &b.foreign {
+                add(&f.found);
+            }
+        }
+        Ok(live)
     }
 
     /// Whether a receipt exists for `batch`.

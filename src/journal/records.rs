@@ -163,6 +163,9 @@ pub struct TxRecord {
     pub rolled_back_by: Option<u64>,
     /// A batch of this tx that ended `NeedsAttention` (foreign bytes found).
     pub attention: Option<u64>,
+    /// `journal gc` dropped this tx's revisions and the blobs only they needed (schema
+    /// v2); its record, batches and receipts stay as history.
+    pub pruned: bool,
 }
 
 /// Which revision a batch applied.
@@ -448,6 +451,15 @@ pub enum EventKind {
         /// Tx id.
         tx: u64,
     },
+    /// `journal gc` ran.
+    Gc {
+        /// Transactions pruned.
+        txs_pruned: u64,
+        /// Blobs dropped.
+        blobs_dropped: u64,
+        /// Bytes freed.
+        bytes_freed: u64,
+    },
     /// Recovery acted on a batch.
     Recovery {
         /// Batch id.
@@ -455,6 +467,34 @@ pub enum EventKind {
         /// What it did.
         action: String,
     },
+}
+
+impl EventKind {
+    /// The snake_case name of the kind, as `--json` prints it and `--kind` takes it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            EventKind::TxCreated { .. } => "tx_created",
+            EventKind::RevisionRecorded { .. } => "revision_recorded",
+            EventKind::BlobStored { .. } => "blob_stored",
+            EventKind::BatchState { .. } => "batch_state",
+            EventKind::ReceiptIssued { .. } => "receipt_issued",
+            EventKind::TxAborted { .. } => "tx_aborted",
+            EventKind::Gc { .. } => "gc",
+            EventKind::Recovery { .. } => "recovery",
+        }
+    }
+
+    /// Every kind name, for `--kind` validation.
+    pub const NAMES: &'static [&'static str] = &[
+        "tx_created",
+        "revision_recorded",
+        "blob_stored",
+        "batch_state",
+        "receipt_issued",
+        "tx_aborted",
+        "gc",
+        "recovery",
+    ];
 }
 
 /// One entry of the event log.

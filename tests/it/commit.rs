@@ -23,6 +23,7 @@ fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
         DumpFilter {
             tx: Some(tx),
             since_seq: 0,
+            ..Default::default()
         },
         |e| {
             if let EventKind::ReceiptIssued { batch, .. } = e.event.kind {
@@ -222,6 +223,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
                 DumpFilter {
                     tx: Some(p.tx),
                     since_seq: 0,
+                    ..Default::default()
                 },
                 |e| {
                     if let EventKind::BatchState { state, note, .. } = e.event.kind {

@@ -5,6 +5,7 @@ mod support;
 mod cli;
 mod commit;
 mod crash;
+mod journal;
 mod paths;
 mod powercut;
 mod preview;

@@ -372,6 +372,7 @@ fn receipts_of(m: &Machine, tx: u64) -> Vec<Receipt> {
             DumpFilter {
                 tx: Some(tx),
                 since_seq: 0,
+                ..Default::default()
             },
             |e| {
                 if let Some(DumpDetail::Receipt(r)) = e.detail {

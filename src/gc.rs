@@ -1,0 +1,161 @@
+//! `journal gc` and `journal stats`: keep the journal bounded and measurable.
+//!
+//! Retention (issue "Journal you can trust and inspect"): a policy names the
+//! transactions to keep — the N newest, or those younger than D days. Every other
+//! transaction, unless a batch of it is in flight, is *pruned*: its revisions (plans,
+//! diffs, snapshot and candidate references) are dropped and the tx is marked `pruned`
+//! (an open preview is also aborted); its record, batches and receipts stay as history.
+//! Blobs that no remaining revision, no batch of a kept transaction and no in-flight
+//! batch reference are then deleted — so the rollback material of every kept commit
+//! stays, and nothing of an in-flight batch is touched. Finally the file is compacted.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::journal::records::{now_ms, FileState};
+use crate::journal::GcCounts;
+use crate::workspace::{guarded, Journal};
+
+/// Which transactions `gc` keeps. At least one field must be set; with both, a tx is
+/// kept when either keeps it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GcPolicy {
+    /// Keep the N newest transactions.
+    pub keep_last: Option<usize>,
+    /// Keep transactions created in the last D days (of 86 400 000 ms).
+    pub keep_days: Option<u64>,
+}
+
+/// What `gc` did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcReport {
+    /// What was removed.
+    pub removed: GcCounts,
+    /// Whether redb compacted the file (false if another process had it busy).
+    pub compacted: bool,
+    /// File size before, in bytes.
+    pub file_bytes_before: Option<u64>,
+    /// File size after, in bytes.
+    pub file_bytes_after: Option<u64>,
+}
+
+/// Counts and sizes of the journal (`journal stats`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct JournalStats {
+    /// Schema version of the file.
+    pub schema_version: u64,
+    /// Transactions (pruned ones included).
+    pub txs: u64,
+    /// Transactions pruned by gc.
+    pub txs_pruned: u64,
+    /// Revision records.
+    pub revisions: u64,
+    /// Blobs stored.
+    pub blobs: u64,
+    /// Bytes of the blobs stored (each distinct content once).
+    pub blob_bytes_unique: u64,
+    /// Bytes the revisions and batches refer to, counting every reference: what the
+    /// journal would hold without content addressing.
+    pub blob_bytes_referenced: u64,
+    /// Batch records.
+    pub batches: u64,
+    /// Receipts.
+    pub receipts: u64,
+    /// Events.
+    pub events: u64,
+    /// Size of the journal file in bytes.
+    pub file_bytes: Option<u64>,
+}
+
+impl Journal {
+    /// Apply a retention policy (see the module docs), under the commit lock, in one
+    /// journal write transaction; then compact the file.
+    ///
+    /// Needs `&mut self` because compaction needs the database to itself within this
+    /// process. Errors: [`Error::InvalidPolicy`] when neither field is set,
+    /// [`Error::LockTimeout`], journal errors.
+    pub fn gc(&mut self, policy: GcPolicy) -> Result<GcReport> {
+        guarded(|| {
+            if policy.keep_last.is_none() && policy.keep_days.is_none() {
+                return Err(Error::InvalidPolicy {
+                    message: "give --keep-last N or --keep-days D".into(),
+                });
+            }
+            let before = self.ws.store.file_size();
+            let removed = {
+                let _lock = self.lock()?;
+                let newest = self.newest_ids(policy.keep_last.unwrap_or(0))?;
+                let cutoff = policy
+                    .keep_days
+                    .map(|d| now_ms().saturating_sub(d.saturating_mul(86_400_000)));
+                self.ws.store.write(|w| {
+                    w.gc(|tx| newest.contains(&tx.tx) || cutoff.is_some_and(|c| tx.created_ms >= c))
+                })?
+            };
+            let compacted = self.ws.store.compact()?;
+            Ok(GcReport {
+                removed,
+                compacted,
+                file_bytes_before: before,
+                file_bytes_after: self.ws.store.file_size(),
+            })
+        })
+    }
+
+    fn newest_ids(&self, n: usize) -> Result<std::collections::BTreeSet<u64>> {
+        let mut out = std::collections::BTreeSet::new();
+        self.ws.store.read()?.txs_newest_first(|tx| {
+            if out.len() < n {
+                out.insert(tx.tx);
+            }
+            Ok(out.len() < n)
+        })?;
+        Ok(out)
+    }
+
+    /// Counts and sizes (see [`JournalStats`]).
+    pub fn stats(&self) -> Result<JournalStats> {
+        guarded(|| {
+            let r = self.ws.store.read()?;
+            let mut s = JournalStats {
+                schema_version: crate::journal::SCHEMA_VERSION,
+                file_bytes: self.ws.store.file_size(),
+                ..Default::default()
+            };
+            let size = |f: &FileState| if f.exists { f.size } else { 0 };
+            r.scan_txs(|_, t| {
+                s.txs += 1;
+                s.txs_pruned += u64::from(t.is_ok_and(|t| t.pruned));
+                Ok(())
+            })?;
+            r.scan_revisions(|_, rev| {
+                s.revisions += 1;
+                for f in rev?.files {
+                    s.blob_bytes_referenced += size(&f.snapshot) + size(&f.candidate);
+                }
+                Ok(())
+            })?;
+            r.scan_batches(|_, b| {
+                s.batches += 1;
+                for f in b?.files {
+                    s.blob_bytes_referenced += size(&f.pre) + size(&f.post);
+                }
+                Ok(())
+            })?;
+            r.scan_blobs(|_, bytes| {
+                s.blobs += 1;
+                s.blob_bytes_unique += bytes.len() as u64;
+                Ok(())
+            })?;
+            r.scan_receipts(|_, _| {
+                s.receipts += 1;
+                Ok(())
+            })?;
+            r.scan_events(|_, _| {
+                s.events += 1;
+                Ok(())
+            })?;
+            Ok(s)
+        })
+    }
+}

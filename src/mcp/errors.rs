@@ -1,0 +1,312 @@
+//! Tool errors in m1nd's style: what went wrong, then `Hint: …` (the next call to make)
+//! and, where it helps, `Example: {…}` (that call's arguments).
+//!
+//! They reach the agent as MCP tool errors (`isError: true`): the text block is the
+//! message below, and the structured content carries the same fields as JSON.
+
+use std::fmt;
+
+use serde_json::{json, Map, Value};
+
+use crate::error::Error;
+use crate::journal::records::TxState;
+
+/// A refused tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolError {
+    /// Stable snake_case code: m1nd's (`source_modified`, `preview_not_found`,
+    /// `preview_expired`, `confirm_required`, …) or the library's [`Error::kind`].
+    pub kind: String,
+    /// What went wrong, naming the preview, files and state.
+    pub message: String,
+    /// The next step.
+    pub hint: String,
+    /// The call the hint names: `{"tool": …, argument: value, …}` (boxed: errors are
+    /// returned by value on every path, so they stay small).
+    pub example: Option<Box<Value>>,
+    /// The transaction concerned.
+    pub tx: Option<u64>,
+    /// Extra structured fields (e.g. apply_batch's per-file results).
+    pub detail: Map<String, Value>,
+}
+
+impl ToolError {
+    /// An error of `kind`.
+    pub fn new(kind: &str, message: impl Into<String>, hint: impl Into<String>) -> Self {
+        ToolError {
+            kind: kind.to_string(),
+            message: message.into(),
+            hint: hint.into(),
+            example: None,
+            tx: None,
+            detail: Map::new(),
+        }
+    }
+
+    /// Arguments of the call the hint names.
+    pub fn with_example(mut self, example: Value) -> Self {
+        self.example = Some(Box::new(example));
+        self
+    }
+
+    /// The transaction concerned.
+    pub fn with_tx(mut self, tx: Option<u64>) -> Self {
+        self.tx = self.tx.or(tx);
+        self
+    }
+
+    /// Merge the fields of `detail` (an object) into the structured content.
+    pub fn with_detail(mut self, detail: Value) -> Self {
+        if let Value::Object(m) = detail {
+            self.detail.extend(m);
+        }
+        self
+    }
+
+    /// A malformed argument.
+    pub fn invalid_args(tool: &str, what: impl fmt::Display, example: Value) -> Self {
+        ToolError::new(
+            "invalid_arguments",
+            format!("{tool}: {what}"),
+            format!("resend {tool} with the arguments its input schema lists"),
+        )
+        .with_example(with_tool(tool, example))
+    }
+
+    /// The tool the example calls (its `"tool"` key) and its arguments (the rest).
+    fn example_parts(&self) -> Option<(Option<String>, Value)> {
+        let mut args = *self.example.clone()?;
+        let tool = args
+            .as_object_mut()
+            .and_then(|m| m.remove("tool"))
+            .and_then(|t| t.as_str().map(str::to_string));
+        Some((tool, args))
+    }
+
+    /// The text block of the tool result: `kind: message`, `Hint: …`, and
+    /// `Example: tool {arguments}`.
+    pub fn text(&self) -> String {
+        let mut s = format!("{}: {}\nHint: {}", self.kind, self.message, self.hint);
+        if let Some((tool, args)) = self.example_parts() {
+            s.push_str("\nExample: ");
+            if let Some(tool) = tool {
+                s.push_str(&tool);
+                s.push(' ');
+            }
+            s.push_str(&args.to_string());
+        }
+        s
+    }
+
+    /// The structured content of the tool result.
+    pub fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("error".into(), json!(self.kind));
+        m.insert("message".into(), json!(self.message));
+        m.insert("hint".into(), json!(self.hint));
+        if let Some((tool, arguments)) = self.example_parts() {
+            m.insert(
+                "example".into(),
+                json!({"tool": tool, "arguments": arguments}),
+            );
+        }
+        if let Some(tx) = self.tx {
+            m.insert("tx".into(), json!(tx));
+        }
+        for (k, v) in &self.detail {
+            m.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        Value::Object(m)
+    }
+
+    /// Translate a library error into the next MCP call to make. `agent` fills the
+    /// examples.
+    pub fn from_engine(e: &Error, agent: &str) -> Self {
+        let tx = e.tx();
+        let id = tx.map(|t| t.to_string()).unwrap_or_default();
+        let err = match e {
+            Error::StaleSnapshot { tx, paths } => ToolError::new(
+                "source_modified",
+                format!(
+                    "{} changed on disk since preview {tx} was made (its content hash no longer matches the snapshot); nothing was written",
+                    paths.join(", ")
+                ),
+                "call edit_rebase with this preview_id to merge the change on disk into the candidate (then edit_commit again), or call edit_preview again with content based on the file as it is now",
+            )
+            .with_example(json!({"tool": "edit_rebase", "preview_id": id, "agent_id": agent})),
+            Error::StaleRollback { tx, paths } => ToolError::new(
+                "stale_rollback",
+                format!(
+                    "{} changed since tx {tx} was committed; nothing was written",
+                    paths.join(", ")
+                ),
+                "look at the files first; to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)",
+            )
+            .with_example(json!({"tool": "edit_rollback", "tx": id, "agent_id": agent, "force": true})),
+            Error::StaleRevision { tx, base, latest } => ToolError::new(
+                "stale_revision",
+                format!("the edits were written against revision {base} of preview {tx}, but the latest revision is {latest}"),
+                format!("call edit_show to read revision {latest} and write the edits against it, or resend edit_revise with rebase=true to merge them onto revision {latest}"),
+            )
+            .with_example(json!({"tool": "edit_revise", "preview_id": id, "agent_id": agent, "base_revision": base, "rebase": true, "edits": []})),
+            Error::NothingToRebase { tx, revision } => ToolError::new(
+                "nothing_to_rebase",
+                format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}"),
+                "the preview is not stale; call edit_commit",
+            )
+            .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::ValidationFailed { tx, revision, summary } => ToolError::new(
+                "validation_failed",
+                format!("revision {revision} of preview {tx} has validation errors: {}; nothing was written", summary.join("; ")),
+                "call edit_show to read validation_issues, then edit_revise with corrected edits (or edit_abort and start again with edit_preview)",
+            )
+            .with_example(json!({"tool": "edit_show", "preview_id": id})),
+            Error::UnknownTx { tx } => not_found(&tx.to_string(), agent),
+            Error::UnknownRevision { tx, revision, latest } => ToolError::new(
+                "unknown_revision",
+                format!("preview {tx} has no revision {revision} (the latest is {latest})"),
+                "call edit_show without revision to see the latest",
+            )
+            .with_example(json!({"tool": "edit_show", "preview_id": id})),
+            Error::WrongState { tx, state, .. } => wrong_state(*tx, state, agent),
+            Error::LockTimeout { .. } => ToolError::new(
+                "lock_timeout",
+                e.to_string(),
+                "another process is committing in this workspace; call the same tool again in a few seconds",
+            ),
+            Error::CommitFailed { .. } => ToolError::new(
+                "commit_failed",
+                e.to_string(),
+                "the batch was reverted and every file is as before; fix the cause named above (permissions, an immutable directory, disk space), then call edit_commit again with the same preview_id, or edit_abort it",
+            )
+            .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::NeedsAttention { .. } => ToolError::new(
+                "needs_attention",
+                e.to_string(),
+                "someone else wrote the file(s) while the batch was settling; this needs a person: run `ultra-edit recover` in the workspace (journal_dump shows the batch)",
+            ),
+            Error::Path(_) => ToolError::new(
+                "path_refused",
+                e.to_string(),
+                "give paths relative to the workspace root (or absolute inside it), outside .git/ and .ultra-edit/, not through symlinks; nothing was changed",
+            ),
+            Error::Edit(edit) => ToolError::new(edit.code(), e.to_string(), edit_hint(edit.code())),
+            _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
+        };
+        err.with_tx(tx)
+    }
+}
+
+impl fmt::Display for ToolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
+impl std::error::Error for ToolError {}
+
+/// `example` with `"tool": tool` added.
+pub fn with_tool(tool: &str, mut example: Value) -> Value {
+    if let Value::Object(m) = &mut example {
+        m.insert("tool".into(), json!(tool));
+    }
+    example
+}
+
+/// `preview_id` names no preview.
+pub fn not_found(preview_id: &str, agent: &str) -> ToolError {
+    ToolError::new(
+        "preview_not_found",
+        format!("preview {preview_id:?} not found in this workspace's journal"),
+        "call edit_preview to create a preview and use the preview_id it returns (journal_log lists existing previews)",
+    )
+    .with_example(json!({"tool": "edit_preview", "file_path": "src/lib.rs", "agent_id": agent, "new_content": "…"}))
+}
+
+/// The tx is not open: say what can be done with it instead.
+pub fn wrong_state(tx: u64, state: &str, agent: &str) -> ToolError {
+    let (kind, message, hint, example) = match state {
+        s if s == TxState::Committed.to_string() => (
+            "preview_consumed",
+            format!("preview {tx} was already committed; a preview handle commits once"),
+            "to change the file again call edit_preview for a new preview; to undo this commit call edit_rollback with tx = this preview_id",
+            json!({"tool": "edit_rollback", "tx": tx.to_string(), "agent_id": agent}),
+        ),
+        s if s == TxState::Aborted.to_string() => (
+            "preview_aborted",
+            format!("preview {tx} was aborted and accepts nothing further"),
+            "call edit_preview to start again",
+            json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
+        ),
+        s if s == TxState::RolledBack.to_string() => (
+            "preview_rolled_back",
+            format!("preview {tx} was committed and then rolled back"),
+            "call edit_preview for a new change; to redo this one, call edit_rollback on the rollback transaction (journal_log shows it as rolled_back_by)",
+            json!({"tool": "journal_log", "agent_id": agent}),
+        ),
+        _ => (
+            "wrong_state",
+            format!("transaction {tx} is {state}"),
+            "only a committed transaction can be rolled back: call edit_commit first",
+            json!({"tool": "edit_commit", "preview_id": tx.to_string(), "agent_id": agent, "confirm": true}),
+        ),
+    };
+    ToolError::new(kind, message, hint)
+        .with_example(example)
+        .with_tx(Some(tx))
+}
+
+fn edit_hint(code: &str) -> &'static str {
+    match code {
+        "invalid_plan" => "fix the edits: each is an op object such as {\"op\": \"replace_text\", \"path\": …, \"old\": …, \"new\": …} (see the input schema), or m1nd's {\"file_path\": …, \"new_content\": …}; nothing was changed",
+        "target_not_found" => "old/anchor must match the current bytes exactly; read the file (or edit_show the candidate when revising) and copy the text, or replace the whole file with file_path + new_content",
+        "ambiguous_target" => "add \"occurrence\": N (1-based) to the edit, or include more surrounding text so it matches once",
+        "occurrence_out_of_range" | "line_out_of_range" => "read the file (or edit_show the candidate when revising) for the current count, and resend",
+        "overlapping_edits" => "merge the overlapping edits into one, or make the second one with edit_revise",
+        "file_not_found" => "the file does not exist: use create_file (or m1nd's file_path + new_content, which creates it)",
+        "file_exists" => "the file exists already: use replace_file or a text edit (m1nd's file_path + new_content replaces it)",
+        _ => "fix the edit and resend; nothing was changed",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_has_kind_hint_and_example() {
+        let e = ToolError::from_engine(
+            &Error::StaleSnapshot {
+                tx: 3,
+                paths: vec!["a.txt".into()],
+            },
+            "me",
+        );
+        let t = e.text();
+        assert!(
+            t.starts_with("source_modified: a.txt changed on disk"),
+            "{t}"
+        );
+        assert!(t.contains("\nHint: call edit_rebase"), "{t}");
+        assert!(t.contains("edit_preview"), "{t}");
+        assert!(
+            t.contains("\nExample: edit_rebase {\"agent_id\":\"me\",\"preview_id\":\"3\"}"),
+            "{t}"
+        );
+        assert_eq!(e.to_json()["tx"], 3);
+    }
+
+    #[test]
+    fn committed_preview_is_consumed() {
+        let e = ToolError::from_engine(
+            &Error::WrongState {
+                tx: 4,
+                state: "committed".into(),
+                hint: String::new(),
+            },
+            "me",
+        );
+        assert_eq!(e.kind, "preview_consumed");
+        assert!(e.hint.contains("edit_rollback"));
+    }
+}

@@ -1,0 +1,178 @@
+//! `ultra-edit serve`: a Model Context Protocol server with m1nd-compatible edit tools.
+//!
+//! m1nd exposes `edit_preview`, `edit_commit` and `apply_batch` with an in-memory preview
+//! map and no durable history. These are the same tools, with m1nd's input and output
+//! shapes, backed by the journal: a preview handle (`preview_id`) is a transaction id,
+//! survives a restart, can be revised, rebased, shown and aborted, and every commit can
+//! be rolled back. Errors are tool errors whose text names the problem and teaches the
+//! next call (`Hint: …`, `Example: {…}`), as m1nd's do.
+//!
+//! Layers:
+//! - [`EditTools`]: the tools as JSON → JSON functions over one shared [`Journal`]. No
+//!   MCP types: an embedder with its own MCP stack (m1nd) can route its tool calls
+//!   here, with [`tool_definitions`] for its `tools/list`.
+//! - [`McpServer`]: an rmcp [`ServerHandler`] over `EditTools`.
+//! - [`serve`]: the server on standard input/output, for the `serve` command.
+//!
+//! Journal verbs block (fsync), so each call runs on Tokio's blocking pool. The journal
+//! stays open, shared with other processes (the CLI, other agents' servers), for the
+//! server's lifetime; recovery ran when it was opened.
+
+mod errors;
+mod schemas;
+mod shapes;
+mod tools;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+
+pub use errors::ToolError;
+pub use schemas::{tool_definitions, ToolDef, TOOL_NAMES};
+pub use shapes::{CandidateDiffReport, PreviewValidationReport, SourceFileSnapshot};
+pub use tools::{EditTools, ReingestFn};
+
+use crate::error::{Error, IoError, Result};
+use crate::workspace::Journal;
+
+const INSTRUCTIONS: &str = "Transactional file edits for this workspace, journaled and crash-safe. \
+To change a file: edit_preview (m1nd's {file_path, agent_id, new_content}, or a plan of precise edits) \
+returns a preview_id, a diff and a validation report without touching the disk; edit_commit \
+{preview_id, agent_id, confirm: true} writes it (all files or none). edit_rollback {tx: preview_id} \
+undoes a commit exactly. apply_batch writes several whole files at once. If a commit is refused \
+because the file changed on disk (source_modified), call edit_rebase or edit_preview again. \
+journal_log and journal_dump show the history.";
+
+/// Options of [`serve`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ServeOptions {
+    /// Refuse previews older than this (default: none, previews are durable).
+    pub preview_ttl: Option<Duration>,
+}
+
+/// The rmcp server: tools/list and tools/call over [`EditTools`].
+#[derive(Clone)]
+pub struct McpServer {
+    tools: Arc<EditTools>,
+}
+
+impl McpServer {
+    /// A server over `tools`.
+    pub fn new(tools: EditTools) -> Self {
+        McpServer {
+            tools: Arc::new(tools),
+        }
+    }
+
+    /// The tools it serves.
+    pub fn tools(&self) -> &EditTools {
+        &self.tools
+    }
+}
+
+/// The tool list as rmcp types, with annotations (read-only, destructive).
+pub fn rmcp_tools() -> Vec<Tool> {
+    tool_definitions()
+        .into_iter()
+        .map(|d| {
+            let annotations = ToolAnnotations::new()
+                .read_only(d.read_only)
+                .destructive(d.writes_files)
+                .open_world(false);
+            Tool::new(d.name, d.description, d.input_schema).with_annotations(annotations)
+        })
+        .collect()
+}
+
+/// A tool's outcome as an MCP result: structured content plus its JSON as text, or a
+/// tool error (`isError`) whose text is the hint-bearing message.
+fn to_result(outcome: std::result::Result<serde_json::Value, ToolError>) -> CallToolResult {
+    match outcome {
+        Ok(value) => CallToolResult::structured(value),
+        Err(e) => {
+            let mut r = CallToolResult::structured_error(e.to_json());
+            r.content = vec![ContentBlock::text(e.text())];
+            r
+        }
+    }
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ultra-edit", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(rmcp_tools()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        rmcp_tools().into_iter().find(|t| t.name == name)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> std::result::Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !TOOL_NAMES.contains(&name.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool {name:?}; tools/list lists them: {}",
+                    TOOL_NAMES.join(", ")
+                ),
+                None,
+            ));
+        }
+        let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
+        let tools = self.tools.clone();
+        let outcome = tokio::task::spawn_blocking(move || tools.call(&name, args))
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
+        Ok(to_result(outcome).into())
+    }
+}
+
+/// Serve the tools over standard input/output until the client disconnects, holding
+/// `journal` for the whole session. Nothing but MCP messages goes to standard output.
+pub fn serve(journal: Journal, opts: ServeOptions) -> Result<()> {
+    let root = journal.root().to_path_buf();
+    let io_err = |op: &'static str, e: &dyn std::fmt::Display| {
+        Error::Io(IoError {
+            op,
+            path: root.clone(),
+            source: std::io::Error::other(e.to_string()),
+        })
+    };
+    let tools = EditTools::new(Arc::new(journal)).with_preview_ttl(opts.preview_ttl);
+    let server = McpServer::new(tools);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| io_err("start the MCP server's runtime", &e))?;
+    runtime.block_on(async {
+        let running = server
+            .serve(rmcp::transport::stdio())
+            .await
+            .map_err(|e| io_err("MCP handshake on stdio", &e))?;
+        running
+            .waiting()
+            .await
+            .map_err(|e| io_err("MCP server on stdio", &e))?;
+        Ok(())
+    })
+}

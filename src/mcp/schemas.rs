@@ -1,0 +1,260 @@
+//! The tools' names, descriptions and input schemas (JSON Schema, draft 2020-12 subset
+//! that every MCP host accepts: objects, arrays, strings, integers, booleans, `anyOf`).
+//!
+//! Descriptions are written for the agent that reads `tools/list`: what the tool does,
+//! what it returns, and which tool comes next.
+
+use serde_json::{json, Map, Value};
+
+/// One tool as listed by `tools/list`.
+#[derive(Debug, Clone)]
+pub struct ToolDef {
+    /// Tool name, e.g. `edit_preview`.
+    pub name: &'static str,
+    /// One paragraph for the agent.
+    pub description: &'static str,
+    /// JSON Schema of the arguments (an object schema).
+    pub input_schema: Map<String, Value>,
+    /// True for tools that never change the journal or the files.
+    pub read_only: bool,
+    /// True for tools that write files of the workspace.
+    pub writes_files: bool,
+}
+
+/// Every tool, in the order `tools/list` gives them.
+pub const TOOL_NAMES: [&str; 10] = [
+    "edit_preview",
+    "edit_revise",
+    "edit_rebase",
+    "edit_show",
+    "edit_abort",
+    "edit_commit",
+    "edit_rollback",
+    "apply_batch",
+    "journal_log",
+    "journal_dump",
+];
+
+const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, replace_file, create_file, delete_file; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
+
+const EDIT_REVISE: &str = "Change the candidate of an open preview before committing it: the edits (same forms as edit_preview's edits, or m1nd's {file_path, new_content} at top level) apply to the latest revision's candidate, not to the disk, so line numbers and matched text refer to what the last edit_preview/edit_revise returned. Returns the new revision in edit_preview's shape, under the same preview_id. Give base_revision if the edits were written against an older revision; add rebase=true to merge them onto the latest. Only the agent that made the preview can revise it.";
+
+const EDIT_REBASE: &str = "Bring a stale preview up to date after someone changed its files on disk (edit_commit refused with source_modified): merges the disk's change and the candidate three-way, as git does, into a new revision whose snapshot is the disk as it is now. Returns the new revision in edit_preview's shape; if both sides changed the same lines the candidate holds conflict markers and validation_issues has merge_conflict (fix it with edit_revise, or edit_abort and edit_preview again). Then call edit_commit.";
+
+const EDIT_SHOW: &str = "Look at a preview: any revision (default the latest) with the same fields as edit_preview returns, plus its state (open, committed, aborted, rolled_back), whether it has expired, and validation.source_changed computed against the disk now, so you can see whether edit_commit would be refused as stale before trying it.";
+
+const EDIT_ABORT: &str = "Discard an open preview: it accepts nothing further and can never be committed. Nothing on disk changes; the preview stays in the journal's history (journal_log, journal_dump). Only the agent that made the preview can abort it.";
+
+const EDIT_COMMIT: &str = "Write a previewed edit to disk: every file of the preview or none, crash-safe, with exact rollback material stored in the journal first. Takes m1nd's {preview_id, agent_id, confirm, reingest?}; confirm must be true (it is your explicit go-ahead), and agent_id must be the agent that made the preview. Refused without writing anything when a file changed on disk since the preview (source_modified: call edit_rebase or edit_preview again), when the preview expired or is unknown (call edit_preview), or when it was already committed (a handle commits once). Returns m1nd's {preview_id, file_path, bytes_written, lines_added, lines_removed, reingested, updated_node_ids, elapsed_ms} plus the receipt (tx, batch, every file's hashes before and after). To undo it later call edit_rollback with tx = preview_id.";
+
+const EDIT_ROLLBACK: &str = "Undo a committed edit: restores the exact previous bytes, mode and existence of every file it touched (created files are removed, deleted ones recreated), as a new transaction that is itself journaled and can be rolled back (redo). tx is the preview_id of the commit (or the tx of an earlier rollback, to redo). Refused with stale_rollback if a file changed since the commit; force=true then overwrites it, after storing its current bytes in the journal. Returns the new rollback tx and its receipt.";
+
+const APPLY_BATCH: &str = "Write several whole files in one call, m1nd's {agent_id, edits:[{file_path, new_content, description?}], atomic?, reingest?}, journaled like edit_preview + edit_commit. atomic=true (default) is one transaction: every file is written or none is (a failure on any file, even mid-write, restores the others). atomic=false commits each file as its own transaction and reports each. Returns m1nd's per-file results[] {file_path, success, diff, lines_added, lines_removed, error?} and totals {all_succeeded, files_written, files_total, total_bytes_written, reingested, elapsed_ms}, plus the tx and receipt of each transaction (roll one back with edit_rollback).";
+
+const JOURNAL_LOG: &str = "List transactions, newest first: tx (= preview_id), agent, description, state (open, committed, aborted, rolled_back), files, line counts, revisions, and which tx rolled back which. Use it to find your open previews and your commits. Filter with agent_id; limit defaults to 50.";
+
+const JOURNAL_DUMP: &str = "Read the journal's full record in order: every transaction, revision (snapshots, candidates, diffs, validation), batch (pre- and post-image hashes), receipt and recovery, as JSON entries. Pass tx to see one transaction's whole history; page with since_seq (the next_since_seq of the previous call) and limit (default 200).";
+
+fn schema(properties: Value, required: &[&str]) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("type".into(), json!("object"));
+    m.insert("properties".into(), properties);
+    m.insert("required".into(), json!(required));
+    m
+}
+
+fn agent_id() -> Value {
+    json!({"type": "string", "description": "Your agent id. Recorded in the journal; a preview can be committed, revised or aborted only by the agent that made it."})
+}
+
+fn preview_id() -> Value {
+    json!({"type": ["string", "integer"], "description": "The preview_id returned by edit_preview (the transaction id, e.g. \"7\")."})
+}
+
+fn reingest() -> Value {
+    json!({"type": "boolean", "default": true, "description": "Re-ingest the written files into the host's index once, after the write (m1nd). Reported as reingested."})
+}
+
+/// The schema of one element of `edits`: an Ultra Edit op, or m1nd's whole-file item.
+fn edit_item() -> Value {
+    let path = json!({"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."});
+    let occurrence = json!({"type": "integer", "minimum": 1, "description": "1-based match to use when the text occurs more than once."});
+    let mode = json!({"type": ["integer", "string"], "description": "Unix mode, as an octal string like \"0755\"."});
+    json!({
+        "anyOf": [
+            {"type": "object", "description": "Replace the exact bytes of old (must match once, or pick occurrence).",
+             "properties": {"op": {"const": "replace_text"}, "path": path, "old": {"type": "string"}, "new": {"type": "string"}, "occurrence": occurrence},
+             "required": ["op", "path", "old", "new"]},
+            {"type": "object", "description": "Replace lines start..=end (1-based, inclusive) with content.",
+             "properties": {"op": {"const": "replace_lines"}, "path": path, "start": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}, "content": {"type": "string"}},
+             "required": ["op", "path", "start", "end", "content"]},
+            {"type": "object", "description": "Insert text just before the exact text anchor.",
+             "properties": {"op": {"const": "insert_before"}, "path": path, "anchor": {"type": "string"}, "text": {"type": "string"}, "occurrence": occurrence},
+             "required": ["op", "path", "anchor", "text"]},
+            {"type": "object", "description": "Insert text just after the exact text anchor.",
+             "properties": {"op": {"const": "insert_after"}, "path": path, "anchor": {"type": "string"}, "text": {"type": "string"}, "occurrence": occurrence},
+             "required": ["op", "path", "anchor", "text"]},
+            {"type": "object", "description": "Replace the whole content of an existing file (content, or content_base64 for binary).",
+             "properties": {"op": {"const": "replace_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
+             "required": ["op", "path"]},
+            {"type": "object", "description": "Create a file that must not exist yet (parent directories are created).",
+             "properties": {"op": {"const": "create_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
+             "required": ["op", "path"]},
+            {"type": "object", "description": "Delete an existing file.",
+             "properties": {"op": {"const": "delete_file"}, "path": path},
+             "required": ["op", "path"]},
+            {"type": "object", "description": "m1nd's whole-file item: replace the file with new_content, or create it if it does not exist.",
+             "properties": {"file_path": path, "new_content": {"type": "string"}, "description": {"type": "string"}},
+             "required": ["file_path", "new_content"]}
+        ]
+    })
+}
+
+/// Every tool with its schema.
+pub fn tool_definitions() -> Vec<ToolDef> {
+    let edits = json!({"type": "array", "items": edit_item(), "description": "The edits, applied against one base (the disk for edit_preview, the latest candidate for edit_revise); overlapping edits are refused."});
+    let description = json!({"type": "string", "description": "What the change is for; recorded in the journal."});
+    let file_path = json!({"type": "string", "description": "m1nd shape: the file to replace (or create), relative to the workspace root or absolute inside it."});
+    let new_content =
+        json!({"type": "string", "description": "m1nd shape: the file's complete new content."});
+    let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: the latest)."});
+    let tx = json!({"type": ["string", "integer"], "description": "Transaction id: the preview_id of the commit to undo."});
+    vec![
+        ToolDef {
+            name: "edit_preview",
+            description: EDIT_PREVIEW,
+            input_schema: schema(
+                json!({"agent_id": agent_id(), "file_path": file_path, "new_content": new_content,
+                       "description": description, "edits": edits}),
+                &["agent_id"],
+            ),
+            read_only: false,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "edit_revise",
+            description: EDIT_REVISE,
+            input_schema: schema(
+                json!({"preview_id": preview_id(), "agent_id": agent_id(), "edits": edits,
+                       "file_path": file_path, "new_content": new_content,
+                       "base_revision": {"type": "integer", "minimum": 0, "description": "The revision the edits were written against (default: the latest)."},
+                       "rebase": {"type": "boolean", "default": false, "description": "Merge edits written against an older base_revision onto the latest."}}),
+                &["preview_id", "agent_id"],
+            ),
+            read_only: false,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "edit_rebase",
+            description: EDIT_REBASE,
+            input_schema: schema(
+                json!({"preview_id": preview_id(), "agent_id": agent_id()}),
+                &["preview_id", "agent_id"],
+            ),
+            read_only: false,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "edit_show",
+            description: EDIT_SHOW,
+            input_schema: schema(
+                json!({"preview_id": preview_id(), "revision": revision, "agent_id": agent_id()}),
+                &["preview_id"],
+            ),
+            read_only: true,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "edit_abort",
+            description: EDIT_ABORT,
+            input_schema: schema(
+                json!({"preview_id": preview_id(), "agent_id": agent_id()}),
+                &["preview_id", "agent_id"],
+            ),
+            read_only: false,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "edit_commit",
+            description: EDIT_COMMIT,
+            input_schema: schema(
+                json!({"preview_id": preview_id(), "agent_id": agent_id(),
+                       "confirm": {"type": "boolean", "description": "Must be true: your explicit go-ahead to write the files."},
+                       "reingest": reingest()}),
+                &["preview_id", "agent_id", "confirm"],
+            ),
+            read_only: false,
+            writes_files: true,
+        },
+        ToolDef {
+            name: "edit_rollback",
+            description: EDIT_ROLLBACK,
+            input_schema: schema(
+                json!({"tx": tx, "agent_id": agent_id(),
+                       "force": {"type": "boolean", "default": false, "description": "Overwrite files changed since the commit (their current bytes are kept in the journal)."},
+                       "reingest": reingest()}),
+                &["tx", "agent_id"],
+            ),
+            read_only: false,
+            writes_files: true,
+        },
+        ToolDef {
+            name: "apply_batch",
+            description: APPLY_BATCH,
+            input_schema: schema(
+                json!({"agent_id": agent_id(),
+                       "edits": {"type": "array", "description": "The files to write, each replaced (or created) whole.",
+                                 "items": {"type": "object",
+                                           "properties": {"file_path": {"type": "string", "description": "Relative to the workspace root, or absolute inside it."},
+                                                          "new_content": {"type": "string", "description": "The file's complete new content."},
+                                                          "description": {"type": "string"}},
+                                           "required": ["file_path", "new_content"]}},
+                       "atomic": {"type": "boolean", "default": true, "description": "true: all files or none, one transaction. false: one transaction per file."},
+                       "description": description,
+                       "reingest": reingest()}),
+                &["agent_id", "edits"],
+            ),
+            read_only: false,
+            writes_files: true,
+        },
+        ToolDef {
+            name: "journal_log",
+            description: JOURNAL_LOG,
+            input_schema: schema(
+                json!({"limit": {"type": "integer", "minimum": 1, "default": 50},
+                       "agent_id": {"type": "string", "description": "Only transactions of this agent."}}),
+                &[],
+            ),
+            read_only: true,
+            writes_files: false,
+        },
+        ToolDef {
+            name: "journal_dump",
+            description: JOURNAL_DUMP,
+            input_schema: schema(
+                json!({"tx": {"type": ["string", "integer"], "description": "Only entries about this transaction."},
+                       "since_seq": {"type": "integer", "minimum": 0, "default": 0, "description": "Start at this event sequence number."},
+                       "limit": {"type": "integer", "minimum": 1, "default": 200}}),
+                &[],
+            ),
+            read_only: true,
+            writes_files: false,
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_named_tool_has_an_object_schema() {
+        let defs = tool_definitions();
+        let names: Vec<&str> = defs.iter().map(|d| d.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+        for d in &defs {
+            assert_eq!(d.input_schema["type"], "object", "{}", d.name);
+            assert!(!d.description.contains('\n'), "{}: one paragraph", d.name);
+        }
+    }
+}

@@ -1,0 +1,305 @@
+//! m1nd's output shapes (`m1nd-mcp/src/protocol/surgical.rs`: `SourceFileSnapshot`,
+//! `CandidateDiffReport`, `PreviewValidationReport`, `EditPreviewOutput`, …) built from
+//! the library's [`Preview`] and [`Receipt`], next to Ultra Edit's own fields.
+//!
+//! m1nd's top-level fields describe one file (its tools take one file); Ultra Edit's
+//! `files` lists every file of the revision. Paths in m1nd fields are absolute, as m1nd
+//! returns them; `path` fields are relative to the workspace root, as the journal keeps
+//! them.
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::journal::records::{BlobHash, FileRevision, FileState, Receipt, TxState};
+use crate::tx::Preview;
+use crate::workspace::Journal;
+
+/// m1nd's `SourceFileSnapshot`: the file as it was when the preview was made.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceFileSnapshot {
+    /// Absolute path.
+    pub file_path: String,
+    /// Whether the file existed.
+    pub file_exists: bool,
+    /// blake3 of its bytes, 64 hex characters (`""` when absent).
+    pub content_hash: String,
+    /// Size in bytes.
+    pub bytes: u64,
+    /// Number of lines (a last line without a newline counts).
+    pub line_count: usize,
+}
+
+/// m1nd's `CandidateDiffReport`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CandidateDiffReport {
+    /// git-style unified diff snapshot → candidate.
+    pub unified_diff: String,
+    /// Lines added.
+    pub lines_added: usize,
+    /// Lines removed.
+    pub lines_removed: usize,
+    /// Size of the candidate in bytes (what a commit writes).
+    pub bytes_written: u64,
+}
+
+/// m1nd's `PreviewValidationReport`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct PreviewValidationReport {
+    /// Some file of the preview differs on disk from its snapshot now: a commit would
+    /// be refused as stale.
+    pub source_changed: bool,
+    /// The candidate is empty (or deletes the file).
+    pub candidate_is_empty: bool,
+    /// The candidate equals the snapshot: nothing to write.
+    pub candidate_equals_source: bool,
+    /// The preview is open, its validation has no error and its sources are fresh.
+    pub ready_to_commit: bool,
+}
+
+/// Lines of `bytes`, counted as `str::lines` does.
+pub fn line_count(bytes: &[u8]) -> usize {
+    let newlines = bytes.iter().filter(|&&b| b == b'\n').count();
+    newlines + usize::from(bytes.last().is_some_and(|&b| b != b'\n'))
+}
+
+/// `rel` under the workspace root, as a string.
+pub fn abs(root: &Path, rel: &str) -> String {
+    root.join(rel).to_string_lossy().into_owned()
+}
+
+/// The root-relative form of a path an agent gave (relative, or absolute inside the
+/// root), for matching against the journal's paths.
+pub fn rel_of(root: &Path, given: &str) -> String {
+    let p = Path::new(given);
+    let rel = p
+        .strip_prefix(root)
+        .map(|r| r.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| given.to_string());
+    let mut s = rel.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_string()
+}
+
+/// The file on disk now: existence and hash.
+fn disk_hash(root: &Path, rel: &str) -> (bool, Option<BlobHash>, Option<Vec<u8>>) {
+    match std::fs::read(root.join(rel)) {
+        Ok(bytes) => (true, Some(BlobHash::of(&bytes)), Some(bytes)),
+        Err(_) => (false, None, None),
+    }
+}
+
+/// True if the file on disk differs from `snapshot`.
+pub fn source_changed(root: &Path, rel: &str, snapshot: &FileState) -> bool {
+    let (exists, hash, _) = disk_hash(root, rel);
+    exists != snapshot.exists || (exists && hash != snapshot.hash)
+}
+
+fn hex(state: &FileState) -> String {
+    state
+        .hash
+        .filter(|_| state.exists)
+        .map(|h| h.to_hex())
+        .unwrap_or_default()
+}
+
+/// The snapshot of a recorded file; its line count comes from the snapshot's blob.
+fn snapshot_of(j: &Journal, rel: &str, s: &FileState) -> SourceFileSnapshot {
+    let lines = match s.hash.filter(|_| s.exists) {
+        Some(h) => j
+            .blob(&h)
+            .ok()
+            .flatten()
+            .map(|b| line_count(&b))
+            .unwrap_or(0),
+        None => 0,
+    };
+    SourceFileSnapshot {
+        file_path: abs(j.root(), rel),
+        file_exists: s.exists,
+        content_hash: hex(s),
+        bytes: s.size,
+        line_count: lines,
+    }
+}
+
+/// The snapshot of a file the revision does not change, read from disk now.
+fn snapshot_from_disk(root: &Path, rel: &str) -> SourceFileSnapshot {
+    let (exists, hash, bytes) = disk_hash(root, rel);
+    SourceFileSnapshot {
+        file_path: abs(root, rel),
+        file_exists: exists,
+        content_hash: hash.map(|h| h.to_hex()).unwrap_or_default(),
+        bytes: bytes.as_ref().map_or(0, |b| b.len() as u64),
+        line_count: bytes.as_deref().map_or(0, line_count),
+    }
+}
+
+fn diff_of(f: &FileRevision) -> CandidateDiffReport {
+    CandidateDiffReport {
+        unified_diff: f.diff.unified.clone(),
+        lines_added: f.diff.lines_added,
+        lines_removed: f.diff.lines_removed,
+        bytes_written: if f.candidate.exists {
+            f.candidate.size
+        } else {
+            0
+        },
+    }
+}
+
+fn file_json(j: &Journal, f: &FileRevision) -> Value {
+    let mut snapshot =
+        serde_json::to_value(snapshot_of(j, &f.path, &f.snapshot)).unwrap_or_default();
+    snapshot["mode"] = json!(f.snapshot.mode);
+    let mut diff = serde_json::to_value(diff_of(f)).unwrap_or_default();
+    diff["binary"] = json!(f.diff.binary);
+    diff["lossy"] = json!(f.diff.lossy);
+    json!({
+        "path": f.path,
+        "file_path": abs(j.root(), &f.path),
+        "snapshot": snapshot,
+        "candidate": {
+            "exists": f.candidate.exists,
+            "content_hash": hex(&f.candidate),
+            "bytes": f.candidate.size,
+            "mode": f.candidate.mode,
+        },
+        "diff": diff,
+        "source_changed": source_changed(j.root(), &f.path, &f.snapshot),
+    })
+}
+
+/// What a preview handle looks like to an agent: m1nd's `EditPreviewOutput` plus Ultra
+/// Edit's revision, files, validation issues and the next step.
+///
+/// `focus` is the root-relative path m1nd's fields describe (default: the first file).
+pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f64) -> Value {
+    let root = j.root();
+    let focus = focus
+        .map(str::to_string)
+        .or_else(|| p.files.first().map(|f| f.path.clone()))
+        .unwrap_or_default();
+    let files: Vec<Value> = p.files.iter().map(|f| file_json(j, f)).collect();
+    let any_changed = files.iter().any(|f| f["source_changed"] == json!(true));
+    let (snapshot, diff, empty, equal) = match p.files.iter().find(|f| f.path == focus) {
+        Some(f) => (
+            snapshot_of(j, &f.path, &f.snapshot),
+            diff_of(f),
+            !f.candidate.exists || f.candidate.size == 0,
+            f.candidate.exists == f.snapshot.exists && f.candidate.hash == f.snapshot.hash,
+        ),
+        // Not in the revision: its candidate equals its snapshot.
+        None => {
+            let s = snapshot_from_disk(root, &focus);
+            let d = CandidateDiffReport {
+                unified_diff: String::new(),
+                lines_added: 0,
+                lines_removed: 0,
+                bytes_written: s.bytes,
+            };
+            let empty = s.bytes == 0;
+            (s, d, empty, true)
+        }
+    };
+    let validation = PreviewValidationReport {
+        source_changed: any_changed,
+        candidate_is_empty: empty,
+        candidate_equals_source: equal,
+        ready_to_commit: p.ready_to_commit && !any_changed,
+    };
+    json!({
+        "preview_id": p.tx.to_string(),
+        "file_path": abs(root, &focus),
+        "snapshot": snapshot,
+        "diff": diff,
+        "validation": validation,
+        "elapsed_ms": elapsed_ms,
+        "tx": p.tx,
+        "revision": p.revision,
+        "latest_revision": p.latest_revision,
+        "base_revision": p.base,
+        "state": p.state,
+        "agent_id": p.agent,
+        "description": p.description,
+        "files": files,
+        "lines_added": p.lines_added,
+        "lines_removed": p.lines_removed,
+        "validation_issues": p.validation,
+        "conflicts": p.conflicts,
+        "next_step": next_step(p, validation),
+    })
+}
+
+fn next_step(p: &Preview, v: PreviewValidationReport) -> String {
+    let id = p.tx;
+    match p.state {
+        TxState::Committed => format!("committed; edit_rollback with tx \"{id}\" undoes it"),
+        TxState::Aborted => "aborted; call edit_preview to start again".into(),
+        TxState::RolledBack => "committed, then rolled back; call edit_preview for a new change".into(),
+        TxState::Open if v.source_changed => format!(
+            "a file changed on disk since the preview: call edit_rebase with preview_id \"{id}\" (or edit_preview again) before edit_commit"
+        ),
+        TxState::Open if v.ready_to_commit => format!(
+            "review the diff, then call edit_commit with preview_id \"{id}\" and confirm=true (or edit_revise to change the candidate, edit_abort to drop it)"
+        ),
+        TxState::Open => format!(
+            "validation_issues has errors: call edit_revise with preview_id \"{id}\" to fix them, or edit_abort"
+        ),
+    }
+}
+
+/// m1nd's `EditCommitOutput` plus the receipt.
+pub fn commit_json(
+    j: &Journal,
+    p: &Preview,
+    r: &Receipt,
+    focus: Option<&str>,
+    reingested: bool,
+    elapsed_ms: f64,
+) -> Value {
+    let focus = focus
+        .map(str::to_string)
+        .or_else(|| p.files.first().map(|f| f.path.clone()))
+        .unwrap_or_default();
+    let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    json!({
+        "preview_id": p.tx.to_string(),
+        "file_path": abs(j.root(), &focus),
+        "bytes_written": r.bytes_written,
+        "lines_added": p.lines_added,
+        "lines_removed": p.lines_removed,
+        "reingested": reingested,
+        "updated_node_ids": [],
+        "elapsed_ms": elapsed_ms,
+        "tx": r.tx,
+        "revision": p.revision,
+        "batch": r.batch,
+        "files": paths,
+        "receipt": r,
+        "next_step": format!("done; edit_rollback with tx \"{}\" restores the previous bytes", r.tx),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_lines_like_str_lines() {
+        for s in ["", "a", "a\n", "a\nb", "a\nb\n", "\n\n", "a\r\nb\r\n"] {
+            assert_eq!(line_count(s.as_bytes()), s.lines().count(), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn rel_of_strips_root_and_dot() {
+        let root = Path::new("/w/r");
+        assert_eq!(rel_of(root, "/w/r/src/a.rs"), "src/a.rs");
+        assert_eq!(rel_of(root, "./src/a.rs"), "src/a.rs");
+        assert_eq!(rel_of(root, "src/a.rs"), "src/a.rs");
+    }
+}

@@ -1,0 +1,874 @@
+//! The tools as plain functions, JSON arguments → JSON result, over one [`Journal`].
+//!
+//! Nothing here knows MCP: [`EditTools::call`] is what the rmcp server calls, and what
+//! an embedder with its own MCP stack (m1nd) can route its `edit_*` tool calls to.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::errors::{self, ToolError};
+use super::shapes::{self, rel_of};
+use crate::commit::{CommitOptions, RollbackOptions};
+use crate::dump::DumpFilter;
+use crate::edit::Plan;
+use crate::error::Error;
+use crate::journal::records::{now_ms, Receipt, TxState};
+use crate::tx::{Preview, ReviseOptions};
+use crate::workspace::Journal;
+
+/// Called once per successful write that asked for `reingest`, with the touched paths
+/// (root-relative, sorted): the embedder's index refresh (m1nd's re-ingest).
+pub type ReingestFn = Arc<dyn Fn(&[String]) + Send + Sync>;
+
+/// The edit tools over one journal handle.
+pub struct EditTools {
+    journal: Arc<Journal>,
+    preview_ttl: Option<Duration>,
+    reingest: Option<ReingestFn>,
+    /// `created_ms` of txs, which never changes: filled from previews made here and
+    /// from `log` for the others.
+    created: Mutex<HashMap<u64, u64>>,
+}
+
+/// What an agent's call resolved to.
+type Outcome = Result<Value, ToolError>;
+
+impl EditTools {
+    /// Tools over `journal`, with no preview lifetime and no reingest hook.
+    pub fn new(journal: Arc<Journal>) -> Self {
+        EditTools {
+            journal,
+            preview_ttl: None,
+            reingest: None,
+            created: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Refuse to continue (commit, revise, rebase) a preview made longer than `ttl`
+    /// ago. Default: none, since previews are durable.
+    pub fn with_preview_ttl(mut self, ttl: Option<Duration>) -> Self {
+        self.preview_ttl = ttl;
+        self
+    }
+
+    /// Call `hook` after a write whose call asked for `reingest` (the default), with
+    /// the touched paths; the result then reports `reingested: true`. Without a hook
+    /// (the stand-alone server, which has no index) `reingested` is false.
+    pub fn with_reingest_hook(mut self, hook: impl Fn(&[String]) + Send + Sync + 'static) -> Self {
+        self.reingest = Some(Arc::new(hook));
+        self
+    }
+
+    /// The journal handle.
+    pub fn journal(&self) -> &Journal {
+        &self.journal
+    }
+
+    /// Run tool `name` with `args` (a JSON object). `Ok` is the tool's result; `Err` a
+    /// tool error whose text teaches the next call.
+    pub fn call(&self, name: &str, args: Value) -> Outcome {
+        let start = Instant::now();
+        let map = match args {
+            Value::Object(m) => m,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::invalid_args(
+                    name,
+                    format!("arguments must be a JSON object, not {other}"),
+                    json!({"agent_id": "me"}),
+                ))
+            }
+        };
+        let a = Args { tool: name, map };
+        match name {
+            "edit_preview" => self.edit_preview(&a, start),
+            "edit_revise" => self.edit_revise(&a, start),
+            "edit_rebase" => self.edit_rebase(&a, start),
+            "edit_show" => self.edit_show(&a, start),
+            "edit_abort" => self.edit_abort(&a),
+            "edit_commit" => self.edit_commit(&a, start),
+            "edit_rollback" => self.edit_rollback(&a, start),
+            "apply_batch" => self.apply_batch(&a, start),
+            "journal_log" => self.journal_log(&a),
+            "journal_dump" => self.journal_dump(&a),
+            _ => Err(ToolError::new(
+                "unknown_tool",
+                format!("there is no tool {name:?}"),
+                format!(
+                    "tools/list lists the tools: {}",
+                    super::TOOL_NAMES.join(", ")
+                ),
+            )),
+        }
+    }
+
+    fn root(&self) -> &Path {
+        self.journal.root()
+    }
+
+    // ---- the tools ----------------------------------------------------------------
+
+    fn edit_preview(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let (plan, focus) = self.plan(a, &agent, None)?;
+        let p = self.engine(self.journal.preview(&plan), &agent)?;
+        if let Ok(mut m) = self.created.lock() {
+            m.insert(p.tx, now_ms());
+        }
+        Ok(self.preview_out(&p, focus.as_deref(), start))
+    }
+
+    fn edit_revise(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let (tx, latest) = self.open_handle(a, &agent, true)?;
+        let (plan, focus) = self.plan(a, &agent, Some(&latest))?;
+        let opts = ReviseOptions {
+            base: a.u64("base_revision")?.map(|n| n as u32),
+            rebase: a.bool("rebase")?.unwrap_or(false),
+        };
+        let p = self.engine(self.journal.revise(tx, opts, &plan), &agent)?;
+        Ok(self.preview_out(&p, focus.as_deref(), start))
+    }
+
+    fn edit_rebase(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let (tx, _) = self.open_handle(a, &agent, true)?;
+        let p = self.engine(self.journal.rebase(tx), &agent)?;
+        Ok(self.preview_out(&p, None, start))
+    }
+
+    fn edit_show(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.str("agent_id")?.unwrap_or_default();
+        let tx = self.handle(a, "preview_id", &agent)?;
+        let revision = a.u64("revision")?.map(|n| n as u32);
+        let p = self.show(tx, revision, &agent)?;
+        let mut out = self.preview_out(&p, None, start);
+        if let Some(created) = self.created_ms(tx) {
+            out["age_ms"] = json!(now_ms().saturating_sub(created));
+        }
+        out["expired"] = json!(p.state == TxState::Open && self.expired(tx).is_some());
+        Ok(out)
+    }
+
+    fn edit_abort(&self, a: &Args) -> Outcome {
+        let agent = a.agent()?;
+        let (tx, _) = self.open_handle(a, &agent, false)?;
+        let rec = self.engine(self.journal.abort(tx), &agent)?;
+        Ok(json!({
+            "preview_id": tx.to_string(),
+            "tx": tx,
+            "state": rec.state,
+            "aborted": true,
+            "next_step": "the preview can no longer be committed; call edit_preview to start again",
+        }))
+    }
+
+    fn edit_commit(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let (tx, p) = self.open_handle(a, &agent, true)?;
+        if a.map.get("confirm") != Some(&Value::Bool(true)) {
+            let files: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
+            return Err(ToolError::new(
+                "confirm_required",
+                format!(
+                    "edit_commit writes files only with confirm=true; preview {tx} ({}) was not committed and nothing was written",
+                    if files.is_empty() { "no file changes".to_string() } else { files.join(", ") }
+                ),
+                "review the preview's diff, then resend edit_commit with confirm=true",
+            )
+            .with_example(json!({"tool": "edit_commit", "preview_id": tx.to_string(), "agent_id": agent, "confirm": true}))
+            .with_tx(Some(tx)));
+        }
+        let reingest = a.bool("reingest")?.unwrap_or(true);
+        let receipt = self.engine(self.journal.commit(tx, CommitOptions::default()), &agent)?;
+        let reingested = self.reingest(reingest, &[&receipt]);
+        Ok(shapes::commit_json(
+            &self.journal,
+            &p,
+            &receipt,
+            None,
+            reingested,
+            ms(start),
+        ))
+    }
+
+    fn edit_rollback(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let key = if a.map.contains_key("tx") {
+            "tx"
+        } else {
+            "preview_id"
+        };
+        let tx = self.handle(a, key, &agent)?;
+        let p = self.show(tx, None, &agent)?;
+        check_agent(&p, &agent, "roll back")?;
+        let opts = RollbackOptions {
+            force: a.bool("force")?.unwrap_or(false),
+        };
+        let receipt = self.engine(self.journal.rollback(tx, opts), &agent)?;
+        let reingested = self.reingest(a.bool("reingest")?.unwrap_or(true), &[&receipt]);
+        let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
+        Ok(json!({
+            "tx": receipt.tx,
+            "preview_id": receipt.tx.to_string(),
+            "rolled_back": tx,
+            "batch": receipt.batch,
+            "files": paths,
+            "bytes_written": receipt.bytes_written,
+            "reingested": reingested,
+            "updated_node_ids": [],
+            "receipt": receipt,
+            "elapsed_ms": ms(start),
+            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", receipt.tx),
+        }))
+    }
+
+    fn apply_batch(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let items = batch_items(a, &agent)?;
+        let atomic = a.bool("atomic")?.unwrap_or(true);
+        let reingest = a.bool("reingest")?.unwrap_or(true);
+        let description = a.str("description")?;
+        let mut out = BatchOut::new(&items);
+        if atomic && !items.is_empty() {
+            self.batch_atomic(&items, &agent, description, &mut out);
+        } else {
+            for (i, item) in items.iter().enumerate() {
+                let desc = item.description.clone().or_else(|| description.clone());
+                self.batch_one(std::slice::from_ref(item), &[i], &agent, desc, &mut out);
+            }
+        }
+        let receipts: Vec<&Receipt> = out.receipts.iter().collect();
+        let reingested = self.reingest(reingest, &receipts);
+        let value = out.to_json(atomic, reingested, ms(start));
+        match out.failure {
+            Some(e) if out.written == 0 => Err(ToolError::new(
+                &e.kind,
+                format!(
+                    "apply_batch{}: no file was written: {}",
+                    if atomic { " (atomic)" } else { "" },
+                    e.message
+                ),
+                format!(
+                    "{}; results lists each file's outcome. Fix or drop the failing file and call apply_batch again{}",
+                    e.hint,
+                    if atomic && items.len() > 1 { " (with atomic=false the other files are written on their own)" } else { "" }
+                ),
+            )
+            .with_tx(e.tx)
+            .with_detail(value)),
+            _ => Ok(value),
+        }
+    }
+
+    fn journal_log(&self, a: &Args) -> Outcome {
+        let limit = a.u64("limit")?.unwrap_or(50) as usize;
+        let agent = a.str("agent_id")?;
+        let entries = self.engine(self.journal.log(None), "")?;
+        if let Ok(mut m) = self.created.lock() {
+            m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
+        }
+        let picked: Vec<_> = entries
+            .into_iter()
+            .filter(|e| agent.is_none() || e.agent == agent)
+            .take(limit)
+            .collect();
+        Ok(json!({"count": picked.len(), "entries": picked}))
+    }
+
+    fn journal_dump(&self, a: &Args) -> Outcome {
+        let tx = match a.map.get("tx") {
+            Some(Value::Null) | None => None,
+            Some(_) => {
+                let tx = self.handle(a, "tx", "")?;
+                self.show(tx, None, "")?;
+                Some(tx)
+            }
+        };
+        let since_seq = a.u64("since_seq")?.unwrap_or(0);
+        let limit = a.u64("limit")?.unwrap_or(200).max(1) as usize;
+        let mut entries = Vec::new();
+        let mut next = None;
+        self.engine(
+            self.journal.dump(
+                DumpFilter {
+                    tx,
+                    since_seq,
+                    ..Default::default()
+                },
+                |entry| {
+                    if entries.len() == limit {
+                        next = Some(entry.event.seq);
+                        return Ok(false);
+                    }
+                    entries.push(entry);
+                    Ok(true)
+                },
+            ),
+            "",
+        )?;
+        Ok(json!({
+            "count": entries.len(),
+            "truncated": next.is_some(),
+            "next_since_seq": next,
+            "entries": entries,
+        }))
+    }
+
+    // ---- helpers ------------------------------------------------------------------
+
+    fn engine<T>(&self, r: crate::Result<T>, agent: &str) -> Result<T, ToolError> {
+        r.map_err(|e| ToolError::from_engine(&e, agent))
+    }
+
+    fn preview_out(&self, p: &Preview, focus: Option<&str>, start: Instant) -> Value {
+        let mut out = shapes::preview_json(&self.journal, p, focus, ms(start));
+        if let (Some(ttl), Some(created)) = (self.preview_ttl, self.created_ms(p.tx)) {
+            let left = (created + ttl.as_millis() as u64).saturating_sub(now_ms());
+            out["expires_in_ms"] = json!(left);
+        }
+        out
+    }
+
+    /// The tx id in argument `key`: a number, or a string like `"7"` / `"tx-7"`.
+    fn handle(&self, a: &Args, key: &str, agent: &str) -> Result<u64, ToolError> {
+        match a.map.get(key) {
+            None | Some(Value::Null) => Err(ToolError::invalid_args(
+                a.tool,
+                format!("{key} is missing; it is the preview_id that edit_preview returned"),
+                json!({key: "7", "agent_id": if agent.is_empty() { "me" } else { agent }}),
+            )),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .ok_or_else(|| errors::not_found(&n.to_string(), agent)),
+            Some(Value::String(s)) => s
+                .trim()
+                .trim_start_matches("tx-")
+                .parse()
+                .map_err(|_| errors::not_found(s, agent)),
+            Some(other) => Err(errors::not_found(&other.to_string(), agent)),
+        }
+    }
+
+    fn show(&self, tx: u64, revision: Option<u32>, agent: &str) -> Result<Preview, ToolError> {
+        self.journal.show(tx, revision).map_err(|e| match e {
+            Error::UnknownTx { .. } => errors::not_found(&tx.to_string(), agent),
+            e => ToolError::from_engine(&e, agent),
+        })
+    }
+
+    /// The open preview named by `preview_id`, checked for the agent and, when
+    /// `ttl` is set, for its age.
+    fn open_handle(&self, a: &Args, agent: &str, ttl: bool) -> Result<(u64, Preview), ToolError> {
+        let tx = self.handle(a, "preview_id", agent)?;
+        let p = self.show(tx, None, agent)?;
+        if p.state != TxState::Open {
+            return Err(errors::wrong_state(tx, &p.state.to_string(), agent));
+        }
+        if ttl {
+            if let Some(err) = self.expired(tx) {
+                return Err(err.with_example(
+                    json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
+                ));
+            }
+        }
+        check_agent(&p, agent, verb_of(a.tool))?;
+        Ok((tx, p))
+    }
+
+    fn created_ms(&self, tx: u64) -> Option<u64> {
+        if let Some(&c) = self.created.lock().ok()?.get(&tx) {
+            return Some(c);
+        }
+        let entries = self.journal.log(None).ok()?;
+        let mut m = self.created.lock().ok()?;
+        m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
+        m.get(&tx).copied()
+    }
+
+    /// `Some(error)` if `tx` is older than the preview lifetime.
+    fn expired(&self, tx: u64) -> Option<ToolError> {
+        let ttl = self.preview_ttl?;
+        let age = now_ms().saturating_sub(self.created_ms(tx)?);
+        (age > ttl.as_millis() as u64).then(|| {
+            ToolError::new(
+                "preview_expired",
+                format!(
+                    "preview {tx} expired: it was made {:.1} s ago and this server keeps previews for {} s (--preview-ttl); nothing was written",
+                    age as f64 / 1000.0,
+                    ttl.as_secs_f64()
+                ),
+                "call edit_preview again to make a fresh preview (the file may have changed since)",
+            )
+            .with_tx(Some(tx))
+        })
+    }
+
+    /// Call the reingest hook once with every path of `receipts`.
+    fn reingest(&self, wanted: bool, receipts: &[&Receipt]) -> bool {
+        let mut paths: Vec<String> = receipts
+            .iter()
+            .flat_map(|r| r.files.iter().map(|f| f.path.clone()))
+            .collect();
+        paths.sort();
+        paths.dedup();
+        match &self.reingest {
+            Some(hook) if wanted && !paths.is_empty() => {
+                hook(&paths);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// The plan of edit_preview / edit_revise: m1nd's single file, or `edits`.
+    /// Returns it with the root-relative path m1nd's fields should describe.
+    fn plan(
+        &self,
+        a: &Args,
+        agent: &str,
+        base: Option<&Preview>,
+    ) -> Result<(Plan, Option<String>), ToolError> {
+        let single = a.map.contains_key("file_path") || a.map.contains_key("new_content");
+        let example = json!({"file_path": "src/lib.rs", "agent_id": agent, "new_content": "…", "description": "…"});
+        let (edits, focus, mut descriptions) = match (single, a.map.get("edits")) {
+            (true, Some(_)) => {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    "give either file_path + new_content (one whole file) or edits, not both",
+                    example,
+                ))
+            }
+            (true, None) => {
+                let item = WholeFile {
+                    file_path: a.str("file_path")?.ok_or_else(|| {
+                        ToolError::invalid_args(
+                            a.tool,
+                            "file_path is missing (new_content is given)",
+                            example.clone(),
+                        )
+                    })?,
+                    new_content: a.str("new_content")?.ok_or_else(|| {
+                        ToolError::invalid_args(
+                            a.tool,
+                            "new_content is missing (file_path is given)",
+                            example.clone(),
+                        )
+                    })?,
+                    description: None,
+                };
+                let focus = rel_of(self.root(), &item.file_path);
+                (
+                    vec![self.whole_file_op(&item, base)],
+                    Some(focus),
+                    Vec::new(),
+                )
+            }
+            (false, Some(Value::Array(list))) => {
+                let mut ops = Vec::with_capacity(list.len());
+                let mut descriptions = Vec::new();
+                for (i, e) in list.iter().enumerate() {
+                    match e {
+                        Value::Object(m) if m.contains_key("op") => ops.push(e.clone()),
+                        Value::Object(m) if m.contains_key("file_path") => {
+                            let item = WholeFile::parse(a.tool, i, m, agent)?;
+                            descriptions.extend(item.description.clone());
+                            ops.push(self.whole_file_op(&item, base));
+                        }
+                        _ => {
+                            return Err(ToolError::invalid_args(
+                                a.tool,
+                                format!("edits[{i}] is neither an op object ({{\"op\": …, \"path\": …}}) nor m1nd's {{\"file_path\": …, \"new_content\": …}}"),
+                                json!({"agent_id": agent, "edits": [{"op": "replace_text", "path": "src/lib.rs", "old": "fn a()", "new": "fn b()"}]}),
+                            ))
+                        }
+                    }
+                }
+                (ops, None, descriptions)
+            }
+            (false, Some(_)) => {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    "edits must be an array",
+                    example,
+                ))
+            }
+            (false, None) => {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    "nothing to edit: give file_path + new_content (m1nd), or edits",
+                    example,
+                ))
+            }
+        };
+        if let Some(d) = a.str("description")? {
+            descriptions.insert(0, d);
+        }
+        let mut plan = Map::new();
+        plan.insert("agent".into(), json!(agent));
+        if !descriptions.is_empty() {
+            plan.insert("description".into(), json!(descriptions.join("; ")));
+        }
+        plan.insert("edits".into(), Value::Array(edits));
+        let bytes = serde_json::to_vec(&plan).unwrap_or_default();
+        let plan =
+            Plan::from_json(&bytes).map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
+        Ok((plan, focus))
+    }
+
+    /// m1nd's whole-file item as an op: `replace_file` if the file exists (in the base
+    /// revision's candidate when revising, else on disk), `create_file` if not.
+    fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Value {
+        let rel = rel_of(self.root(), &item.file_path);
+        let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
+            Some(f) => f.candidate.exists,
+            None => self.root().join(&rel).symlink_metadata().is_ok(),
+        };
+        let op = if exists {
+            "replace_file"
+        } else {
+            "create_file"
+        };
+        json!({"op": op, "path": item.file_path, "content": item.new_content})
+    }
+
+    /// One transaction of all `items`: every file or none.
+    fn batch_atomic(
+        &self,
+        items: &[WholeFile],
+        agent: &str,
+        description: Option<String>,
+        out: &mut BatchOut,
+    ) {
+        let idx: Vec<usize> = (0..items.len()).collect();
+        let mut descriptions: Vec<String> = description.into_iter().collect();
+        descriptions.extend(items.iter().filter_map(|i| i.description.clone()));
+        let desc = (!descriptions.is_empty()).then(|| descriptions.join("; "));
+        self.batch_one(items, &idx, agent, desc, out);
+    }
+
+    /// Preview + commit of `items` (at `idx` in the request) as one transaction; the
+    /// outcome goes into `out`. A failed transaction is aborted, so no open preview is
+    /// left behind.
+    fn batch_one(
+        &self,
+        items: &[WholeFile],
+        idx: &[usize],
+        agent: &str,
+        description: Option<String>,
+        out: &mut BatchOut,
+    ) {
+        let edits: Vec<Value> = items.iter().map(|i| self.whole_file_op(i, None)).collect();
+        let mut plan = json!({"agent": agent, "edits": edits});
+        if let Some(d) = description {
+            plan["description"] = json!(d);
+        }
+        let plan = match Plan::from_json(plan.to_string().as_bytes()) {
+            Ok(p) => p,
+            Err(e) => {
+                return out.fail(
+                    idx,
+                    items,
+                    self.root(),
+                    ToolError::from_engine(&Error::Edit(e), agent),
+                    None,
+                )
+            }
+        };
+        let p = match self.journal.preview(&plan) {
+            Ok(p) => p,
+            Err(e) => {
+                return out.fail(
+                    idx,
+                    items,
+                    self.root(),
+                    ToolError::from_engine(&e, agent),
+                    None,
+                )
+            }
+        };
+        if p.files.is_empty() {
+            // Every file already has this content: nothing to write.
+            let _ = self.journal.abort(p.tx);
+            return out.succeed(idx, items, self.root(), &p, None);
+        }
+        match self.journal.commit(p.tx, CommitOptions::default()) {
+            Ok(r) => out.succeed(idx, items, self.root(), &p, Some(r)),
+            Err(e) => {
+                let err = ToolError::from_engine(&e, agent);
+                let _ = self.journal.abort(p.tx);
+                out.fail(idx, items, self.root(), err, Some(p.tx));
+            }
+        }
+    }
+}
+
+fn ms(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64() * 1000.0
+}
+
+fn verb_of(tool: &str) -> &'static str {
+    match tool {
+        "edit_commit" => "commit",
+        "edit_revise" => "revise",
+        "edit_rebase" => "rebase",
+        "edit_abort" => "abort",
+        _ => "use",
+    }
+}
+
+/// A preview belongs to the agent that made it (previews made without an agent, from
+/// the CLI, belong to anyone).
+fn check_agent(p: &Preview, agent: &str, verb: &str) -> Result<(), ToolError> {
+    match p.agent.as_deref() {
+        Some(owner) if owner != agent => Err(ToolError::new(
+            "agent_mismatch",
+            format!("preview {} belongs to agent {owner:?}, not {agent:?}; nothing was changed", p.tx),
+            format!("only the agent that made a preview can {verb} it: call edit_preview with your own agent_id for your own change, or let agent {owner:?} do it"),
+        )
+        .with_example(json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}))
+        .with_tx(Some(p.tx))),
+        _ => Ok(()),
+    }
+}
+
+/// The arguments of one call.
+struct Args<'a> {
+    tool: &'a str,
+    map: Map<String, Value>,
+}
+
+impl Args<'_> {
+    fn wrong_type(&self, key: &str, want: &str) -> ToolError {
+        ToolError::invalid_args(
+            self.tool,
+            format!("{key} must be {want}, not {}", self.map[key]),
+            json!({"agent_id": "me"}),
+        )
+    }
+
+    fn str(&self, key: &str) -> Result<Option<String>, ToolError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(self.wrong_type(key, "a string")),
+        }
+    }
+
+    fn bool(&self, key: &str) -> Result<Option<bool>, ToolError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(_) => Err(self.wrong_type(key, "true or false")),
+        }
+    }
+
+    fn u64(&self, key: &str) -> Result<Option<u64>, ToolError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v
+                .as_u64()
+                .map(Some)
+                .ok_or_else(|| self.wrong_type(key, "a non-negative integer")),
+        }
+    }
+
+    /// `agent_id`, required by every tool that changes something (as in m1nd).
+    fn agent(&self) -> Result<String, ToolError> {
+        match self.str("agent_id")? {
+            Some(a) if !a.trim().is_empty() => Ok(a),
+            _ => Err(ToolError::invalid_args(
+                self.tool,
+                "agent_id is missing; every edit tool records which agent made the change",
+                json!({"agent_id": "my-agent"}),
+            )),
+        }
+    }
+}
+
+/// m1nd's whole-file item `{file_path, new_content, description?}`.
+#[derive(Debug, Clone)]
+struct WholeFile {
+    file_path: String,
+    new_content: String,
+    description: Option<String>,
+}
+
+impl WholeFile {
+    fn parse(tool: &str, i: usize, m: &Map<String, Value>, agent: &str) -> Result<Self, ToolError> {
+        let example =
+            json!({"agent_id": agent, "edits": [{"file_path": "src/a.rs", "new_content": "…"}]});
+        let field = |k: &str| match m.get(k) {
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            None | Some(Value::Null) => Ok(None),
+            Some(_) => Err(ToolError::invalid_args(
+                tool,
+                format!("edits[{i}].{k} must be a string"),
+                example.clone(),
+            )),
+        };
+        let need = |k: &str| {
+            field(k)?.ok_or_else(|| {
+                ToolError::invalid_args(tool, format!("edits[{i}].{k} is missing"), example.clone())
+            })
+        };
+        Ok(WholeFile {
+            file_path: need("file_path")?,
+            new_content: need("new_content")?,
+            description: field("description")?,
+        })
+    }
+}
+
+fn batch_items(a: &Args, agent: &str) -> Result<Vec<WholeFile>, ToolError> {
+    let example = json!({"agent_id": agent, "edits": [{"file_path": "src/a.rs", "new_content": "…"}], "atomic": true});
+    match a.map.get("edits") {
+        Some(Value::Array(list)) => list
+            .iter()
+            .enumerate()
+            .map(|(i, e)| match e {
+                Value::Object(m) => WholeFile::parse(a.tool, i, m, agent),
+                _ => Err(ToolError::invalid_args(
+                    a.tool,
+                    format!("edits[{i}] must be an object"),
+                    example.clone(),
+                )),
+            })
+            .collect(),
+        _ => Err(ToolError::invalid_args(
+            a.tool,
+            "edits must be an array of {file_path, new_content}",
+            example,
+        )),
+    }
+}
+
+/// apply_batch's results as they come in.
+struct BatchOut {
+    results: Vec<Value>,
+    receipts: Vec<Receipt>,
+    txs: Vec<u64>,
+    written: usize,
+    bytes: u64,
+    failure: Option<ToolError>,
+}
+
+impl BatchOut {
+    fn new(items: &[WholeFile]) -> Self {
+        BatchOut {
+            results: items
+                .iter()
+                .map(|i| json!({"file_path": i.file_path, "success": false, "diff": "", "lines_added": 0, "lines_removed": 0}))
+                .collect(),
+            receipts: Vec::new(),
+            txs: Vec::new(),
+            written: 0,
+            bytes: 0,
+            failure: None,
+        }
+    }
+
+    fn succeed(
+        &mut self,
+        idx: &[usize],
+        items: &[WholeFile],
+        root: &Path,
+        p: &Preview,
+        r: Option<Receipt>,
+    ) {
+        self.txs.push(p.tx);
+        for (&i, item) in idx.iter().zip(items) {
+            let rel = rel_of(root, &item.file_path);
+            let res = &mut self.results[i];
+            res["success"] = json!(true);
+            res["tx"] = json!(p.tx);
+            match p.files.iter().find(|f| f.path == rel) {
+                Some(f) => {
+                    res["diff"] = json!(f.diff.unified);
+                    res["lines_added"] = json!(f.diff.lines_added);
+                    res["lines_removed"] = json!(f.diff.lines_removed);
+                    res["bytes_written"] = json!(f.candidate.size);
+                    self.written += 1;
+                    self.bytes += f.candidate.size;
+                }
+                None => {
+                    res["bytes_written"] = json!(0);
+                    res["unchanged"] = json!(true);
+                }
+            }
+        }
+        self.receipts.extend(r);
+    }
+
+    fn fail(
+        &mut self,
+        idx: &[usize],
+        items: &[WholeFile],
+        root: &Path,
+        err: ToolError,
+        tx: Option<u64>,
+    ) {
+        let text = format!("{}: {} Hint: {}", err.kind, err.message, err.hint);
+        let named: Vec<bool> = items
+            .iter()
+            .map(|i| mentions(&err.message, &rel_of(root, &i.file_path)))
+            .collect();
+        let culprit: Vec<&str> = items
+            .iter()
+            .zip(&named)
+            .filter(|(_, n)| **n)
+            .map(|(i, _)| i.file_path.as_str())
+            .collect();
+        for ((&i, _), &is_culprit) in idx.iter().zip(items).zip(&named) {
+            let res = &mut self.results[i];
+            res["error"] = if is_culprit || culprit.is_empty() {
+                json!(text)
+            } else {
+                json!(format!(
+                    "not written: the atomic batch was refused because of {}",
+                    culprit.join(", ")
+                ))
+            };
+            if let Some(tx) = tx {
+                res["tx"] = json!(tx);
+            }
+        }
+        self.txs.extend(tx);
+        if self.failure.is_none() {
+            self.failure = Some(err.with_tx(tx));
+        }
+    }
+
+    fn to_json(&self, atomic: bool, reingested: bool, elapsed_ms: f64) -> Value {
+        let all = self.results.iter().all(|r| r["success"] == json!(true));
+        let mut v = json!({
+            "all_succeeded": all,
+            "files_written": self.written,
+            "files_total": self.results.len(),
+            "results": self.results,
+            "reingested": reingested,
+            "total_bytes_written": self.bytes,
+            "elapsed_ms": elapsed_ms,
+            "atomic": atomic,
+            "txs": self.txs,
+            "receipts": self.receipts,
+        });
+        if atomic {
+            v["tx"] = json!(self.txs.first());
+            v["receipt"] = json!(self.receipts.first());
+        }
+        v
+    }
+}
+
+/// Does an error message name `rel`?
+fn mentions(message: &str, rel: &str) -> bool {
+    message.contains(&format!("{rel:?}"))
+        || message.starts_with(rel)
+        || message.contains(&format!(" {rel}"))
+        || message.contains(&format!("/{rel}"))
+}

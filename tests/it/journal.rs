@@ -1,0 +1,453 @@
+//! The journal as people and m1nd read it: dump, verify, log, stats, gc, migrations,
+//! and damaged files.
+
+use std::path::Path;
+
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use ultra_edit::{
+    BlobHash, DumpFilter, Error, GcPolicy, Journal, JournalError, RollbackOptions, TxState,
+    SCHEMA_VERSION,
+};
+
+use crate::support::*;
+
+fn raw_db(root: &Path) -> redb::Database {
+    let mut b = redb::Builder::new();
+    b.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+    b.open(root.join(".ultra-edit/journal.redb")).unwrap()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// A workspace holding the schema-v1 fixture (journal + files), not yet opened.
+fn v1_fixture() -> tempfile::TempDir {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture.join("workspace"), dir.path());
+    std::fs::create_dir(dir.path().join(".ultra-edit")).unwrap();
+    std::fs::copy(
+        fixture.join("journal.redb"),
+        dir.path().join(".ultra-edit/journal.redb"),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn migration_from_the_committed_v1_fixture() {
+    let dir = v1_fixture();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1");
+    let original = std::fs::read(fixture.join("journal.redb")).unwrap();
+    let files_before = tree_state(dir.path());
+    let j = Journal::open(dir.path()).unwrap();
+    // The v1 file was backed up byte for byte before the step ran.
+    let backup = std::fs::read(dir.path().join(".ultra-edit/journal.redb.v1.bak")).unwrap();
+    assert_eq!(BlobHash::of(&backup), BlobHash::of(&original));
+    assert_eq!(j.stats().unwrap().schema_version, SCHEMA_VERSION);
+    let v = j.verify().unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+    assert_eq!(
+        (v.txs, v.revisions, v.blobs, v.batches, v.receipts, v.events),
+        (4, 4, 6, 3, 3, 26)
+    );
+    let log = j.log(None).unwrap();
+    let rows: Vec<(u64, TxState, Option<&str>, Option<u64>, Option<u64>)> = log
+        .iter()
+        .map(|e| {
+            (
+                e.tx,
+                e.state,
+                e.description.as_deref(),
+                e.rollback_of,
+                e.rolled_back_by,
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        vec![
+            (4, TxState::Open, Some("open preview"), None, None),
+            (3, TxState::Committed, Some("kept"), None, None),
+            (
+                2,
+                TxState::Committed,
+                Some("rollback of tx 1"),
+                Some(1),
+                None
+            ),
+            (1, TxState::RolledBack, Some("v1 commit"), None, Some(2)),
+        ]
+    );
+    // Opening changed no workspace file; the migrated history still works.
+    assert_eq!(tree_state(dir.path()), files_before);
+    assert_eq!(
+        std::fs::read(dir.path().join("src/main.rs")).unwrap(),
+        b"fn main() {\n    println!(\"kept\");\n}\n"
+    );
+    j.rollback(3, RollbackOptions::default()).unwrap();
+    assert_eq!(
+        std::fs::read(dir.path().join("src/main.rs")).unwrap(),
+        b"fn main() {\n    println!(\"hello\");\n}\n"
+    );
+    j.commit(4, Default::default()).unwrap();
+    assert!(!dir.path().join("run.sh").exists());
+    assert!(j.verify().unwrap().ok);
+}
+
+#[test]
+fn a_newer_schema_is_refused_and_left_untouched() {
+    let ws = workspace();
+    {
+        let db = raw_db(ws.root());
+        let txn = db.begin_write().unwrap();
+        txn.open_table(TableDefinition::<&str, u64>::new("meta"))
+            .unwrap()
+            .insert("schema_version", 99)
+            .unwrap();
+        txn.commit().unwrap();
+    }
+    let path = ws.path(".ultra-edit/journal.redb");
+    let before = std::fs::read(&path).unwrap();
+    match Journal::open(ws.root()) {
+        Err(Error::Journal(JournalError::SchemaTooNew {
+            found: 99,
+            supported,
+        })) => assert_eq!(supported, SCHEMA_VERSION),
+        other => panic!("expected SchemaTooNew, got {:?}", other.map(|_| ())),
+    }
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    let out = cli(ws.root(), &["log"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("upgrade ultra-edit"));
+}
+
+#[test]
+fn stats_count_everything() {
+    let ws = workspace();
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    let s = ws.journal.stats().unwrap();
+    let b_rs = b"pub fn b() -> u32 {\n    2\n}\n".len() as u64;
+    assert_eq!(
+        (
+            s.txs,
+            s.txs_pruned,
+            s.revisions,
+            s.blobs,
+            s.batches,
+            s.receipts
+        ),
+        (2, 0, 2, 2, 2, 2)
+    );
+    assert_eq!(s.blob_bytes_unique, b_rs + 2);
+    // Each of the 2 revisions and 2 batches refers to both images.
+    assert_eq!(s.blob_bytes_referenced, 4 * (b_rs + 2));
+    assert!(s.file_bytes.unwrap() > 0);
+    let json = json_of(&cli(ws.root(), &["--json", "journal", "stats"], None));
+    assert_eq!(json["blobs"], 2);
+}
+
+#[test]
+fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
+    let mut ws = workspace();
+    let big = "x".repeat(200_000);
+    ws.write("big.txt", b"start\n");
+    let mut txs = Vec::new();
+    for i in 0..6 {
+        let json = serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt","content":format!("{big}{i}\n")}]}).to_string();
+        let p = ws.preview(&json);
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+        txs.push(p.tx);
+    }
+    let open = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
+    let before = ws.journal.stats().unwrap();
+    let report = ws
+        .journal
+        .gc(GcPolicy {
+            keep_last: Some(2),
+            keep_days: None,
+        })
+        .unwrap();
+    // Kept: the open preview and the last commit. Pruned: the five older commits.
+    assert_eq!(report.removed.txs_pruned, 5);
+    assert_eq!(report.removed.revisions_dropped, 5);
+    assert!(report.compacted);
+    assert!(
+        report.file_bytes_after.unwrap() < report.file_bytes_before.unwrap(),
+        "{report:?}"
+    );
+    let after = ws.journal.stats().unwrap();
+    assert!(after.blob_bytes_unique < before.blob_bytes_unique);
+    assert!(
+        ws.journal.verify().unwrap().ok,
+        "{:?}",
+        ws.journal.verify().unwrap().problems
+    );
+    // The kept commit still rolls back to the exact previous bytes…
+    ws.journal
+        .rollback(txs[5], RollbackOptions::default())
+        .unwrap();
+    assert_eq!(ws.read("big.txt"), format!("{big}4\n").as_bytes());
+    // …a pruned one says why it cannot, and the open preview still commits.
+    let err = ws
+        .journal
+        .rollback(txs[1], RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::WrongState { state, .. } if state.contains("pruned")),
+        "{err:?}"
+    );
+    ws.journal.commit(open, Default::default()).unwrap();
+    assert!(
+        ws.journal
+            .log(None)
+            .unwrap()
+            .iter()
+            .filter(|e| e.pruned)
+            .count()
+            == 5
+    );
+    assert!(ws.journal.verify().unwrap().ok);
+    // A policy is required.
+    assert!(matches!(
+        ws.journal.gc(GcPolicy::default()),
+        Err(Error::InvalidPolicy { .. })
+    ));
+}
+
+#[test]
+fn dump_filters_by_tx_kind_and_since() {
+    let ws = workspace();
+    let a = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
+    ws.journal.commit(a, Default::default()).unwrap();
+    let b = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"crlf.txt"}]}"#)
+        .tx;
+    let kinds = |f: DumpFilter| {
+        let mut v = Vec::new();
+        ws.journal
+            .dump(f, |e| {
+                v.push((e.event.seq, e.event.kind.name()));
+                Ok(true)
+            })
+            .unwrap();
+        v
+    };
+    let all = kinds(DumpFilter::default());
+    assert_eq!(
+        all.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
+        (1..=all.len() as u64).collect::<Vec<_>>()
+    );
+    let of_b = kinds(DumpFilter {
+        tx: Some(b),
+        ..Default::default()
+    });
+    assert_eq!(
+        of_b.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
+        ["tx_created", "revision_recorded"]
+    );
+    let receipts = kinds(DumpFilter {
+        kinds: vec!["receipt_issued".into()],
+        ..Default::default()
+    });
+    assert_eq!(receipts.len(), 1);
+    let since = kinds(DumpFilter {
+        since_seq: all[all.len() - 2].0,
+        ..Default::default()
+    });
+    assert_eq!(since.len(), 2);
+    // The CLI's --since takes a seq or a time.
+    let out = cli(
+        ws.root(),
+        &[
+            "--json",
+            "journal",
+            "dump",
+            "--since",
+            "2000-01-01T00:00:00Z",
+            "--kind",
+            "tx_created",
+        ],
+        None,
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+    let out = cli(
+        ws.root(),
+        &["journal", "dump", "--since", "yesterday"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn dump_works_while_another_process_holds_the_journal() {
+    // A committer blocked on the lock keeps the journal open in another process.
+    use fs2::FileExt;
+    let ws = workspace();
+    let tx = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.path(".ultra-edit/commit.lock"))
+        .unwrap();
+    lock.lock_exclusive().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg("--root")
+        .arg(ws.root())
+        .args(["commit", &tx.to_string(), "--lock-timeout", "30"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let out = cli(ws.root(), &["--json", "journal", "dump"], None);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).lines().count() >= 3);
+    FileExt::unlock(&lock).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(!ws.path("run.sh").exists());
+}
+
+/// Every command on a damaged journal: a clear error, a non-zero exit, no panic.
+fn assert_clear_failure(root: &Path, what: &str) {
+    for args in [
+        &["log"][..],
+        &["show", "1"],
+        &["journal", "dump"],
+        &["journal", "verify"],
+        &["commit", "1"],
+        &["rollback", "1"],
+        &["journal", "stats"],
+    ] {
+        let out = cli(root, args, None);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what}: {args:?} succeeded");
+        assert_ne!(
+            out.status.code(),
+            Some(101),
+            "{what}: {args:?} panicked: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{what}: {args:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{what}: {args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn damaged_journals_give_clear_errors() {
+    // Truncated file.
+    let ws = workspace();
+    let tx = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
+    ws.journal.commit(tx, Default::default()).unwrap();
+    let path = ws.path(".ultra-edit/journal.redb");
+    let len = std::fs::metadata(&path).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(len / 3)
+        .unwrap();
+    assert_clear_failure(ws.root(), "truncated");
+
+    // A record with an unknown format byte: verify names it, readers fail clearly.
+    let ws = workspace();
+    let tx = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
+    ws.journal.commit(tx, Default::default()).unwrap();
+    {
+        let db = raw_db(ws.root());
+        let txn = db.begin_write().unwrap();
+        {
+            let mut t = txn
+                .open_table(TableDefinition::<u64, &[u8]>::new("txs"))
+                .unwrap();
+            let mut v = t.get(tx).unwrap().unwrap().value().to_vec();
+            v[0] = 9;
+            t.insert(tx, v.as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+        let r = db.begin_read().unwrap();
+        assert!(r
+            .open_table(TableDefinition::<u64, &[u8]>::new("txs"))
+            .is_ok());
+    }
+    let out = cli(ws.root(), &["journal", "verify"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unknown format byte 9"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let out = cli(ws.root(), &["show", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown format byte 9"));
+
+    // Flipped bytes all over the file (a seeded, bounded sweep).
+    let mut flipped_runs = 0;
+    for seed in 1..=12u64 {
+        let ws = workspace();
+        let tx = ws
+            .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+            .tx;
+        ws.journal.commit(tx, Default::default()).unwrap();
+        let mut bytes = std::fs::read(&path_of(&ws)).unwrap();
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let at = (x as usize) % bytes.len();
+            bytes[at] ^= 0xFF;
+        }
+        std::fs::write(path_of(&ws), &bytes).unwrap();
+        for args in [
+            &["log"][..],
+            &["journal", "dump"],
+            &["journal", "verify"],
+            &["rollback", "1"],
+        ] {
+            let out = cli(ws.root(), args, None);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_ne!(
+                out.status.code(),
+                Some(101),
+                "seed {seed}: {args:?} panicked: {stderr}"
+            );
+            assert!(
+                !stderr.contains("panicked"),
+                "seed {seed}: {args:?}: {stderr}"
+            );
+        }
+        flipped_runs += 1;
+    }
+    assert_eq!(flipped_runs, 12);
+}
+
+fn path_of(ws: &Ws) -> std::path::PathBuf {
+    ws.path(".ultra-edit/journal.redb")
+}
