@@ -202,16 +202,6 @@ fn canonical_root(root: &Path) -> Result<PathBuf> {
     Ok(root.canonicalize().ctx("open workspace root", root)?)
 }
 
-#[cfg(test)]
-mod tests {
-    fn assert_send_sync<T: Send + Sync>() {}
-
-    #[test]
-    fn journal_is_send_and_sync() {
-        assert_send_sync::<super::Journal>();
-    }
-}
-
 /// Run a public verb, turning a panic inside it (redb panics on some damaged journal
 /// files) into [`JournalError::Panicked`]: no panic crosses the library boundary.
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
@@ -225,5 +215,15 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
                 .unwrap_or_else(|| "unknown panic".into());
             Err(crate::error::JournalError::Panicked { message }.into())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn journal_is_send_and_sync() {
+        assert_send_sync::<super::Journal>();
     }
 }

@@ -62,7 +62,8 @@ fn migration_from_the_committed_v1_fixture() {
         (4, 4, 6, 3, 3, 26)
     );
     let log = j.log(None).unwrap();
-    let rows: Vec<(u64, TxState, Option<&str>, Option<u64>, Option<u64>)> = log
+    type Row<'a> = (u64, TxState, Option<&'a str>, Option<u64>, Option<u64>);
+    let rows: Vec<Row> = log
         .iter()
         .map(|e| {
             (
@@ -415,7 +416,7 @@ fn damaged_journals_give_clear_errors() {
             .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
             .tx;
         ws.journal.commit(tx, Default::default()).unwrap();
-        let mut bytes = std::fs::read(&path_of(&ws)).unwrap();
+        let mut bytes = std::fs::read(path_of(&ws)).unwrap();
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         for _ in 0..64 {
             x ^= x << 13;
