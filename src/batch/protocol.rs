@@ -92,14 +92,36 @@ pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
         )?;
         return Err(cause.into_error(&rec));
     }
-    transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(()))?;
+    if let Err(e) = transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(())) {
+        // The commit point did not become durable: the batch is still Prepared, so
+        // undo the staging now (recovery would do the same if this fails too).
+        let _ = drive::remove_temps(ws, &rec);
+        let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
+        let _ = drive::remove_empty_dirs(ws, &dirs);
+        let _ = transition(
+            ws,
+            &mut rec,
+            BatchState::Aborted,
+            Some(e.to_string()),
+            |_, _| Ok(()),
+        );
+        return Err(e);
+    }
     crash_point!("batch::after_commit_point");
     let removed = match install(ws, &rec) {
         Ok(removed) => removed,
         Err((cause, installed)) => return Err(revert_after_error(ws, rec, cause, installed)),
     };
     crash_point!("batch::after_dir_sync");
-    let receipt = complete(ws, &mut rec, removed, false)?;
+    let receipt = match complete(ws, &mut rec, removed, false) {
+        Ok(r) => r,
+        // The completion record could not be written: revert, as for an error in step
+        // 6, so the caller's error and the disk agree.
+        Err(e) => {
+            let n = rec.files.len();
+            return Err(revert_after_error(ws, rec, StepError::Journal(e), n));
+        }
+    };
     crash_point!("batch::after_complete");
     Ok(receipt)
 }

@@ -204,6 +204,15 @@ impl Store {
             now: now_ms(),
         };
         let out = f(&mut w)?;
+        // With `failpoints`: `journal::commit=return(28)` fails this write as a full
+        // disk would, before anything of it is durable.
+        fail::fail_point!("journal::commit", |errno: Option<String>| {
+            Err(JournalError::Storage(format!(
+                "journal write failed: {}",
+                crate::failpoint::injected_error(errno)
+            ))
+            .into())
+        });
         w.txn.commit()?;
         Ok(out)
     }
