@@ -5,6 +5,7 @@ mod support;
 mod cli;
 mod commit;
 mod crash;
+mod enospc;
 mod iofault;
 mod journal;
 mod paths;
