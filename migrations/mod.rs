@@ -12,14 +12,17 @@
 //!
 //! - `v0001_initial.rs` — schema v1: the tables themselves.
 //! - `v0002_tx_pruned.rs` — schema v2: `TxRecord.pruned`, for `journal gc`.
+//! - `v0003_chunked_blobs.rs` — schema v3: blobs as content-defined chunks.
 
 #[path = "v0001_initial.rs"]
 pub mod v0001_initial;
 #[path = "v0002_tx_pruned.rs"]
 pub mod v0002_tx_pruned;
+#[path = "v0003_chunked_blobs.rs"]
+pub mod v0003_chunked_blobs;
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u64 = 2;
+pub const SCHEMA_VERSION: u64 = 3;
 
 /// A step from `from` to `from + 1`, run inside the migration's write transaction.
 pub struct Step {
@@ -38,5 +41,9 @@ pub const STEPS: &[Step] = &[
     Step {
         from: 1,
         run: v0002_tx_pruned::run,
+    },
+    Step {
+        from: 2,
+        run: v0003_chunked_blobs::run,
     },
 ];

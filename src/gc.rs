@@ -52,7 +52,7 @@ pub struct JournalStats {
     pub revisions: u64,
     /// Blobs stored.
     pub blobs: u64,
-    /// Bytes of the blobs stored (each distinct content once).
+    /// Bytes the blob store occupies: inline blobs plus every distinct chunk once.
     pub blob_bytes_unique: u64,
     /// Bytes the revisions and batches refer to, counting every reference: what the
     /// journal would hold without content addressing.
@@ -142,11 +142,11 @@ impl Journal {
                 }
                 Ok(())
             })?;
-            r.scan_blobs(|_, bytes| {
+            r.scan_blobs(|_, _| {
                 s.blobs += 1;
-                s.blob_bytes_unique += bytes.len() as u64;
                 Ok(())
             })?;
+            s.blob_bytes_unique = r.stored_blob_bytes()?;
             r.scan_receipts(|_, _| {
                 s.receipts += 1;
                 Ok(())

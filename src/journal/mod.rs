@@ -7,6 +7,7 @@
 //! so other processes (an embedding server, `journal dump`, another agent's CLI) can
 //! keep it open at the same time (design brief, "Journal").
 
+pub(crate) mod blobs;
 pub mod codec;
 pub mod records;
 
@@ -27,7 +28,6 @@ pub use migrations::SCHEMA_VERSION;
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 const TXS: TableDefinition<u64, &[u8]> = TableDefinition::new("txs");
 const REVISIONS: TableDefinition<(u64, u32), &[u8]> = TableDefinition::new("revisions");
-const BLOBS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("blobs");
 const BATCHES: TableDefinition<u64, &[u8]> = TableDefinition::new("batches");
 const INFLIGHT: TableDefinition<u64, ()> = TableDefinition::new("inflight");
 const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
@@ -325,20 +325,12 @@ impl Reader {
     /// [`JournalError::Corrupt`], never handed out (a rollback must not restore damaged
     /// bytes under a good hash).
     pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
-        let t = self.txn.open_table(BLOBS)?;
-        let Some(v) = t.get(&hash.0)? else {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let Some(raw) = manifests.get(&hash.0)? else {
             return Ok(None);
         };
-        let bytes = v.value().to_vec();
-        let actual = BlobHash::of(&bytes);
-        if actual != *hash {
-            return Err(JournalError::Corrupt {
-                table: "blobs",
-                message: format!("blob {hash} holds bytes that hash to {actual}"),
-            }
-            .into());
-        }
-        Ok(Some(bytes))
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        blobs::assemble(&chunks, hash, raw.value()).map(Some)
     }
 
     /// A blob's bytes, or [`JournalError::Missing`].
@@ -371,14 +363,37 @@ impl Reader {
         Ok(out)
     }
 
-    /// Visit every blob (key, bytes) in key order.
-    pub fn scan_blobs(&self, mut f: impl FnMut(BlobHash, &[u8]) -> Result<()>) -> Result<()> {
-        let t = self.txn.open_table(BLOBS)?;
-        for item in t.iter()? {
+    /// Visit every blob in key order with its reassembled, hash-checked bytes (an
+    /// `Err` for a blob that is damaged or misses a chunk), and the bytes its own
+    /// manifest and new chunks occupy is not tracked here (see `journal stats`).
+    pub fn scan_blobs(
+        &self,
+        mut f: impl FnMut(BlobHash, Result<Vec<u8>>) -> Result<()>,
+    ) -> Result<()> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        for item in manifests.iter()? {
             let (k, v) = item?;
-            f(BlobHash(*k.value()), v.value())?;
+            let hash = BlobHash(*k.value());
+            f(hash, blobs::assemble(&chunks, &hash, v.value()))?;
         }
         Ok(())
+    }
+
+    /// Bytes the blob store occupies: inline bytes plus every chunk once.
+    pub fn stored_blob_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        for item in manifests.iter()? {
+            if let blobs::Manifest::Inline(b) = codec::decode("blob_manifests", item?.1.value())? {
+                total += b.len() as u64;
+            }
+        }
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        for item in chunks.iter()? {
+            total += item?.1.value().len() as u64;
+        }
+        Ok(total)
     }
 
     /// Visit every record of a `u64`-keyed table (`txs`, `batches`, `receipts`), decoded.
@@ -546,13 +561,9 @@ impl Writer {
     pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobHash> {
         let hash = BlobHash::of(bytes);
         let inserted = {
-            let mut t = self.txn.open_table(BLOBS)?;
-            if t.get(&hash.0)?.is_some() {
-                false
-            } else {
-                t.insert(&hash.0, bytes)?;
-                true
-            }
+            let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
+            let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
+            blobs::put(&mut manifests, &mut chunks, &hash, bytes)?.is_some()
         };
         if inserted {
             self.event(EventKind::BlobStored {
@@ -565,7 +576,11 @@ impl Writer {
 
     /// Whether a blob is present.
     pub fn has_blob(&self, hash: &BlobHash) -> Result<bool> {
-        Ok(self.txn.open_table(BLOBS)?.get(&hash.0)?.is_some())
+        Ok(self
+            .txn
+            .open_table(blobs::MANIFESTS)?
+            .get(&hash.0)?
+            .is_some())
     }
 
     /// Insert or update a batch record, keep the in-flight index in step with its state,
@@ -661,20 +676,41 @@ impl Writer {
             counts.txs_pruned += 1;
         }
         let live = self.referenced_blobs(&pruned)?;
-        let mut blobs = self.txn.open_table(BLOBS)?;
+        let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let mut dead = Vec::new();
-        for item in blobs.iter()? {
+        let mut live_chunks = BTreeSet::new();
+        for item in manifests.iter()? {
             let (k, v) = item?;
-            if !live.contains(&BlobHash(*k.value())) {
-                dead.push((*k.value(), v.value().len() as u64));
+            let m: blobs::Manifest = codec::decode("blob_manifests", v.value())?;
+            if live.contains(&BlobHash(*k.value())) {
+                live_chunks.extend(m.chunk_keys().iter().copied());
+            } else {
+                let inline = match &m {
+                    blobs::Manifest::Inline(b) => b.len() as u64,
+                    blobs::Manifest::Chunked { .. } => 0,
+                };
+                dead.push((*k.value(), inline));
             }
         }
-        for (k, size) in dead {
-            blobs.remove(&k)?;
+        for (k, inline) in dead {
+            manifests.remove(&k)?;
             counts.blobs_dropped += 1;
+            counts.bytes_freed += inline;
+        }
+        drop(manifests);
+        let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let mut dead_chunks = Vec::new();
+        for item in chunks.iter()? {
+            let (k, v) = item?;
+            if !live_chunks.contains(k.value()) {
+                dead_chunks.push((*k.value(), v.value().len() as u64));
+            }
+        }
+        for (k, size) in dead_chunks {
+            chunks.remove(&k)?;
             counts.bytes_freed += size;
         }
-        drop(blobs);
+        drop(chunks);
         self.event(EventKind::Gc {
             txs_pruned: counts.txs_pruned,
             blobs_dropped: counts.blobs_dropped,

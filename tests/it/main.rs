@@ -6,6 +6,7 @@ mod cli;
 mod commit;
 mod crash;
 mod enospc;
+mod growth;
 mod iofault;
 mod journal;
 mod paths;

@@ -11,21 +11,35 @@ use crate::support::faultfs::{FaultFs, Op};
 use crate::support::*;
 
 fn faulty(ws: &Ws, fs: FaultFs) -> Journal {
-    Journal::open_with(ws.root(), OpenOptions { fs: Some(Arc::new(fs)), ..Default::default() }).unwrap()
+    Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            fs: Some(Arc::new(fs)),
+            ..Default::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
 fn regression_a_file_named_like_a_temp_is_neither_deleted_nor_editable() {
     let ws = workspace();
     ws.write("src/.ue-1-0.tmp", b"PRECIOUS\n");
-    let p = ws.preview(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#,
+    );
     ws.journal.commit(p.tx, Default::default()).unwrap();
     assert_eq!(ws.read("src/.ue-1-0.tmp"), b"PRECIOUS\n");
     let err = ws
         .journal
-        .preview(&plan(r#"{"edits":[{"op":"create_file","path":"x/.ue-2-1.tmp","content":"n"}]}"#))
+        .preview(&plan(
+            r#"{"edits":[{"op":"create_file","path":"x/.ue-2-1.tmp","content":"n"}]}"#,
+        ))
         .unwrap_err();
-    assert!(matches!(err, Error::Path(PathError::TempName { .. })), "{err:?}");
+    assert!(
+        matches!(err, Error::Path(PathError::TempName { .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -40,16 +54,28 @@ fn regression_a_write_during_staging_stops_the_batch_and_is_kept() {
     );
     let before = ws.tree();
     let lib = ws.path("src/lib.rs");
-    let j = faulty(&ws, FaultFs::before(Op::Rename, "", move || std::fs::write(lib, "their write\n").unwrap()));
+    let j = faulty(
+        &ws,
+        FaultFs::before(Op::Rename, "", move || {
+            std::fs::write(lib, "their write\n").unwrap()
+        }),
+    );
     let err = j.commit(p.tx, Default::default()).unwrap_err();
-    assert!(matches!(&err, Error::StaleSnapshot { paths, .. } if paths == &vec!["src/lib.rs".to_string()]), "{err:?}");
+    assert!(
+        matches!(&err, Error::StaleSnapshot { paths, .. } if paths == &vec!["src/lib.rs".to_string()]),
+        "{err:?}"
+    );
     assert_eq!(ws.read("src/lib.rs"), b"their write\n");
     let mut expected = before;
     expected.insert(
         "src/lib.rs".into(),
         format!("{} 644", blake3::hash(b"their write\n").to_hex()),
     );
-    assert_eq!(ws.tree(), expected, "src/a.rs must be back to its pre-image");
+    assert_eq!(
+        ws.tree(),
+        expected,
+        "src/a.rs must be back to its pre-image"
+    );
     assert_eq!(ws.journal.show(p.tx, None).unwrap().state, TxState::Open);
 }
 
@@ -65,12 +91,24 @@ fn regression_a_damaged_blob_is_never_restored() {
     // Flip one byte of the stored pre-image inside the journal file.
     let db = dir.path().join(".ultra-edit/journal.redb");
     let mut bytes = std::fs::read(&db).unwrap();
-    let at = bytes.windows(original.len()).position(|w| w == &original[..]).expect("blob stored inline");
+    let at = bytes
+        .windows(original.len())
+        .position(|w| w == &original[..])
+        .expect("blob stored inline");
     bytes[at + 9] ^= 0x20;
     std::fs::write(&db, &bytes).unwrap();
     let j = Journal::open(dir.path()).unwrap();
     let err = j.rollback(p.tx, RollbackOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::Journal(JournalError::Corrupt { table: "blobs", .. })), "{err:?}");
+    assert!(
+        matches!(
+            err,
+            Error::Journal(JournalError::Corrupt {
+                table: "blob_manifests",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
     assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"new\n");
     assert!(!j.verify().unwrap().ok);
 }
@@ -85,7 +123,10 @@ fn regression_needs_attention_settles_once_the_file_is_back_or_overwritten() {
         );
         // Crash after the commit point and the first rename (2 temps + 1 rename).
         let j = faulty(&ws, FaultFs::crash_after(3));
-        assert!(matches!(j.commit(p.tx, Default::default()), Err(Error::Journal(JournalError::Panicked { .. }))));
+        assert!(matches!(
+            j.commit(p.tx, Default::default()),
+            Err(Error::Journal(JournalError::Panicked { .. }))
+        ));
         let pre_lib = ws.read("src/lib.rs");
         ws.write("src/lib.rs", b"foreign\n");
         let r = ws.journal.recover().unwrap();
@@ -104,19 +145,37 @@ fn regression_needs_attention_settles_once_the_file_is_back_or_overwritten() {
         assert_eq!(ws.journal.recover().unwrap().needs_attention.len(), 1);
         assert_eq!(events(&ws.journal), n);
         let r = if overwrite {
-            ws.journal.recover_with(RecoverOptions { overwrite: true }).unwrap()
+            ws.journal
+                .recover_with(RecoverOptions { overwrite: true })
+                .unwrap()
         } else {
             ws.write("src/lib.rs", &pre_lib);
             ws.journal.recover().unwrap()
         };
-        assert_eq!((r.completed.len(), r.needs_attention.len()), (1, 0), "overwrite={overwrite}");
-        assert_eq!(ws.read("src/lib.rs"), b"pub mod a;\npub mod b;\n\nfn helper() -> u32 {\n    9\n}\n");
-        assert_eq!(ws.journal.show(p.tx, None).unwrap().state, TxState::Committed);
+        assert_eq!(
+            (r.completed.len(), r.needs_attention.len()),
+            (1, 0),
+            "overwrite={overwrite}"
+        );
+        assert_eq!(
+            ws.read("src/lib.rs"),
+            b"pub mod a;\npub mod b;\n\nfn helper() -> u32 {\n    9\n}\n"
+        );
+        assert_eq!(
+            ws.journal.show(p.tx, None).unwrap().state,
+            TxState::Committed
+        );
         let log = ws.journal.log(None).unwrap();
         assert_eq!(log[0].batch_state, None);
         if overwrite {
             assert_eq!(r.actions[0].overwritten[0].path, "src/lib.rs");
-            assert_eq!(ws.journal.blob(&BlobHash::of(b"foreign\n")).unwrap().as_deref(), Some(&b"foreign\n"[..]));
+            assert_eq!(
+                ws.journal
+                    .blob(&BlobHash::of(b"foreign\n"))
+                    .unwrap()
+                    .as_deref(),
+                Some(&b"foreign\n"[..])
+            );
         }
         assert!(ws.journal.verify().unwrap().ok);
     }
@@ -127,10 +186,17 @@ fn regression_abort_waits_for_a_commit_in_progress() {
     use fs2::FileExt;
     let mut ws = workspace();
     let p = ws.preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#);
-    let lock = std::fs::OpenOptions::new().write(true).open(ws.path(".ultra-edit/commit.lock")).unwrap();
+    let lock = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.path(".ultra-edit/commit.lock"))
+        .unwrap();
     lock.lock_exclusive().unwrap();
-    ws.journal.set_lock_timeout(std::time::Duration::from_millis(100));
-    assert!(matches!(ws.journal.abort(p.tx), Err(Error::LockTimeout { .. })));
+    ws.journal
+        .set_lock_timeout(std::time::Duration::from_millis(100));
+    assert!(matches!(
+        ws.journal.abort(p.tx),
+        Err(Error::LockTimeout { .. })
+    ));
     FileExt::unlock(&lock).unwrap();
     ws.journal.abort(p.tx).unwrap();
 }
@@ -142,28 +208,44 @@ fn regression_a_file_and_a_path_under_it_in_one_plan_are_refused() {
         .journal
         .preview(&plan(r#"{"edits":[{"op":"create_file","path":"d","content":""},{"op":"create_file","path":"d/x","content":""}]}"#))
         .unwrap_err();
-    assert!(matches!(&err, Error::Path(PathError::WrongKind { path, .. }) if path == "d/x"), "{err:?}");
+    assert!(
+        matches!(&err, Error::Path(PathError::WrongKind { path, .. }) if path == "d/x"),
+        "{err:?}"
+    );
     let err = ws
         .journal
         .preview(&plan(r#"{"edits":[{"op":"delete_file","path":"run.sh"},{"op":"create_file","path":"run.sh/x","content":""}]}"#))
         .unwrap_err();
-    assert!(matches!(err, Error::Path(PathError::WrongKind { .. })), "{err:?}");
+    assert!(
+        matches!(err, Error::Path(PathError::WrongKind { .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
 fn regression_a_failed_rollback_leaves_no_open_rollback_tx() {
     let ws = workspace();
-    let p = ws.preview(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#,
+    );
     ws.journal.commit(p.tx, Default::default()).unwrap();
     let j = faulty(&ws, FaultFs::fail(Op::Rename, "src/a.rs", 28));
     let err = j.rollback(p.tx, RollbackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::CommitFailed { .. }), "{err:?}");
     let log = ws.journal.log(None).unwrap();
-    assert_eq!((log[0].rollback_of, log[0].state), (Some(p.tx), TxState::Aborted));
+    assert_eq!(
+        (log[0].rollback_of, log[0].state),
+        (Some(p.tx), TxState::Aborted)
+    );
     assert_eq!(log[1].state, TxState::Committed);
     // And the rollback can simply be run again.
-    ws.journal.rollback(p.tx, RollbackOptions::default()).unwrap();
-    assert_eq!(ws.read("src/a.rs"), b"pub fn a() -> u32 {\n    crate::helper()\n}\n");
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        ws.read("src/a.rs"),
+        b"pub fn a() -> u32 {\n    crate::helper()\n}\n"
+    );
     let _ = BatchState::Aborted;
 }
 
@@ -181,7 +263,11 @@ fn regression_a_directory_swapped_for_a_symlink_right_before_the_rename_cannot_e
         r#"{"edits":[{"op":"replace_text","path":"a/f.txt","old":"same","new":"PWNED"},
                      {"op":"replace_text","path":"z/victim.txt","old":"same","new":"PWNED"}]}"#,
     );
-    let (z, moved, target) = (ws.path("z"), ws.path("z.orig"), outside.path().to_path_buf());
+    let (z, moved, target) = (
+        ws.path("z"),
+        ws.path("z.orig"),
+        outside.path().to_path_buf(),
+    );
     let swap = move || {
         std::fs::rename(&z, &moved).unwrap();
         std::os::unix::fs::symlink(&target, &z).unwrap();
@@ -189,8 +275,19 @@ fn regression_a_directory_swapped_for_a_symlink_right_before_the_rename_cannot_e
     let j = faulty(&ws, FaultFs::before(Op::Rename, "z/victim.txt", swap));
     let err = j.commit(p.tx, Default::default()).unwrap_err();
     assert!(matches!(err, Error::CommitFailed { .. }), "{err:?}");
-    assert_eq!(std::fs::read(outside.path().join("victim.txt")).unwrap(), b"same\n");
-    assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1, "nothing written outside");
-    assert_eq!(ws.read("a/f.txt"), b"same\n", "the installed file is reverted");
+    assert_eq!(
+        std::fs::read(outside.path().join("victim.txt")).unwrap(),
+        b"same\n"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        1,
+        "nothing written outside"
+    );
+    assert_eq!(
+        ws.read("a/f.txt"),
+        b"same\n",
+        "the installed file is reverted"
+    );
     assert_eq!(ws.read("z.orig/victim.txt"), b"same\n");
 }
