@@ -16,3 +16,4 @@ mod rebase;
 mod recovery;
 mod regression;
 mod rollback;
+mod syncs;
