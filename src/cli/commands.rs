@@ -94,10 +94,22 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
                 since_ms,
                 kinds: kind,
             };
-            j.dump(filter, |entry| {
+            // A running count on a terminal's stderr while the dump goes to a file or a
+            // pipe (indicatif draws nothing when stderr is not a terminal).
+            let progress = (!std::io::stdout().is_terminal()).then(|| {
+                indicatif::ProgressBar::new_spinner().with_message("journal dump: records written")
+            });
+            let done = j.dump(filter, |entry| {
                 out.dump_entry(&entry, with_blobs.then_some(&j))?;
+                if let Some(p) = &progress {
+                    p.inc(1);
+                }
                 Ok(true)
-            })
+            });
+            if let Some(p) = progress {
+                p.finish_and_clear();
+            }
+            done
         }
         Command::Journal {
             command:
@@ -105,10 +117,17 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
                     keep_last,
                     keep_days,
                 },
-        } => out.gc(&j.gc(GcPolicy {
-            keep_last,
-            keep_days,
-        })?),
+        } => {
+            let spinner = indicatif::ProgressBar::new_spinner()
+                .with_message("journal gc: pruning, dropping unreferenced blobs, compacting");
+            spinner.enable_steady_tick(Duration::from_millis(120));
+            let report = j.gc(GcPolicy {
+                keep_last,
+                keep_days,
+            });
+            spinner.finish_and_clear();
+            out.gc(&report?)
+        }
         Command::Journal {
             command: JournalCommand::Stats,
         } => out.stats(&j.stats()?),
