@@ -94,13 +94,8 @@ impl Journal {
                 ),
             });
         }
-        let latest = txrec.revisions - 1;
-        let n = revision.unwrap_or(latest);
-        let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
-            tx,
-            revision: n,
-            latest,
-        })?;
+        let rev = r.revision_of(&txrec, revision)?;
+        let n = rev.revision;
         if edit::has_errors(&rev.validation) {
             return Err(Error::ValidationFailed {
                 tx,

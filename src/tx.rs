@@ -184,7 +184,7 @@ impl Journal {
                             latest: latest.revision,
                         });
                     }
-                    self.revision_record(tx, n, latest.revision)?
+                    self.ws.store.read()?.revision_of(&txrec, Some(n))?
                 }
                 _ => latest.clone(),
             };
@@ -209,25 +209,8 @@ impl Journal {
     pub(crate) fn latest_open(&self, tx: u64, verb: &str) -> Result<(TxRecord, RevisionRecord)> {
         let r = self.ws.store.read()?;
         let txrec = open_tx(&r, tx, verb)?;
-        let latest = txrec.revisions.saturating_sub(1);
-        let rev = r.revision(tx, latest)?.ok_or(Error::UnknownRevision {
-            tx,
-            revision: latest,
-            latest,
-        })?;
+        let rev = r.revision_of(&txrec, None)?;
         Ok((txrec, rev))
-    }
-
-    fn revision_record(&self, tx: u64, n: u32, latest: u32) -> Result<RevisionRecord> {
-        self.ws
-            .store
-            .read()?
-            .revision(tx, n)?
-            .ok_or(Error::UnknownRevision {
-                tx,
-                revision: n,
-                latest,
-            })
     }
 
     /// Record `files` as the next revision of `txrec`, built on revision `base`. Fails
@@ -285,13 +268,7 @@ impl Journal {
                     "be shown (`ultra-edit log` and `journal dump --tx` still show its history)",
                 ));
             }
-            let latest = txrec.revisions.saturating_sub(1);
-            let n = revision.unwrap_or(latest);
-            let rev = r.revision(tx, n)?.ok_or(Error::UnknownRevision {
-                tx,
-                revision: n,
-                latest,
-            })?;
+            let rev = r.revision_of(&txrec, revision)?;
             Ok(Preview::new(&txrec, rev))
         })
     }

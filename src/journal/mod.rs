@@ -321,6 +321,18 @@ impl Reader {
         )
     }
 
+    /// Revision `n` of `tx` (default: its latest), or [`Error::UnknownRevision`].
+    pub fn revision_of(&self, tx: &TxRecord, n: Option<u32>) -> Result<RevisionRecord> {
+        let latest = tx.revisions.saturating_sub(1);
+        let revision = n.unwrap_or(latest);
+        self.revision(tx.tx, revision)?
+            .ok_or(Error::UnknownRevision {
+                tx: tx.tx,
+                revision,
+                latest,
+            })
+    }
+
     /// A blob's bytes, checked against their key: bytes that do not hash to it are
     /// [`JournalError::Corrupt`], never handed out (a rollback must not restore damaged
     /// bytes under a good hash).

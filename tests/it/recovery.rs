@@ -23,17 +23,6 @@ const FIVE_FILES: &str = r#"{"edits":[
 /// Mutating operations before the commit point: 2 mkdirs + 4 temp writes.
 const STAGE_OPS: usize = 6;
 
-fn faulty(ws: &Ws, fs: FaultFs) -> Journal {
-    Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            fs: Some(Arc::new(fs)),
-            ..Default::default()
-        },
-    )
-    .unwrap()
-}
-
 /// The library turns the twin's panic into `JournalError::Panicked` (no panic crosses
 /// its boundary); the journal is left as the dead process would leave it.
 fn crashed<T>(r: Result<T, Error>) -> bool {

@@ -1,25 +1,12 @@
 //! Regressions found by adversarial testing, each named after its case.
 
-use std::sync::Arc;
-
 use ultra_edit::{
-    BatchState, BlobHash, Error, Journal, JournalError, OpenOptions, PathError, RecoverOptions,
-    RollbackOptions, TxState,
+    BatchState, BlobHash, Error, Journal, JournalError, PathError, RecoverOptions, RollbackOptions,
+    TxState,
 };
 
 use crate::support::faultfs::{FaultFs, Op};
 use crate::support::*;
-
-fn faulty(ws: &Ws, fs: FaultFs) -> Journal {
-    Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            fs: Some(Arc::new(fs)),
-            ..Default::default()
-        },
-    )
-    .unwrap()
-}
 
 #[test]
 fn regression_a_file_named_like_a_temp_is_neither_deleted_nor_editable() {

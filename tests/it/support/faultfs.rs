@@ -78,7 +78,10 @@ impl FaultFs {
     fn check(&self, op: Op, path: &Path) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
         let here = path.to_string_lossy();
-        if s.before.as_ref().is_some_and(|(o, sub, _)| *o == op && here.contains(sub.as_str())) {
+        if s.before
+            .as_ref()
+            .is_some_and(|(o, sub, _)| *o == op && here.contains(sub.as_str()))
+        {
             if let Some((_, _, hook)) = s.before.take() {
                 drop(s);
                 hook();

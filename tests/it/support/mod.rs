@@ -47,6 +47,15 @@ impl Ws {
     }
 }
 
+/// A second handle on `ws`'s journal whose filesystem is the twin `fs`.
+pub fn faulty(ws: &Ws, fs: faultfs::FaultFs) -> Journal {
+    let opts = ultra_edit::OpenOptions {
+        fs: Some(std::sync::Arc::new(fs)),
+        ..Default::default()
+    };
+    Journal::open_with(ws.root(), opts).unwrap()
+}
+
 /// The fixed tree every test starts from.
 pub fn sample_files() -> Vec<(&'static str, &'static [u8], u32)> {
     vec![
