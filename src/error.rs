@@ -99,6 +99,15 @@ pub enum PathError {
         /// The path as given.
         path: String,
     },
+    /// The file has setuid, setgid or sticky bits. A rewrite (as root) would give them
+    /// to a file owned by the writer, so such files are never edited.
+    #[error("path {path:?} has mode {mode:o} (setuid, setgid or sticky); ultra-edit does not rewrite such files")]
+    SetId {
+        /// The path as given.
+        path: String,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The file has more than one hard link: a rename would silently split it.
     #[error("path {path:?} has {links} hard links; a rename would split them, so it is refused")]
     HardLinked {

@@ -89,8 +89,16 @@ impl Drop for CommitLock {
     }
 }
 
+/// The pid the holder wrote into the lock file, if that process is alive: a holder
+/// that did not write its pid (another tool's `flock`) leaves the pid of an earlier,
+/// dead holder there, which must not be named.
 fn read_pid(path: &Path) -> Option<u32> {
     let mut s = String::new();
     File::open(path).ok()?.read_to_string(&mut s).ok()?;
-    s.trim().parse().ok()
+    let pid: u32 = s.trim().parse().ok()?;
+    let alive = rustix::process::Pid::from_raw(i32::try_from(pid).ok()?).is_some_and(|p| {
+        // EPERM: alive, owned by another user; only ESRCH means gone.
+        rustix::process::test_kill_process(p) != Err(rustix::io::Errno::SRCH)
+    });
+    alive.then_some(pid)
 }

@@ -87,6 +87,10 @@ impl Journal {
             let root = canonical_root(root)?;
             let dir = root.join(STATE_DIR);
             fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
+            // The journal holds the bytes of every previewed file, private ones
+            // included: only the owner may enter the directory.
+            fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+                .ctx("chmod", &dir)?;
             let ignore = dir.join(".gitignore");
             if !ignore.exists() {
                 fs::write(&ignore, "*\n").ctx("write", &ignore)?;

@@ -98,13 +98,21 @@ pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
         let _ = drive::remove_temps(ws, &rec);
         let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
         let _ = drive::remove_empty_dirs(ws, &dirs);
-        let _ = transition(
+        if let Err(again) = transition(
             ws,
             &mut rec,
             BatchState::Aborted,
             Some(e.to_string()),
             |_, _| Ok(()),
-        );
+        ) {
+            // Whether the commit point reached the disk is unknown: the next recovery
+            // decides (and completes the batch if it did). Say so.
+            return Err(Error::NeedsAttention {
+                tx: rec.tx,
+                batch: rec.batch,
+                message: format!("the journal could not record the commit point ({e}) nor the abort ({again}); the next recovery settles the batch"),
+            });
+        }
         return Err(e);
     }
     crash_point!("batch::after_commit_point");
@@ -239,7 +247,17 @@ fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: StepError, installed
     if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| {
         Ok(())
     }) {
-        return e;
+        // The batch stays Committing in the journal: files installed so far stay, and
+        // the next recovery rolls the batch forward. Say so, rather than a bare
+        // journal error the caller would read as "nothing changed".
+        return Error::NeedsAttention {
+            tx: rec.tx,
+            batch: rec.batch,
+            message: format!(
+                "the batch stopped ({}) and the journal could not record the revert ({e}); {installed} file(s) already hold the new content, and the next recovery completes the batch",
+                cause.note()
+            ),
+        };
     }
     let after = || crash_point!("revert::after_restore_file");
     let opts = DriveOptions {

@@ -248,21 +248,14 @@ pub(crate) fn find_all(hay: &[u8], needle: &[u8]) -> Vec<usize> {
     found
 }
 
-/// First match of `needle` in `hay` at or after byte `from`: scan for the first
-/// byte, then compare the rest.
+/// First match of `needle` in `hay` at or after byte `from`, in time linear in
+/// `hay` (memchr's Two-Way/SIMD searcher, not a naive scan a hostile needle could
+/// make quadratic).
 fn find_from(hay: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    let (&first, _) = needle.split_first()?;
-    let last_start = hay.len().checked_sub(needle.len())?;
-    let mut at = from;
-    while at <= last_start {
-        let rel = hay.get(at..=last_start)?.iter().position(|&b| b == first)?;
-        let candidate = at + rel;
-        if hay.get(candidate..candidate + needle.len()) == Some(needle) {
-            return Some(candidate);
-        }
-        at = candidate + 1;
+    if needle.is_empty() {
+        return None;
     }
-    None
+    memchr::memmem::find(hay.get(from..)?, needle).map(|at| from + at)
 }
 
 /// 1-based line number of each (ascending) byte offset.

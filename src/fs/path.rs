@@ -132,6 +132,13 @@ pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &str, raw: &str) -> 
             (EntryKind::Symlink, true) => {
                 return Err(PathError::IsSymlink { path: raw.into() }.into())
             }
+            (EntryKind::File { mode, .. }, true) if mode & 0o7000 != 0 => {
+                return Err(PathError::SetId {
+                    path: raw.into(),
+                    mode,
+                }
+                .into())
+            }
             (EntryKind::File { links, .. }, true) if links > 1 => {
                 return Err(PathError::HardLinked {
                     path: raw.into(),

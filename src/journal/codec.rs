@@ -10,6 +10,10 @@ use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::JournalError;
 
+/// Most bytes a decoded record may claim (1 GiB): far above any real record, far below
+/// what a damaged length prefix could ask for.
+const DECODE_LIMIT: usize = 1 << 30;
+
 /// Format byte of every record written by this version.
 pub const FORMAT_V1: u8 = 1;
 
@@ -43,8 +47,11 @@ pub fn decode<T: DeserializeOwned>(table: &'static str, bytes: &[u8]) -> Result<
             byte: format,
         });
     }
-    let (value, used) = bincode::serde::decode_from_slice(body, bincode::config::standard())
-        .map_err(|e| JournalError::Corrupt {
+    // The limit turns a damaged length prefix into an error before anything is
+    // allocated (unbounded, a prefix of 2^40 aborts the process on allocation).
+    let config = bincode::config::standard().with_limit::<DECODE_LIMIT>();
+    let (value, used) =
+        bincode::serde::decode_from_slice(body, config).map_err(|e| JournalError::Corrupt {
             table,
             message: e.to_string(),
         })?;
