@@ -57,7 +57,6 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
-                gate::recheck_paths(&self.ws, &files)?;
                 let stale = gate::stale_paths(
                     &self.ws,
                     rev.files.iter().map(|f| (f.path.as_str(), &f.snapshot)),

@@ -3,12 +3,13 @@
 use std::collections::BTreeSet;
 
 use crate::error::{IoContext, Result};
-use crate::fs::{path, snapshot, EntryKind};
+use crate::fs::{snapshot, EntryKind};
 use crate::journal::records::{BatchFile, FileState};
 use crate::workspace::Ws;
 
 /// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
-/// Each path also passes the on-disk path-safety check again; a refused path is an error.
+/// Reading each path runs the on-disk path-safety check again (the gate's "path safety
+/// under the lock"); a refused path is an error.
 pub(crate) fn stale_paths<'a>(
     ws: &Ws,
     expected: impl IntoIterator<Item = (&'a str, &'a FileState)>,
@@ -45,13 +46,4 @@ pub(crate) fn dirs_to_create(ws: &Ws, files: &[BatchFile]) -> Result<Vec<String>
     let mut dirs: Vec<String> = missing.into_iter().collect();
     dirs.sort_by_key(|d| (d.matches('/').count(), d.clone()));
     Ok(dirs)
-}
-
-/// Re-run the lexical path check on every path (the gate's "path safety again").
-pub(crate) fn recheck_paths(ws: &Ws, files: &[BatchFile]) -> Result<()> {
-    for f in files {
-        let rel = path::normalize(&ws.root, &f.path)?;
-        path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, &f.path)?;
-    }
-    Ok(())
 }
