@@ -92,8 +92,17 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<Recov
         Side::Pre
     };
     let after = || crash_point!("recovery::after_file");
+    // Files are renamed only after the commit point: a batch that never reached it
+    // touched no file, so reverting it only removes its temps and new directories, and
+    // whatever a file holds now (someone's edit) is not the batch's business.
+    let files = if rec.reached_commit_point() {
+        usize::MAX
+    } else {
+        0
+    };
     let opts = DriveOptions {
         overwrite,
+        files,
         ..DriveOptions::all(side)
     };
     let out = drive::drive(ws, &rec, opts, &after)?;

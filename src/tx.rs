@@ -176,6 +176,13 @@ impl Journal {
         crate::workspace::guarded(|| {
             let (txrec, latest) = self.latest_open(tx, "be revised")?;
             let base = match opts.base {
+                Some(n) if n > latest.revision => {
+                    return Err(Error::UnknownRevision {
+                        tx,
+                        revision: n,
+                        latest: latest.revision,
+                    })
+                }
                 Some(n) if n != latest.revision => {
                     if !opts.rebase {
                         return Err(Error::StaleRevision {

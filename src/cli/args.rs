@@ -26,6 +26,30 @@ pub fn parse_tx(s: &str) -> Result<u64, String> {
     })
 }
 
+/// Where `journal dump --since` starts.
+#[derive(Debug, Clone, Copy)]
+pub enum Since {
+    /// An event sequence number.
+    Seq(u64),
+    /// A time, in ms since the Unix epoch.
+    Ms(u64),
+}
+
+/// `--since`: an event seq (digits) or an RFC 3339 time; anything else is a usage error.
+pub fn parse_since(s: &str) -> Result<Since, String> {
+    if let Ok(seq) = s.parse::<u64>() {
+        return Ok(Since::Seq(seq));
+    }
+    let t = humantime::parse_rfc3339_weak(s).map_err(|e| {
+        format!("{s:?} is neither an event seq nor an RFC 3339 time ({e}); e.g. 120 or 2026-11-30T08:00:00Z")
+    })?;
+    let ms = t
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0);
+    Ok(Since::Ms(ms))
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
@@ -135,8 +159,8 @@ pub enum JournalCommand {
         tx: Option<u64>,
         /// Start at an event sequence number (e.g. 120) or a time (RFC 3339, e.g.
         /// 2026-11-30T08:00:00Z).
-        #[arg(long)]
-        since: Option<String>,
+        #[arg(long, value_parser = parse_since)]
+        since: Option<Since>,
         /// Only events of these kinds (repeatable): tx_created, revision_recorded,
         /// blob_stored, batch_state, receipt_issued, tx_aborted, gc, recovery.
         #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(ultra_edit::EventKind::NAMES))]
@@ -150,7 +174,8 @@ pub enum JournalCommand {
     /// Drop old revisions and the blobs only they need, then compact the file.
     #[command(group(clap::ArgGroup::new("policy").required(true).multiple(true)))]
     Gc {
-        /// Keep the N newest transactions.
+        /// Keep the N newest transactions (with --keep-days too, a transaction is kept
+        /// when either keeps it).
         #[arg(long, group = "policy")]
         keep_last: Option<usize>,
         /// Keep transactions younger than D days.

@@ -9,7 +9,7 @@ use ultra_edit::{
     OpenOptions, Plan, Preview, RecoverOptions, Result, ReviseOptions, RollbackOptions, STATE_DIR,
 };
 
-use super::args::{Cli, Command, JournalCommand};
+use super::args::{Cli, Command, JournalCommand, Since};
 use super::render::Out;
 
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
@@ -67,7 +67,16 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         }
         Command::Log { limit } => out.log(&j.log(limit)?),
         Command::Recover { overwrite } => {
-            out.recovery(&j.recover_with(RecoverOptions { overwrite })?)
+            let report = j.recover_with(RecoverOptions { overwrite })?;
+            out.recovery(&report)?;
+            if !report.needs_attention.is_empty() {
+                eprintln!(
+                    "ultra-edit: {} batch(es) need attention: put each listed file back as it was, or run `ultra-edit recover --overwrite` (the bytes found are kept in the journal)",
+                    report.needs_attention.len()
+                );
+                return Ok(7);
+            }
+            Ok(())
         }
         Command::Serve { preview_ttl } => ultra_edit::mcp::serve(
             j,
@@ -87,7 +96,11 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             if let Some(tx) = tx {
                 j.tx(tx)?; // an unknown tx is an error, not an empty dump
             }
-            let (since_seq, since_ms) = parse_since(since.as_deref())?;
+            let (since_seq, since_ms) = match since {
+                None => (0, None),
+                Some(Since::Seq(seq)) => (seq, None),
+                Some(Since::Ms(ms)) => (0, Some(ms)),
+            };
             let filter = DumpFilter {
                 tx,
                 since_seq,
@@ -173,24 +186,6 @@ fn previewed(out: &Out, p: &Preview) -> Result<i32> {
         p.tx, p.revision, p.tx
     );
     Ok(4)
-}
-
-/// `--since`: an event seq (digits) or an RFC 3339 time.
-fn parse_since(since: Option<&str>) -> Result<(u64, Option<u64>)> {
-    let Some(s) = since else {
-        return Ok((0, None));
-    };
-    if let Ok(seq) = s.parse::<u64>() {
-        return Ok((seq, None));
-    }
-    let t = humantime::parse_rfc3339_weak(s).map_err(|e| Error::InvalidPolicy {
-        message: format!("--since {s:?} is neither an event seq nor an RFC 3339 time ({e}); e.g. --since 120 or --since 2026-11-30T08:00:00Z"),
-    })?;
-    let ms = t
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    Ok((0, Some(ms)))
 }
 
 fn secs(s: f64) -> Duration {

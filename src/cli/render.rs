@@ -147,15 +147,15 @@ impl Out {
             s += &format!("conflict in {}: {}\n", c.path, c.reason);
             for r in &c.regions {
                 s += &format!(
-                    "  lines {}-{} of the candidate: base {},{} candidate {},{} disk {},{}\n",
+                    "  lines {}-{} of the new candidate hold the conflict: {} line(s) from line {} above =======, {} line(s) from line {} below it, replacing {} line(s) from line {} of the common base\n",
                     r.merged_start,
                     r.merged_start + r.merged_lines.saturating_sub(1),
-                    r.base_start,
-                    r.base_lines,
-                    r.ours_start,
                     r.ours_lines,
+                    r.ours_start,
+                    r.theirs_lines,
                     r.theirs_start,
-                    r.theirs_lines
+                    r.base_lines,
+                    r.base_start
                 );
             }
         }
@@ -304,7 +304,7 @@ impl Out {
             return;
         }
         let mut s = format!(
-            "journal {}: {} tx(s), {} revision(s), {} blob(s) ({} bytes), {} batch(es), {} receipt(s), {} event(s)\n",
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) ({} bytes of content), {} batch(es), {} receipt(s), {} event(s)\n",
             if v.ok { "ok" } else { "DAMAGED" },
             v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
         );
@@ -324,8 +324,9 @@ impl Out {
                 .unwrap_or_else(|| "-".into())
         };
         emit(&format!(
-            "gc: pruned {} tx(s), dropped {} revision(s) and {} blob(s) ({} bytes); file {} -> {}{}\n",
+            "gc: pruned {} tx(s) ({} of them open previews, now aborted), dropped {} revision(s) and {} blob(s) ({} bytes); file {} -> {}{}\n",
             g.removed.txs_pruned,
+            g.removed.previews_aborted,
             g.removed.revisions_dropped,
             g.removed.blobs_dropped,
             g.removed.bytes_freed,

@@ -296,14 +296,11 @@ impl Edit {
     /// [`EditError::InvalidPlan`] naming the op and path.
     pub(crate) fn check_mode(&self) -> Result<(), EditError> {
         match self.mode() {
-            Some(m) if m > MAX_MODE => {
-                Err(self.invalid(format!(
-                "\"mode\": {m} is octal {m:o}, more than permission bits (0o777); JSON numbers \
-                 are decimal, so write the mode as an octal string: \"mode\": \"0{}\" \
-                 (setuid, setgid and sticky bits cannot be set by a plan)",
-                if m <= 7777 { m.to_string() } else { "644".into() }
-            )))
-            }
+            Some(m) if m > MAX_MODE => Err(self.invalid(format!(
+                "\"mode\" is octal {m:o}: a plan sets permission bits only (up to 0777; no \
+                 setuid, setgid or sticky bit); if you wrote a JSON number, note that JSON \
+                 numbers are decimal and write the mode as an octal string, e.g. \"mode\": \"0644\""
+            ))),
             _ => Ok(()),
         }
     }

@@ -44,6 +44,8 @@ pub struct GcCounts {
     pub blobs_dropped: u64,
     /// Bytes of the blobs dropped.
     pub bytes_freed: u64,
+    /// Open previews among the pruned transactions, which were aborted.
+    pub previews_aborted: u64,
 }
 
 /// An event as stored (its seq is the key).
@@ -679,6 +681,7 @@ impl Writer {
             }
             drop(revs);
             if tx.state == TxState::Open {
+                counts.previews_aborted += 1;
                 tx.state = TxState::Aborted;
                 self.event(EventKind::TxAborted { tx: tx.tx })?;
             }

@@ -279,6 +279,13 @@ impl BatchState {
 }
 
 impl BatchRecord {
+    /// Whether the batch ever recorded its commit point (files may have been installed).
+    pub fn reached_commit_point(&self) -> bool {
+        self.history
+            .iter()
+            .any(|h| h.state == BatchState::Committing)
+    }
+
     /// The side recovery drives this batch to: post-images once past the commit point
     /// (`Committing`, or `NeedsAttention` reached from it), else pre-images.
     pub fn rolls_forward(&self) -> bool {

@@ -315,7 +315,9 @@ fn foreign_write_between_crash_and_recovery_is_kept_and_reported() {
     let out = run(ws.root(), &argv, Some("batch::after_install_file=return"));
     assert_eq!(out.status.signal(), Some(6));
     ws.write("src/lib.rs", b"human edit\n");
-    let report = ok_json(ws.root(), &["--json", "recover"]);
+    let out = run(ws.root(), &["--json", "recover"], None);
+    assert_eq!(out.status.code(), Some(7), "needs attention exits 7");
+    let report = json_of(&out);
     assert_eq!(
         report["needs_attention"].as_array().map(Vec::len),
         Some(1),

@@ -188,6 +188,10 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
     // Kept: the open preview and the last commit. Pruned: the five older commits.
     assert_eq!(report.removed.txs_pruned, 5);
     assert_eq!(report.removed.revisions_dropped, 5);
+    assert_eq!(
+        report.removed.previews_aborted, 0,
+        "the open preview is among the kept"
+    );
     assert!(report.compacted);
     assert!(
         report.file_bytes_after.unwrap() < report.file_bytes_before.unwrap(),
@@ -295,7 +299,11 @@ fn dump_filters_by_tx_kind_and_since() {
         &["journal", "dump", "--since", "yesterday"],
         None,
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a malformed --since is a usage error"
+    );
 }
 
 #[test]

@@ -169,6 +169,32 @@ fn regression_needs_attention_settles_once_the_file_is_back_or_overwritten() {
 }
 
 #[test]
+fn regression_a_crash_before_the_commit_point_never_touches_a_file_someone_edited() {
+    // The batch dies after staging, before its commit point: it renamed nothing. A
+    // human then edits one of its files. Recovery reverts the batch and leaves the
+    // edit alone: it is not the batch's to undo, and nothing needs attention.
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"},
+                     {"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    9\n"}]}"#,
+    );
+    let j = faulty(&ws, FaultFs::crash_after(1)); // one temp staged, still Prepared
+    assert!(matches!(
+        j.commit(p.tx, Default::default()),
+        Err(Error::Journal(JournalError::Panicked { .. }))
+    ));
+    ws.write("src/lib.rs", b"the human's edit\n");
+    let r = ws
+        .journal
+        .recover_with(RecoverOptions { overwrite: true })
+        .unwrap();
+    assert_eq!((r.reverted.len(), r.needs_attention.len()), (1, 0), "{r:?}");
+    assert!(r.actions[0].rewritten.is_empty() && r.actions[0].overwritten.is_empty());
+    assert_eq!(ws.read("src/lib.rs"), b"the human's edit\n");
+    assert!(ws.tree().keys().all(|k| !k.contains(".ue-")));
+}
+
+#[test]
 fn regression_abort_waits_for_a_commit_in_progress() {
     use fs2::FileExt;
     let mut ws = workspace();
