@@ -42,14 +42,7 @@ const SIX_FILES: &str = r##"{"edits":[
     {"op":"delete_file","path":"crlf.txt"}]}"##;
 
 fn run(root: &Path, args: &[&str], failpoints: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
-    cmd.arg("--root").arg(root).args(args).stdin(Stdio::null());
-    cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
-    match failpoints {
-        Some(f) => cmd.env("FAILPOINTS", f),
-        None => cmd.env_remove("FAILPOINTS"),
-    };
-    cmd.output().expect("spawn ultra-edit")
+    run_ue(root, args, failpoints)
 }
 
 fn ok_json(root: &Path, args: &[&str]) -> serde_json::Value {

@@ -42,15 +42,7 @@ fn rollback_to(ws: &Ws, r: &Receipt, before: &BTreeMap<String, String>) {
 
 /// [`workspace`] on tmpfs when there is one (for the tests that build many).
 fn fast_workspace() -> Ws {
-    let dir = crate::stress::fast_tempdir();
-    for (rel, bytes, mode) in sample_files() {
-        let p = dir.path().join(rel);
-        fs::create_dir_all(p.parent().unwrap()).unwrap();
-        fs::write(&p, bytes).unwrap();
-        fs::set_permissions(&p, fs::Permissions::from_mode(mode)).unwrap();
-    }
-    let journal = Journal::init(dir.path()).unwrap();
-    Ws { dir, journal }
+    workspace_in(crate::stress::fast_tempdir())
 }
 
 fn preview_err(ws: &Ws, json: &str) -> Error {
@@ -58,16 +50,7 @@ fn preview_err(ws: &Ws, json: &str) -> Error {
 }
 
 fn ue(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_remove("FAILPOINTS")
-        .output()
-        .unwrap()
+    run_ue(root, args, None)
 }
 
 #[test]

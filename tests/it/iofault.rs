@@ -8,7 +8,7 @@
 #![cfg(feature = "failpoints")]
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use crate::support::*;
 
@@ -31,13 +31,7 @@ const OPS: &[&str] = &[
 ];
 
 fn run(root: &Path, args: &[&str], failpoints: Option<&str>) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
-    cmd.arg("--root").arg(root).args(args).stdin(Stdio::null());
-    match failpoints {
-        Some(f) => cmd.env("FAILPOINTS", f),
-        None => cmd.env_remove("FAILPOINTS"),
-    };
-    cmd.output().expect("spawn ultra-edit")
+    run_ue(root, args, failpoints)
 }
 
 fn last_batch_state(root: &Path) -> Option<(String, Option<String>)> {

@@ -104,16 +104,7 @@ impl Drop for Holder {
 }
 
 fn ue(root: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
-        .arg("--root")
-        .arg(root)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .env_remove("FAILPOINTS")
-        .spawn()
-        .unwrap()
+    ue_command(root, args).spawn().unwrap()
 }
 
 fn text(out: &Output) -> String {

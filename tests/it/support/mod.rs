@@ -78,7 +78,11 @@ pub fn sample_files() -> Vec<(&'static str, &'static [u8], u32)> {
 
 /// A new initialized workspace holding [`sample_files`].
 pub fn workspace() -> Ws {
-    let dir = tempfile::tempdir().unwrap();
+    workspace_in(tempfile::tempdir().unwrap())
+}
+
+/// [`workspace`] in a given (empty) directory.
+pub fn workspace_in(dir: TempDir) -> Ws {
     for (rel, bytes, mode) in sample_files() {
         let p = dir.path().join(rel);
         fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -141,6 +145,29 @@ pub fn cli(root: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
     drop(input);
     child.wait_with_output().unwrap()
+}
+
+/// The `ultra-edit` binary on `root` with `args`: no stdin, output piped, and no
+/// `FAILPOINTS` inherited (callers that inject faults set it).
+pub fn ue_command(root: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
+    cmd.arg("--root")
+        .arg(root)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .env_remove("FAILPOINTS");
+    cmd
+}
+
+/// Run `ultra-edit` on `root`, with `FAILPOINTS` set when given.
+pub fn run_ue(root: &Path, args: &[&str], failpoints: Option<&str>) -> Output {
+    let mut cmd = ue_command(root, args);
+    if let Some(f) = failpoints {
+        cmd.env("FAILPOINTS", f);
+    }
+    cmd.output().expect("spawn ultra-edit")
 }
 
 /// Parse the single JSON object a `--json` command printed.
