@@ -381,20 +381,20 @@ impl Journal {
             }
         }
         for (rel, edits) in groups {
-            let (snapshot, snapshot_bytes, base_state, base_bytes) = match prior.get(&rel) {
-                Some(w) => (
-                    w.snapshot,
-                    w.snapshot_bytes.clone(),
-                    w.candidate,
-                    w.candidate_bytes.clone(),
-                ),
-                None => {
-                    let (s, b) = snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?;
-                    (s, b.clone(), s, b)
-                }
+            // The base of the edits: the prior revision's candidate, or for a file
+            // joining now, its snapshot itself (borrowed, not copied: a preview of a
+            // large file holds one copy of its bytes, not two).
+            let prior_file = prior.get(&rel);
+            let (snapshot, snapshot_bytes) = match prior_file {
+                Some(w) => (w.snapshot, w.snapshot_bytes.clone()),
+                None => snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?,
+            };
+            let (base_state, base_bytes) = match prior_file {
+                Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
+                None => (snapshot, snapshot_bytes.as_deref()),
             };
             let base = FileBase {
-                bytes: base_bytes.as_deref(),
+                bytes: base_bytes,
                 mode: base_state.exists.then_some(base_state.mode),
             };
             let cand = edit::apply_file_edits(&rel, base, &edits)?;
