@@ -616,97 +616,26 @@ fn big_file_run(mib: usize) -> BigFileRun {
 // ---------------------------------------------------------------------------------
 // A full disk under the journal
 
-/// A redb backend on the real journal file that, once armed, fails its `n`-th mutating
+/// A hook for the journal's backend that, once armed, fails its `n`-th mutating
 /// operation (write, set_len, sync_data) and every one after it with ENOSPC, as a disk
-/// that fills up at that moment and stays full.
-#[derive(Debug)]
-struct FullDiskBackend {
-    inner: redb::backends::FileBackend,
-    /// Mutating operations left before the disk is full; negative = not armed.
+/// that fills up at that moment and stays full. `budget`: operations left before the
+/// disk is full (negative: not armed); `tripped`: set once an operation failed.
+fn full_disk(
     budget: std::sync::Arc<std::sync::atomic::AtomicI64>,
-    /// Set once an operation failed.
     tripped: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl FullDiskBackend {
-    fn mutate(&self) -> std::io::Result<()> {
-        use std::sync::atomic::Ordering;
-        let left = self.budget.load(Ordering::SeqCst);
+) -> impl Fn(crate::support::hooked::BackendOp) -> std::io::Result<()> + Send + Sync + 'static {
+    use std::sync::atomic::Ordering;
+    move |_| {
+        let left = budget.load(Ordering::SeqCst);
         if left < 0 {
             return Ok(());
         }
         if left == 0 {
-            self.tripped.store(true, Ordering::SeqCst);
+            tripped.store(true, Ordering::SeqCst);
             return Err(std::io::Error::from_raw_os_error(28));
         }
-        self.budget.fetch_sub(1, Ordering::SeqCst);
+        budget.fetch_sub(1, Ordering::SeqCst);
         Ok(())
-    }
-}
-
-impl redb::StorageBackend for FullDiskBackend {
-    fn len(&self) -> std::io::Result<u64> {
-        self.inner.len()
-    }
-    fn read(&self, offset: u64, out: &mut [u8]) -> std::io::Result<()> {
-        self.inner.read(offset, out)
-    }
-    fn set_len(&self, len: u64) -> std::io::Result<()> {
-        self.mutate()?;
-        self.inner.set_len(len)
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        self.mutate()?;
-        self.inner.sync_data()
-    }
-    fn write(&self, offset: u64, data: &[u8]) -> std::io::Result<()> {
-        self.mutate()?;
-        self.inner.write(offset, data)
-    }
-    fn close(&self) -> std::io::Result<()> {
-        self.inner.close()
-    }
-    fn try_lock_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<bool, redb::BackendError> {
-        self.inner.try_lock_range(s, e)
-    }
-    fn try_lock_shared_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<bool, redb::BackendError> {
-        self.inner.try_lock_shared_range(s, e)
-    }
-    fn lock_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<(), redb::BackendError> {
-        self.inner.lock_range(s, e)
-    }
-    fn lock_shared_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<(), redb::BackendError> {
-        self.inner.lock_shared_range(s, e)
-    }
-    fn unlock_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<(), redb::BackendError> {
-        self.inner.unlock_range(s, e)
-    }
-    fn query_lock_range(
-        &self,
-        s: std::ops::Bound<u64>,
-        e: std::ops::Bound<u64>,
-    ) -> Result<bool, redb::BackendError> {
-        self.inner.query_lock_range(s, e)
     }
 }
 
@@ -762,16 +691,10 @@ fn full_disk_matrix() -> Vec<FullDiskRun> {
         let tx = ws.preview(FULL_DISK_PLAN).tx;
         let budget = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(-1));
         let tripped = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let file = fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(ws.path(".ultra-edit/journal.redb"))
-            .unwrap();
-        let backend = FullDiskBackend {
-            inner: redb::backends::FileBackend::new(file).unwrap(),
-            budget: budget.clone(),
-            tripped: tripped.clone(),
-        };
+        let backend = crate::support::hooked::Hooked::on_journal_of(
+            ws.root(),
+            full_disk(budget.clone(), tripped.clone()),
+        );
         let faulty = Journal::open_with(
             ws.root(),
             ultra_edit::OpenOptions {

@@ -5,6 +5,7 @@
 
 pub mod crashfs;
 pub mod faultfs;
+pub mod hooked;
 
 use std::collections::BTreeMap;
 use std::fs;
