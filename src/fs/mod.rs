@@ -68,7 +68,8 @@ pub trait FileSystem: Send + Sync {
 /// confinement by construction, not by an earlier string or `lstat` check.
 ///
 /// With the `failpoints` feature each mutating operation has an error failpoint:
-/// `fs::write`, `fs::rename`, `fs::unlink`, `fs::mkdir`, `fs::rmdir`, `fs::sync_dir`
+/// `fs::write`, `fs::fsync` (the temp's fsync), `fs::rename`, `fs::unlink`, `fs::mkdir`,
+/// `fs::rmdir`, `fs::sync_dir`
 /// (see `failpoint::io_fault!`).
 #[derive(Debug, Clone)]
 pub struct StdFs {
@@ -136,6 +137,14 @@ impl StdFs {
     }
 }
 
+/// `fsync` a written temp: its bytes must be durable before a name points at them.
+/// The `fs::fsync` failpoint sits here, so the I/O-fault test fails if this call is
+/// ever dropped from `write_synced`.
+fn sync_file(f: &File) -> io::Result<()> {
+    io_fault!("fs::fsync");
+    f.sync_all()
+}
+
 impl FileSystem for StdFs {
     fn entry(&self, path: &Path) -> io::Result<EntryKind> {
         let st = if self.components(path)?.is_empty() {
@@ -189,7 +198,7 @@ impl FileSystem for StdFs {
         f.write_all(bytes)?;
         // fchmod, not the open mode: the umask must not change the file's mode.
         rustix::fs::fchmod(&f, Mode::from_raw_mode(mode as _))?;
-        f.sync_all()
+        sync_file(&f)
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

@@ -22,6 +22,7 @@ const SIX_FILES: &str = r##"{"edits":[
 
 const OPS: &[&str] = &[
     "fs::write",
+    "fs::fsync",
     "fs::mkdir",
     "fs::rename",
     "fs::unlink",
@@ -77,7 +78,16 @@ fn io_faults_at_every_step_leave_the_pre_state_and_an_aborted_batch() {
                     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
                     let out = run(ws.root(), &argv, Some(&fp));
                     if out.status.success() {
-                        break; // past the last hit of this operation
+                        // Past the last hit of this operation. Every step must have been
+                        // hit (a commit removes no directory, its rollback creates none):
+                        // a fault that is never reached means the step itself is gone.
+                        let absent = if rollback { "fs::mkdir" } else { "fs::rmdir" };
+                        assert!(
+                            hit > 0 || *op == absent,
+                            "{op} was never reached in a {}",
+                            if rollback { "rollback" } else { "commit" }
+                        );
+                        break;
                     }
                     faults += 1;
                     let what = format!("{} with {fp}", argv.join(" "));
