@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp, DiffTag};
 
-use super::resolve::line_spans;
+use super::lines::{count_lines, split_lines, LineCursor};
 
 /// Lines of context around each hunk.
 const CONTEXT_LINES: usize = 3;
@@ -22,6 +22,15 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 /// Upper bound on the diff computation; past it the diff is still correct but
 /// may be less minimal (similar's Myers deadline).
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
+/// Inputs (both sides together, bytes) from which the lines are matched only inside
+/// the regions where the content-defined chunks of the two sides differ.
+const CHUNKED_FROM_BYTES: usize = 1 << 20;
+/// Chunk sizes (bytes) of that first pass: FastCDC's minimum, average, maximum.
+const CHUNK_SIZES: (usize, usize, usize) = (1024, 4096, 16384);
+/// Lines (both sides together) above which a changed region is shown as one
+/// replacement instead of being matched line by line: matching costs tens of bytes
+/// per line, and a region this large is a rewrite.
+const MATCHED_LINES_MAX: usize = 1 << 20;
 
 /// The diff between a file's snapshot and its candidate.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -53,6 +62,12 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// Identical inputs give an empty diff with 0/0 counts. A creation or deletion
 /// of an empty file gives only the `---` / `+++` headers. A last line without a
 /// newline is followed by `\ No newline at end of file`, as `diff -u` does.
+///
+/// Memory: from 1 MiB (both sides), lines are matched only inside the
+/// content-defined chunks where the sides differ, so an edit of a large file costs
+/// about its changed chunks, not a table of all its lines. A changed region of more
+/// than 2^20 lines (both sides) is shown as one replacement of all its lines, not
+/// matched line by line; the diff is still exact, only not minimal.
 pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> CandidateDiff {
     let mut diff = CandidateDiff {
         unified: String::new(),
@@ -74,21 +89,237 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     let (old, new) = (before.unwrap_or_default(), after.unwrap_or_default());
     diff.lossy = std::str::from_utf8(old).is_err() || std::str::from_utf8(new).is_err();
     diff.unified = format!("--- {old_name}\n+++ {new_name}\n");
-    let old_lines = split_lines(old);
-    let new_lines = split_lines(new);
-    let ops = line_ops(&old_lines, &new_lines);
+    let ops = file_line_ops(old, new);
     (diff.lines_added, diff.lines_removed) = count_changes(&ops);
+    let (mut old_lines, mut new_lines) = (LineCursor::new(old), LineCursor::new(new));
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
-        render_hunk(&mut diff.unified, &hunk, &old_lines, &new_lines);
+        render_hunk(&mut diff.unified, &hunk, &mut old_lines, &mut new_lines);
     }
     diff
 }
 
-fn split_lines(bytes: &[u8]) -> Vec<&[u8]> {
-    line_spans(bytes)
-        .into_iter()
-        .map(|span| bytes.get(span).unwrap_or_default())
-        .collect()
+/// Diff ops over the lines of two whole files.
+///
+/// Small inputs are matched line by line ([`line_ops`]). From
+/// [`CHUNKED_FROM_BYTES`], a first pass cuts both sides into content-defined chunks
+/// (FastCDC, as the blob store does) and matches the chunks; runs of identical chunks,
+/// trimmed to whole lines, are equal lines without looking at them, and only the
+/// regions between them are matched line by line. A one-line edit of a 200 MiB file
+/// then builds line tables for a few KiB, not for 200 MiB (memory, issue 6).
+fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+    if old.len() + new.len() < CHUNKED_FROM_BYTES {
+        return region_line_ops(old, new);
+    }
+    chunked_line_ops(old, new)
+}
+
+/// The chunked pass of [`file_line_ops`], whatever the size.
+fn chunked_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+    let mut ops = Vec::new();
+    let (mut old_line, mut new_line) = (0, 0);
+    for segment in aligned_segments(old, new) {
+        let (o, n) = (
+            old.get(segment.old.clone()).unwrap_or_default(),
+            new.get(segment.new.clone()).unwrap_or_default(),
+        );
+        let (old_len, new_len) = if segment.equal {
+            let len = count_lines(o);
+            push_op(
+                &mut ops,
+                DiffOp::Equal {
+                    old_index: old_line,
+                    new_index: new_line,
+                    len,
+                },
+            );
+            (len, len)
+        } else {
+            for op in region_line_ops(o, n) {
+                push_op(&mut ops, shift(op, old_line, new_line));
+            }
+            (count_lines(o), count_lines(n))
+        };
+        old_line += old_len;
+        new_line += new_len;
+    }
+    ops
+}
+
+/// Line ops of one region (line-aligned on both sides), indices from 0. A region of
+/// more than [`MATCHED_LINES_MAX`] lines is one replacement.
+fn region_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+    let (old_count, new_count) = (count_lines(old), count_lines(new));
+    if old_count + new_count > MATCHED_LINES_MAX {
+        let mut ops = Vec::new();
+        push_change(&mut ops, 0..old_count, 0..new_count);
+        return ops;
+    }
+    line_ops(&split_lines(old), &split_lines(new))
+}
+
+/// Appends `op`, folding it into the last op when both are equal runs (so hunks
+/// group exactly as over one run).
+fn push_op(ops: &mut Vec<DiffOp>, op: DiffOp) {
+    match (ops.last_mut(), op) {
+        (_, DiffOp::Equal { len: 0, .. }) => {}
+        (Some(DiffOp::Equal { len, .. }), DiffOp::Equal { len: more, .. }) => *len += more,
+        _ => ops.push(op),
+    }
+}
+
+/// `op` with its line indices moved by `old` and `new`.
+fn shift(op: DiffOp, old: usize, new: usize) -> DiffOp {
+    match op {
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } => DiffOp::Equal {
+            old_index: old_index + old,
+            new_index: new_index + new,
+            len,
+        },
+        DiffOp::Delete {
+            old_index,
+            old_len,
+            new_index,
+        } => DiffOp::Delete {
+            old_index: old_index + old,
+            old_len,
+            new_index: new_index + new,
+        },
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => DiffOp::Insert {
+            old_index: old_index + old,
+            new_index: new_index + new,
+            new_len,
+        },
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => DiffOp::Replace {
+            old_index: old_index + old,
+            old_len,
+            new_index: new_index + new,
+            new_len,
+        },
+    }
+}
+
+/// A stretch of both files: byte ranges that start and end on line boundaries of
+/// their side; `equal` when the two ranges hold the same bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Segment {
+    old: Range<usize>,
+    new: Range<usize>,
+    equal: bool,
+}
+
+/// Both files cut into consecutive segments that cover them: runs of identical
+/// content-defined chunks (trimmed to whole lines) are equal segments, the rest
+/// between them changed segments.
+fn aligned_segments(old: &[u8], new: &[u8]) -> Vec<Segment> {
+    let chunks = |bytes: &[u8]| -> Vec<Range<usize>> {
+        let (min, avg, max) = CHUNK_SIZES;
+        fastcdc::v2020::FastCDC::new(bytes, min, avg, max)
+            .map(|c| c.offset..c.offset + c.length)
+            .collect()
+    };
+    let (old_chunks, new_chunks) = (chunks(old), chunks(new));
+    fn slices<'b>(bytes: &'b [u8], chunks: &[Range<usize>]) -> Vec<&'b [u8]> {
+        let mut out = Vec::with_capacity(chunks.len());
+        out.extend(
+            chunks
+                .iter()
+                .map(|c| bytes.get(c.clone()).unwrap_or_default()),
+        );
+        out
+    }
+    let chunk_ops = line_ops(&slices(old, &old_chunks), &slices(new, &new_chunks));
+    let mut segments = Vec::new();
+    let (mut old_at, mut new_at) = (0, 0);
+    for op in chunk_ops {
+        let DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } = op
+        else {
+            continue;
+        };
+        let byte_range = |chunks: &[Range<usize>], first: usize| -> Option<Range<usize>> {
+            Some(chunks.get(first)?.start..chunks.get(first + len - 1)?.end)
+        };
+        let (Some(o), Some(n)) = (
+            byte_range(&old_chunks, old_index),
+            byte_range(&new_chunks, new_index),
+        ) else {
+            continue;
+        };
+        let Some((o, n)) = whole_lines(old, new, o, n) else {
+            continue;
+        };
+        if o.start < old_at || n.start < new_at {
+            continue;
+        }
+        if (old_at, new_at) != (o.start, n.start) {
+            segments.push(Segment {
+                old: old_at..o.start,
+                new: new_at..n.start,
+                equal: false,
+            });
+        }
+        (old_at, new_at) = (o.end, n.end);
+        segments.push(Segment {
+            old: o,
+            new: n,
+            equal: true,
+        });
+    }
+    if (old_at, new_at) != (old.len(), new.len()) {
+        segments.push(Segment {
+            old: old_at..old.len(),
+            new: new_at..new.len(),
+            equal: false,
+        });
+    }
+    segments
+}
+
+/// Ranges `o` of `old` and `n` of `new` holding the same bytes, shrunk to the whole
+/// lines they contain on both sides; `None` if no whole line is left.
+fn whole_lines(
+    old: &[u8],
+    new: &[u8],
+    o: Range<usize>,
+    n: Range<usize>,
+) -> Option<(Range<usize>, Range<usize>)> {
+    let same = old.get(o.clone())?;
+    let line_start = |bytes: &[u8], at: usize| at == 0 || bytes.get(at - 1) == Some(&b'\n');
+    // Start: on a line start of both sides, or just after the run's first newline.
+    let skip = if line_start(old, o.start) && line_start(new, n.start) {
+        0
+    } else {
+        memchr::memchr(b'\n', same)? + 1
+    };
+    // End: after a newline, at the end of both files, or after the run's last newline.
+    let at_both_ends = o.end == old.len() && n.end == new.len();
+    let keep = if same.last() == Some(&b'\n') || at_both_ends {
+        same.len()
+    } else {
+        memchr::memrchr(b'\n', same)? + 1
+    };
+    (skip < keep).then(|| {
+        (
+            o.start + skip..o.start + keep,
+            n.start + skip..n.start + keep,
+        )
+    })
 }
 
 /// Diff ops over lines.
@@ -210,7 +441,12 @@ fn count_changes(ops: &[DiffOp]) -> (usize, usize) {
 }
 
 /// Appends one hunk: `@@ -a,b +c,d @@` then its lines.
-fn render_hunk(out: &mut String, hunk: &[DiffOp], old: &[&[u8]], new: &[&[u8]]) {
+fn render_hunk(
+    out: &mut String,
+    hunk: &[DiffOp],
+    old: &mut LineCursor<'_>,
+    new: &mut LineCursor<'_>,
+) {
     let (Some(first), Some(last)) = (hunk.first(), hunk.last()) else {
         return;
     };
@@ -224,15 +460,15 @@ fn render_hunk(out: &mut String, hunk: &[DiffOp], old: &[&[u8]], new: &[&[u8]]) 
     );
     for op in hunk {
         let (tag, old_span, new_span) = op.as_tag_tuple();
-        let old_part = old.get(old_span).unwrap_or_default();
-        let new_part = new.get(new_span).unwrap_or_default();
+        let old_part = old.get(old_span);
+        let new_part = new.get(new_span);
         match tag {
-            DiffTag::Equal => render_lines(out, ' ', old_part),
-            DiffTag::Delete => render_lines(out, '-', old_part),
-            DiffTag::Insert => render_lines(out, '+', new_part),
+            DiffTag::Equal => render_lines(out, ' ', &old_part),
+            DiffTag::Delete => render_lines(out, '-', &old_part),
+            DiffTag::Insert => render_lines(out, '+', &new_part),
             DiffTag::Replace => {
-                render_lines(out, '-', old_part);
-                render_lines(out, '+', new_part);
+                render_lines(out, '-', &old_part);
+                render_lines(out, '+', &new_part);
             }
         }
     }
@@ -411,6 +647,121 @@ mod tests {
                 (true, true) => Ok(out),
                 _ => Err("sides not fully covered".into()),
             }
+        }
+
+        /// ~`lines` numbered lines of varied length, some CRLF, optionally without a
+        /// final newline.
+        fn numbered(lines: usize, final_newline: bool) -> Vec<u8> {
+            let mut out = Vec::new();
+            for i in 0..lines {
+                let pad = "x".repeat(i * 7 % 61);
+                let end = if i % 13 == 0 { "\r\n" } else { "\n" };
+                out.extend_from_slice(format!("line {i} {pad}{end}").as_bytes());
+            }
+            if !final_newline {
+                out.extend_from_slice(b"last line without newline");
+            }
+            out
+        }
+
+        /// `base` with each (line index, kind) edit applied: 0 replaces the line, 1
+        /// deletes it, 2 inserts two lines before it, 3 drops the final newline.
+        fn edited(base: &[u8], edits: &[(usize, u8)]) -> Vec<u8> {
+            let lines = split_lines(base);
+            let mut out = Vec::new();
+            for (i, line) in lines.iter().enumerate() {
+                match edits
+                    .iter()
+                    .find(|(at, _)| at % lines.len() == i)
+                    .map(|e| e.1)
+                {
+                    Some(0) => out.extend_from_slice(format!("changed {i}\n").as_bytes()),
+                    Some(1) => {}
+                    Some(2) => {
+                        out.extend_from_slice(b"inserted one\ninserted two\n");
+                        out.extend_from_slice(line);
+                    }
+                    Some(_) if i + 1 == lines.len() => {
+                        out.extend_from_slice(line.strip_suffix(b"\n").unwrap_or(line))
+                    }
+                    _ => out.extend_from_slice(line),
+                }
+            }
+            out
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(24))]
+            /// The chunked pass (used from 1 MiB) gives a diff that replays to the new
+            /// side exactly and, for scattered edits, counts what line matching counts.
+            #[test]
+            fn chunked_ops_replay_and_match_full_matching(
+                lines in 2000usize..6000,
+                final_newline in any::<bool>(),
+                edits in proptest::collection::vec((0usize..100_000, 0u8..4), 0..6),
+            ) {
+                let old_bytes = numbered(lines, final_newline);
+                let new_bytes = edited(&old_bytes, &edits);
+                let (old, new) = (split_lines(&old_bytes), split_lines(&new_bytes));
+                let chunked = chunked_line_ops(&old_bytes, &new_bytes);
+                prop_assert_eq!(replay(&chunked, &old, &new), Ok(new_bytes.clone()));
+                prop_assert_eq!(count_changes(&chunked), count_changes(&line_ops(&old, &new)));
+            }
+        }
+
+        #[test]
+        fn a_changed_region_over_the_line_limit_is_one_replacement() {
+            let old = "x\n".repeat(600_000);
+            let new = format!("{}y\n{}", "x\n".repeat(300_000), "x\n".repeat(300_000));
+            const { assert!(600_000 + 600_001 > MATCHED_LINES_MAX) };
+            let ops = region_line_ops(old.as_bytes(), new.as_bytes());
+            assert_eq!(
+                ops,
+                vec![DiffOp::Replace {
+                    old_index: 0,
+                    old_len: 600_000,
+                    new_index: 0,
+                    new_len: 600_001
+                }]
+            );
+            // Under the limit the same kind of change is matched: one inserted line.
+            let small_new = format!("{}y\n{}", "x\n".repeat(1000), "x\n".repeat(1000));
+            let ops = region_line_ops("x\n".repeat(2000).as_bytes(), small_new.as_bytes());
+            assert_eq!(count_changes(&ops), (1, 0));
+        }
+
+        /// A 2 MiB file (over [`CHUNKED_FROM_BYTES`]) edited in its middle and at its
+        /// unterminated last line: exactly the hunks `diff -u` prints.
+        #[test]
+        fn a_large_file_diff_is_exact() {
+            let old = numbered(40_000, false);
+            let mut new = old.clone();
+            let at = memchr::memmem::find(&old, b"line 20000 ").unwrap_or_default();
+            new.splice(at..at + 4, b"LINE".iter().copied());
+            new.extend_from_slice(b"!");
+            assert!(old.len() + new.len() >= CHUNKED_FROM_BYTES);
+            let d = candidate_diff("big", Some(&old), Some(&new));
+            let pad = |i: usize| "x".repeat(i * 7 % 61);
+            let ctx = |i: usize| format!(" line {i} {}\n", pad(i));
+            let expected = format!(
+                "--- a/big\n+++ b/big\n@@ -19998,7 +19998,7 @@\n{}{}{}-line 20000 {}\n\
+                 +LINE 20000 {}\n{}{}{}@@ -39998,4 +39998,4 @@\n{}{}{}\
+                 -last line without newline\n\\ No newline at end of file\n\
+                 +last line without newline!\n\\ No newline at end of file\n",
+                ctx(19997),
+                ctx(19998),
+                ctx(19999),
+                pad(20000),
+                pad(20000),
+                ctx(20001),
+                ctx(20002),
+                ctx(20003),
+                ctx(39997),
+                ctx(39998),
+                ctx(39999),
+            );
+            assert_eq!(d.unified, expected);
+            assert_eq!((d.lines_added, d.lines_removed), (2, 2));
         }
 
         proptest! {

@@ -52,7 +52,7 @@
 
 use std::collections::HashMap;
 
-use super::resolve::line_spans;
+use super::lines::split_lines;
 
 /// Length of a conflict marker run (`<<<<<<<`), git's default.
 const MARKER_SIZE: usize = 7;
@@ -178,13 +178,6 @@ struct Sides<'a> {
     base: Vec<Line<'a>>,
     ours: Vec<Line<'a>>,
     theirs: Vec<Line<'a>>,
-}
-
-fn split_lines(bytes: &[u8]) -> Vec<Line<'_>> {
-    line_spans(bytes)
-        .into_iter()
-        .map(|span| bytes.get(span).unwrap_or_default())
-        .collect()
 }
 
 /// `lines[start..start + count]`, empty when out of range or negative.

@@ -20,6 +20,7 @@
 
 pub mod diff;
 pub mod error;
+mod lines;
 pub mod merge;
 pub mod plan;
 pub mod resolve;

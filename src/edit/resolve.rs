@@ -12,6 +12,9 @@ use std::ops::Range;
 
 use super::diff::is_binary;
 use super::error::{display_needle, EditError};
+#[cfg(test)]
+use super::lines::line_spans;
+use super::lines::{count_lines, line_range};
 use super::plan::Edit;
 
 /// The state of one file before edits.
@@ -265,29 +268,11 @@ fn line_numbers(bytes: &[u8], offsets: &[usize]) -> Vec<usize> {
     let mut lines = Vec::with_capacity(offsets.len());
     for &offset in offsets {
         let segment = bytes.get(counted..offset).unwrap_or_default();
-        line += segment.iter().filter(|&&b| b == b'\n').count();
+        line += memchr::memchr_iter(b'\n', segment).count();
         counted = counted.max(offset);
         lines.push(line);
     }
     lines
-}
-
-/// Byte ranges of the lines of `bytes`: a line ends after each `\n` (the
-/// terminator is included); a final segment without `\n` is a line if it is
-/// non-empty. An empty input has no lines.
-pub(crate) fn line_spans(bytes: &[u8]) -> Vec<Range<usize>> {
-    let mut spans = Vec::new();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if b == b'\n' {
-            spans.push(start..i + 1);
-            start = i + 1;
-        }
-    }
-    if start < bytes.len() {
-        spans.push(start..bytes.len());
-    }
-    spans
 }
 
 /// The splice of `replace_lines start..=end` (1-based, inclusive).
@@ -298,20 +283,16 @@ fn line_splice<'e>(
     end: usize,
     content: &'e [u8],
 ) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
-    let spans = line_spans(base);
-    let out_of_range = || EditError::LineOutOfRange {
+    // Found by walking the lines, not by a table of them: a one-line edit of a
+    // large file costs no memory per line.
+    let range = line_range(base, start, end).ok_or_else(|| EditError::LineOutOfRange {
         path: path.into(),
         start,
         end,
-        line_count: spans.len(),
-    };
-    if start == 0 || start > end {
-        return Err(out_of_range());
-    }
-    let first = spans.get(start - 1).ok_or_else(out_of_range)?;
-    let last = spans.get(end - 1).ok_or_else(out_of_range)?;
-    let replaced = base.get(first.start..last.end).unwrap_or_default();
-    Ok((first.start..last.end, line_replacement(content, replaced)))
+        line_count: count_lines(base),
+    })?;
+    let replaced = base.get(range.clone()).unwrap_or_default();
+    Ok((range, line_replacement(content, replaced)))
 }
 
 /// `content`, plus the replaced range's last terminator when the range ended

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use super::resolve::line_spans;
+use super::lines::lines;
 
 /// How serious an [`Issue`] is: errors block a commit, warnings do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -152,11 +152,9 @@ fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
 
 /// (1-based line, line bytes without terminator) of each conflict-marker line.
 fn marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
-    line_spans(bytes)
-        .into_iter()
+    lines(bytes)
         .enumerate()
-        .filter_map(|(i, span)| {
-            let line = bytes.get(span).unwrap_or_default();
+        .filter_map(|(i, line)| {
             let text = strip_terminator(line);
             is_marker(text).then_some((i + 1, text))
         })

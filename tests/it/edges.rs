@@ -491,36 +491,35 @@ fn peak_rss_kib(root: &Path, args: &[&str]) -> (Output, Option<u64>) {
     (out, rss)
 }
 
-#[test]
-fn a_20_mib_file_previews_and_commits_exactly() {
-    let run = big_file_run(20);
-    println!(
-        "20 MiB: preview {:?} (peak RSS {:?} KiB), commit {:?} (peak RSS {:?} KiB), \
-         baseline RSS {:?} KiB",
-        run.preview_took, run.preview_rss, run.commit_took, run.commit_rss, run.baseline_rss
-    );
-}
-
 /// The issue's bound: preview and commit of a large file stay within about three times
 /// the file in memory (peak RSS of the `ultra-edit` process, above that of `ultra-edit
-/// log` on the same workspace). Measured in release builds before chunked blobs
-/// (0c28787): 200 MiB preview peaks at 1.25 GB (6.1x), commit at 473 MB (2.3x); 20 MiB
-/// preview at 141 MB, commit 92 MB. With chunked blobs, debug build: 20 MiB preview
-/// 181 MB, commit 87 MB.
+/// log` on the same workspace). Preview holds the snapshot and the candidate (2x) plus
+/// redb's 64 MiB page cache; the diff matches lines only where the content-defined
+/// chunks of the two sides differ. Release build, 200 MiB file (see
+/// docs/benchmarks.md): preview 495 MB (2.4x), commit 281 MB (1.3x), rollback 491 MB.
+/// Before the chunked diff: preview 1.33 GB (6.3x). Here (debug build) a 100 MiB file:
+/// large enough that redb's fixed cache does not dominate, small enough for CI; set
+/// `UE_BIG_MIB=200` to run the issue's size.
 #[test]
-#[ignore = "bug: preview of a large file peaks at ~6-7x the file size in memory (200 MiB file: 1.25 GB RSS in a release build), over the issue's ~3x bound"]
 fn a_large_file_preview_and_commit_stay_within_three_times_its_size() {
-    let run = big_file_run(20);
+    let mib: u64 = std::env::var("UE_BIG_MIB")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let run = big_file_run(mib as usize);
     let (Some(base), Some(p), Some(c)) = (run.baseline_rss, run.preview_rss, run.commit_rss) else {
-        println!("SKIPPED: /usr/bin/time is not available to measure peak RSS");
-        return;
+        panic!("peak RSS is measured with GNU time: install it (`apt-get install time`) so that /usr/bin/time -f %M works");
     };
-    let file_kib = 20 * 1024;
+    println!(
+        "{mib} MiB: preview {:?} {p} KiB, commit {:?} {c} KiB, baseline {base} KiB",
+        run.preview_took, run.commit_took
+    );
+    let file_kib = mib * 1024;
     for (what, rss) in [("preview", p), ("commit", c)] {
         let used = rss.saturating_sub(base);
         assert!(
             used <= 3 * file_kib + file_kib / 2,
-            "{what} of a 20 MiB file used {used} KiB above the {base} KiB baseline ({:.1}x the file)",
+            "{what} of a {mib} MiB file used {used} KiB above the {base} KiB baseline ({:.1}x the file)",
             used as f64 / file_kib as f64
         );
     }

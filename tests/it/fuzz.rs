@@ -29,6 +29,9 @@ use crate::support::*;
 /// Run `test` on up to `cases` values of `strategy`, for at most `budget`; panics with
 /// the minimal failing input (proptest shrinks it) on failure. Panics inside `test` are
 /// failures too.
+///
+/// With `UE_FUZZ_SECS=N` (`.ci/run` sets 60: the "about a minute each"), rounds
+/// of `cases` fresh random values run until N seconds have passed instead.
 fn fuzz<S: Strategy>(
     name: &str,
     cases: u32,
@@ -44,27 +47,39 @@ fn fuzz<S: Strategy>(
         max_shrink_time: 10_000,
         ..Config::default()
     };
-    let mut runner = TestRunner::new(config);
+    let extended = std::env::var("UE_FUZZ_SECS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let budget = extended.unwrap_or(budget);
     let started = Instant::now();
-    let ran = std::cell::Cell::new(0u32);
-    let result = runner.run(&strategy, |v| {
-        if started.elapsed() > budget {
-            return Ok(());
+    let ran = std::cell::Cell::new(0u64);
+    loop {
+        // A new runner per round: a fresh random seed, so rounds try new values.
+        let mut runner = TestRunner::new(config.clone());
+        let result = runner.run(&strategy, |v| {
+            if started.elapsed() > budget {
+                return Ok(());
+            }
+            ran.set(ran.get() + 1);
+            test(v)
+        });
+        match result {
+            Ok(()) => {}
+            Err(TestError::Fail(why, input)) => {
+                panic!("fuzz {name}: {why}\nminimal failing input: {input:#?}")
+            }
+            Err(e) => panic!("fuzz {name}: {e}"),
         }
-        ran.set(ran.get() + 1);
-        test(v)
-    });
-    match result {
-        Ok(()) => println!(
-            "fuzz {name}: {} cases in {:?}, no failure",
-            ran.get(),
-            started.elapsed()
-        ),
-        Err(TestError::Fail(why, input)) => {
-            panic!("fuzz {name}: {why}\nminimal failing input: {input:#?}")
+        if extended.is_none() || started.elapsed() > budget {
+            break;
         }
-        Err(e) => panic!("fuzz {name}: {e}"),
     }
+    println!(
+        "fuzz {name}: {} cases in {:?}, no failure",
+        ran.get(),
+        started.elapsed()
+    );
 }
 
 // ---------------------------------------------------------------------------------
@@ -889,6 +904,10 @@ fn record_decoding_survives_unbounded_bytes_in_a_child() {
         "decoding killed or failed the child; last input (hex): {}\n{text}",
         last.as_deref().map(hex).unwrap_or_default()
     );
+    // The child's own summary ("fuzz decode/unbounded (child): N cases in …").
+    text.lines()
+        .filter(|l| l.starts_with("fuzz "))
+        .for_each(|l| println!("{l}"));
 }
 
 /// A TxRecord whose `agent` string claims `len` bytes: [format 1, tx 1, created_ms 1,
