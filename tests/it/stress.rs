@@ -480,7 +480,7 @@ fn processes_commit_concurrently_and_no_update_is_lost() {
     let dir = setup();
     let root = dir.path().to_path_buf();
     let initial = disk_tree(&root);
-    let run = Run::new(Duration::from_secs(25));
+    let run = Run::new(Duration::from_secs(60));
     thread::scope(|s| {
         for w in 0..WORKERS {
             let (root, run) = (&root, &run);
@@ -514,7 +514,7 @@ fn processes_commit_concurrently_and_no_update_is_lost() {
         started.elapsed()
     );
     assert!(
-        landed.len() >= WORKERS * 3,
+        landed.len() >= WORKERS * COMMITS_EACH / 2,
         "only {} commits landed before the deadline",
         landed.len()
     );
@@ -590,7 +590,7 @@ fn threads_share_one_journal_and_no_update_is_lost() {
     let dir = setup();
     let initial = disk_tree(dir.path());
     let j = Arc::new(Journal::open(dir.path()).unwrap());
-    let run = Run::new(Duration::from_secs(12));
+    let run = Run::new(Duration::from_secs(30));
     let mut handles = Vec::new();
     for w in 0..WORKERS {
         let (j, run) = (Arc::clone(&j), Arc::clone(&run));
@@ -644,7 +644,7 @@ fn threads_share_one_journal_and_no_update_is_lost() {
         started.elapsed()
     );
     assert!(
-        landed.len() >= WORKERS * 3,
+        landed.len() >= WORKERS * COMMITS_EACH / 2,
         "only {} commits landed",
         landed.len()
     );
