@@ -306,7 +306,10 @@ impl Edit {
     }
 
     fn invalid(&self, what: impl std::fmt::Display) -> EditError {
-        EditError::invalid_plan(format!("{} {}: {what}", self.op_name(), self.path()))
+        match self.path() {
+            "" => EditError::invalid_plan(format!("{}: {what}", self.op_name())),
+            path => EditError::invalid_plan(format!("{} {path}: {what}", self.op_name())),
+        }
     }
 }
 

@@ -94,3 +94,82 @@ fn a_directory_swapped_for_a_symlink_after_preview_is_refused_at_commit() {
     );
     assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
 }
+
+/// Paths no filesystem call should ever see, through the CLI from raw plan bytes: a NUL
+/// byte, a component over 255 bytes, a path over 4096 bytes, invalid UTF-8 and a lone
+/// UTF-16 surrogate escape. Each is refused with its typed error (exit 1) and changes
+/// nothing: not the tree, not the journal (no tx is created).
+#[test]
+fn unrepresentable_paths_are_refused_and_change_nothing() {
+    let ws = workspace();
+    let plans = tempfile::tempdir().unwrap();
+    let before = ws.tree();
+    let edit = |path: &[u8]| -> Vec<u8> {
+        [
+            br#"{"edits":[{"op":"replace_text","path":"src/lib.rs","old":"    1","new":"    3"},{"op":"create_file","path":""#.as_slice(),
+            path,
+            br#"","content":"x"}]}"#.as_slice(),
+        ]
+        .concat()
+    };
+    let long_path = vec!["y".repeat(200); 21].join("/");
+    let cases: [(&str, Vec<u8>, &str, &str); 6] = [
+        (
+            "nul",
+            edit(br"a\u0000b.txt"),
+            "path_refused",
+            "contains a NUL byte",
+        ),
+        (
+            "long component",
+            edit(format!("d/{}", "x".repeat(256)).as_bytes()),
+            "path_refused",
+            "has a component longer than 255 bytes",
+        ),
+        (
+            "long path",
+            edit(long_path.as_bytes()),
+            "path_refused",
+            "longer than 4096 bytes",
+        ),
+        (
+            "invalid utf-8",
+            edit(b"b\xff\xfe.txt"),
+            "invalid_plan",
+            "invalid unicode code point",
+        ),
+        (
+            "lone surrogate",
+            edit(br"b\ud800.txt"),
+            "invalid_plan",
+            "hex escape at line 1 column",
+        ),
+        (
+            "empty",
+            edit(b""),
+            "invalid_plan",
+            "create_file: \"path\" is empty",
+        ),
+    ];
+    for (what, bytes, kind, says) in cases {
+        let file = plans.path().join("plan.json");
+        std::fs::write(&file, &bytes).unwrap();
+        let out = run_ue(
+            ws.root(),
+            &["--json", "preview", "--plan", &file.to_string_lossy()],
+            None,
+        );
+        assert_eq!(out.status.code(), Some(1), "{what}: {out:?}");
+        let err = &json_of(&out)["error"];
+        assert_eq!(err["kind"], kind, "{what}: {err}");
+        let message = err["message"].as_str().unwrap_or_default();
+        assert!(message.contains(says), "{what}: {message}");
+        assert_eq!(ws.tree(), before, "{what} changed the tree");
+    }
+    let log = run_ue(ws.root(), &["--json", "log"], None);
+    assert_eq!(
+        json_of(&log),
+        serde_json::json!({"txs": []}),
+        "a refused plan made a tx"
+    );
+}
