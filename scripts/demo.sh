@@ -6,7 +6,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 cargo build --release --quiet --manifest-path "$here/Cargo.toml"
-ue="$here/target/release/ultra-edit"
+ue="${CARGO_TARGET_DIR:-$here/target}/release/ultra-edit"
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

@@ -132,9 +132,7 @@ pub enum PathError {
 #[non_exhaustive]
 pub enum JournalError {
     /// redb failed (I/O, corruption, lock protocol).
-    #[error(
-        "journal storage error: {0}; if the journal is damaged, run `ultra-edit journal verify`"
-    )]
+    #[error("journal storage error: {0}; if the disk is full or not writable, fix that and retry; if the journal file is damaged, see \"When the journal is damaged\" in the README (the tree's files are not affected)")]
     Storage(String),
     /// A record starts with a format byte this binary does not know.
     #[error("journal record in table {table} has unknown format byte {byte}; it was written by a newer ultra-edit or is damaged")]
@@ -145,9 +143,7 @@ pub enum JournalError {
         byte: u8,
     },
     /// A record could not be decoded.
-    #[error(
-        "journal record in table {table} is damaged: {message}; run `ultra-edit journal verify`"
-    )]
+    #[error("journal record in table {table} is damaged: {message}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
     Corrupt {
         /// Table name.
         table: &'static str,
@@ -169,17 +165,32 @@ pub enum JournalError {
         message: String,
     },
     /// `journal verify` found problems (listed in its report).
-    #[error("journal verify found {problems} problem(s); the journal was not modified")]
+    #[error("journal verify found {problems} problem(s); the journal was not modified; see \"When the journal is damaged\" in the README")]
     Damaged {
         /// How many.
         problems: usize,
     },
     /// A record that another record references is missing.
-    #[error("journal is missing {what}; run `ultra-edit journal verify`")]
+    #[error("journal is missing {what}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
     Missing {
         /// Description of the missing record.
         what: String,
     },
+}
+
+impl Error {
+    /// The error without its advice on what to run next: for `journal verify`'s own
+    /// list of problems, where "run `journal verify`" would be circular.
+    pub(crate) fn without_advice(&self) -> String {
+        match self {
+            Error::Journal(JournalError::Storage(s)) => format!("storage error: {s}"),
+            Error::Journal(JournalError::Corrupt { table, message }) => {
+                format!("record in table {table} is damaged: {message}")
+            }
+            Error::Journal(JournalError::Missing { what }) => format!("missing {what}"),
+            other => other.to_string(),
+        }
+    }
 }
 
 macro_rules! storage_from {

@@ -2,9 +2,11 @@
 //!
 //! Retention (issue "Journal you can trust and inspect"): a policy names the
 //! transactions to keep — the N newest, or those younger than D days. Every other
-//! transaction, unless a batch of it is in flight, is *pruned*: its revisions (plans,
-//! diffs, snapshot and candidate references) are dropped and the tx is marked `pruned`
-//! (an open preview is also aborted); its record, batches and receipts stay as history.
+//! transaction, unless a batch of it is in flight or it is an open preview, is
+//! *pruned*: its revisions (plans, diffs, snapshot and candidate references) are
+//! dropped and the tx is marked `pruned`; its record, batches and receipts stay as
+//! history. Open previews are work in progress and are kept whatever their age, unless
+//! the policy says `abort_open` (then an old one is aborted and pruned).
 //! Blobs that no remaining revision, no batch of a kept transaction and no in-flight
 //! batch reference are then deleted — so the rollback material of every kept commit
 //! stays, and nothing of an in-flight batch is touched. Finally the file is compacted.
@@ -12,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::journal::records::{now_ms, FileState};
+use crate::journal::records::{now_ms, FileState, TxState};
 use crate::journal::GcCounts;
 use crate::workspace::{guarded, Journal};
 
@@ -24,6 +26,9 @@ pub struct GcPolicy {
     pub keep_last: Option<usize>,
     /// Keep transactions created in the last D days (of 86 400 000 ms).
     pub keep_days: Option<u64>,
+    /// Also abort and prune open previews the policy does not keep (default: every
+    /// open preview is kept).
+    pub abort_open: bool,
 }
 
 /// What `gc` did.
@@ -35,7 +40,8 @@ pub struct GcReport {
     pub compacted: bool,
     /// File size before, in bytes.
     pub file_bytes_before: Option<u64>,
-    /// File size after, in bytes.
+    /// File size after, in bytes, with this handle still open (the CLI reports it
+    /// after closing: redb then writes its allocator state, which can add a few KiB).
     pub file_bytes_after: Option<u64>,
 }
 
@@ -89,7 +95,11 @@ impl Journal {
                     .keep_days
                     .map(|d| now_ms().saturating_sub(d.saturating_mul(86_400_000)));
                 self.ws.store.write(|w| {
-                    w.gc(|tx| newest.contains(&tx.tx) || cutoff.is_some_and(|c| tx.created_ms >= c))
+                    w.gc(|tx| {
+                        (tx.state == TxState::Open && !policy.abort_open)
+                            || newest.contains(&tx.tx)
+                            || cutoff.is_some_and(|c| tx.created_ms >= c)
+                    })
                 })?
             };
             let compacted = self.ws.store.compact()?;

@@ -80,7 +80,8 @@ pub struct LogEntry {
     pub description: Option<String>,
     /// State.
     pub state: TxState,
-    /// Paths of the latest revision (or of the committed one).
+    /// Paths of the latest revision (or of the committed one). For a tx pruned by
+    /// `journal gc`, the paths of its commit's receipt (none if it never committed).
     pub files: Vec<String>,
     /// Added lines of that revision.
     pub lines_added: usize,
@@ -96,7 +97,8 @@ pub struct LogEntry {
     pub rollback_of: Option<u64>,
     /// The tx that rolled this one back.
     pub rolled_back_by: Option<u64>,
-    /// `journal gc` dropped its revisions (files and line counts are then empty).
+    /// `journal gc` dropped its revisions: line counts are then 0 and `files` come
+    /// from the receipt.
     pub pruned: bool,
 }
 
@@ -312,6 +314,17 @@ impl Journal {
                     .unwrap_or(tx.revisions.saturating_sub(1));
                 let rev = r.revision(tx.tx, rev_n)?;
                 let files = rev.as_ref().map(|r| r.files.as_slice()).unwrap_or(&[]);
+                let mut paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+                if rev.is_none() {
+                    // Pruned: the receipt of its commit is kept as history.
+                    if let Some(receipt) = tx.committed.map(|c| r.receipt(c.batch)).transpose()? {
+                        paths = receipt
+                            .into_iter()
+                            .flat_map(|rc| rc.files)
+                            .map(|f| f.path)
+                            .collect();
+                    }
+                }
                 let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
                 out.push(LogEntry {
                     tx: tx.tx,
@@ -319,7 +332,7 @@ impl Journal {
                     agent: tx.agent.clone(),
                     description: tx.description.clone(),
                     state: tx.state,
-                    files: files.iter().map(|f| f.path.clone()).collect(),
+                    files: paths,
                     lines_added: files.iter().map(|f| f.diff.lines_added).sum(),
                     lines_removed: files.iter().map(|f| f.diff.lines_removed).sum(),
                     revisions: tx.revisions,

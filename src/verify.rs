@@ -72,7 +72,9 @@ fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeSet<BlobHash>> {
         v.blobs += 1;
         match bytes {
             Ok(b) => v.blob_bytes += b.len() as u64,
-            Err(e) => v.problems.push(format!("blob {key}: {e}")),
+            Err(e) => v
+                .problems
+                .push(format!("blob {key}: {}", e.without_advice())),
         }
         keys.insert(key);
         Ok(())
@@ -89,7 +91,7 @@ fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>
                 txs.insert(id, t);
             }
             Ok(t) => v.problems.push(format!("tx {id}: record says tx {}", t.tx)),
-            Err(e) => v.problems.push(format!("tx {id}: {e}")),
+            Err(e) => v.problems.push(format!("tx {id}: {}", e.without_advice())),
         }
         Ok(())
     })?;
@@ -116,7 +118,8 @@ fn check_revisions(
         let rev = match rec {
             Ok(rev) => rev,
             Err(e) => {
-                v.problems.push(format!("revision {tx}/{n}: {e}"));
+                v.problems
+                    .push(format!("revision {tx}/{n}: {}", e.without_advice()));
                 return Ok(());
             }
         };
@@ -168,7 +171,8 @@ fn check_batches(
         let b = match rec {
             Ok(b) => b,
             Err(e) => {
-                v.problems.push(format!("batch {id}: {e}"));
+                v.problems
+                    .push(format!("batch {id}: {}", e.without_advice()));
                 return Ok(());
             }
         };
@@ -232,7 +236,9 @@ fn check_receipts(
             Ok(rc) => v
                 .problems
                 .push(format!("receipt {id}: record says batch {}", rc.batch)),
-            Err(e) => v.problems.push(format!("receipt {id}: {e}")),
+            Err(e) => v
+                .problems
+                .push(format!("receipt {id}: {}", e.without_advice())),
         }
         Ok(())
     })?;
@@ -286,7 +292,8 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
         }
         expect = seq + 1;
         if let Err(e) = ev {
-            v.problems.push(format!("event {seq}: {e}"));
+            v.problems
+                .push(format!("event {seq}: {}", e.without_advice()));
         }
         Ok(())
     })

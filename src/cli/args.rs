@@ -181,6 +181,10 @@ pub enum JournalCommand {
         /// Keep transactions younger than D days.
         #[arg(long, group = "policy")]
         keep_days: Option<u64>,
+        /// Also abort and prune open previews outside the kept range (by default an
+        /// open preview is kept whatever its age).
+        #[arg(long)]
+        abort_open: bool,
     },
     /// Counts and sizes.
     Stats,

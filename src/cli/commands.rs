@@ -129,6 +129,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
                 JournalCommand::Gc {
                     keep_last,
                     keep_days,
+                    abort_open,
                 },
         } => {
             let spinner = indicatif::ProgressBar::new_spinner()
@@ -137,9 +138,17 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
             let report = j.gc(GcPolicy {
                 keep_last,
                 keep_days,
+                abort_open,
             });
             spinner.finish_and_clear();
-            out.gc(&report?)
+            let mut report = report?;
+            // redb writes its allocator state when the handle closes, which can add a
+            // few KiB: report the size a user will then see.
+            drop(j);
+            if let Ok(m) = std::fs::metadata(root.join(STATE_DIR).join("journal.redb")) {
+                report.file_bytes_after = Some(m.len());
+            }
+            out.gc(&report)
         }
         Command::Journal {
             command: JournalCommand::Stats,

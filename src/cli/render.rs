@@ -224,6 +224,9 @@ impl Out {
             return Ok(());
         }
         let mut s = String::new();
+        if entries.is_empty() {
+            s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
+        }
         for e in entries {
             let mut extra = Vec::new();
             if let Some(c) = e.committed {
@@ -233,7 +236,7 @@ impl Out {
                 extra.push(format!("rolled back by tx {by}"));
             }
             if e.pruned {
-                extra.push("pruned by gc".into());
+                extra.push("pruned by gc: line counts not kept".into());
             }
             if let Some(b) = e.batch_state {
                 extra.push(format!("batch {b}"));

@@ -325,7 +325,24 @@ impl Plan {
     /// 1-based), or when `mode` is larger than `0o7777`.
     pub fn from_json(bytes: &[u8]) -> Result<Plan, EditError> {
         let plan: Plan = serde_json::from_slice(bytes).map_err(|e| {
-            EditError::invalid_plan(format!("{e}; a minimal valid plan is {MINIMAL_PLAN}"))
+            // serde reads a top-level array as the struct's fields in order and then
+            // complains about the wrong thing ("expected a string"): name the shape.
+            let found = match serde_json::from_slice::<serde_json::Value>(bytes) {
+                Ok(serde_json::Value::Array(_)) => Some("an array"),
+                Ok(serde_json::Value::String(_)) => Some("a string"),
+                Ok(serde_json::Value::Number(_)) => Some("a number"),
+                Ok(serde_json::Value::Bool(_)) => Some("a boolean"),
+                Ok(serde_json::Value::Null) => Some("null"),
+                _ => None,
+            };
+            match found {
+                Some(found) => EditError::invalid_plan(format!(
+                    "the plan is {found}, not a JSON object; a minimal valid plan is {MINIMAL_PLAN}"
+                )),
+                None => {
+                    EditError::invalid_plan(format!("{e}; a minimal valid plan is {MINIMAL_PLAN}"))
+                }
+            }
         })?;
         plan.check()?;
         Ok(plan)
@@ -367,6 +384,22 @@ mod tests {
         match parse(json) {
             Err(EditError::InvalidPlan { message }) => message,
             other => panic!("expected InvalidPlan, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_plan_that_is_not_an_object_says_so() {
+        for (json, found) in [
+            ("[1, 2]", "an array"),
+            (" \"edits\"", "a string"),
+            ("7", "a number"),
+            ("null", "null"),
+        ] {
+            let message = invalid_message(json);
+            assert!(
+                message.starts_with(&format!("the plan is {found}, not a JSON object")),
+                "{json}: {message}"
+            );
         }
     }
 

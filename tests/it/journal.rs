@@ -167,6 +167,10 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
     let mut ws = workspace();
     let big = "x".repeat(200_000);
     ws.write("big.txt", b"start\n");
+    // An open preview older than every commit: gc keeps it unless told to abort it.
+    let old_open = ws
+        .preview(r#"{"edits":[{"op":"create_file","path":"later.txt","content":"x"}]}"#)
+        .tx;
     let mut txs = Vec::new();
     for i in 0..6 {
         let json = serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt","content":format!("{big}{i}\n")}]}).to_string();
@@ -183,6 +187,7 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
         .gc(GcPolicy {
             keep_last: Some(2),
             keep_days: None,
+            abort_open: false,
         })
         .unwrap();
     // Kept: the open preview and the last commit. Pruned: the five older commits.
@@ -219,21 +224,71 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
         "{err:?}"
     );
     ws.journal.commit(open, Default::default()).unwrap();
-    assert!(
-        ws.journal
-            .log(None)
-            .unwrap()
-            .iter()
-            .filter(|e| e.pruned)
-            .count()
-            == 5
+    let log = ws.journal.log(None).unwrap();
+    let pruned: Vec<_> = log.iter().filter(|e| e.pruned).collect();
+    assert_eq!(pruned.len(), 5);
+    assert_eq!(ws.journal.tx(old_open).unwrap().state, TxState::Open);
+    // With abort_open, the old preview outside the kept range goes too.
+    let report = ws
+        .journal
+        .gc(GcPolicy {
+            keep_last: Some(3),
+            keep_days: None,
+            abort_open: true,
+        })
+        .unwrap();
+    assert_eq!(
+        (report.removed.txs_pruned, report.removed.previews_aborted),
+        (1, 1)
     );
+    let old = ws.journal.tx(old_open).unwrap();
+    assert_eq!((old.state, old.pruned), (TxState::Aborted, true));
+    // A pruned commit still names its files (from its receipt); its line counts are gone.
+    for e in pruned {
+        assert_eq!(e.files, ["big.txt"], "tx {}", e.tx);
+        assert_eq!((e.lines_added, e.lines_removed), (0, 0));
+    }
     assert!(ws.journal.verify().unwrap().ok);
     // A policy is required.
     assert!(matches!(
         ws.journal.gc(GcPolicy::default()),
         Err(Error::InvalidPolicy { .. })
     ));
+}
+
+/// `journal gc` prints the size the file has once the command is over: redb writes its
+/// allocator state when the handle closes, after compaction.
+#[test]
+fn cli_gc_reports_the_file_size_left_on_disk() {
+    let ws = workspace();
+    let root = ws.dir.path().to_path_buf();
+    drop(ws.journal);
+    for i in 0..6 {
+        std::fs::write(root.join(format!("f{i}.txt")), b"v\n").unwrap();
+        let plan = format!(
+            r#"{{"edits":[{{"op":"replace_text","path":"f{i}.txt","old":"v","new":"w"}}]}}"#
+        );
+        let p = json_of(&cli(
+            &root,
+            &["--json", "preview", "--plan", "-"],
+            Some(&plan),
+        ));
+        let tx = p["tx"].to_string();
+        assert!(cli(&root, &["commit", &tx], None).status.success());
+    }
+    let out = cli(
+        &root,
+        &["--json", "journal", "gc", "--keep-last", "2"],
+        None,
+    );
+    let report = json_of(&out);
+    let on_disk = std::fs::metadata(root.join(".ultra-edit/journal.redb")).map(|m| m.len());
+    assert_eq!(
+        report["file_bytes_after"].as_u64(),
+        on_disk.ok(),
+        "{report}"
+    );
+    assert!(report["file_bytes_after"].as_u64() < report["file_bytes_before"].as_u64());
 }
 
 #[test]
