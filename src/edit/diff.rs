@@ -27,6 +27,10 @@ const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
 const CHUNKED_FROM_BYTES: usize = 1 << 20;
 /// Chunk sizes (bytes) of that first pass: FastCDC's minimum, average, maximum.
 const CHUNK_SIZES: (usize, usize, usize) = (1024, 4096, 16384);
+/// Changed lines up to which a large file is diffed line by line without tables
+/// (Myers' greedy search, `line_myers`): its trace holds about D²/2 points of 40 bytes,
+/// 20 MB at this bound.
+const DIRECT_MAX_D: usize = 1000;
 /// Lines (both sides together) above which a changed region is shown as one
 /// replacement instead of being matched line by line: matching costs tens of bytes
 /// per line, and a region this large is a rewrite.
@@ -101,23 +105,119 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
 /// Diff ops over the lines of two whole files.
 ///
 /// Small inputs are matched line by line ([`line_ops`]). From
-/// [`CHUNKED_FROM_BYTES`], a first pass cuts both sides into content-defined chunks
-/// (FastCDC, as the blob store does) and matches the chunks; runs of identical chunks,
-/// trimmed to whole lines, are equal lines without looking at them, and only the
-/// regions between them are matched line by line. A one-line edit of a 200 MiB file
-/// then builds line tables for a few KiB, not for 200 MiB (memory, issue 6).
+/// [`CHUNKED_FROM_BYTES`], the whole lines both files start and end with are set
+/// aside first (byte comparisons, no tables; like xdiff's trimming, this never makes
+/// the result less minimal), so an edit in one place is matched exactly as in a small
+/// file. If what is left between them is still large, a first pass cuts both sides
+/// into content-defined chunks (FastCDC, as the blob store does) and matches the
+/// chunks; runs of identical chunks, trimmed to whole lines, are equal lines without
+/// looking at them, and only the regions between them are matched line by line. Edits
+/// in many places of a 200 MiB file then build line tables for a few KiB, not for
+/// 200 MiB (memory, issue 6). One deadline ([`DIFF_TIMEOUT`]) covers the whole file.
 fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+    let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     if old.len() + new.len() < CHUNKED_FROM_BYTES {
-        return region_line_ops(old, new);
+        return region_line_ops(old, new, deadline);
     }
-    chunked_line_ops(old, new)
+    let (head, tail) = common_ends(old, new);
+    let old_mid = old.get(head..old.len() - tail).unwrap_or_default();
+    let new_mid = new.get(head..new.len() - tail).unwrap_or_default();
+    let head_lines = count_lines(old.get(..head).unwrap_or_default());
+    let middle = if old_mid.len() + new_mid.len() < CHUNKED_FROM_BYTES {
+        region_line_ops(old_mid, new_mid, deadline)
+    } else if let Some(ops) = super::line_myers::diff(old_mid, new_mid, DIRECT_MAX_D, deadline) {
+        ops
+    } else {
+        chunked_line_ops(old_mid, new_mid, deadline)
+    };
+    let mut ops = Vec::new();
+    push_op(
+        &mut ops,
+        DiffOp::Equal {
+            old_index: 0,
+            new_index: 0,
+            len: head_lines,
+        },
+    );
+    for op in middle {
+        push_op(&mut ops, shift(op, head_lines, head_lines));
+    }
+    push_op(
+        &mut ops,
+        DiffOp::Equal {
+            old_index: head_lines + count_lines(old_mid),
+            new_index: head_lines + count_lines(new_mid),
+            len: count_lines(old.get(old.len() - tail..).unwrap_or_default()),
+        },
+    );
+    ops
+}
+
+/// Bytes of the whole lines that `old` and `new` both start with, and of those they
+/// both end with (not overlapping the first). `old != new`.
+fn common_ends(old: &[u8], new: &[u8]) -> (usize, usize) {
+    let same = common_prefix_len(old, new);
+    // Back to the start of the line the first difference is in.
+    let head = memchr::memrchr(b'\n', old.get(..same).unwrap_or_default()).map_or(0, |i| i + 1);
+    let (old_rest, new_rest) = (
+        old.get(head..).unwrap_or_default(),
+        new.get(head..).unwrap_or_default(),
+    );
+    let same = common_suffix_len(old_rest, new_rest);
+    // The suffix must start a line on both sides; else it starts after its first newline.
+    let starts_line = |rest: &[u8]| {
+        let at = rest.len() - same;
+        at == 0 || rest.get(at - 1) == Some(&b'\n')
+    };
+    let tail = if same == 0 || (starts_line(old_rest) && starts_line(new_rest)) {
+        same
+    } else {
+        let suffix = old_rest.get(old_rest.len() - same..).unwrap_or_default();
+        memchr::memchr(b'\n', suffix).map_or(0, |i| same - (i + 1))
+    };
+    (head, tail)
+}
+
+/// Length of the longest common prefix, in bytes (compared 4 KiB at a time).
+pub(super) fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    const STEP: usize = 4096;
+    let (a, b) = (a.chunks(STEP), b.chunks(STEP));
+    let mut same = 0;
+    for (x, y) in a.zip(b) {
+        if x == y {
+            same += x.len();
+        } else {
+            return same + x.iter().zip(y).take_while(|(p, q)| p == q).count();
+        }
+    }
+    same
+}
+
+/// Length of the longest common suffix, in bytes.
+fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
+    const STEP: usize = 4096;
+    let (a, b) = (a.rchunks(STEP), b.rchunks(STEP));
+    let mut same = 0;
+    for (x, y) in a.zip(b) {
+        if x == y {
+            same += x.len();
+        } else {
+            let equal = x
+                .iter()
+                .rev()
+                .zip(y.iter().rev())
+                .take_while(|(p, q)| p == q);
+            return same + equal.count();
+        }
+    }
+    same
 }
 
 /// The chunked pass of [`file_line_ops`], whatever the size.
-fn chunked_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+fn chunked_line_ops(old: &[u8], new: &[u8], deadline: Option<Instant>) -> Vec<DiffOp> {
     let mut ops = Vec::new();
     let (mut old_line, mut new_line) = (0, 0);
-    for segment in aligned_segments(old, new) {
+    for segment in aligned_segments(old, new, deadline) {
         let (o, n) = (
             old.get(segment.old.clone()).unwrap_or_default(),
             new.get(segment.new.clone()).unwrap_or_default(),
@@ -134,7 +234,7 @@ fn chunked_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
             );
             (len, len)
         } else {
-            for op in region_line_ops(o, n) {
+            for op in region_line_ops(o, n, deadline) {
                 push_op(&mut ops, shift(op, old_line, new_line));
             }
             (count_lines(o), count_lines(n))
@@ -147,14 +247,14 @@ fn chunked_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
 
 /// Line ops of one region (line-aligned on both sides), indices from 0. A region of
 /// more than [`MATCHED_LINES_MAX`] lines is one replacement.
-fn region_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+fn region_line_ops(old: &[u8], new: &[u8], deadline: Option<Instant>) -> Vec<DiffOp> {
     let (old_count, new_count) = (count_lines(old), count_lines(new));
     if old_count + new_count > MATCHED_LINES_MAX {
         let mut ops = Vec::new();
         push_change(&mut ops, 0..old_count, 0..new_count);
         return ops;
     }
-    line_ops(&split_lines(old), &split_lines(new))
+    line_ops(&split_lines(old), &split_lines(new), deadline)
 }
 
 /// Appends `op`, folding it into the last op when both are equal runs (so hunks
@@ -223,7 +323,7 @@ struct Segment {
 /// Both files cut into consecutive segments that cover them: runs of identical
 /// content-defined chunks (trimmed to whole lines) are equal segments, the rest
 /// between them changed segments.
-fn aligned_segments(old: &[u8], new: &[u8]) -> Vec<Segment> {
+fn aligned_segments(old: &[u8], new: &[u8], deadline: Option<Instant>) -> Vec<Segment> {
     let chunks = |bytes: &[u8]| -> Vec<Range<usize>> {
         let (min, avg, max) = CHUNK_SIZES;
         fastcdc::v2020::FastCDC::new(bytes, min, avg, max)
@@ -240,7 +340,12 @@ fn aligned_segments(old: &[u8], new: &[u8]) -> Vec<Segment> {
         );
         out
     }
-    let chunk_ops = line_ops(&slices(old, &old_chunks), &slices(new, &new_chunks));
+    let chunk_ops = item_ops(
+        &slices(old, &old_chunks),
+        &slices(new, &new_chunks),
+        deadline,
+        SetAside::WhenMostDiffer,
+    );
     let mut segments = Vec::new();
     let (mut old_at, mut new_at) = (0, 0);
     for op in chunk_ops {
@@ -328,15 +433,42 @@ fn whole_lines(
 /// xdiff) lines that occur on one side only are set aside before running Myers:
 /// they can never be common, so the result stays minimal while a large
 /// rewrite or deletion costs about linear time.
-fn line_ops(old: &[&[u8]], new: &[&[u8]]) -> Vec<DiffOp> {
+/// Past `deadline`, Myers returns a correct but possibly less minimal result.
+fn line_ops(old: &[&[u8]], new: &[&[u8]], deadline: Option<Instant>) -> Vec<DiffOp> {
+    item_ops(old, new, deadline, SetAside::Always)
+}
+
+/// When [`item_ops`] sets aside the items found on one side only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SetAside {
+    /// Always: right for lines, where an item is a line and one-side lines are
+    /// exactly the inserted and deleted ones.
+    Always,
+    /// Only when that removes most items (a rewrite). For chunks: a chunk that holds
+    /// an edit exists on one side only, and without it Myers no longer knows where
+    /// the edit was, so on repetitive content it would delete an identical chunk far
+    /// away instead of the one the edit replaced.
+    WhenMostDiffer,
+}
+
+/// Diff ops over byte-slice items (lines or chunks), compared by content.
+fn item_ops(
+    old: &[&[u8]],
+    new: &[&[u8]],
+    deadline: Option<Instant>,
+    set_aside: SetAside,
+) -> Vec<DiffOp> {
     let mut ids: HashMap<&[u8], usize> = HashMap::new();
     let old_ids = intern(&mut ids, old);
     let new_ids = intern(&mut ids, new);
     let old_keep = shared_positions(&old_ids, &new_ids);
     let new_keep = shared_positions(&new_ids, &old_ids);
+    let most_differ = (old_keep.len() + new_keep.len()) * 2 < old.len() + new.len();
+    if set_aside == SetAside::WhenMostDiffer && !most_differ {
+        return capture_diff_slices_deadline(Algorithm::Myers, &old_ids, &new_ids, deadline);
+    }
     let old_reduced = pick(&old_ids, &old_keep);
     let new_reduced = pick(&new_ids, &new_keep);
-    let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     let reduced =
         capture_diff_slices_deadline(Algorithm::Myers, &old_reduced, &new_reduced, deadline);
     let pairs = equal_pairs(&reduced, &old_keep, &new_keep);
@@ -703,9 +835,9 @@ mod tests {
                 let old_bytes = numbered(lines, final_newline);
                 let new_bytes = edited(&old_bytes, &edits);
                 let (old, new) = (split_lines(&old_bytes), split_lines(&new_bytes));
-                let chunked = chunked_line_ops(&old_bytes, &new_bytes);
+                let chunked = chunked_line_ops(&old_bytes, &new_bytes, None);
                 prop_assert_eq!(replay(&chunked, &old, &new), Ok(new_bytes.clone()));
-                prop_assert_eq!(count_changes(&chunked), count_changes(&line_ops(&old, &new)));
+                prop_assert_eq!(count_changes(&chunked), count_changes(&line_ops(&old, &new, None)));
             }
         }
 
@@ -714,7 +846,7 @@ mod tests {
             let old = "x\n".repeat(600_000);
             let new = format!("{}y\n{}", "x\n".repeat(300_000), "x\n".repeat(300_000));
             const { assert!(600_000 + 600_001 > MATCHED_LINES_MAX) };
-            let ops = region_line_ops(old.as_bytes(), new.as_bytes());
+            let ops = region_line_ops(old.as_bytes(), new.as_bytes(), None);
             assert_eq!(
                 ops,
                 vec![DiffOp::Replace {
@@ -726,8 +858,57 @@ mod tests {
             );
             // Under the limit the same kind of change is matched: one inserted line.
             let small_new = format!("{}y\n{}", "x\n".repeat(1000), "x\n".repeat(1000));
-            let ops = region_line_ops("x\n".repeat(2000).as_bytes(), small_new.as_bytes());
+            let ops = region_line_ops("x\n".repeat(2000).as_bytes(), small_new.as_bytes(), None);
             assert_eq!(count_changes(&ops), (1, 0));
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(12))]
+            /// Whole files over 1 MiB (trimmed ends, then chunks): the diff replays to
+            /// the new side and counts what line matching over every line counts.
+            #[test]
+            fn large_file_ops_replay_and_match_full_matching(
+                final_newline in any::<bool>(),
+                edits in proptest::collection::vec((0usize..100_000, 0u8..4), 1..5),
+            ) {
+                let old_bytes = numbered(24_000, final_newline);
+                let new_bytes = edited(&old_bytes, &edits);
+                prop_assume!(old_bytes.len() + new_bytes.len() >= CHUNKED_FROM_BYTES);
+                let (old, new) = (split_lines(&old_bytes), split_lines(&new_bytes));
+                let ops = file_line_ops(&old_bytes, &new_bytes);
+                prop_assert_eq!(replay(&ops, &old, &new), Ok(new_bytes.clone()));
+                prop_assert_eq!(count_changes(&ops), count_changes(&line_ops(&old, &new, None)));
+            }
+        }
+
+        #[test]
+        fn common_ends_are_whole_lines() {
+            assert_eq!(common_ends(b"a\nb\nc\n", b"a\nB\nc\n"), (2, 2));
+            assert_eq!(common_ends(b"a\nb", b"a\nbc\n"), (2, 0));
+            assert_eq!(common_ends(b"a\n", b"a\nb\n"), (2, 0));
+            assert_eq!(common_ends(b"xa\nz", b"ya\nz"), (0, 1));
+            assert_eq!(common_ends(b"q\nxa\nz", b"q\nya\nz"), (2, 1));
+            assert_eq!(common_ends(b"a\nb\n", b"b\n"), (0, 2));
+            assert_eq!(common_ends(b"ab\n", b"b\n"), (0, 0));
+            assert_eq!(common_prefix_len(&[7; 9000], &[7; 9001]), 9000);
+            assert_eq!(common_suffix_len(b"xyz", b"ayz"), 2);
+        }
+
+        /// Repetitive content that a chunk pass alone would pair with the wrong copies
+        /// (a report from adversarial testing): one edit in 2 MiB of identical lines is
+        /// one line, in one hunk; two far apart, two lines in two hunks.
+        #[test]
+        fn one_edit_in_identical_lines_is_minimal() {
+            let old = "same line\n".repeat(220_000);
+            let mut new = old.clone();
+            new.insert_str(10 * 123_457, "inserted\n");
+            let d = candidate_diff("f", Some(old.as_bytes()), Some(new.as_bytes()));
+            assert_eq!((d.lines_added, d.lines_removed), (1, 0));
+            assert_eq!(d.unified.matches("@@ -").count(), 1, "{}", d.unified);
+            let changed = new.replacen("same line\n", "changed\n", 1);
+            let d = candidate_diff("f", Some(old.as_bytes()), Some(changed.as_bytes()));
+            assert_eq!((d.lines_added, d.lines_removed), (2, 1));
+            assert_eq!(d.unified.matches("@@ -").count(), 2);
         }
 
         /// A 2 MiB file (over [`CHUNKED_FROM_BYTES`]) edited in its middle and at its
@@ -765,10 +946,29 @@ mod tests {
         }
 
         proptest! {
+            /// Myers without line tables gives a valid script of minimal size (the
+            /// same counts as matching over line tables), or None past its bound.
+            #[test]
+            fn direct_myers_is_minimal(a in text(), b in text()) {
+                let (old, new) = (split_lines(a.as_bytes()), split_lines(b.as_bytes()));
+                let ops = crate::edit::line_myers::diff(a.as_bytes(), b.as_bytes(), 1000, None);
+                prop_assert!(ops.is_some());
+                let ops = ops.unwrap_or_default();
+                prop_assert_eq!(replay(&ops, &old, &new), Ok(b.as_bytes().to_vec()));
+                let (added, removed) = count_changes(&ops);
+                prop_assert_eq!((added, removed), count_changes(&line_ops(&old, &new, None)));
+                let bounded = crate::edit::line_myers::diff(a.as_bytes(), b.as_bytes(), added + removed, None);
+                prop_assert!(bounded.is_some());
+                if added + removed > 0 {
+                    let short = crate::edit::line_myers::diff(a.as_bytes(), b.as_bytes(), added + removed - 1, None);
+                    prop_assert!(short.is_none());
+                }
+            }
+
             #[test]
             fn ops_replay_and_counts_are_minimal(a in text(), b in text()) {
                 let (old, new) = (split_lines(a.as_bytes()), split_lines(b.as_bytes()));
-                let ops = line_ops(&old, &new);
+                let ops = line_ops(&old, &new, None);
                 prop_assert_eq!(replay(&ops, &old, &new), Ok(b.as_bytes().to_vec()));
                 let reference = TextDiff::from_lines(&a, &b);
                 let count = |tag| reference.iter_all_changes().filter(|c| c.tag() == tag).count();

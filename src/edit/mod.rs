@@ -20,6 +20,7 @@
 
 pub mod diff;
 pub mod error;
+mod line_myers;
 mod lines;
 pub mod merge;
 pub mod plan;

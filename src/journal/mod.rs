@@ -118,7 +118,7 @@ impl Store {
         let mut builder = redb::Builder::new();
         builder
             .set_concurrency_mode(ConcurrencyMode::MultiWriter)
-            .set_cache_size(64 * 1024 * 1024);
+            .set_cache_size(16 * 1024 * 1024);
         builder
     }
 
