@@ -131,7 +131,7 @@ impl Journal {
     /// `.ultra-edit/`.
     pub fn preview(&self, plan: &Plan) -> Result<Preview> {
         crate::workspace::guarded(|| {
-            let files = self.build(plan, &BTreeMap::new())?;
+            let files = self.build(plan, BTreeMap::new())?;
             let plan_json = plan_to_json(plan);
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = TxRecord {
@@ -197,13 +197,21 @@ impl Journal {
                 }
                 _ => latest.clone(),
             };
-            let prior = self.load_working(&base)?;
-            let mut files = self.build(plan, &prior)?;
             let mut conflicts = Vec::new();
-            if base.revision != latest.revision {
+            let files = if base.revision != latest.revision {
+                // The base revision's files are the merge base too: keep them.
+                let prior = self.load_working(&base)?;
+                let files = self.build(plan, prior.clone())?;
                 let theirs = self.load_working(&latest)?;
-                (files, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
-            }
+                let merged;
+                (merged, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
+                merged
+            } else {
+                // Snapshots are loaded by `build` when needed, after the old candidate
+                // of a file is dropped: a revision of a large file holds two copies of
+                // it at a time, not three.
+                self.build(plan, self.load_candidates(&base)?)?
+            };
             self.append_revision(
                 &txrec,
                 latest.revision,
@@ -350,6 +358,16 @@ impl Journal {
 
     /// Snapshots and candidates of a recorded revision, with their bytes.
     pub(crate) fn load_working(&self, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+        let mut files = self.load_candidates(rev)?;
+        for w in files.values_mut() {
+            self.load_snapshot(&w.snapshot, &mut w.snapshot_bytes)?;
+        }
+        Ok(files)
+    }
+
+    /// Like [`Journal::load_working`], with the bytes of the candidates only: an
+    /// existing snapshot's bytes are `None` until [`Journal::load_snapshot`].
+    fn load_candidates(&self, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
         let r = self.ws.store.read()?;
         let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
             match s.hash.filter(|_| s.exists) {
@@ -363,7 +381,7 @@ impl Journal {
                 f.path.clone(),
                 Working {
                     snapshot: f.snapshot,
-                    snapshot_bytes: load(&f.snapshot)?,
+                    snapshot_bytes: None,
                     candidate: f.candidate,
                     candidate_bytes: load(&f.candidate)?,
                     text_op_on_binary: false,
@@ -373,11 +391,22 @@ impl Journal {
         Ok(out)
     }
 
+    /// Load into `bytes` the bytes of `snapshot` if it exists and they are not loaded.
+    fn load_snapshot(&self, snapshot: &FileState, bytes: &mut Option<Vec<u8>>) -> Result<()> {
+        if let Some(h) = snapshot.hash.filter(|_| snapshot.exists) {
+            if bytes.is_none() {
+                *bytes = Some(self.ws.store.read()?.blob_required(&h)?);
+            }
+        }
+        Ok(())
+    }
+
     /// Apply `plan` on top of `prior` (the base revision's files; empty for a preview).
+    /// A snapshot of `prior` may come without its bytes; they are loaded here.
     fn build(
         &self,
         plan: &Plan,
-        prior: &BTreeMap<String, Working>,
+        prior: BTreeMap<String, Working>,
     ) -> Result<BTreeMap<String, Working>> {
         let ws = &self.ws;
         // Every path is checked before any is read: one bad path refuses the whole plan.
@@ -388,21 +417,25 @@ impl Journal {
             groups.entry(rel).or_default().push((i, e));
         }
         let mut out = BTreeMap::new();
-        for (rel, w) in prior {
-            if !groups.contains_key(rel) {
-                out.insert(rel.clone(), w.clone());
+        let mut touched = BTreeMap::new();
+        for (rel, mut w) in prior {
+            if groups.contains_key(&rel) {
+                touched.insert(rel, w);
+            } else {
+                self.load_snapshot(&w.snapshot, &mut w.snapshot_bytes)?;
+                out.insert(rel, w);
             }
         }
         for (rel, edits) in groups {
             // The base of the edits: the prior revision's candidate, or for a file
             // joining now, its snapshot itself (borrowed, not copied: a preview of a
             // large file holds one copy of its bytes, not two).
-            let prior_file = prior.get(&rel);
-            let (snapshot, snapshot_bytes) = match prior_file {
-                Some(w) => (w.snapshot, w.snapshot_bytes.clone()),
+            let mut prior_file = touched.remove(&rel);
+            let (snapshot, snapshot_bytes) = match &mut prior_file {
+                Some(w) => (w.snapshot, w.snapshot_bytes.take()),
                 None => snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?,
             };
-            let (base_state, base_bytes) = match prior_file {
+            let (base_state, base_bytes) = match &prior_file {
                 Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
                 None => (snapshot, snapshot_bytes.as_deref()),
             };
@@ -411,6 +444,11 @@ impl Journal {
                 mode: base_state.exists.then_some(base_state.mode),
             };
             let cand = edit::apply_file_edits(&rel, base, &edits)?;
+            // The old candidate is no longer needed; the snapshot may now be loaded.
+            let mut snapshot_bytes = snapshot_bytes;
+            if prior_file.take().is_some() {
+                self.load_snapshot(&snapshot, &mut snapshot_bytes)?;
+            }
             let (candidate, candidate_bytes) = if cand.exists {
                 let mode = cand.mode.unwrap_or(if base_state.exists {
                     base_state.mode
@@ -549,7 +587,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
 }
 
 fn plan_to_json(plan: &Plan) -> String {
-    serde_json::to_string(plan).unwrap_or_default()
+    plan.to_recorded_json()
 }
 
 /// The tx, if it is open; else [`Error::WrongState`] for `verb`.

@@ -35,13 +35,22 @@ const DIRECT_MAX_D: usize = 1000;
 /// replacement instead of being matched line by line: matching costs tens of bytes
 /// per line, and a region this large is a rewrite.
 const MATCHED_LINES_MAX: usize = 1 << 20;
+/// Bytes of unified text kept per file (8 MiB): the text is for people and agents to
+/// read, and it is stored in the revision record, which `show`, `commit` and `rebase`
+/// read whole. A rewrite of a 200 MiB file would otherwise record twice its size.
+pub const UNIFIED_MAX_BYTES: usize = 8 << 20;
+/// The last line of a diff text cut at [`UNIFIED_MAX_BYTES`].
+const TRUNCATED: &str =
+    "\\ Diff truncated at 8 MiB of text; lines_added and lines_removed count the whole change\n";
 
 /// The diff between a file's snapshot and its candidate.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CandidateDiff {
     /// Unified diff text with git-style headers (`--- a/PATH` / `+++ b/PATH`,
     /// `/dev/null` for an absent side) and 3 lines of context; empty when both
-    /// sides are identical.
+    /// sides are identical. At most [`UNIFIED_MAX_BYTES`] of hunks: a longer diff is
+    /// cut there (mid-line if need be) and ends with the line
+    /// `\ Diff truncated at 8 MiB of text; …`; the counts still cover the whole change.
     pub unified: String,
     /// Number of lines inserted.
     pub lines_added: usize,
@@ -97,7 +106,10 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     (diff.lines_added, diff.lines_removed) = count_changes(&ops);
     let (mut old_lines, mut new_lines) = (LineCursor::new(old), LineCursor::new(new));
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
-        render_hunk(&mut diff.unified, &hunk, &mut old_lines, &mut new_lines);
+        if !render_hunk(&mut diff.unified, &hunk, &mut old_lines, &mut new_lines) {
+            diff.unified.push_str(TRUNCATED);
+            break;
+        }
     }
     diff
 }
@@ -572,15 +584,16 @@ fn count_changes(ops: &[DiffOp]) -> (usize, usize) {
     })
 }
 
-/// Appends one hunk: `@@ -a,b +c,d @@` then its lines.
+/// Appends one hunk: `@@ -a,b +c,d @@` then its lines. False when `out` reached
+/// [`UNIFIED_MAX_BYTES`] and the hunk was cut.
 fn render_hunk(
     out: &mut String,
     hunk: &[DiffOp],
     old: &mut LineCursor<'_>,
     new: &mut LineCursor<'_>,
-) {
+) -> bool {
     let (Some(first), Some(last)) = (hunk.first(), hunk.last()) else {
-        return;
+        return true;
     };
     let old_range = first.old_range().start..last.old_range().end;
     let new_range = first.new_range().start..last.new_range().end;
@@ -592,18 +605,26 @@ fn render_hunk(
     );
     for op in hunk {
         let (tag, old_span, new_span) = op.as_tag_tuple();
-        let old_part = old.get(old_span);
-        let new_part = new.get(new_span);
-        match tag {
-            DiffTag::Equal => render_lines(out, ' ', &old_part),
-            DiffTag::Delete => render_lines(out, '-', &old_part),
-            DiffTag::Insert => render_lines(out, '+', &new_part),
+        let (old_part, new_part) = (old_span, new_span);
+        // Each line takes at least 2 bytes of text: no need to fetch more than fit.
+        let fit = |out: &String, r: Range<usize>| {
+            let room = UNIFIED_MAX_BYTES.saturating_sub(out.len()) / 2 + 1;
+            r.start..r.end.min(r.start.saturating_add(room))
+        };
+        let whole = match tag {
+            DiffTag::Equal => render_lines(out, ' ', &old.get(fit(out, old_part))),
+            DiffTag::Delete => render_lines(out, '-', &old.get(fit(out, old_part))),
+            DiffTag::Insert => render_lines(out, '+', &new.get(fit(out, new_part))),
             DiffTag::Replace => {
-                render_lines(out, '-', &old_part);
-                render_lines(out, '+', &new_part);
+                render_lines(out, '-', &old.get(fit(out, old_part)))
+                    && render_lines(out, '+', &new.get(fit(out, new_part)))
             }
+        };
+        if !whole {
+            return false;
         }
     }
+    true
 }
 
 /// `start,len` as in `diff -u` (1-based start; an empty range names the line before it).
@@ -615,14 +636,26 @@ fn hunk_range(start: usize, len: usize) -> String {
     }
 }
 
-fn render_lines(out: &mut String, prefix: char, lines: &[&[u8]]) {
+/// Appends `lines`, each after `prefix`. False when `out` reached
+/// [`UNIFIED_MAX_BYTES`] first (the last line may then be cut, and ends with `\n`).
+fn render_lines(out: &mut String, prefix: char, lines: &[&[u8]]) -> bool {
     for line in lines {
+        let room = UNIFIED_MAX_BYTES.saturating_sub(out.len());
+        if room == 0 {
+            return false;
+        }
         out.push(prefix);
-        out.push_str(&String::from_utf8_lossy(line));
+        let shown = line.get(..room.min(line.len())).unwrap_or_default();
+        out.push_str(&String::from_utf8_lossy(shown));
+        if shown.len() < line.len() {
+            out.push('\n');
+            return false;
+        }
         if !line.ends_with(b"\n") {
             out.push_str("\n\\ No newline at end of file\n");
         }
     }
+    true
 }
 
 #[cfg(test)]
@@ -909,6 +942,44 @@ mod tests {
             let d = candidate_diff("f", Some(old.as_bytes()), Some(changed.as_bytes()));
             assert_eq!((d.lines_added, d.lines_removed), (2, 1));
             assert_eq!(d.unified.matches("@@ -").count(), 2);
+        }
+
+        /// A rewrite whose diff text would be 2x the file is cut at 8 MiB, with the
+        /// marker line, and counted in full; so is one huge changed line.
+        #[test]
+        fn diff_text_is_cut_at_its_limit_and_counted_in_full() {
+            let old = numbered(150_000, true);
+            let new: Vec<u8> = old
+                .iter()
+                .map(|b| if *b == b'x' { b'y' } else { *b })
+                .collect();
+            let d = candidate_diff("f", Some(&old), Some(&new));
+            assert_eq!(count_lines(&old), 150_000);
+            let changed = split_lines(&old)
+                .iter()
+                .filter(|l| l.contains(&b'x'))
+                .count();
+            assert_eq!((d.lines_added, d.lines_removed), (changed, changed));
+            assert!(
+                d.unified.ends_with(TRUNCATED),
+                "{}",
+                &d.unified[d.unified.len() - 200..]
+            );
+            assert!(d.unified.len() <= UNIFIED_MAX_BYTES + 200 + TRUNCATED.len());
+            assert!(d.unified.len() >= UNIFIED_MAX_BYTES);
+            let long_old = vec![b'a'; 10 << 20];
+            let mut long_new = long_old.clone();
+            long_new[5] = b'b';
+            let d = candidate_diff("f", Some(&long_old), Some(&long_new));
+            assert_eq!((d.lines_added, d.lines_removed), (1, 1));
+            assert!(d.unified.ends_with(&format!("aaaa\n{TRUNCATED}")));
+            assert!(
+                !d.unified.contains("\n+a"),
+                "the new side is past the limit"
+            );
+            // Under the limit nothing is cut.
+            let small = candidate_diff("f", Some(b"a\n"), Some(b"b\n"));
+            assert!(!small.unified.contains("truncated"));
         }
 
         /// A 2 MiB file (over [`CHUNKED_FROM_BYTES`]) edited in its middle and at its

@@ -38,6 +38,10 @@ fn de_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Err
     }
 }
 
+/// Longest string field (bytes) a recorded plan keeps verbatim; see
+/// [`Plan::to_recorded_json`].
+pub const RECORDED_STRING_MAX: usize = 64 * 1024;
+
 /// An edit plan: JSON document of the design brief's CLI contract.
 ///
 /// Build one with [`Plan::from_json`], which also runs the plan-level checks.
@@ -361,6 +365,114 @@ impl Plan {
         self.edits.iter().try_for_each(Edit::check)
     }
 
+    /// The plan as the journal records it (in each revision record): its JSON, except
+    /// that a string field longer than [`RECORDED_STRING_MAX`] bytes (the content of a
+    /// large `replace_file`, say) is replaced by `"<field>_omitted": {"bytes": N,
+    /// "blake3": "<hex>"}`, the length and blake3 hash of that string's UTF-8 bytes.
+    /// For `content`, those bytes are the revision's candidate of that path, which the
+    /// journal stores as a blob under the same hash. Without this, a 200 MiB
+    /// `replace_file` would be recorded, and read back by `show` and `commit`, as a
+    /// 200 MiB string besides the candidate itself.
+    pub fn to_recorded_json(&self) -> String {
+        use serde_json::{json, Map, Value};
+        let text = |m: &mut Map<String, Value>, name: &str, s: &str| {
+            if s.len() > RECORDED_STRING_MAX {
+                let hash = blake3::hash(s.as_bytes()).to_hex().to_string();
+                m.insert(
+                    format!("{name}_omitted"),
+                    json!({"bytes": s.len(), "blake3": hash}),
+                );
+            } else {
+                m.insert(name.into(), Value::from(s));
+            }
+        };
+        let edits: Vec<Value> = self
+            .edits
+            .iter()
+            .map(|e| {
+                let mut m = Map::new();
+                m.insert("op".into(), Value::from(e.op_name()));
+                m.insert("path".into(), Value::from(e.path()));
+                let occurrence = |m: &mut Map<String, Value>, o: &Option<usize>| {
+                    if let Some(o) = o {
+                        m.insert("occurrence".into(), Value::from(*o));
+                    }
+                };
+                match e {
+                    Edit::ReplaceText {
+                        old,
+                        new,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "old", old);
+                        text(&mut m, "new", new);
+                        occurrence(&mut m, o);
+                    }
+                    Edit::ReplaceLines {
+                        start,
+                        end,
+                        content,
+                        ..
+                    } => {
+                        m.insert("start".into(), Value::from(*start));
+                        m.insert("end".into(), Value::from(*end));
+                        text(&mut m, "content", content);
+                    }
+                    Edit::InsertBefore {
+                        anchor,
+                        text: t,
+                        occurrence: o,
+                        ..
+                    }
+                    | Edit::InsertAfter {
+                        anchor,
+                        text: t,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "anchor", anchor);
+                        text(&mut m, "text", t);
+                        occurrence(&mut m, o);
+                    }
+                    Edit::ReplaceFile {
+                        content,
+                        content_base64,
+                        mode,
+                        ..
+                    }
+                    | Edit::CreateFile {
+                        content,
+                        content_base64,
+                        mode,
+                        ..
+                    } => {
+                        if let Some(c) = content {
+                            text(&mut m, "content", c);
+                        }
+                        if let Some(c) = content_base64 {
+                            text(&mut m, "content_base64", c);
+                        }
+                        if let Some(mode) = mode {
+                            m.insert("mode".into(), Value::from(*mode));
+                        }
+                    }
+                    Edit::DeleteFile { .. } => {}
+                }
+                Value::Object(m)
+            })
+            .collect();
+        let mut plan = Map::new();
+        if let Some(d) = &self.description {
+            plan.insert("description".into(), Value::from(d.as_str()));
+        }
+        if let Some(a) = &self.agent {
+            plan.insert("agent".into(), Value::from(a.as_str()));
+        }
+        plan.insert("edits".into(), Value::Array(edits));
+        Value::Object(plan).to_string()
+    }
+
     /// The edits grouped by path, with their 0-based plan indices; paths sorted
     /// (byte order) and edits in plan order, so iteration is deterministic.
     pub fn by_path(&self) -> BTreeMap<&str, Vec<(usize, &Edit)>> {
@@ -385,6 +497,38 @@ mod tests {
             Err(EditError::InvalidPlan { message }) => message,
             other => panic!("expected InvalidPlan, got {other:?}"),
         }
+    }
+
+    /// The recorded form is the plan's own JSON while every string is short (so it
+    /// parses back to the same plan), and names a long string by size and hash.
+    #[test]
+    fn recorded_json_is_the_plan_with_long_strings_named_by_hash() {
+        let json = r#"{"description":"d","agent":"a","edits":[
+          {"op":"replace_text","path":"a","old":"x","new":"y","occurrence":2},
+          {"op":"replace_lines","path":"b","start":1,"end":2,"content":"z\n"},
+          {"op":"insert_before","path":"c","anchor":"k","text":"t"},
+          {"op":"insert_after","path":"c","anchor":"q","text":"u","occurrence":1},
+          {"op":"replace_file","path":"d","content_base64":"AAEC","mode":420},
+          {"op":"create_file","path":"e","content":""},
+          {"op":"delete_file","path":"f"}]}"#;
+        let plan = parse(json).unwrap();
+        let recorded = plan.to_recorded_json();
+        assert_eq!(parse(&recorded).unwrap(), plan);
+        let as_value = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
+        assert_eq!(as_value(&recorded), as_value(&serde_json::to_string(&plan).unwrap()));
+        let big = "q".repeat(RECORDED_STRING_MAX + 1);
+        let plan = parse(
+            &serde_json::json!({"edits":[{"op":"replace_file","path":"g","content":big}]})
+                .to_string(),
+        )
+        .unwrap();
+        let v: serde_json::Value = serde_json::from_str(&plan.to_recorded_json()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"edits":[{"op":"replace_file","path":"g","content_omitted":{
+                "bytes": RECORDED_STRING_MAX + 1,
+                "blake3": blake3::hash(big.as_bytes()).to_hex().to_string()}}]})
+        );
     }
 
     #[test]
