@@ -515,7 +515,10 @@ mod tests {
         let recorded = plan.to_recorded_json();
         assert_eq!(parse(&recorded).unwrap(), plan);
         let as_value = |s: &str| serde_json::from_str::<serde_json::Value>(s).ok();
-        assert_eq!(as_value(&recorded), as_value(&serde_json::to_string(&plan).unwrap()));
+        assert_eq!(
+            as_value(&recorded),
+            as_value(&serde_json::to_string(&plan).unwrap())
+        );
         let big = "q".repeat(RECORDED_STRING_MAX + 1);
         let plan = parse(
             &serde_json::json!({"edits":[{"op":"replace_file","path":"g","content":big}]})
