@@ -76,11 +76,15 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// of an empty file gives only the `---` / `+++` headers. A last line without a
 /// newline is followed by `\ No newline at end of file`, as `diff -u` does.
 ///
-/// Memory: from 1 MiB (both sides), lines are matched only inside the
-/// content-defined chunks where the sides differ, so an edit of a large file costs
-/// about its changed chunks, not a table of all its lines. A changed region of more
-/// than 2^20 lines (both sides) is shown as one replacement of all its lines, not
-/// matched line by line; the diff is still exact, only not minimal.
+/// Minimality and memory. Under 1 MiB (both sides) lines are matched over line
+/// tables, minimal unless the 2 s deadline passes. From 1 MiB no line tables are built
+/// for the whole file: the common ends are set aside, and a file that differs in up to
+/// 1000 lines gets a minimal diff from Myers' search over byte offsets. Past that,
+/// content-defined chunks narrow the regions matched line by line; on repetitive
+/// content (identical lines or blocks) chunks can pair with the wrong copies, so the
+/// diff may then show more changed lines than a minimal one, and a region of more
+/// than 2^20 lines is shown as one replacement. Every diff is exact (it turns the
+/// snapshot into the candidate); only its size may exceed the minimum.
 pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> CandidateDiff {
     let mut diff = CandidateDiff {
         unified: String::new(),

@@ -57,12 +57,13 @@ pub(crate) fn diff(
         return Some(script(&trace, 0, 0));
     }
     for d in 1..=max_d {
-        if deadline.is_some_and(|t| Instant::now() > t) {
-            return None;
-        }
         let prev = trace.last()?;
         let mut row = Vec::with_capacity(d + 1);
         for i in 0..=d {
+            // Checked per diagonal: on repetitive content every snake can run far.
+            if deadline.is_some_and(|t| Instant::now() > t) {
+                return None;
+            }
             // Diagonal k = 2i − d; prev[i − 1] is diagonal k − 1, prev[i] is k + 1.
             let from_left = i
                 .checked_sub(1)
