@@ -31,6 +31,10 @@ const CHUNK_SIZES: (usize, usize, usize) = (1024, 4096, 16384);
 /// (Myers' greedy search, `line_myers`): its trace holds about D²/2 points of 40 bytes,
 /// 20 MB at this bound.
 const DIRECT_MAX_D: usize = 1000;
+/// Time the search over byte offsets may take before the chunk pass takes over. On
+/// periodic content (lines repeating with a short period) its snakes run far on many
+/// diagonals, and a few hundred scattered edits of a 100 MiB file take longer.
+const DIRECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// Lines (both sides together) above which a changed region is shown as one
 /// replacement instead of being matched line by line: matching costs tens of bytes
 /// per line, and a region this large is a rewrite.
@@ -79,8 +83,9 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// Minimality and memory. Under 1 MiB (both sides) lines are matched over line
 /// tables, minimal unless the 2 s deadline passes. From 1 MiB no line tables are built
 /// for the whole file: the common ends are set aside, and a file that differs in up to
-/// 1000 lines gets a minimal diff from Myers' search over byte offsets. Past that,
-/// content-defined chunks narrow the regions matched line by line; on repetitive
+/// 1000 lines gets a minimal diff from Myers' search over byte offsets, if that takes
+/// under 1 s (periodic content with hundreds of scattered edits can take longer).
+/// Past that, content-defined chunks narrow the regions matched line by line; on repetitive
 /// content (identical lines or blocks) chunks can pair with the wrong copies, so the
 /// diff may then show more changed lines than a minimal one, and a region of more
 /// than 2^20 lines is shown as one replacement. Every diff is exact (it turns the
@@ -129,7 +134,8 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
 /// chunks; runs of identical chunks, trimmed to whole lines, are equal lines without
 /// looking at them, and only the regions between them are matched line by line. Edits
 /// in many places of a 200 MiB file then build line tables for a few KiB, not for
-/// 200 MiB (memory, issue 6). One deadline ([`DIFF_TIMEOUT`]) covers the whole file.
+/// 200 MiB (memory, issue 6). Time: the search gets [`DIRECT_TIMEOUT`], then the chunk
+/// pass a fresh [`DIFF_TIMEOUT`] for all its regions together.
 fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
     let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     if old.len() + new.len() < CHUNKED_FROM_BYTES {
@@ -141,10 +147,17 @@ fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
     let head_lines = count_lines(old.get(..head).unwrap_or_default());
     let middle = if old_mid.len() + new_mid.len() < CHUNKED_FROM_BYTES {
         region_line_ops(old_mid, new_mid, deadline)
-    } else if let Some(ops) = super::line_myers::diff(old_mid, new_mid, DIRECT_MAX_D, deadline) {
+    } else if let Some(ops) = super::line_myers::diff(
+        old_mid,
+        new_mid,
+        DIRECT_MAX_D,
+        Instant::now().checked_add(DIRECT_TIMEOUT),
+    ) {
         ops
     } else {
-        chunked_line_ops(old_mid, new_mid, deadline)
+        // A fresh deadline: with the search's time spent, the chunk pass would
+        // otherwise match nothing and show a few changed lines as a rewrite.
+        chunked_line_ops(old_mid, new_mid, Instant::now().checked_add(DIFF_TIMEOUT))
     };
     let mut ops = Vec::new();
     push_op(
@@ -650,8 +663,15 @@ fn render_lines(out: &mut String, prefix: char, lines: &[&[u8]]) -> bool {
         }
         out.push(prefix);
         let shown = line.get(..room.min(line.len())).unwrap_or_default();
-        out.push_str(&String::from_utf8_lossy(shown));
-        if shown.len() < line.len() {
+        let text = String::from_utf8_lossy(shown);
+        // Lossy text can be longer than its bytes (an invalid byte is 3 bytes of
+        // U+FFFD): cut the text itself, on a char boundary.
+        let mut cut = text.len().min(room);
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out.push_str(text.get(..cut).unwrap_or_default());
+        if cut < text.len() || shown.len() < line.len() {
             out.push('\n');
             return false;
         }
@@ -981,6 +1001,16 @@ mod tests {
                 !d.unified.contains("\n+a"),
                 "the new side is past the limit"
             );
+            // Invalid UTF-8 turns each byte into 3 bytes of U+FFFD: still cut at the limit.
+            let (ff, fe) = (vec![0xffu8; 10 << 20], vec![0xfeu8; 10 << 20]);
+            let d = candidate_diff("f", Some(&ff), Some(&fe));
+            assert!(d.lossy);
+            assert!(
+                d.unified.len() <= UNIFIED_MAX_BYTES + 1 + TRUNCATED.len(),
+                "{}",
+                d.unified.len()
+            );
+            assert!(d.unified.ends_with(TRUNCATED));
             // Under the limit nothing is cut.
             let small = candidate_diff("f", Some(b"a\n"), Some(b"b\n"));
             assert!(!small.unified.contains("truncated"));

@@ -369,8 +369,10 @@ impl Plan {
     /// that a string field longer than [`RECORDED_STRING_MAX`] bytes (the content of a
     /// large `replace_file`, say) is replaced by `"<field>_omitted": {"bytes": N,
     /// "blake3": "<hex>"}`, the length and blake3 hash of that string's UTF-8 bytes.
-    /// For `content`, those bytes are the revision's candidate of that path, which the
-    /// journal stores as a blob under the same hash. Without this, a 200 MiB
+    /// For the `content` of `replace_file` / `create_file`, those bytes are the
+    /// revision's candidate of that path, which the journal stores as a blob under the
+    /// same hash (not so for `replace_lines`' `content`, a part of the file, nor for
+    /// `content_base64`, whose hash is of the base64 text). Without this, a 200 MiB
     /// `replace_file` would be recorded, and read back by `show` and `commit`, as a
     /// 200 MiB string besides the candidate itself.
     pub fn to_recorded_json(&self) -> String {
