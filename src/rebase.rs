@@ -81,35 +81,51 @@ pub(crate) fn merge_onto(
     let mut out = BTreeMap::new();
     let mut conflicts = Vec::new();
     for path in paths {
-        let o = ours.remove(&path);
-        let t = theirs.remove(&path);
-        // The common ancestor: revision N's candidate, or for a file revision N did not
-        // have, the snapshot taken when the file joined.
-        let Some(any) = prior.get(&path).or(o.as_ref()).or(t.as_ref()) else {
-            continue;
+        let mut o = ours.remove(&path);
+        let mut t = theirs.remove(&path);
+        // The sides are borrowed, not copied: a rebase of a large file holds each
+        // version once.
+        let (merged, conflict, snapshot) = {
+            // The common ancestor: revision N's candidate, or for a file revision N did
+            // not have, the snapshot taken when the file joined.
+            let Some(any) = prior.get(&path).or(o.as_ref()).or(t.as_ref()) else {
+                continue;
+            };
+            let base = match prior.get(&path) {
+                Some(b) => (&b.candidate, b.candidate_bytes.as_deref()),
+                None => (&any.snapshot, any.snapshot_bytes.as_deref()),
+            };
+            let sides = Sides {
+                base,
+                ours: side(&o, base),
+                theirs: side(&t, base),
+            };
+            let snapshot = t.as_ref().or(o.as_ref()).unwrap_or(any).snapshot;
+            let (merged, conflict) = sides.merge(&path, ("plan", "latest"));
+            (merged, conflict, snapshot)
         };
-        let base = match prior.get(&path) {
-            Some(b) => (b.candidate, b.candidate_bytes.clone()),
-            None => (any.snapshot, any.snapshot_bytes.clone()),
+        // The snapshot's bytes, moved from the side that carried them (every path
+        // comes from ours or theirs, so one of them has it; `prior`'s snapshot bytes
+        // are never used).
+        let snapshot_bytes = match (t.as_mut(), o.as_mut()) {
+            (Some(w), _) | (None, Some(w)) => w.snapshot_bytes.take(),
+            (None, None) => None,
         };
-        let snap = t.as_ref().or(o.as_ref()).unwrap_or(any);
-        let (snapshot, snapshot_bytes) = (snap.snapshot, snap.snapshot_bytes.clone());
-        let side = |w: &Option<Working>| match w {
-            Some(w) => (w.candidate, w.candidate_bytes.clone()),
-            None => base.clone(),
-        };
-        let (os, ob) = side(&o);
-        let (ts, tb) = side(&t);
-        let sides = Sides {
-            base: (&base.0, base.1.as_deref()),
-            ours: (&os, ob.as_deref()),
-            theirs: (&ts, tb.as_deref()),
-        };
-        let (merged, conflict) = sides.merge(&path, ("plan", "latest"));
         conflicts.extend(conflict);
         out.insert(path, merged.with_snapshot(snapshot, snapshot_bytes));
     }
     (out, conflicts)
+}
+
+/// A side's candidate, or `base` when the side does not have the file.
+fn side<'a>(
+    w: &'a Option<Working>,
+    base: (&'a FileState, Option<&'a [u8]>),
+) -> (&'a FileState, Option<&'a [u8]>) {
+    match w {
+        Some(w) => (&w.candidate, w.candidate_bytes.as_deref()),
+        None => base,
+    }
 }
 
 /// The three versions of one file.

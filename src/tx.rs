@@ -199,9 +199,11 @@ impl Journal {
             };
             let mut conflicts = Vec::new();
             let files = if base.revision != latest.revision {
-                // The base revision's files are the merge base too: keep them.
-                let prior = self.load_working(&base)?;
-                let files = self.build(plan, prior.clone())?;
+                // The base revision's candidates are the merge base too: loaded twice
+                // rather than copied, and without their snapshots, which the merge
+                // does not use.
+                let prior = self.load_candidates(&base)?;
+                let files = self.build(plan, self.load_candidates(&base)?)?;
                 let theirs = self.load_working(&latest)?;
                 let merged;
                 (merged, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);
