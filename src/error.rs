@@ -135,7 +135,7 @@ pub enum JournalError {
     #[error("journal storage error: {0}; if the disk is full or not writable, fix that and retry; if the journal file is damaged, see \"When the journal is damaged\" in the README (the tree's files are not affected)")]
     Storage(String),
     /// A record starts with a format byte this binary does not know.
-    #[error("journal record in table {table} has unknown format byte {byte}; it was written by a newer ultra-edit or is damaged")]
+    #[error("journal record in table {table} has unknown format byte {byte}; it was written by a newer ultra-edit or is damaged (see \"When the journal is damaged\" in the README)")]
     UnknownFormat {
         /// Table name.
         table: &'static str,
@@ -159,7 +159,7 @@ pub enum JournalError {
         supported: u64,
     },
     /// A verb panicked, most likely inside redb on a damaged journal file.
-    #[error("internal failure ({message}); the journal file may be damaged: run `ultra-edit journal verify`, and keep a copy of .ultra-edit/ for a bug report")]
+    #[error("internal failure ({message}); the journal file may be damaged: see \"When the journal is damaged\" in the README, and keep a copy of .ultra-edit/ for a bug report")]
     Panicked {
         /// The panic message.
         message: String,

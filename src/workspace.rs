@@ -207,7 +207,7 @@ fn canonical_root(root: &Path) -> Result<PathBuf> {
 }
 
 /// Run a public verb, turning a panic inside it (redb panics on some damaged journal
-/// files) into [`JournalError::Panicked`]: no panic crosses the library boundary.
+/// files) into [`crate::JournalError::Panicked`]: no panic crosses the library boundary.
 pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(r) => r,

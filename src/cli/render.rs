@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::json;
 use ultra_edit::{
     BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal, JournalStats,
-    LogEntry, Preview, Receipt, RecoveryReport, Result, Severity, TxRecord, VerifyReport,
+    LogEntry, Preview, Receipt, RecoveryReport, Result, Severity, TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {
@@ -119,7 +119,9 @@ impl Out {
             p.base
                 .map(|b| format!(", on revision {b}"))
                 .unwrap_or_default(),
-            if p.ready_to_commit {
+            if p.state != TxState::Open {
+                "not open"
+            } else if p.ready_to_commit {
                 "ready to commit"
             } else {
                 "NOT ready to commit"

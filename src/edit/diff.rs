@@ -22,8 +22,9 @@ const BINARY_SNIFF_BYTES: usize = 8000;
 /// Upper bound on the diff computation; past it the diff is still correct but
 /// may be less minimal (similar's Myers deadline).
 const DIFF_TIMEOUT: Duration = Duration::from_secs(2);
-/// Inputs (both sides together, bytes) from which the lines are matched only inside
-/// the regions where the content-defined chunks of the two sides differ.
+/// Inputs (both sides together, bytes) from which no line tables are built for the
+/// whole file: common ends are trimmed, then the search over byte offsets runs, and the
+/// chunk pass only when that gives up (see `file_line_ops`).
 const CHUNKED_FROM_BYTES: usize = 1 << 20;
 /// Chunk sizes (bytes) of that first pass: FastCDC's minimum, average, maximum.
 const CHUNK_SIZES: (usize, usize, usize) = (1024, 4096, 16384);

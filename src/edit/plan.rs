@@ -366,7 +366,8 @@ impl Plan {
     }
 
     /// The plan as the journal records it (in each revision record): its JSON, except
-    /// that a string field longer than [`RECORDED_STRING_MAX`] bytes (the content of a
+    /// that a string field of an edit longer than [`RECORDED_STRING_MAX`] bytes (`old`,
+    /// `new`, `anchor`, `text`, `content`, `content_base64`; the content of a
     /// large `replace_file`, say) is replaced by `"<field>_omitted": {"bytes": N,
     /// "blake3": "<hex>"}`, the length and blake3 hash of that string's UTF-8 bytes.
     /// For the `content` of `replace_file` / `create_file`, those bytes are the

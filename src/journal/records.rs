@@ -201,7 +201,9 @@ pub struct RevisionRecord {
     pub base: Option<u32>,
     /// Creation time (ms since epoch).
     pub created_ms: u64,
-    /// The plan JSON as given.
+    /// The plan as JSON: [`crate::Plan::to_recorded_json`] of the plan given (an edit's
+    /// string field over 64 KiB named by size and hash); for a revision made by
+    /// `rollback`, `{"rollback_of":N}`; by `rebase`, `{"rebase_onto_disk":{"from_revision":N}}`.
     pub plan: String,
     /// Files, sorted by path.
     pub files: Vec<FileRevision>,
