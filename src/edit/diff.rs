@@ -130,13 +130,15 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
 /// [`CHUNKED_FROM_BYTES`], the whole lines both files start and end with are set
 /// aside first (byte comparisons, no tables; like xdiff's trimming, this never makes
 /// the result less minimal), so an edit in one place is matched exactly as in a small
-/// file. If what is left between them is still large, a first pass cuts both sides
-/// into content-defined chunks (FastCDC, as the blob store does) and matches the
-/// chunks; runs of identical chunks, trimmed to whole lines, are equal lines without
-/// looking at them, and only the regions between them are matched line by line. Edits
-/// in many places of a 200 MiB file then build line tables for a few KiB, not for
-/// 200 MiB (memory, issue 6). Time: the search gets [`DIRECT_TIMEOUT`], then the chunk
-/// pass a fresh [`DIFF_TIMEOUT`] for all its regions together.
+/// file. If what is left between them is still large, Myers' search over byte offsets
+/// (`line_myers`) diffs it without line tables, minimal, when at most
+/// [`DIRECT_MAX_D`] lines differ. Otherwise a chunk pass cuts both sides into
+/// content-defined chunks (FastCDC, as the blob store does) and matches the chunks;
+/// runs of identical chunks, trimmed to whole lines, are equal lines without looking
+/// at them, and only the regions between them are matched line by line. Edits in many
+/// places of a 200 MiB file then build line tables for a few KiB, not for 200 MiB
+/// (memory, issue 6). Time: the search gets [`DIRECT_TIMEOUT`], then the chunk pass a
+/// fresh [`DIFF_TIMEOUT`] for all its regions together.
 fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
     let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     if old.len() + new.len() < CHUNKED_FROM_BYTES {
