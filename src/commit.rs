@@ -228,9 +228,9 @@ impl Journal {
         drop(reader);
         self.ws.store.write(|w| {
             let id = w.next_tx_id()?;
-            for (_, _, bytes) in current {
-                if let Some(b) = bytes {
-                    w.put_blob(b)?;
+            for (_, state, bytes) in current {
+                if let (Some(hash), Some(b)) = (state.hash.filter(|_| state.exists), bytes) {
+                    w.put_blob_hashed(hash, b)?;
                 }
             }
             w.put_tx(&TxRecord {

@@ -133,6 +133,7 @@ impl Journal {
         crate::workspace::guarded(|| {
             let files = self.build(plan, BTreeMap::new())?;
             let plan_json = plan_to_json(plan);
+            let content = RevisionContent::of(files, Vec::new());
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = TxRecord {
                     tx: w.next_tx_id()?,
@@ -152,7 +153,7 @@ impl Journal {
                     tx: tx.tx,
                     rollback_of: None,
                 })?;
-                let rev = record_revision(w, tx.tx, 0, None, plan_json, files, Vec::new())?;
+                let rev = record_revision(w, tx.tx, 0, None, plan_json, content)?;
                 Ok((tx, rev))
             })?;
             Ok(Preview::new(&tx, rev))
@@ -243,6 +244,7 @@ impl Journal {
         conflicts: Vec<FileConflict>,
     ) -> Result<Preview> {
         let tx = txrec.tx;
+        let content = RevisionContent::of(files, conflicts);
         let (txrec, rev) = self.ws.store.write(|w| {
             let mut now = w.tx(tx)?;
             if now.revisions != txrec.revisions
@@ -255,15 +257,7 @@ impl Journal {
                     hint: "it changed, or a commit of it is under way, while this revision was built; run the command again (`ultra-edit show` tells its state)".into(),
                 });
             }
-            let rev = record_revision(
-                w,
-                tx,
-                now.revisions,
-                Some(base),
-                plan_json,
-                files,
-                conflicts,
-            )?;
+            let rev = record_revision(w, tx, now.revisions, Some(base), plan_json, content)?;
             now.revisions += 1;
             w.put_tx(&now)?;
             Ok((now, rev))
@@ -500,51 +494,79 @@ fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
     Ok(())
 }
 
-/// Validate `files`, store their blobs and diffs, and record the revision. Files whose
-/// candidate equals their snapshot are validated (a `candidate_equals_source` warning)
-/// but leave the candidate set. Each conflict adds a `merge_conflict` error.
+/// What a revision records, computed before the journal write that records it: the
+/// diffs (up to seconds for a large file) and the validation are pure, and a journal
+/// write transaction holds the database's writer lock, which other processes wait on.
+struct RevisionContent {
+    /// The files, for their bytes (stored as blobs by [`record_revision`]).
+    files: BTreeMap<String, Working>,
+    /// The files whose candidate differs from their snapshot, with their diffs.
+    changed: Vec<FileRevision>,
+    validation: Vec<edit::Issue>,
+    conflicts: Vec<FileConflict>,
+}
+
+impl RevisionContent {
+    /// Validate `files` and diff the changed ones. Files whose candidate equals their
+    /// snapshot are validated (a `candidate_equals_source` warning) but leave the
+    /// candidate set. Each conflict adds a `merge_conflict` error.
+    fn of(files: BTreeMap<String, Working>, conflicts: Vec<FileConflict>) -> Self {
+        let checks: Vec<FileCheck<'_>> = files
+            .iter()
+            .map(|(p, f)| FileCheck {
+                path: p,
+                before: f.snapshot_bytes.as_deref(),
+                after: f.candidate_bytes.as_deref(),
+                text_op_on_binary: f.text_op_on_binary,
+            })
+            .collect();
+        let mut validation = edit::validate(&checks);
+        validation.extend(conflicts.iter().map(conflict_issue));
+        let changed = files
+            .iter()
+            .filter(|(_, f)| !same_state(&f.snapshot, &f.candidate))
+            .map(|(path, f)| FileRevision {
+                path: path.clone(),
+                snapshot: f.snapshot,
+                candidate: f.candidate,
+                diff: edit::candidate_diff(
+                    path,
+                    f.snapshot_bytes.as_deref(),
+                    f.candidate_bytes.as_deref(),
+                ),
+            })
+            .collect();
+        RevisionContent {
+            files,
+            changed,
+            validation,
+            conflicts,
+        }
+    }
+}
+
+/// Store the blobs of the changed files of `content` (under the hashes their
+/// `FileState`s already carry) and record the revision.
 fn record_revision(
     w: &mut crate::journal::Writer,
     tx: u64,
     revision: u32,
     base: Option<u32>,
     plan: String,
-    files: BTreeMap<String, Working>,
-    conflicts: Vec<FileConflict>,
+    content: RevisionContent,
 ) -> Result<RevisionRecord> {
-    let checks: Vec<FileCheck<'_>> = files
-        .iter()
-        .map(|(p, f)| FileCheck {
-            path: p,
-            before: f.snapshot_bytes.as_deref(),
-            after: f.candidate_bytes.as_deref(),
-            text_op_on_binary: f.text_op_on_binary,
-        })
-        .collect();
-    let mut validation = edit::validate(&checks);
-    validation.extend(conflicts.iter().map(conflict_issue));
-    let mut out = Vec::with_capacity(files.len());
-    for (path, f) in files
-        .iter()
-        .filter(|(_, f)| !same_state(&f.snapshot, &f.candidate))
-    {
-        for bytes in [&f.snapshot_bytes, &f.candidate_bytes]
-            .into_iter()
-            .flatten()
-        {
-            w.put_blob(bytes)?;
+    for f in &content.changed {
+        let Some(working) = content.files.get(&f.path) else {
+            continue;
+        };
+        for (state, bytes) in [
+            (&working.snapshot, &working.snapshot_bytes),
+            (&working.candidate, &working.candidate_bytes),
+        ] {
+            if let (Some(hash), Some(bytes)) = (state.hash.filter(|_| state.exists), bytes) {
+                w.put_blob_hashed(hash, bytes)?;
+            }
         }
-        let diff = edit::candidate_diff(
-            path,
-            f.snapshot_bytes.as_deref(),
-            f.candidate_bytes.as_deref(),
-        );
-        out.push(FileRevision {
-            path: path.clone(),
-            snapshot: f.snapshot,
-            candidate: f.candidate,
-            diff,
-        });
     }
     let rec = RevisionRecord {
         tx,
@@ -552,9 +574,9 @@ fn record_revision(
         base,
         created_ms: w.now(),
         plan,
-        files: out,
-        validation,
-        conflicts,
+        files: content.changed,
+        validation: content.validation,
+        conflicts: content.conflicts,
     };
     w.put_revision(&rec)?;
     Ok(rec)

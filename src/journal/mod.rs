@@ -573,7 +573,15 @@ impl Writer {
 
     /// Store `bytes` as a blob unless present (content addressed); returns its hash.
     pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobHash> {
-        let hash = BlobHash::of(bytes);
+        self.put_blob_hashed(BlobHash::of(bytes), bytes)
+    }
+
+    /// [`Writer::put_blob`] for bytes whose hash the caller already computed (a
+    /// `FileState` of them), so a large file is not hashed twice. A wrong `hash` cannot
+    /// go unnoticed: reading a blob checks its bytes against its key
+    /// (`blobs::assemble`), and debug builds check here.
+    pub fn put_blob_hashed(&mut self, hash: BlobHash, bytes: &[u8]) -> Result<BlobHash> {
+        debug_assert_eq!(hash, BlobHash::of(bytes), "put_blob_hashed: wrong hash");
         let inserted = {
             let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
             let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
