@@ -342,6 +342,23 @@ impl Run {
             failures.join("\n---\n")
         );
     }
+    /// Print how far the run got, and require that at least half the commits landed.
+    fn report(&self, label: &str, started: Instant) {
+        let landed = self.landed.lock().unwrap().len();
+        println!(
+            "{label}: {landed} of {} commits landed, {} stale commits previewed again, {} steps \
+             gave up, {} concurrent reads ok, {:?}",
+            WORKERS * COMMITS_EACH,
+            self.stale.load(Ordering::Relaxed),
+            self.gave_up.load(Ordering::Relaxed),
+            self.reads.load(Ordering::Relaxed),
+            started.elapsed()
+        );
+        assert!(
+            landed >= WORKERS * COMMITS_EACH / 2,
+            "{label}: only {landed} commits landed before the deadline"
+        );
+    }
 }
 
 /// One committer process loop: preview, commit; a stale commit is previewed again.
@@ -503,21 +520,7 @@ fn processes_commit_concurrently_and_no_update_is_lost() {
     let out = ue(&root, &args, None);
     assert!(out.status.success(), "{}", describe(&args, &out));
     assert_eq!(json_line(&out)["ok"], true);
-    println!(
-        "processes: {} of {} commits landed, {} stale commits previewed again, {} steps gave up, \
-         {} concurrent reads ok, {:?}",
-        landed.len(),
-        WORKERS * COMMITS_EACH,
-        run.stale.load(Ordering::Relaxed),
-        run.gave_up.load(Ordering::Relaxed),
-        run.reads.load(Ordering::Relaxed),
-        started.elapsed()
-    );
-    assert!(
-        landed.len() >= WORKERS * COMMITS_EACH / 2,
-        "only {} commits landed before the deadline",
-        landed.len()
-    );
+    run.report("processes", started);
 }
 
 // ---------------------------------------------------------------------------------
@@ -633,19 +636,5 @@ fn threads_share_one_journal_and_no_update_is_lost() {
     check_no_update_lost(&initial, &final_tree, &replayed, &receipts, &landed);
     let report = j.verify().unwrap();
     assert!(report.ok, "journal verify: {:?}", report.problems);
-    println!(
-        "threads: {} of {} commits landed, {} stale commits previewed again, {} steps gave up, \
-         {} concurrent reads ok, {:?}",
-        landed.len(),
-        WORKERS * COMMITS_EACH,
-        run.stale.load(Ordering::Relaxed),
-        run.gave_up.load(Ordering::Relaxed),
-        run.reads.load(Ordering::Relaxed),
-        started.elapsed()
-    );
-    assert!(
-        landed.len() >= WORKERS * COMMITS_EACH / 2,
-        "only {} commits landed",
-        landed.len()
-    );
+    run.report("threads", started);
 }
