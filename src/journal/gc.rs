@@ -1,0 +1,161 @@
+//! `journal gc` inside one write transaction: prune transactions, drop the blobs no
+//! record references any more.
+
+use std::collections::BTreeSet;
+
+use redb::ReadableTable;
+use serde::{Deserialize, Serialize};
+
+use super::{blobs, codec, get_rec, Writer};
+use super::{BATCHES, INFLIGHT, REVISIONS, TXS};
+use crate::error::Result;
+use crate::journal::records::*;
+
+/// What [`Writer::gc`] removed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GcCounts {
+    /// Transactions whose revisions were dropped.
+    pub txs_pruned: u64,
+    /// Revision records dropped.
+    pub revisions_dropped: u64,
+    /// Blobs dropped.
+    pub blobs_dropped: u64,
+    /// Bytes of the blobs dropped.
+    pub bytes_freed: u64,
+    /// Open previews among the pruned transactions, which were aborted.
+    pub previews_aborted: u64,
+}
+
+impl Writer {
+    /// Garbage-collect inside this write transaction (so no other writer can start
+    /// referencing a blob between the scan and the delete): every tx for which
+    /// `retain` is false, and that has no batch in flight, loses its revisions and is
+    /// marked `pruned` (an open one is also aborted); then every blob that no remaining
+    /// revision, no batch of a retained tx and no in-flight batch references is deleted.
+    pub fn gc(&mut self, retain: impl Fn(&TxRecord) -> bool) -> Result<GcCounts> {
+        let mut counts = GcCounts::default();
+        let inflight_txs = self.inflight_txs()?;
+        let txs: Vec<TxRecord> = {
+            let t = self.txn.open_table(TXS)?;
+            let mut v = Vec::new();
+            for item in t.iter()? {
+                v.push(codec::decode("txs", item?.1.value())?);
+            }
+            v
+        };
+        let mut pruned = BTreeSet::new();
+        for mut tx in txs {
+            if tx.pruned || retain(&tx) || inflight_txs.contains(&tx.tx) {
+                if tx.pruned {
+                    pruned.insert(tx.tx);
+                }
+                continue;
+            }
+            let mut revs = self.txn.open_table(REVISIONS)?;
+            for n in 0..tx.revisions {
+                if revs.remove((tx.tx, n))?.is_some() {
+                    counts.revisions_dropped += 1;
+                }
+            }
+            drop(revs);
+            if tx.state == TxState::Open {
+                counts.previews_aborted += 1;
+                tx.state = TxState::Aborted;
+                self.event(EventKind::TxAborted { tx: tx.tx })?;
+            }
+            tx.pruned = true;
+            self.put_tx(&tx)?;
+            pruned.insert(tx.tx);
+            counts.txs_pruned += 1;
+        }
+        let live = self.referenced_blobs(&pruned)?;
+        let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let mut dead = Vec::new();
+        let mut live_chunks = BTreeSet::new();
+        for item in manifests.iter()? {
+            let (k, v) = item?;
+            let m: blobs::Manifest = codec::decode("blob_manifests", v.value())?;
+            if live.contains(&BlobHash(*k.value())) {
+                live_chunks.extend(m.chunk_keys().iter().copied());
+            } else {
+                let inline = match &m {
+                    blobs::Manifest::Inline(b) => b.len() as u64,
+                    blobs::Manifest::Chunked { .. } => 0,
+                };
+                dead.push((*k.value(), inline));
+            }
+        }
+        for (k, inline) in dead {
+            manifests.remove(&k)?;
+            counts.blobs_dropped += 1;
+            counts.bytes_freed += inline;
+        }
+        drop(manifests);
+        let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let mut dead_chunks = Vec::new();
+        for item in chunks.iter()? {
+            let (k, v) = item?;
+            if !live_chunks.contains(k.value()) {
+                dead_chunks.push((*k.value(), v.value().len() as u64));
+            }
+        }
+        for (k, size) in dead_chunks {
+            chunks.remove(&k)?;
+            counts.bytes_freed += size;
+        }
+        drop(chunks);
+        self.event(EventKind::Gc {
+            txs_pruned: counts.txs_pruned,
+            blobs_dropped: counts.blobs_dropped,
+            bytes_freed: counts.bytes_freed,
+        })?;
+        Ok(counts)
+    }
+
+    fn inflight_txs(&self) -> Result<BTreeSet<u64>> {
+        let inflight = self.txn.open_table(INFLIGHT)?;
+        let batches = self.txn.open_table(BATCHES)?;
+        let mut out = BTreeSet::new();
+        for item in inflight.iter()? {
+            let id = item?.0.value();
+            if let Some(b) = get_rec::<u64, BatchRecord>(&batches, "batches", id)? {
+                out.insert(b.tx);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Blobs referenced by a revision, by a batch of a tx not in `pruned`, or by an
+    /// in-flight batch (including the foreign bytes recovery kept).
+    fn referenced_blobs(&self, pruned: &BTreeSet<u64>) -> Result<BTreeSet<BlobHash>> {
+        let mut live = BTreeSet::new();
+        let mut add = |s: &FileState| {
+            if let Some(h) = s.hash.filter(|_| s.exists) {
+                live.insert(h);
+            }
+        };
+        let revs = self.txn.open_table(REVISIONS)?;
+        for item in revs.iter()? {
+            let rev: RevisionRecord = codec::decode("revisions", item?.1.value())?;
+            for f in &rev.files {
+                add(&f.snapshot);
+                add(&f.candidate);
+            }
+        }
+        let batches = self.txn.open_table(BATCHES)?;
+        for item in batches.iter()? {
+            let b: BatchRecord = codec::decode("batches", item?.1.value())?;
+            if pruned.contains(&b.tx) && b.state.is_terminal() {
+                continue;
+            }
+            for f in &b.files {
+                add(&f.pre);
+                add(&f.post);
+            }
+            for f in &b.foreign {
+                add(&f.found);
+            }
+        }
+        Ok(live)
+    }
+}

@@ -1,0 +1,218 @@
+//! [`Reader`]: typed access to the tables inside one redb read transaction.
+
+use redb::{ReadableTable, TableDefinition};
+use serde::de::DeserializeOwned;
+
+use super::{blobs, codec, get_rec, EventRecord};
+use super::{BATCHES, EVENTS, INFLIGHT, RECEIPTS, REVISIONS, TXS};
+use crate::error::{Error, JournalError, Result};
+use crate::journal::records::*;
+
+/// A read transaction of the journal.
+pub struct Reader {
+    pub(super) txn: redb::ReadTransaction,
+}
+
+impl Reader {
+    /// A transaction record.
+    pub fn tx(&self, tx: u64) -> Result<Option<TxRecord>> {
+        get_rec(&self.txn.open_table(TXS)?, "txs", tx)
+    }
+
+    /// A transaction record, or [`Error::UnknownTx`].
+    pub fn tx_required(&self, tx: u64) -> Result<TxRecord> {
+        self.tx(tx)?.ok_or(Error::UnknownTx { tx })
+    }
+
+    /// A revision record.
+    pub fn revision(&self, tx: u64, revision: u32) -> Result<Option<RevisionRecord>> {
+        get_rec(
+            &self.txn.open_table(REVISIONS)?,
+            "revisions",
+            (tx, revision),
+        )
+    }
+
+    /// Revision `n` of `tx` (default: its latest), or [`Error::UnknownRevision`].
+    pub fn revision_of(&self, tx: &TxRecord, n: Option<u32>) -> Result<RevisionRecord> {
+        let latest = tx.revisions.saturating_sub(1);
+        let revision = n.unwrap_or(latest);
+        self.revision(tx.tx, revision)?
+            .ok_or(Error::UnknownRevision {
+                tx: tx.tx,
+                revision,
+                latest,
+            })
+    }
+
+    /// A blob's bytes, checked against their key: bytes that do not hash to it are
+    /// [`JournalError::Corrupt`], never handed out (a rollback must not restore damaged
+    /// bytes under a good hash).
+    pub fn blob(&self, hash: &BlobHash) -> Result<Option<Vec<u8>>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let Some(raw) = manifests.get(&hash.0)? else {
+            return Ok(None);
+        };
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        blobs::assemble(&chunks, hash, raw.value()).map(Some)
+    }
+
+    /// A blob's bytes, or [`JournalError::Missing`].
+    pub fn blob_required(&self, hash: &BlobHash) -> Result<Vec<u8>> {
+        self.blob(hash)?.ok_or_else(|| {
+            JournalError::Missing {
+                what: format!("blob {hash}"),
+            }
+            .into()
+        })
+    }
+
+    /// A batch record.
+    pub fn batch(&self, batch: u64) -> Result<Option<BatchRecord>> {
+        get_rec(&self.txn.open_table(BATCHES)?, "batches", batch)
+    }
+
+    /// A receipt.
+    pub fn receipt(&self, batch: u64) -> Result<Option<Receipt>> {
+        get_rec(&self.txn.open_table(RECEIPTS)?, "receipts", batch)
+    }
+
+    /// Ids of non-terminal batches, ascending.
+    pub fn inflight(&self) -> Result<Vec<u64>> {
+        let t = self.txn.open_table(INFLIGHT)?;
+        let mut out = Vec::new();
+        for item in t.iter()? {
+            out.push(item?.0.value());
+        }
+        Ok(out)
+    }
+
+    /// Visit every blob in key order with its reassembled, hash-checked bytes (an
+    /// `Err` for a blob that is damaged or misses a chunk), and the bytes its own
+    /// manifest and new chunks occupy is not tracked here (see `journal stats`).
+    pub fn scan_blobs(
+        &self,
+        mut f: impl FnMut(BlobHash, Result<Vec<u8>>) -> Result<()>,
+    ) -> Result<()> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        for item in manifests.iter()? {
+            let (k, v) = item?;
+            let hash = BlobHash(*k.value());
+            f(hash, blobs::assemble(&chunks, &hash, v.value()))?;
+        }
+        Ok(())
+    }
+
+    /// Bytes the blob store occupies: inline bytes plus every chunk once.
+    pub fn stored_blob_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        for item in manifests.iter()? {
+            if let blobs::Manifest::Inline(b) = codec::decode("blob_manifests", item?.1.value())? {
+                total += b.len() as u64;
+            }
+        }
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        for item in chunks.iter()? {
+            total += item?.1.value().len() as u64;
+        }
+        Ok(total)
+    }
+
+    /// Visit every record of a `u64`-keyed table (`txs`, `batches`, `receipts`), decoded.
+    fn scan_u64<T: DeserializeOwned>(
+        &self,
+        def: TableDefinition<u64, &[u8]>,
+        name: &'static str,
+        mut f: impl FnMut(u64, Result<T>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(def)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            f(
+                k.value(),
+                codec::decode(name, v.value()).map_err(Into::into),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Visit every tx record in id order; a record that does not decode is passed as Err.
+    pub fn scan_txs(&self, f: impl FnMut(u64, Result<TxRecord>) -> Result<()>) -> Result<()> {
+        self.scan_u64(TXS, "txs", f)
+    }
+
+    /// Visit every batch record in id order.
+    pub fn scan_batches(
+        &self,
+        f: impl FnMut(u64, Result<BatchRecord>) -> Result<()>,
+    ) -> Result<()> {
+        self.scan_u64(BATCHES, "batches", f)
+    }
+
+    /// Visit every receipt in batch order.
+    pub fn scan_receipts(&self, f: impl FnMut(u64, Result<Receipt>) -> Result<()>) -> Result<()> {
+        self.scan_u64(RECEIPTS, "receipts", f)
+    }
+
+    /// Visit every revision record in (tx, revision) order.
+    pub fn scan_revisions(
+        &self,
+        mut f: impl FnMut((u64, u32), Result<RevisionRecord>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(REVISIONS)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            f(
+                k.value(),
+                codec::decode("revisions", v.value()).map_err(Into::into),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Visit every raw event (seq, decoded or not) in order.
+    pub fn scan_events(
+        &self,
+        mut f: impl FnMut(u64, Result<EventKind>) -> Result<()>,
+    ) -> Result<()> {
+        let t = self.txn.open_table(EVENTS)?;
+        for item in t.iter()? {
+            let (k, v) = item?;
+            let rec: Result<EventRecord> = codec::decode("events", v.value()).map_err(Into::into);
+            f(k.value(), rec.map(|r| r.kind))?;
+        }
+        Ok(())
+    }
+
+    /// Visit every tx, newest first; stop when `f` returns false.
+    pub fn txs_newest_first(&self, mut f: impl FnMut(TxRecord) -> Result<bool>) -> Result<()> {
+        let t = self.txn.open_table(TXS)?;
+        for item in t.iter()?.rev() {
+            let (_, v) = item?;
+            if !f(codec::decode("txs", v.value())?)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit every event from `from_seq` on, in order; stop when `f` returns false.
+    pub fn events(&self, from_seq: u64, mut f: impl FnMut(Event) -> Result<bool>) -> Result<()> {
+        let t = self.txn.open_table(EVENTS)?;
+        for item in t.range(from_seq..)? {
+            let (k, v) = item?;
+            let rec: EventRecord = codec::decode("events", v.value())?;
+            let ev = Event {
+                seq: k.value(),
+                at_ms: rec.at_ms,
+                kind: rec.kind,
+            };
+            if !f(ev)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,242 @@
+//! [`Store`]: the redb database of one workspace, its schema migration and its backup.
+
+use std::ops::Bound;
+use std::path::Path;
+
+use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
+
+use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
+use crate::error::{IoContext, JournalError, Result};
+use crate::journal::records::now_ms;
+
+/// The redb database of one workspace.
+pub struct Store {
+    db: redb::Database,
+    /// The journal file (None on a custom backend).
+    path: Option<std::path::PathBuf>,
+}
+
+impl Store {
+    /// Open (and with `create`, create) the journal file, then bring its schema to
+    /// [`SCHEMA_VERSION`]. A newer schema is refused with
+    /// [`JournalError::SchemaTooNew`] before anything is written.
+    ///
+    /// The version is first read through a read-only open, so a refused (newer) journal
+    /// is not even opened for writing, and an older one is backed up byte for byte
+    /// before redb opens it for writing. (A file that needs redb's crash repair cannot
+    /// be opened read-only; it is then repaired by the read-write open and checked
+    /// after.)
+    pub fn open(path: &Path, create: bool) -> Result<Store> {
+        let builder = Self::builder();
+        let mut backed_up = false;
+        if path.is_file() && std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) > 0 {
+            if let Ok(ro) = builder.open_read_only(path) {
+                let found = version_of(&ro.begin_read()?)?;
+                drop(ro);
+                if found > SCHEMA_VERSION {
+                    return Err(JournalError::SchemaTooNew {
+                        found,
+                        supported: SCHEMA_VERSION,
+                    }
+                    .into());
+                }
+                if found > 0 && found < SCHEMA_VERSION {
+                    backup(path, found)?;
+                    backed_up = true;
+                }
+            }
+        }
+        let db = if create {
+            builder.create(path)?
+        } else {
+            builder.open(path)?
+        };
+        let store = Store {
+            db,
+            path: Some(path.to_path_buf()),
+        };
+        store.migrate(!backed_up)?;
+        Ok(store)
+    }
+
+    /// Open (or create, when empty) a journal on a redb storage backend instead of the
+    /// file: the power-cut tests run the journal on a backend that drops unsynced writes.
+    pub fn open_backend(backend: Box<dyn redb::StorageBackend>) -> Result<Store> {
+        Self::with_db(
+            Self::builder().create_with_backend(BoxedBackend(backend))?,
+            None,
+        )
+    }
+
+    fn builder() -> redb::Builder {
+        let mut builder = redb::Builder::new();
+        builder
+            .set_concurrency_mode(ConcurrencyMode::MultiWriter)
+            .set_cache_size(16 * 1024 * 1024);
+        builder
+    }
+
+    fn with_db(db: redb::Database, path: Option<std::path::PathBuf>) -> Result<Store> {
+        let store = Store { db, path };
+        store.migrate(true)?;
+        Ok(store)
+    }
+
+    fn migrate(&self, may_back_up: bool) -> Result<()> {
+        let found = version_of(&self.db.begin_read()?)?;
+        if found > SCHEMA_VERSION {
+            return Err(JournalError::SchemaTooNew {
+                found,
+                supported: SCHEMA_VERSION,
+            }
+            .into());
+        }
+        if found == SCHEMA_VERSION {
+            return Ok(());
+        }
+        if found > 0 && may_back_up {
+            if let Some(path) = &self.path {
+                backup(path, found)?;
+            }
+        }
+        let txn = self.db.begin_write()?;
+        // Re-read inside the write txn: another process may have migrated meanwhile.
+        let current = txn
+            .open_table(META)?
+            .get("schema_version")?
+            .map(|v| v.value())
+            .unwrap_or(0);
+        for step in migrations::STEPS.iter().filter(|s| s.from >= current) {
+            (step.run)(&txn)?;
+        }
+        txn.open_table(META)?
+            .insert("schema_version", SCHEMA_VERSION)?;
+        txn.commit()?;
+        Ok(())
+    }
+
+    /// Compact the file (redb compaction), giving freed pages back to the filesystem.
+    /// Returns false when redb could not compact now (another process is using the
+    /// journal): nothing is lost, the pages are reused by later writes.
+    pub fn compact(&mut self) -> Result<bool> {
+        match self.db.compact() {
+            Ok(done) => Ok(done),
+            Err(
+                redb::CompactionError::TransactionInProgress
+                | redb::CompactionError::PersistentSavepointExists
+                | redb::CompactionError::EphemeralSavepointExists,
+            ) => Ok(false),
+            Err(e) => Err(JournalError::Storage(e.to_string()).into()),
+        }
+    }
+
+    /// The journal file's size in bytes (None on a custom backend).
+    pub fn file_size(&self) -> Option<u64> {
+        self.path
+            .as_ref()
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len())
+    }
+
+    /// A consistent read view.
+    pub fn read(&self) -> Result<Reader> {
+        Ok(Reader {
+            txn: self.db.begin_read()?,
+        })
+    }
+
+    /// Run `f` in one write transaction and commit it durably (`Durability::Immediate`,
+    /// redb's default). If `f` fails nothing is written.
+    pub fn write<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        let txn = self.db.begin_write()?;
+        let next_seq = {
+            let events = txn.open_table(EVENTS)?;
+            let last = events.last()?.map(|(k, _)| k.value());
+            last.unwrap_or(0) + 1
+        };
+        let mut w = Writer {
+            txn,
+            next_seq,
+            now: now_ms(),
+        };
+        let out = f(&mut w)?;
+        // With `failpoints`: `journal::commit=return(28)` fails this write as a full
+        // disk would, before anything of it is durable.
+        fail::fail_point!("journal::commit", |errno: Option<String>| {
+            Err(JournalError::Storage(format!(
+                "journal write failed: {}",
+                crate::failpoint::injected_error(errno)
+            ))
+            .into())
+        });
+        w.txn.commit()?;
+        Ok(out)
+    }
+}
+
+/// The schema version recorded in `meta` (0 for a journal without tables).
+fn version_of(txn: &redb::ReadTransaction) -> Result<u64> {
+    match txn.open_table(META) {
+        Ok(t) => Ok(t.get("schema_version")?.map(|v| v.value()).unwrap_or(0)),
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Copy the journal file to `journal.redb.v<version>.bak` and fsync the copy.
+fn backup(path: &Path, version: u64) -> Result<()> {
+    let backup = path.with_extension(format!("redb.v{version}.bak"));
+    std::fs::copy(path, &backup).ctx("back up journal to", &backup)?;
+    std::fs::File::open(&backup)
+        .and_then(|f| f.sync_all())
+        .ctx("fsync", &backup)?;
+    Ok(())
+}
+
+/// A boxed backend is a backend (redb implements the trait for concrete types only).
+#[derive(Debug)]
+struct BoxedBackend(Box<dyn redb::StorageBackend>);
+
+impl redb::StorageBackend for BoxedBackend {
+    fn len(&self) -> Result<u64, std::io::Error> {
+        self.0.len()
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), std::io::Error> {
+        self.0.read(offset, out)
+    }
+    fn set_len(&self, len: u64) -> Result<(), std::io::Error> {
+        self.0.set_len(len)
+    }
+    fn sync_data(&self) -> Result<(), std::io::Error> {
+        self.0.sync_data()
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> Result<(), std::io::Error> {
+        self.0.write(offset, data)
+    }
+    fn close(&self) -> Result<(), std::io::Error> {
+        self.0.close()
+    }
+    // MultiWriter mode needs the byte-range locks; the defaults say "unsupported".
+    fn try_lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.0.try_lock_range(s, e)
+    }
+    fn try_lock_shared_range(
+        &self,
+        s: Bound<u64>,
+        e: Bound<u64>,
+    ) -> Result<bool, redb::BackendError> {
+        self.0.try_lock_shared_range(s, e)
+    }
+    fn lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.lock_range(s, e)
+    }
+    fn lock_shared_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.lock_shared_range(s, e)
+    }
+    fn unlock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<(), redb::BackendError> {
+        self.0.unlock_range(s, e)
+    }
+    fn query_lock_range(&self, s: Bound<u64>, e: Bound<u64>) -> Result<bool, redb::BackendError> {
+        self.0.query_lock_range(s, e)
+    }
+}

@@ -1,0 +1,165 @@
+//! [`Writer`]: typed mutation of the tables inside one redb write transaction; every
+//! mutation appends the event that records it.
+
+use redb::ReadableTable;
+
+use super::{blobs, codec, get_rec, EventRecord};
+use super::{BATCHES, EVENTS, INFLIGHT, RECEIPTS, REVISIONS, TXS};
+use crate::error::{Error, Result};
+use crate::journal::records::*;
+
+/// One write transaction of the journal. Every mutation appends its event.
+pub struct Writer {
+    pub(super) txn: redb::WriteTransaction,
+    pub(super) next_seq: u64,
+    pub(super) now: u64,
+}
+
+impl Writer {
+    /// The time of this write transaction (ms since epoch).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Append an event.
+    pub fn event(&mut self, kind: EventKind) -> Result<()> {
+        let rec = codec::encode(&EventRecord {
+            at_ms: self.now,
+            kind,
+        })?;
+        self.txn
+            .open_table(EVENTS)?
+            .insert(self.next_seq, rec.as_slice())?;
+        self.next_seq += 1;
+        Ok(())
+    }
+
+    /// Read a tx inside this write transaction.
+    pub fn tx(&self, tx: u64) -> Result<TxRecord> {
+        get_rec(&self.txn.open_table(TXS)?, "txs", tx)?.ok_or(Error::UnknownTx { tx })
+    }
+
+    /// The next tx id.
+    pub fn next_tx_id(&self) -> Result<u64> {
+        let t = self.txn.open_table(TXS)?;
+        let last = t.last()?.map(|(k, _)| k.value());
+        Ok(last.unwrap_or(0) + 1)
+    }
+
+    /// The next batch id.
+    pub fn next_batch_id(&self) -> Result<u64> {
+        let t = self.txn.open_table(BATCHES)?;
+        let last = t.last()?.map(|(k, _)| k.value());
+        Ok(last.unwrap_or(0) + 1)
+    }
+
+    /// Insert or update a tx record (no event; callers append the event that says why).
+    pub fn put_tx(&mut self, rec: &TxRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn.open_table(TXS)?.insert(rec.tx, v.as_slice())?;
+        Ok(())
+    }
+
+    /// Insert a revision record and its `RevisionRecorded` event.
+    pub fn put_revision(&mut self, rec: &RevisionRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(REVISIONS)?
+            .insert((rec.tx, rec.revision), v.as_slice())?;
+        self.event(EventKind::RevisionRecorded {
+            tx: rec.tx,
+            revision: rec.revision,
+        })
+    }
+
+    /// Store `bytes` as a blob unless present (content addressed); returns its hash.
+    pub fn put_blob(&mut self, bytes: &[u8]) -> Result<BlobHash> {
+        self.put_blob_hashed(BlobHash::of(bytes), bytes)
+    }
+
+    /// [`Writer::put_blob`] for bytes whose hash the caller already computed (a
+    /// `FileState` of them), so a large file is not hashed twice. A wrong `hash` cannot
+    /// go unnoticed: reading a blob checks its bytes against its key
+    /// (`blobs::assemble`), and debug builds check here.
+    pub fn put_blob_hashed(&mut self, hash: BlobHash, bytes: &[u8]) -> Result<BlobHash> {
+        debug_assert_eq!(hash, BlobHash::of(bytes), "put_blob_hashed: wrong hash");
+        let inserted = {
+            let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
+            let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
+            blobs::put(&mut manifests, &mut chunks, &hash, bytes)?.is_some()
+        };
+        if inserted {
+            self.event(EventKind::BlobStored {
+                hash,
+                size: bytes.len() as u64,
+            })?;
+        }
+        Ok(hash)
+    }
+
+    /// Whether a blob is present.
+    pub fn has_blob(&self, hash: &BlobHash) -> Result<bool> {
+        Ok(self
+            .txn
+            .open_table(blobs::MANIFESTS)?
+            .get(&hash.0)?
+            .is_some())
+    }
+
+    /// Insert or update a batch record, keep the in-flight index in step with its state,
+    /// and append a `BatchState` event for its latest state change.
+    pub fn put_batch(&mut self, rec: &BatchRecord) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(BATCHES)?
+            .insert(rec.batch, v.as_slice())?;
+        {
+            let mut inflight = self.txn.open_table(INFLIGHT)?;
+            if rec.state.is_terminal() {
+                inflight.remove(rec.batch)?;
+            } else {
+                inflight.insert(rec.batch, ())?;
+            }
+        }
+        let note = rec.history.last().and_then(|h| h.note.clone());
+        self.event(EventKind::BatchState {
+            batch: rec.batch,
+            tx: rec.tx,
+            state: rec.state,
+            note,
+        })
+    }
+
+    /// Insert a receipt and its `ReceiptIssued` event.
+    pub fn put_receipt(&mut self, rec: &Receipt) -> Result<()> {
+        let v = codec::encode(rec)?;
+        self.txn
+            .open_table(RECEIPTS)?
+            .insert(rec.batch, v.as_slice())?;
+        self.event(EventKind::ReceiptIssued {
+            batch: rec.batch,
+            tx: rec.tx,
+        })
+    }
+
+    /// Whether a batch of `tx` is in flight (a commit or rollback under way or
+    /// interrupted).
+    pub fn has_inflight_batch(&self, tx: u64) -> Result<bool> {
+        let inflight = self.txn.open_table(INFLIGHT)?;
+        let batches = self.txn.open_table(BATCHES)?;
+        for item in inflight.iter()? {
+            let id = item?.0.value();
+            if let Some(b) = get_rec::<u64, BatchRecord>(&batches, "batches", id)? {
+                if b.tx == tx {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Whether a receipt exists for `batch`.
+    pub fn has_receipt(&self, batch: u64) -> Result<bool> {
+        Ok(self.txn.open_table(RECEIPTS)?.get(batch)?.is_some())
+    }
+}
