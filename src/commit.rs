@@ -1,14 +1,16 @@
-//! Commit and rollback: the gate, then ApplyBatch (seed stages 3–5).
+//! Commit and rollback: the gate, then ApplyBatch (docs/design.md, "Lifecycle" ›
+//! 3. Commit gate, 4. Persistence, 5. Rollback).
 
 use crate::batch::gate::{self, same_state};
-use crate::batch::protocol::{self, BatchPlan};
+use crate::batch::machine::NewBatch;
+use crate::batch::protocol;
 use crate::edit;
 use crate::error::{Error, Result};
 use crate::failpoint::crash_point;
 use crate::fs::snapshot;
 use crate::journal::records::*;
+use crate::journal::Writer;
 use crate::recovery;
-use crate::tx::wrong_state;
 use crate::workspace::Journal;
 
 /// Options of [`Journal::commit`].
@@ -22,12 +24,13 @@ pub struct CommitOptions {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RollbackOptions {
     /// Overwrite files changed since the commit; their current bytes are stored in the
-    /// journal first, so nothing is lost (design brief, "Rollback").
+    /// journal first, so nothing is lost (docs/design.md, "Rollback").
     pub force: bool,
 }
 
 impl Journal {
-    /// Apply a revision of an open tx to the disk, all files or none (seed stages 3–4).
+    /// Apply a revision of an open tx to the disk, all files or none (docs/design.md,
+    /// "Lifecycle" › 3. Commit gate and 4. Persistence).
     ///
     /// Under the commit lock: recover any batch a dead process left, re-check every
     /// path, compare every file with its snapshot by blake3, then run ApplyBatch.
@@ -42,9 +45,9 @@ impl Journal {
         crate::workspace::guarded(|| {
             let rev = self.committable_revision(tx, opts.revision)?;
             let receipt = {
-                let _lock = self.lock()?;
+                let locked = self.lock()?;
                 crash_point!("batch::after_lock");
-                recovery::recover(&self.ws, false)?;
+                recovery::recover(&locked, false)?;
                 // Re-read under the lock: another process may have committed it meanwhile.
                 self.committable_revision(tx, Some(rev.revision))?;
                 let files: Vec<BatchFile> = rev
@@ -58,23 +61,28 @@ impl Journal {
                     })
                     .collect();
                 let stale = gate::stale_paths(
-                    &self.ws,
+                    &locked,
                     rev.files.iter().map(|f| (f.path.as_str(), &f.snapshot)),
                 )?;
                 if !stale.is_empty() {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }
-                protocol::apply(
-                    &self.ws,
-                    BatchPlan {
-                        tx,
-                        kind: BatchKind::Commit {
-                            revision: rev.revision,
-                        },
-                        files,
-                        remove_dirs: Vec::new(),
+                let new = NewBatch {
+                    kind: BatchKind::Commit {
+                        revision: rev.revision,
                     },
-                )?
+                    files,
+                    create_dirs: Vec::new(),
+                    remove_dirs: Vec::new(),
+                };
+                protocol::apply(&locked, new, |w| {
+                    // An `abort` or another committer may have got there first.
+                    let rec = w.tx(tx)?;
+                    if rec.state != TxState::Open {
+                        return Err(Error::wrong_state(&rec, "be applied"));
+                    }
+                    Ok(tx)
+                })?
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
@@ -121,15 +129,15 @@ impl Journal {
     pub fn rollback(&self, tx: u64, opts: RollbackOptions) -> Result<Receipt> {
         crate::workspace::guarded(|| {
             let receipt = {
-                let _lock = self.lock()?;
+                let locked = self.lock()?;
                 crash_point!("batch::after_lock");
-                recovery::recover(&self.ws, false)?;
+                recovery::recover(&locked, false)?;
                 let (orig, batch) = self.rollbackable(tx)?;
                 let mut current = Vec::with_capacity(batch.files.len());
                 let mut stale = Vec::new();
                 for f in &batch.files {
                     let (state, bytes) =
-                        snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
+                        snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
                     if !same_state(&state, &f.post) {
                         stale.push(f.path.clone());
                     }
@@ -138,52 +146,33 @@ impl Journal {
                 if !stale.is_empty() && !opts.force {
                     return Err(Error::StaleRollback { tx, paths: stale });
                 }
-                let rb_tx = self.record_rollback_tx(&orig, &current)?;
-                let files = current
-                    .iter()
-                    .filter(|(f, state, _)| !same_state(state, &f.pre))
-                    .map(|(f, state, _)| BatchFile {
-                        path: f.path.clone(),
-                        pre: *state,
-                        post: f.pre,
-                    })
-                    .collect();
-                let applied = protocol::apply(
-                    &self.ws,
-                    BatchPlan {
-                        tx: rb_tx,
-                        kind: BatchKind::Rollback {
-                            of: tx,
-                            forced: opts.force && !stale.is_empty(),
-                        },
-                        files,
-                        remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
+                let revision = self.rollback_revision(&current)?;
+                let new = NewBatch {
+                    kind: BatchKind::Rollback {
+                        of: tx,
+                        forced: opts.force && !stale.is_empty(),
                     },
-                );
-                // A rollback that did not land leaves no open rollback tx behind (unless
-                // its batch is still in flight: recovery owns it then).
-                if applied.is_err() {
-                    self.abort_failed_rollback(rb_tx)?;
-                }
-                applied?
+                    files: current
+                        .iter()
+                        .filter(|(f, state, _)| !same_state(state, &f.pre))
+                        .map(|(f, state, _)| BatchFile {
+                            path: f.path.clone(),
+                            pre: *state,
+                            post: f.pre,
+                        })
+                        .collect(),
+                    create_dirs: Vec::new(),
+                    remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
+                };
+                // The rollback tx is created in the intent's own journal write: it never
+                // exists without its batch, so it ends with the batch (committed, or
+                // aborted when the batch is reverted) and is never left open.
+                protocol::apply(&locked, new, |w| {
+                    record_rollback_tx(w, &orig, &current, revision)
+                })?
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
-        })
-    }
-
-    fn abort_failed_rollback(&self, rb_tx: u64) -> Result<()> {
-        self.ws.store.write(|w| {
-            if w.has_inflight_batch(rb_tx)? {
-                return Ok(());
-            }
-            let mut rec = w.tx(rb_tx)?;
-            if rec.state == TxState::Open {
-                rec.state = TxState::Aborted;
-                w.put_tx(&rec)?;
-                w.event(EventKind::TxAborted { tx: rb_tx })?;
-            }
-            Ok(())
         })
     }
 
@@ -192,7 +181,7 @@ impl Journal {
         let rec = r.tx_required(tx)?;
         let committed = match (rec.state, rec.committed) {
             (TxState::Committed, Some(c)) if !rec.pruned => c,
-            _ => return Err(wrong_state(&rec, "be rolled back")),
+            _ => return Err(Error::wrong_state(&rec, "be rolled back")),
         };
         let batch =
             r.batch(committed.batch)?
@@ -202,16 +191,14 @@ impl Journal {
         Ok((rec, batch))
     }
 
-    /// Record the rollback tx and its revision 0 (snapshot = disk now, candidate = the
-    /// original pre-images); the disk bytes of changed files become blobs first.
-    fn record_rollback_tx(
+    /// The files of a rollback tx's revision 0 (snapshot = disk now, candidate = the
+    /// original pre-images), diffed before the journal write that records them.
+    fn rollback_revision(
         &self,
-        orig: &TxRecord,
         current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
-    ) -> Result<u64> {
+    ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
         let mut files = Vec::with_capacity(current.len());
-        let mut pre_bytes = Vec::with_capacity(current.len());
         for (f, state, bytes) in current {
             let pre = match f.pre.hash.filter(|_| f.pre.exists) {
                 Some(h) => Some(reader.blob_required(&h)?),
@@ -223,46 +210,40 @@ impl Journal {
                 candidate: f.pre,
                 diff: edit::candidate_diff(&f.path, bytes.as_deref(), pre.as_deref()),
             });
-            pre_bytes.push(pre);
         }
-        drop(reader);
-        self.ws.store.write(|w| {
-            let id = w.next_tx_id()?;
-            for (_, state, bytes) in current {
-                if let (Some(hash), Some(b)) = (state.hash.filter(|_| state.exists), bytes) {
-                    w.put_blob_hashed(hash, b)?;
-                }
-            }
-            w.put_tx(&TxRecord {
-                tx: id,
-                created_ms: w.now(),
-                agent: orig.agent.clone(),
-                description: Some(format!("rollback of tx {}", orig.tx)),
-                state: TxState::Open,
-                revisions: 1,
-                committed: None,
-                rollback_of: Some(orig.tx),
-                rolled_back_by: None,
-                attention: None,
-                pruned: false,
-            })?;
-            w.event(EventKind::TxCreated {
-                tx: id,
-                rollback_of: Some(orig.tx),
-            })?;
-            w.put_revision(&RevisionRecord {
-                tx: id,
-                revision: 0,
-                base: None,
-                created_ms: w.now(),
-                plan: format!("{{\"rollback_of\":{}}}", orig.tx),
-                files: files.clone(),
-                validation: Vec::new(),
-                conflicts: Vec::new(),
-            })?;
-            Ok(id)
-        })
+        Ok(files)
     }
+}
+
+/// Inside the intent's write: store the disk bytes of the changed files as blobs, then
+/// create the rollback tx of `orig` with its revision 0 (`files`). Returns its id.
+fn record_rollback_tx(
+    w: &mut Writer,
+    orig: &TxRecord,
+    current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
+    files: Vec<FileRevision>,
+) -> Result<u64> {
+    for (_, state, bytes) in current {
+        if let (Some(hash), Some(b)) = (state.hash.filter(|_| state.exists), bytes) {
+            w.put_blob_hashed(hash, b)?;
+        }
+    }
+    let rec = w.create_tx(
+        orig.agent.clone(),
+        Some(format!("rollback of tx {}", orig.tx)),
+        Some(orig.tx),
+    )?;
+    w.add_revision(&RevisionRecord {
+        tx: rec.tx,
+        revision: 0,
+        base: None,
+        created_ms: w.now(),
+        plan: format!("{{\"rollback_of\":{}}}", orig.tx),
+        files,
+        validation: Vec::new(),
+        conflicts: Vec::new(),
+    })?;
+    Ok(rec.tx)
 }
 
 fn paths_of(r: &Receipt) -> Vec<String> {

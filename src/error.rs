@@ -12,6 +12,7 @@
 use std::path::PathBuf;
 
 use crate::edit::EditError;
+use crate::journal::records::{BatchState, TxRecord, TxState};
 
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -170,11 +171,64 @@ pub enum JournalError {
         /// How many.
         problems: usize,
     },
+    /// A state change that its state machine does not allow was attempted; nothing of
+    /// the write it was part of was recorded. Either another process changed the
+    /// record meanwhile, or this is a bug.
+    #[error("journal refused {0}; nothing was written (another process may have changed it meanwhile: run the command again)")]
+    IllegalTransition(Transition),
     /// A record that another record references is missing.
     #[error("journal is missing {what}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
     Missing {
         /// Description of the missing record.
         what: String,
+    },
+}
+
+/// A refused state change (see [`JournalError::IllegalTransition`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Transition {
+    /// Of a transaction ([`TxState::can_become`]).
+    #[error("to move tx {tx} from {from} to {to}")]
+    Tx {
+        /// Transaction id.
+        tx: u64,
+        /// Its recorded state.
+        from: TxState,
+        /// The state asked for.
+        to: TxState,
+    },
+    /// Of a batch ([`BatchState::can_become`]), judged against the recorded batch.
+    #[error("to move batch {batch} from {from} to {to}")]
+    Batch {
+        /// Batch id.
+        batch: u64,
+        /// Its recorded state.
+        from: BatchState,
+        /// The state asked for.
+        to: BatchState,
+    },
+    /// A new batch that does not start `Prepared`, or a batch id already used.
+    #[error("to insert batch {batch} in state {state} (a batch starts prepared, under a new id)")]
+    NewBatch {
+        /// Batch id.
+        batch: u64,
+        /// The state it was given.
+        state: BatchState,
+    },
+    /// A revision that is not the next one of its open tx.
+    #[error(
+        "to record revision {revision} of tx {tx}, whose next revision is {next} (state {state})"
+    )]
+    Revision {
+        /// Transaction id.
+        tx: u64,
+        /// The revision number given.
+        revision: u32,
+        /// The tx's next revision number.
+        next: u32,
+        /// The tx's state.
+        state: TxState,
     },
 }
 
@@ -406,6 +460,51 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
             Error::NeedsAttention { .. } => "needs_attention",
+        }
+    }
+}
+
+impl Error {
+    /// A [`Error::WrongState`] whose hint names what can be done with the tx instead.
+    pub(crate) fn wrong_state(rec: &TxRecord, verb: &str) -> Error {
+        if rec.pruned {
+            return Error::WrongState {
+                tx: rec.tx,
+                state: format!("{} (pruned)", rec.state),
+                hint: format!("`journal gc` dropped its revisions and images, so it cannot {verb}"),
+            };
+        }
+        let hint = match (rec.state, rec.committed, rec.rolled_back_by) {
+            (TxState::Committed, Some(c), _) => format!(
+                "revision {} was applied by batch {}, so it cannot {verb}; `ultra-edit rollback {}` restores the files",
+                c.revision, c.batch, rec.tx
+            ),
+            (TxState::RolledBack, _, Some(by)) => format!(
+                "tx {by} rolled it back, so it cannot {verb}; `ultra-edit rollback {by}` redoes it"
+            ),
+            (TxState::Aborted, _, _) => format!("an aborted tx accepts nothing further, so it cannot {verb}; preview again"),
+            (TxState::Open, _, _) => format!("it is not committed, so it cannot {verb}; `ultra-edit commit {}` first", rec.tx),
+            _ => format!("it cannot {verb}"),
+        };
+        Error::WrongState {
+            tx: rec.tx,
+            state: rec.state.to_string(),
+            hint,
+        }
+    }
+
+    /// A [`Error::WrongState`] for a verb refused while batch `batch` of the tx is in
+    /// flight in state `state`: recovery, not the verb, settles it.
+    pub(crate) fn batch_in_flight(rec: &TxRecord, batch: u64, state: BatchState) -> Error {
+        let hint = if state == BatchState::NeedsAttention {
+            format!("its batch {batch} needs attention (a file holds bytes that are neither its old nor its new content), so it cannot be aborted; put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`, to settle it first")
+        } else {
+            format!("its batch {batch} is {state} (a commit under way, or interrupted), so it cannot be aborted; `ultra-edit recover` settles it")
+        };
+        Error::WrongState {
+            tx: rec.tx,
+            state: rec.state.to_string(),
+            hint,
         }
     }
 }

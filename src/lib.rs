@@ -42,12 +42,12 @@ mod workspace;
 pub use commit::{CommitOptions, RollbackOptions};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
-pub use error::{Error, IoError, JournalError, PathError, Result};
+pub use error::{Error, IoError, JournalError, PathError, Result, Transition};
 pub use gc::{GcPolicy, GcReport, JournalStats};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, CommitRef, Event, EventKind,
-    FileConflict, FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, TxRecord,
-    TxState,
+    FileConflict, FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, StateChange,
+    TxRecord, TxState,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use fs2::FileExt;
 
 use crate::error::{Error, IoContext, IoError, Result};
+use crate::workspace::Ws;
 
 /// How often a waiter retries, in milliseconds.
 const POLL_MS: u64 = 5;
@@ -101,4 +102,33 @@ fn read_pid(path: &Path) -> Option<u32> {
         rustix::process::test_kill_process(p) != Err(rustix::io::Errno::SRCH)
     });
     alive.then_some(pid)
+}
+
+/// The workspace with its commit lock held. The batch protocol and recovery take it as
+/// their first argument, so no code path reaches them without the lock (as jj mutates a
+/// working copy only through its locked handle). Dereferences to the workspace;
+/// releases the lock on drop.
+pub(crate) struct Locked<'a> {
+    ws: &'a Ws,
+    _lock: CommitLock,
+}
+
+impl<'a> Locked<'a> {
+    /// Take `ws`'s commit lock, waiting up to `timeout` ([`CommitLock::acquire`]).
+    pub fn acquire(ws: &'a Ws, timeout: Duration) -> Result<Locked<'a>> {
+        let lock = CommitLock::acquire(&ws.lock_path, timeout)?;
+        Ok(Locked { ws, _lock: lock })
+    }
+
+    /// Take it only if it is free now: `None` while another process holds it.
+    pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
+        Ok(CommitLock::try_acquire(&ws.lock_path)?.map(|lock| Locked { ws, _lock: lock }))
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = Ws;
+    fn deref(&self) -> &Ws {
+        self.ws
+    }
 }

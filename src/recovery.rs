@@ -17,12 +17,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::batch::drive::{self, DriveOptions, DriveOutcome, Side};
-use crate::batch::protocol::{complete, transition};
+use crate::batch::machine::Batch;
 use crate::error::Result;
 use crate::failpoint::crash_point;
 use crate::fs::EntryKind;
 use crate::journal::records::*;
-use crate::workspace::Ws;
+use crate::lock::Locked;
 
 /// What recovery did to one batch.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -62,17 +62,17 @@ pub struct RecoveryReport {
     pub actions: Vec<RecoveryAction>,
 }
 
-/// Recover every in-flight batch. The caller holds the commit lock. With `overwrite`,
+/// Recover every in-flight batch, under the commit lock (`l`). With `overwrite`,
 /// foreign bytes are overwritten (after being stored in the journal) instead of left.
-pub(crate) fn recover(ws: &Ws, overwrite: bool) -> Result<RecoveryReport> {
+pub(crate) fn recover(l: &Locked<'_>, overwrite: bool) -> Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
-    let ids = ws.store.read()?.inflight()?;
+    let ids = l.store.read()?.inflight()?;
     report.batches_found = ids.len();
     for id in ids {
-        let Some(rec) = ws.store.read()?.batch(id)? else {
+        let Some(rec) = l.store.read()?.batch(id)? else {
             continue;
         };
-        let action = recover_batch(ws, rec, overwrite)?;
+        let action = recover_batch(l, Batch::resume(rec), overwrite)?;
         report.temps_removed += action.temps_removed;
         match action.result {
             BatchState::Committed => report.completed.push(id),
@@ -84,7 +84,8 @@ pub(crate) fn recover(ws: &Ws, overwrite: bool) -> Result<RecoveryReport> {
     Ok(report)
 }
 
-fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<RecoveryAction> {
+fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<RecoveryAction> {
+    let rec = batch.record();
     let found = rec.state;
     let side = if rec.rolls_forward() {
         Side::Post
@@ -105,7 +106,7 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<Recov
         files,
         ..DriveOptions::all(side)
     };
-    let out = drive::drive(ws, &rec, opts, &after)?;
+    let out = drive::drive(l, rec, opts, &after)?;
     let action_note = format!("recovery: found {found}, drove files to {side:?}-images");
     let mut action = RecoveryAction {
         batch: rec.batch,
@@ -117,8 +118,8 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<Recov
         overwritten: out.overwritten.clone(),
         temps_removed: out.temps_removed,
     };
-    settle(ws, &mut rec, side, out, Some(action_note), true)?;
-    action.result = rec.state;
+    settle(l, &mut batch, side, out, Some(action_note), true)?;
+    action.result = batch.record().state;
     Ok(action)
 }
 
@@ -126,66 +127,29 @@ fn recover_batch(ws: &Ws, mut rec: BatchRecord, overwrite: bool) -> Result<Recov
 /// file was foreign (nothing is written when the same foreign bytes were already
 /// recorded), else `Aborted` (pre) or `Committed` + receipt (post).
 pub(crate) fn settle(
-    ws: &Ws,
-    rec: &mut BatchRecord,
+    l: &Locked<'_>,
+    batch: &mut Batch,
     side: Side,
     out: DriveOutcome,
     note: Option<String>,
     by_recovery: bool,
 ) -> Result<()> {
-    let batch = rec.batch;
-    let tx = rec.tx;
     if !out.foreign.is_empty() {
         let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
-        if rec.state == BatchState::NeedsAttention && rec.foreign == foreign {
-            return Ok(()); // no progress and nothing new: do not grow the journal
-        }
-        let summary = foreign
-            .iter()
-            .map(|f| f.path.clone())
-            .collect::<Vec<_>>()
-            .join(", ");
-        let note = Some(format!(
-            "foreign bytes in {summary}; kept in the journal, files left untouched"
-        ));
-        rec.foreign = foreign;
-        return transition(ws, rec, BatchState::NeedsAttention, note, |w, _| {
-            w.event(EventKind::Recovery {
-                batch,
-                action: format!("needs attention: {summary}"),
-            })?;
-            for bytes in blobs.iter().flatten() {
-                w.put_blob(bytes)?;
-            }
-            let mut txrec = w.tx(tx)?;
-            txrec.attention = Some(batch);
-            w.put_tx(&txrec)
-        });
+        return batch.hold(l, foreign, blobs.into_iter().flatten().collect());
     }
     match side {
-        Side::Pre => transition(ws, rec, BatchState::Aborted, note, |w, _| {
-            if by_recovery {
-                w.event(EventKind::Recovery {
-                    batch,
-                    action: format!("reverted batch of tx {tx}"),
-                })?;
-            }
-            let mut txrec = w.tx(tx)?;
-            if txrec.attention == Some(batch) {
-                txrec.attention = None;
-                w.put_tx(&txrec)?;
-            }
-            Ok(())
-        }),
+        Side::Pre => batch.abort(l, note, by_recovery),
         Side::Post => {
             // Dirs the install or this drive removed: those of the record now absent.
-            let removed = rec
+            let removed = batch
+                .record()
                 .remove_dirs
                 .iter()
-                .filter(|d| matches!(ws.fs.entry(&ws.root.join(d)), Ok(EntryKind::Absent)))
+                .filter(|d| matches!(l.fs.entry(&l.root.join(d)), Ok(EntryKind::Absent)))
                 .cloned()
                 .collect();
-            complete(ws, rec, removed, by_recovery).map(|_| ())
+            batch.complete(l, removed, by_recovery).map(|_| ())
         }
     }
 }

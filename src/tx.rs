@@ -135,26 +135,8 @@ impl Journal {
             let plan_json = plan_to_json(plan);
             let content = RevisionContent::of(files, Vec::new());
             let (tx, rev) = self.ws.store.write(|w| {
-                let tx = TxRecord {
-                    tx: w.next_tx_id()?,
-                    created_ms: w.now(),
-                    agent: plan.agent.clone(),
-                    description: plan.description.clone(),
-                    state: TxState::Open,
-                    revisions: 1,
-                    committed: None,
-                    rollback_of: None,
-                    rolled_back_by: None,
-                    attention: None,
-                    pruned: false,
-                };
-                w.put_tx(&tx)?;
-                w.event(EventKind::TxCreated {
-                    tx: tx.tx,
-                    rollback_of: None,
-                })?;
-                let rev = record_revision(w, tx.tx, 0, None, plan_json, content)?;
-                Ok((tx, rev))
+                let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
+                record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
             Ok(Preview::new(&tx, rev))
         })
@@ -246,7 +228,7 @@ impl Journal {
         let tx = txrec.tx;
         let content = RevisionContent::of(files, conflicts);
         let (txrec, rev) = self.ws.store.write(|w| {
-            let mut now = w.tx(tx)?;
+            let now = w.tx(tx)?;
             if now.revisions != txrec.revisions
                 || now.state != TxState::Open
                 || w.has_inflight_batch(tx)?
@@ -257,10 +239,7 @@ impl Journal {
                     hint: "it changed, or a commit of it is under way, while this revision was built; run the command again (`ultra-edit show` tells its state)".into(),
                 });
             }
-            let rev = record_revision(w, tx, now.revisions, Some(base), plan_json, content)?;
-            now.revisions += 1;
-            w.put_tx(&now)?;
-            Ok((now, rev))
+            record_revision(w, tx, now.revisions, Some(base), plan_json, content)
         })?;
         Ok(Preview::new(&txrec, rev))
     }
@@ -276,7 +255,7 @@ impl Journal {
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
             if txrec.pruned {
-                return Err(wrong_state(
+                return Err(Error::wrong_state(
                     &txrec,
                     "be shown (`ultra-edit log` and `journal dump --tx` still show its history)",
                 ));
@@ -292,17 +271,8 @@ impl Journal {
         crate::workspace::guarded(|| {
             // Under the commit lock: a commit of this tx in progress finishes first (and
             // the abort is then refused), never the two at once.
-            let _lock = self.lock()?;
-            self.ws.store.write(|w| {
-                let mut rec = w.tx(tx)?;
-                if rec.state != TxState::Open {
-                    return Err(wrong_state(&rec, "be aborted"));
-                }
-                rec.state = TxState::Aborted;
-                w.put_tx(&rec)?;
-                w.event(EventKind::TxAborted { tx })?;
-                Ok(rec)
-            })
+            let locked = self.lock()?;
+            locked.store.write(|w| w.abort_tx(tx))
         })
     }
 
@@ -546,7 +516,7 @@ impl RevisionContent {
 }
 
 /// Store the blobs of the changed files of `content` (under the hashes their
-/// `FileState`s already carry) and record the revision.
+/// `FileState`s already carry) and record the revision as the tx's next one.
 fn record_revision(
     w: &mut crate::journal::Writer,
     tx: u64,
@@ -554,7 +524,7 @@ fn record_revision(
     base: Option<u32>,
     plan: String,
     content: RevisionContent,
-) -> Result<RevisionRecord> {
+) -> Result<(TxRecord, RevisionRecord)> {
     for f in &content.changed {
         let Some(working) = content.files.get(&f.path) else {
             continue;
@@ -578,8 +548,8 @@ fn record_revision(
         validation: content.validation,
         conflicts: content.conflicts,
     };
-    w.put_revision(&rec)?;
-    Ok(rec)
+    let tx = w.add_revision(&rec)?;
+    Ok((tx, rec))
 }
 
 fn conflict_issue(c: &FileConflict) -> edit::Issue {
@@ -618,35 +588,7 @@ fn plan_to_json(plan: &Plan) -> String {
 pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: &str) -> Result<TxRecord> {
     let rec = r.tx_required(tx)?;
     if rec.state != TxState::Open {
-        return Err(wrong_state(&rec, verb));
+        return Err(Error::wrong_state(&rec, verb));
     }
     Ok(rec)
-}
-
-/// A [`Error::WrongState`] whose hint names what can be done with the tx instead.
-pub(crate) fn wrong_state(rec: &TxRecord, verb: &str) -> Error {
-    if rec.pruned {
-        return Error::WrongState {
-            tx: rec.tx,
-            state: format!("{} (pruned)", rec.state),
-            hint: format!("`journal gc` dropped its revisions and images, so it cannot {verb}"),
-        };
-    }
-    let hint = match (rec.state, rec.committed, rec.rolled_back_by) {
-        (TxState::Committed, Some(c), _) => format!(
-            "revision {} was applied by batch {}, so it cannot {verb}; `ultra-edit rollback {}` restores the files",
-            c.revision, c.batch, rec.tx
-        ),
-        (TxState::RolledBack, _, Some(by)) => format!(
-            "tx {by} rolled it back, so it cannot {verb}; `ultra-edit rollback {by}` redoes it"
-        ),
-        (TxState::Aborted, _, _) => format!("an aborted tx accepts nothing further, so it cannot {verb}; preview again"),
-        (TxState::Open, _, _) => format!("it is not committed, so it cannot {verb}; `ultra-edit commit {}` first", rec.tx),
-        _ => format!("it cannot {verb}"),
-    };
-    Error::WrongState {
-        tx: rec.tx,
-        state: rec.state.to_string(),
-        hint,
-    }
 }

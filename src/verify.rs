@@ -324,5 +324,46 @@ fn check_tx_links(
                 ));
             }
         }
+        if let Some(p) = rollback_links_disagree(*id, t, txs) {
+            v.problems.push(format!("tx {id}: {p}"));
+        }
     }
+}
+
+/// Why the rollback links of `t` disagree with each other or with the states, if they
+/// do: a tx is `rolled_back` exactly when it names the tx that rolled it back, that tx
+/// is a rollback of it that landed (committed, or itself rolled back since), and a
+/// rollback tx that is committed — its change live — has its target rolled back.
+fn rollback_links_disagree(id: u64, t: &TxRecord, txs: &BTreeMap<u64, TxRecord>) -> Option<String> {
+    match (t.state, t.rolled_back_by) {
+        (TxState::RolledBack, None) => {
+            return Some("is rolled_back but names no tx that rolled it back".into())
+        }
+        (TxState::RolledBack, Some(_)) => {}
+        (state, Some(by)) => return Some(format!("is {state} but says tx {by} rolled it back")),
+        (_, None) => {}
+    }
+    if let Some(by) = t.rolled_back_by.and_then(|b| txs.get(&b)) {
+        if by.rollback_of != Some(id) {
+            return Some(format!(
+                "says tx {} rolled it back, but that tx is not a rollback of it",
+                by.tx
+            ));
+        }
+        if !matches!(by.state, TxState::Committed | TxState::RolledBack) {
+            return Some(format!(
+                "says tx {} rolled it back, but that tx is {}",
+                by.tx, by.state
+            ));
+        }
+    }
+    if let (TxState::Committed, Some(of)) = (t.state, t.rollback_of) {
+        if let Some(target) = txs.get(&of).filter(|o| o.state != TxState::RolledBack) {
+            return Some(format!(
+                "is a committed rollback of tx {of}, but tx {of} is {}",
+                target.state
+            ));
+        }
+    }
+    None
 }

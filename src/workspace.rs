@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, StdFs};
 use crate::journal::Store;
-use crate::lock::CommitLock;
+use crate::lock::Locked;
 use crate::recovery::{self, RecoveryReport};
 
 /// Name of the journal directory under the root.
@@ -148,8 +148,10 @@ impl Journal {
         };
         if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
             // A live holder of the lock owns its in-flight batch: leave it alone.
-            if let Some(_lock) = CommitLock::try_acquire(&j.ws.lock_path)? {
-                j.opened_recovery = Some(recovery::recover(&j.ws, false)?);
+            if let Some(locked) = Locked::try_acquire(&j.ws)? {
+                let report = recovery::recover(&locked, false)?;
+                drop(locked);
+                j.opened_recovery = Some(report);
             }
         }
         Ok(j)
@@ -184,15 +186,13 @@ impl Journal {
     /// [`Journal::recover`] with options: `overwrite` settles `NeedsAttention` batches
     /// by overwriting the foreign bytes, after storing them in the journal.
     pub fn recover_with(&self, opts: RecoverOptions) -> Result<RecoveryReport> {
-        crate::workspace::guarded(|| {
-            let _lock = self.lock()?;
-            recovery::recover(&self.ws, opts.overwrite)
-        })
+        crate::workspace::guarded(|| recovery::recover(&self.lock()?, opts.overwrite))
     }
 
-    /// Take the commit lock, then recover any batch a dead process left in flight.
-    pub(crate) fn lock(&self) -> Result<CommitLock> {
-        CommitLock::acquire(&self.ws.lock_path, self.lock_timeout)
+    /// Take the commit lock (waiting up to the lock timeout): the token the batch
+    /// protocol and recovery require.
+    pub(crate) fn lock(&self) -> Result<Locked<'_>> {
+        Locked::acquire(&self.ws, self.lock_timeout)
     }
 
     pub(crate) fn reingest(&self, paths: &[String]) {

@@ -12,6 +12,7 @@ use crate::batch::{gate::same_state, parent_dir, temp_path};
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::fs::{snapshot, EntryKind};
 use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
+use crate::lock::Locked;
 use crate::workspace::Ws;
 
 /// Which images to bring the files to.
@@ -84,7 +85,7 @@ impl DriveOptions {
 /// rewritten (a crash point). Errors are I/O errors that stopped the drive; what was
 /// done before them stays done and a later drive continues from there.
 pub(crate) fn drive(
-    ws: &Ws,
+    ws: &Locked<'_>,
     rec: &BatchRecord,
     opts: DriveOptions,
     after_file: &dyn Fn(),

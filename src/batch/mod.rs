@@ -8,6 +8,7 @@
 
 pub(crate) mod drive;
 pub(crate) mod gate;
+pub(crate) mod machine;
 pub(crate) mod protocol;
 
 use std::path::{Path, PathBuf};

@@ -16,22 +16,13 @@
 use std::collections::BTreeSet;
 
 use crate::batch::drive::{self, DriveOptions, Side};
+use crate::batch::machine::{Batch, NewBatch};
 use crate::batch::{gate, parent_dir, temp_path};
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
 use crate::journal::records::*;
 use crate::journal::Writer;
-use crate::workspace::Ws;
-
-/// What to apply: everything but the on-disk effects, decided before the intent.
-pub(crate) struct BatchPlan {
-    pub tx: u64,
-    pub kind: BatchKind,
-    /// Files that change, sorted by path. Their pre and post blobs are in the journal.
-    pub files: Vec<BatchFile>,
-    /// Directories to remove when empty after installing, deepest first.
-    pub remove_dirs: Vec<String>,
-}
+use crate::lock::Locked;
 
 /// Why step 4 or 6 stopped.
 enum StepError {
@@ -75,38 +66,30 @@ impl From<IoError> for StepError {
     }
 }
 
-/// Run the protocol. The caller holds the commit lock and has passed the gate.
-pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
-    let mut rec = intent(ws, plan)?;
+/// Run the protocol for `new` under the commit lock (`l`), the gate passed. `tx_of`
+/// runs inside the intent's journal write and names the batch's tx (see
+/// [`Batch::prepare`]).
+pub(crate) fn apply(
+    l: &Locked<'_>,
+    mut new: NewBatch,
+    tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
+) -> Result<Receipt> {
+    new.create_dirs = gate::dirs_to_create(l, &new.files)?;
+    let mut batch = Batch::prepare(l, new, tx_of)?;
     crash_point!("batch::after_intent");
-    if let Err(cause) = stage(ws, &rec) {
-        let _ = drive::remove_temps(ws, &rec);
-        let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
-        let _ = drive::remove_empty_dirs(ws, &dirs);
-        transition(
-            ws,
-            &mut rec,
-            BatchState::Aborted,
-            Some(cause.note()),
-            |_, _| Ok(()),
-        )?;
-        return Err(cause.into_error(&rec));
+    if let Err(cause) = stage(l, batch.record()) {
+        undo_staging(l, batch.record());
+        batch.abort(l, Some(cause.note()), false)?;
+        return Err(cause.into_error(batch.record()));
     }
-    if let Err(e) = transition(ws, &mut rec, BatchState::Committing, None, |_, _| Ok(())) {
+    if let Err(e) = batch.commit_point(l) {
         // The commit point did not become durable: the batch is still Prepared, so
         // undo the staging now (recovery would do the same if this fails too).
-        let _ = drive::remove_temps(ws, &rec);
-        let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
-        let _ = drive::remove_empty_dirs(ws, &dirs);
-        if let Err(again) = transition(
-            ws,
-            &mut rec,
-            BatchState::Aborted,
-            Some(e.to_string()),
-            |_, _| Ok(()),
-        ) {
+        undo_staging(l, batch.record());
+        if let Err(again) = batch.abort(l, Some(e.to_string()), false) {
             // Whether the commit point reached the disk is unknown: the next recovery
             // decides (and completes the batch if it did). Say so.
+            let rec = batch.record();
             return Err(Error::NeedsAttention {
                 tx: rec.tx,
                 batch: rec.batch,
@@ -116,66 +99,34 @@ pub(crate) fn apply(ws: &Ws, plan: BatchPlan) -> Result<Receipt> {
         return Err(e);
     }
     crash_point!("batch::after_commit_point");
-    let removed = match install(ws, &rec) {
+    let removed = match install(l, batch.record()) {
         Ok(removed) => removed,
-        Err((cause, installed)) => return Err(revert_after_error(ws, rec, cause, installed)),
+        Err((cause, installed)) => return Err(revert_after_error(l, batch, cause, installed)),
     };
     crash_point!("batch::after_dir_sync");
-    let receipt = match complete(ws, &mut rec, removed, false) {
+    let receipt = match batch.complete(l, removed, false) {
         Ok(r) => r,
         // The completion record could not be written: revert, as for an error in step
         // 6, so the caller's error and the disk agree.
         Err(e) => {
-            let n = rec.files.len();
-            return Err(revert_after_error(ws, rec, StepError::Journal(e), n));
+            let n = batch.record().files.len();
+            return Err(revert_after_error(l, batch, StepError::Journal(e), n));
         }
     };
     crash_point!("batch::after_complete");
     Ok(receipt)
 }
 
-/// Step 3: the durable intent. The tx must still be open (an `abort` or another
-/// committer may have got there first).
-fn intent(ws: &Ws, plan: BatchPlan) -> Result<BatchRecord> {
-    let create_dirs = gate::dirs_to_create(ws, &plan.files)?;
-    ws.store.write(|w| {
-        let tx = w.tx(plan.tx)?;
-        if tx.state != TxState::Open {
-            return Err(crate::tx::wrong_state(&tx, "be applied"));
-        }
-        for f in &plan.files {
-            for hash in [f.pre.hash, f.post.hash].into_iter().flatten() {
-                if !w.has_blob(&hash)? {
-                    return Err(crate::error::JournalError::Missing {
-                        what: format!("blob {hash} of {}", f.path),
-                    }
-                    .into());
-                }
-            }
-        }
-        let rec = BatchRecord {
-            batch: w.next_batch_id()?,
-            tx: plan.tx,
-            kind: plan.kind,
-            state: BatchState::Prepared,
-            nonce: super::new_nonce(),
-            files: plan.files,
-            create_dirs,
-            remove_dirs: plan.remove_dirs,
-            history: vec![StateChange {
-                state: BatchState::Prepared,
-                at_ms: w.now(),
-                note: None,
-            }],
-            foreign: Vec::new(),
-        };
-        w.put_batch(&rec)?;
-        Ok(rec)
-    })
+/// Remove the temps and the new directories of a batch that never reached its commit
+/// point (best effort: recovery does the same if this fails).
+fn undo_staging(l: &Locked<'_>, rec: &BatchRecord) {
+    let _ = drive::remove_temps(l, rec);
+    let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
+    let _ = drive::remove_empty_dirs(l, &dirs);
 }
 
 /// Step 4: new directories, then one fsynced temp per file written.
-fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), StepError> {
+fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         let abs = ws.root.join(d);
         ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
@@ -202,7 +153,7 @@ fn stage(ws: &Ws, rec: &BatchRecord) -> Result<(), StepError> {
 /// Just before its rename or unlink, each file is compared with its pre-image once
 /// more: a process that does not take the lock may have written it while the temps
 /// were staged. A changed file stops the batch before it is touched.
-fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)> {
+fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)> {
     let mut dirs = BTreeSet::new();
     for (i, f) in rec.files.iter().enumerate() {
         let abs = ws.root.join(&f.path);
@@ -242,20 +193,25 @@ fn install(ws: &Ws, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)
 
 /// Error in step 6: `Reverting` (durable), the `installed` files back to their
 /// pre-images (the others were never touched), `Aborted`.
-fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: StepError, installed: usize) -> Error {
+fn revert_after_error(
+    l: &Locked<'_>,
+    mut batch: Batch,
+    cause: StepError,
+    installed: usize,
+) -> Error {
     let note = Some(cause.note());
-    if let Err(e) = transition(ws, &mut rec, BatchState::Reverting, note.clone(), |_, _| {
-        Ok(())
-    }) {
+    let (tx, id) = (batch.record().tx, batch.record().batch);
+    if let Err(e) = batch.begin_revert(l, note.clone()) {
         // The batch stays Committing in the journal: files installed so far stay, and
         // the next recovery rolls the batch forward. Say so, rather than a bare
         // journal error the caller would read as "nothing changed".
         return Error::NeedsAttention {
-            tx: rec.tx,
-            batch: rec.batch,
+            tx,
+            batch: id,
             message: format!(
-                "the batch stopped ({}) and the journal could not record the revert ({e}); {installed} file(s) already hold the new content, and the next recovery completes the batch",
-                cause.note()
+                "the batch stopped ({}) and the journal could not record the revert ({e}); {}, and the next recovery completes the batch",
+                cause.note(),
+                installed_files(batch.record(), installed)
             ),
         };
     }
@@ -264,114 +220,39 @@ fn revert_after_error(ws: &Ws, mut rec: BatchRecord, cause: StepError, installed
         files: installed,
         ..DriveOptions::all(Side::Pre)
     };
-    let settled = drive::drive(ws, &rec, opts, &after)
-        .and_then(|out| crate::recovery::settle(ws, &mut rec, Side::Pre, out, note, false));
+    let settled = drive::drive(l, batch.record(), opts, &after)
+        .and_then(|out| crate::recovery::settle(l, &mut batch, Side::Pre, out, note, false));
     let what = cause.note();
     match settled {
-        Ok(()) if rec.state == BatchState::Aborted => cause.into_error(&rec),
+        Ok(()) if batch.record().state == BatchState::Aborted => cause.into_error(batch.record()),
         Ok(()) => Error::NeedsAttention {
-            tx: rec.tx,
-            batch: rec.batch,
+            tx,
+            batch: id,
             message: format!("the batch stopped ({what}); while reverting, foreign bytes were found and left untouched"),
         },
         Err(e) => Error::NeedsAttention {
-            tx: rec.tx,
-            batch: rec.batch,
+            tx,
+            batch: id,
             message: format!("the batch stopped ({what}) and the revert could not finish ({e}); the batch stays Reverting"),
         },
     }
 }
 
-/// Change a batch's state in one durable journal txn, running `extra` in the same txn.
-pub(crate) fn transition(
-    ws: &Ws,
-    rec: &mut BatchRecord,
-    state: BatchState,
-    note: Option<String>,
-    extra: impl FnOnce(&mut Writer, &BatchRecord) -> Result<()>,
-) -> Result<()> {
-    let mut next = rec.clone();
-    ws.store.write(|w| {
-        next.state = state;
-        next.history.push(StateChange {
-            state,
-            at_ms: w.now(),
-            note,
-        });
-        w.put_batch(&next)?;
-        extra(w, &next)
-    })?;
-    *rec = next;
-    Ok(())
-}
-
-/// Step 7: `Committed`, the receipt, and the tx states, in one durable txn.
-pub(crate) fn complete(
-    ws: &Ws,
-    rec: &mut BatchRecord,
-    removed_dirs: Vec<String>,
-    by_recovery: bool,
-) -> Result<Receipt> {
-    let mut receipt = None;
-    let note = by_recovery.then(|| "completed by recovery".to_string());
-    transition(ws, rec, BatchState::Committed, note, |w, rec| {
-        if by_recovery {
-            w.event(EventKind::Recovery {
-                batch: rec.batch,
-                action: format!("completed batch of tx {}", rec.tx),
-            })?;
-        }
-        let r = Receipt {
-            tx: rec.tx,
-            batch: rec.batch,
-            kind: rec.kind,
-            files: rec.files.clone(),
-            created_dirs: rec.create_dirs.clone(),
-            removed_dirs,
-            bytes_written: rec.files.iter().map(|f| f.post.size).sum(),
-            at_ms: w.now(),
-            by_recovery,
-        };
-        w.put_receipt(&r)?;
-        mark_txs_committed(w, rec)?;
-        receipt = Some(r);
-        Ok(())
-    })?;
-    receipt.ok_or_else(|| {
-        crate::error::JournalError::Missing {
-            what: "receipt".into(),
-        }
-        .into()
-    })
-}
-
-fn mark_txs_committed(w: &mut Writer, rec: &BatchRecord) -> Result<()> {
-    let mut tx = w.tx(rec.tx)?;
-    tx.state = TxState::Committed;
-    if tx.attention == Some(rec.batch) {
-        tx.attention = None;
+/// "N file(s) already hold the new content (a, b)": what is on disk when a batch stopped
+/// after installing its first `installed` files.
+fn installed_files(rec: &BatchRecord, installed: usize) -> String {
+    let paths: Vec<&str> = rec
+        .files
+        .iter()
+        .take(installed)
+        .map(|f| f.path.as_str())
+        .collect();
+    if paths.is_empty() {
+        return "no file holds the new content yet".into();
     }
-    tx.committed = Some(CommitRef {
-        revision: match rec.kind {
-            BatchKind::Commit { revision } => revision,
-            BatchKind::Rollback { .. } => 0,
-        },
-        batch: rec.batch,
-    });
-    w.put_tx(&tx)?;
-    if let BatchKind::Rollback { of, .. } = rec.kind {
-        let mut old = w.tx(of)?;
-        old.state = TxState::RolledBack;
-        old.rolled_back_by = Some(rec.tx);
-        w.put_tx(&old)?;
-        // Rolling back a rollback redoes the tx it had rolled back: that tx's changes
-        // are live again, so it is committed (and can be rolled back) once more.
-        if let Some(redone) = old.rollback_of {
-            let mut t = w.tx(redone)?;
-            t.state = TxState::Committed;
-            t.rolled_back_by = None;
-            w.put_tx(&t)?;
-        }
-    }
-    Ok(())
+    format!(
+        "{} file(s) already hold the new content ({})",
+        paths.len(),
+        paths.join(", ")
+    )
 }

@@ -58,13 +58,9 @@ impl Writer {
                 }
             }
             drop(revs);
-            if tx.state == TxState::Open {
+            if self.prune_tx(&mut tx)? {
                 counts.previews_aborted += 1;
-                tx.state = TxState::Aborted;
-                self.event(EventKind::TxAborted { tx: tx.tx })?;
             }
-            tx.pruned = true;
-            self.put_tx(&tx)?;
             pruned.insert(tx.tx);
             counts.txs_pruned += 1;
         }

@@ -13,6 +13,7 @@ mod gc;
 mod reader;
 pub mod records;
 mod store;
+mod transitions;
 mod writer;
 
 use redb::{ReadableTable, TableDefinition};

@@ -129,6 +129,22 @@ pub enum TxState {
     RolledBack,
 }
 
+impl TxState {
+    /// Legal transitions of the transaction state machine (docs/commit-protocol.md,
+    /// "State machines"): `Open → Committed` (its batch completed), `Open → Aborted`
+    /// (`abort`, `journal gc --abort-open`, or a rollback tx whose batch was reverted),
+    /// `Committed → RolledBack` (a rollback of it, or of the rollback that redid it,
+    /// completed) and `RolledBack → Committed` (a rollback of its rollback completed:
+    /// redo).
+    pub fn can_become(self, next: TxState) -> bool {
+        use TxState::*;
+        matches!(
+            (self, next),
+            (Open, Committed) | (Open, Aborted) | (Committed, RolledBack) | (RolledBack, Committed)
+        )
+    }
+}
+
 impl fmt::Display for TxState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

@@ -4,7 +4,7 @@
 use redb::ReadableTable;
 
 use super::{blobs, codec, get_rec, EventRecord};
-use super::{BATCHES, EVENTS, INFLIGHT, RECEIPTS, REVISIONS, TXS};
+use super::{BATCHES, EVENTS, RECEIPTS, REVISIONS, TXS};
 use crate::error::{Error, Result};
 use crate::journal::records::*;
 
@@ -53,15 +53,16 @@ impl Writer {
         Ok(last.unwrap_or(0) + 1)
     }
 
-    /// Insert or update a tx record (no event; callers append the event that says why).
-    pub fn put_tx(&mut self, rec: &TxRecord) -> Result<()> {
+    /// Insert or update a tx record. Private to the journal: a tx changes only through
+    /// the checked steps of `transitions.rs`, each written with its event.
+    pub(super) fn put_tx(&mut self, rec: &TxRecord) -> Result<()> {
         let v = codec::encode(rec)?;
         self.txn.open_table(TXS)?.insert(rec.tx, v.as_slice())?;
         Ok(())
     }
 
     /// Insert a revision record and its `RevisionRecorded` event.
-    pub fn put_revision(&mut self, rec: &RevisionRecord) -> Result<()> {
+    pub(super) fn put_revision(&mut self, rec: &RevisionRecord) -> Result<()> {
         let v = codec::encode(rec)?;
         self.txn
             .open_table(REVISIONS)?
@@ -104,58 +105,6 @@ impl Writer {
             .open_table(blobs::MANIFESTS)?
             .get(&hash.0)?
             .is_some())
-    }
-
-    /// Insert or update a batch record, keep the in-flight index in step with its state,
-    /// and append a `BatchState` event for its latest state change.
-    pub fn put_batch(&mut self, rec: &BatchRecord) -> Result<()> {
-        let v = codec::encode(rec)?;
-        self.txn
-            .open_table(BATCHES)?
-            .insert(rec.batch, v.as_slice())?;
-        {
-            let mut inflight = self.txn.open_table(INFLIGHT)?;
-            if rec.state.is_terminal() {
-                inflight.remove(rec.batch)?;
-            } else {
-                inflight.insert(rec.batch, ())?;
-            }
-        }
-        let note = rec.history.last().and_then(|h| h.note.clone());
-        self.event(EventKind::BatchState {
-            batch: rec.batch,
-            tx: rec.tx,
-            state: rec.state,
-            note,
-        })
-    }
-
-    /// Insert a receipt and its `ReceiptIssued` event.
-    pub fn put_receipt(&mut self, rec: &Receipt) -> Result<()> {
-        let v = codec::encode(rec)?;
-        self.txn
-            .open_table(RECEIPTS)?
-            .insert(rec.batch, v.as_slice())?;
-        self.event(EventKind::ReceiptIssued {
-            batch: rec.batch,
-            tx: rec.tx,
-        })
-    }
-
-    /// Whether a batch of `tx` is in flight (a commit or rollback under way or
-    /// interrupted).
-    pub fn has_inflight_batch(&self, tx: u64) -> Result<bool> {
-        let inflight = self.txn.open_table(INFLIGHT)?;
-        let batches = self.txn.open_table(BATCHES)?;
-        for item in inflight.iter()? {
-            let id = item?.0.value();
-            if let Some(b) = get_rec::<u64, BatchRecord>(&batches, "batches", id)? {
-                if b.tx == tx {
-                    return Ok(true);
-                }
-            }
-        }
-        Ok(false)
     }
 
     /// Whether a receipt exists for `batch`.

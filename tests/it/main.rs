@@ -9,6 +9,7 @@ mod edges;
 mod enospc;
 mod fuzz;
 mod growth;
+mod history;
 mod iofault;
 mod journal;
 mod lockholder;

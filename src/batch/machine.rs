@@ -1,0 +1,293 @@
+//! [`Batch`]: a batch record that changes state only through its named steps
+//! (docs/commit-protocol.md, "State machines"). Each step is one durable journal write;
+//! it is refused before it is attempted when [`BatchState::can_become`] does not allow
+//! it, and the journal refuses it again when the record as stored has moved on (another
+//! process settled the batch meanwhile: [`crate::journal::Writer::put_batch`]).
+//!
+//! | step | from | to | what else the same write records |
+//! |---|---|---|---|
+//! | [`Batch::prepare`] | — | `Prepared` | the tx (a rollback's is created here), every blob checked present |
+//! | [`Batch::commit_point`] | `Prepared` | `Committing` | — |
+//! | [`Batch::begin_revert`] | `Prepared`, `Committing` | `Reverting` | — |
+//! | [`Batch::hold`] | any non-terminal | `NeedsAttention` | the foreign bytes as blobs, the tx's attention mark |
+//! | [`Batch::abort`] | `Prepared`, `Reverting`, `NeedsAttention` | `Aborted` | attention cleared; a rollback tx is aborted |
+//! | [`Batch::complete`] | `Committing`, `NeedsAttention` | `Committed` | the receipt and the tx states it implies |
+
+use crate::error::{Error, JournalError, Result, Transition};
+use crate::journal::records::*;
+use crate::journal::Writer;
+use crate::lock::Locked;
+
+/// A batch in the journal, owned by the code driving it.
+#[must_use = "a batch left in flight is settled by the next recovery"]
+#[derive(Debug)]
+pub(crate) struct Batch {
+    rec: BatchRecord,
+}
+
+/// What a new batch applies (everything of its record but the ids and the history).
+pub(crate) struct NewBatch {
+    pub kind: BatchKind,
+    /// Files that change, sorted by path. Their pre and post blobs must be in the
+    /// journal when the intent is written (the `tx_of` closure of [`Batch::prepare`]
+    /// may store them in the same write).
+    pub files: Vec<BatchFile>,
+    /// Directories to create, parents first.
+    pub create_dirs: Vec<String>,
+    /// Directories to remove when empty after installing, deepest first.
+    pub remove_dirs: Vec<String>,
+}
+
+impl Batch {
+    /// A batch read from the journal (recovery).
+    pub fn resume(rec: BatchRecord) -> Batch {
+        Batch { rec }
+    }
+
+    /// The record as last written.
+    pub fn record(&self) -> &BatchRecord {
+        &self.rec
+    }
+
+    /// The intent (protocol step 3): one durable write holding the batch, `Prepared`,
+    /// with every pre- and post-image. `tx_of` runs first in the same write and returns
+    /// the tx the batch applies: it checks that a commit's tx is still open, or creates
+    /// a rollback's tx, so a rollback tx never exists without its batch.
+    pub fn prepare(
+        l: &Locked<'_>,
+        new: NewBatch,
+        tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
+    ) -> Result<Batch> {
+        let rec = l.store.write(|w| {
+            let tx = tx_of(w)?;
+            for f in &new.files {
+                for hash in [f.pre.hash, f.post.hash].into_iter().flatten() {
+                    if !w.has_blob(&hash)? {
+                        return Err(JournalError::Missing {
+                            what: format!("blob {hash} of {}", f.path),
+                        }
+                        .into());
+                    }
+                }
+            }
+            let rec = BatchRecord {
+                batch: w.next_batch_id()?,
+                tx,
+                kind: new.kind,
+                state: BatchState::Prepared,
+                nonce: super::new_nonce(),
+                files: new.files,
+                create_dirs: new.create_dirs,
+                remove_dirs: new.remove_dirs,
+                history: vec![StateChange {
+                    state: BatchState::Prepared,
+                    at_ms: w.now(),
+                    note: None,
+                }],
+                foreign: Vec::new(),
+            };
+            w.put_batch(&rec)?;
+            Ok(rec)
+        })?;
+        Ok(Batch { rec })
+    }
+
+    /// The commit point (protocol step 5): `Prepared → Committing`. From here on the
+    /// batch is completed, never reverted, by recovery.
+    pub fn commit_point(&mut self, l: &Locked<'_>) -> Result<()> {
+        self.step(l, BatchState::Committing, None, |_, _| Ok(()))
+    }
+
+    /// `→ Reverting`: files are about to be driven back to their pre-images.
+    pub fn begin_revert(&mut self, l: &Locked<'_>, note: Option<String>) -> Result<()> {
+        self.step(l, BatchState::Reverting, note, |_, _| Ok(()))
+    }
+
+    /// `→ NeedsAttention`: files hold foreign bytes, which were left untouched. The
+    /// bytes found (`blobs`) are stored, and the tx is marked. A batch already held
+    /// with the same foreign files is left as it is (no progress, nothing new: the
+    /// journal does not grow).
+    pub fn hold(
+        &mut self,
+        l: &Locked<'_>,
+        foreign: Vec<ForeignWrite>,
+        blobs: Vec<Vec<u8>>,
+    ) -> Result<()> {
+        if self.rec.state == BatchState::NeedsAttention && self.rec.foreign == foreign {
+            return Ok(());
+        }
+        let summary = foreign
+            .iter()
+            .map(|f| f.path.clone())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let note = Some(format!(
+            "foreign bytes in {summary}; kept in the journal, files left untouched"
+        ));
+        self.rec.foreign = foreign;
+        self.step(l, BatchState::NeedsAttention, note, |w, rec| {
+            w.event(EventKind::Recovery {
+                batch: rec.batch,
+                action: format!("needs attention: {summary}"),
+            })?;
+            for bytes in &blobs {
+                w.put_blob(bytes)?;
+            }
+            w.set_attention(rec.tx, rec.batch, true)
+        })
+    }
+
+    /// `→ Aborted`: every file is at its pre-image and no temp is left. The tx's
+    /// attention mark for this batch is cleared; a rollback tx, which exists only for
+    /// this batch, is aborted with it (a commit's tx stays open and can be committed
+    /// again).
+    pub fn abort(&mut self, l: &Locked<'_>, note: Option<String>, by_recovery: bool) -> Result<()> {
+        self.step(l, BatchState::Aborted, note, |w, rec| {
+            if by_recovery {
+                w.event(EventKind::Recovery {
+                    batch: rec.batch,
+                    action: format!("reverted batch of tx {}", rec.tx),
+                })?;
+            }
+            w.set_attention(rec.tx, rec.batch, false)?;
+            if matches!(rec.kind, BatchKind::Rollback { .. }) {
+                w.abort_tx(rec.tx)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The completion (protocol step 7): `→ Committed`, the receipt and the tx states
+    /// it implies ([`Writer::issue_receipt`]), in one durable write.
+    pub fn complete(
+        &mut self,
+        l: &Locked<'_>,
+        removed_dirs: Vec<String>,
+        by_recovery: bool,
+    ) -> Result<Receipt> {
+        let mut receipt = None;
+        let note = by_recovery.then(|| "completed by recovery".to_string());
+        self.step(l, BatchState::Committed, note, |w, rec| {
+            if by_recovery {
+                w.event(EventKind::Recovery {
+                    batch: rec.batch,
+                    action: format!("completed batch of tx {}", rec.tx),
+                })?;
+            }
+            let r = Receipt {
+                tx: rec.tx,
+                batch: rec.batch,
+                kind: rec.kind,
+                files: rec.files.clone(),
+                created_dirs: rec.create_dirs.clone(),
+                removed_dirs,
+                bytes_written: rec.files.iter().map(|f| f.post.size).sum(),
+                at_ms: w.now(),
+                by_recovery,
+            };
+            w.issue_receipt(&r)?;
+            receipt = Some(r);
+            Ok(())
+        })?;
+        receipt.ok_or_else(|| {
+            JournalError::Missing {
+                what: "receipt".into(),
+            }
+            .into()
+        })
+    }
+
+    /// One checked step: refused before any write when the state machine does not
+    /// allow it; else the new state and `extra`'s records in one durable write. The
+    /// in-memory record changes only once the write is durable.
+    fn step(
+        &mut self,
+        l: &Locked<'_>,
+        to: BatchState,
+        note: Option<String>,
+        extra: impl FnOnce(&mut Writer, &BatchRecord) -> Result<()>,
+    ) -> Result<()> {
+        if !self.rec.state.can_become(to) {
+            return Err(Error::from(JournalError::IllegalTransition(
+                Transition::Batch {
+                    batch: self.rec.batch,
+                    from: self.rec.state,
+                    to,
+                },
+            )));
+        }
+        let mut next = self.rec.clone();
+        l.store.write(|w| {
+            next.state = to;
+            next.history.push(StateChange {
+                state: to,
+                at_ms: w.now(),
+                note,
+            });
+            w.put_batch(&next)?;
+            extra(w, &next)
+        })?;
+        self.rec = next;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_batch_state_machine_allows_exactly_the_documented_transitions() {
+        use BatchState::*;
+        let all = [
+            Prepared,
+            Committing,
+            Committed,
+            Reverting,
+            Aborted,
+            NeedsAttention,
+        ];
+        let allowed: Vec<(BatchState, BatchState)> = all
+            .iter()
+            .flat_map(|a| all.iter().map(move |b| (*a, *b)))
+            .filter(|(a, b)| a.can_become(*b))
+            .collect();
+        assert_eq!(
+            allowed,
+            vec![
+                (Prepared, Committing),
+                (Prepared, Reverting),
+                (Prepared, Aborted),
+                (Prepared, NeedsAttention),
+                (Committing, Committed),
+                (Committing, Reverting),
+                (Committing, NeedsAttention),
+                (Reverting, Aborted),
+                (Reverting, NeedsAttention),
+                (NeedsAttention, Committed),
+                (NeedsAttention, Aborted),
+                (NeedsAttention, NeedsAttention),
+            ]
+        );
+    }
+
+    #[test]
+    fn the_tx_state_machine_allows_exactly_the_documented_transitions() {
+        use TxState::*;
+        let all = [Open, Committed, Aborted, RolledBack];
+        let allowed: Vec<(TxState, TxState)> = all
+            .iter()
+            .flat_map(|a| all.iter().map(move |b| (*a, *b)))
+            .filter(|(a, b)| a.can_become(*b))
+            .collect();
+        assert_eq!(
+            allowed,
+            vec![
+                (Open, Committed),
+                (Open, Aborted),
+                (Committed, RolledBack),
+                (RolledBack, Committed),
+            ]
+        );
+    }
+}

@@ -1,0 +1,326 @@
+//! The transaction history agrees with the disk: rollback, redo and abort change a tx's
+//! state only through the state machine (docs/commit-protocol.md, "State machines"),
+//! and every outcome a verb reports is what the disk holds.
+
+use std::path::Path;
+
+use ultra_edit::{Error, JournalError, RollbackOptions, Transition, TxState};
+
+use crate::support::*;
+
+/// A workspace with `f.txt = "a\n"` and `g.txt = "b\n"` besides the sample files.
+fn ws_ab() -> Ws {
+    let ws = workspace();
+    ws.write("f.txt", b"a\n");
+    ws.write("g.txt", b"b\n");
+    ws
+}
+
+/// `(tx, state, rollback_of, rolled_back_by)` of every tx, oldest first.
+fn history(ws: &Ws) -> Vec<(u64, TxState, Option<u64>, Option<u64>)> {
+    let mut rows: Vec<_> = ws
+        .journal
+        .log(None)
+        .unwrap()
+        .into_iter()
+        .map(|e| (e.tx, e.state, e.rollback_of, e.rolled_back_by))
+        .collect();
+    rows.reverse();
+    rows
+}
+
+fn verify_ok(root: &Path) {
+    let out = run_ue(root, &["--json", "journal", "verify"], None);
+    let v = json_of(&out);
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
+    let ws = workspace();
+    ws.write("f.txt", b"X\n");
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let undo = |tx| {
+        ws.journal
+            .rollback(tx, RollbackOptions::default())
+            .unwrap()
+            .tx
+    };
+    assert_eq!(undo(1), 2);
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    assert_eq!(undo(2), 3); // redo of tx 1
+    assert_eq!(ws.read("f.txt"), b"Y\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::Committed, None, None),
+            (2, TxState::RolledBack, Some(1), Some(3)),
+            (3, TxState::Committed, Some(2), None),
+        ]
+    );
+    assert_eq!(undo(3), 4); // undo of the redo: tx 2's change is live again
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::RolledBack, None, Some(2)),
+            (2, TxState::Committed, Some(1), None),
+            (3, TxState::RolledBack, Some(2), Some(4)),
+            (4, TxState::Committed, Some(3), None),
+        ]
+    );
+    // Tx 1 is refused as already rolled back, not as stale: nobody wrote f.txt.
+    let err = ws
+        .journal
+        .rollback(1, RollbackOptions::default())
+        .unwrap_err();
+    match &err {
+        Error::WrongState { tx: 1, state, hint } => {
+            assert_eq!(state, "rolled_back");
+            assert!(hint.contains("tx 2 rolled it back"), "{hint}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.exit_code(), 1);
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    // And the chain goes on: undo tx 4 (tx 5) redoes tx 3, so tx 1 is live again.
+    assert_eq!(undo(4), 5);
+    assert_eq!(ws.read("f.txt"), b"Y\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::Committed, None, None),
+            (2, TxState::RolledBack, Some(1), Some(3)),
+            (3, TxState::Committed, Some(2), None),
+            (4, TxState::RolledBack, Some(3), Some(5)),
+            (5, TxState::Committed, Some(4), None),
+        ]
+    );
+    assert!(ws.journal.verify().unwrap().ok);
+    verify_ok(ws.root());
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
+    let ws = workspace();
+    ws.write("f.txt", b"a\n");
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    // The rollback's journal writes: intent (with its tx), commit point, completion.
+    // The third fails, and so does every write after it (the revert cannot be
+    // recorded either): the file already holds the rolled-back bytes.
+    let out = run_ue(
+        ws.root(),
+        &["--json", "rollback", "1"],
+        Some("journal::commit=2*off->return(28)"),
+    );
+    assert_eq!(out.status.code(), Some(7), "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "needs_attention");
+    assert_eq!(v["tx"], 2);
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 file(s) already hold the new content (f.txt)")
+            && msg.contains("the next recovery completes the batch"),
+        "{msg}"
+    );
+    assert_eq!(ws.read("f.txt"), b"a\n");
+    // The next command's recovery completes the rollback, as the error said.
+    let log = json_of(&run_ue(ws.root(), &["--json", "log"], None));
+    let states: Vec<(u64, &str)> = log["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["tx"].as_u64().unwrap(), t["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(states, [(2, "committed"), (1, "rolled_back")]);
+    assert_eq!(ws.read("f.txt"), b"a\n");
+    verify_ok(ws.root());
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn abort_is_refused_while_the_batch_is_past_its_commit_point() {
+    let ws = ws_ab();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"A\n"},{"op":"replace_file","path":"g.txt","content":"B\n"}]}"#,
+    );
+    let out = run_ue(
+        ws.root(),
+        &["commit", &p.tx.to_string()],
+        Some("batch::after_commit_point=return"),
+    );
+    assert_eq!(out.status.code(), None, "the failpoint aborts the process");
+    ws.write("g.txt", b"someone\n");
+    let out = run_ue(ws.root(), &["--json", "recover"], None);
+    assert_eq!(out.status.code(), Some(7));
+    assert_eq!(ws.read("f.txt"), b"A\n");
+    assert_eq!(ws.read("g.txt"), b"someone\n");
+    // The batch needs attention: the tx cannot be declared dead.
+    let out = run_ue(ws.root(), &["--json", "abort", "1"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "wrong_state");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("its batch 1 needs attention") && msg.contains("recover --overwrite"),
+        "{msg}"
+    );
+    assert_eq!(ws.journal.tx(1).unwrap().state, TxState::Open);
+    // Settled as the refusal says, the tx is committed, never "aborted and committed".
+    let out = run_ue(ws.root(), &["recover", "--overwrite"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(ws.journal.tx(1).unwrap().state, TxState::Committed);
+    assert_eq!(
+        (ws.read("f.txt"), ws.read("g.txt")),
+        (b"A\n".to_vec(), b"B\n".to_vec())
+    );
+    verify_ok(ws.root());
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_rollback_interrupted_before_its_commit_point_leaves_no_open_tx() {
+    for point in [
+        "batch::after_lock",
+        "batch::after_intent",
+        "batch::after_stage_file",
+    ] {
+        let ws = ws_ab();
+        let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b2\n"}]}"#);
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+        let out = run_ue(
+            ws.root(),
+            &["rollback", "1"],
+            Some(&format!("{point}=return")),
+        );
+        assert_eq!(
+            out.status.code(),
+            None,
+            "{point}: the failpoint aborts the process"
+        );
+        let out = run_ue(ws.root(), &["--json", "recover"], None);
+        assert_eq!(out.status.code(), Some(0), "{point}");
+        assert_eq!(
+            ws.read("f.txt"),
+            b"b2\n",
+            "{point}: the rollback did not land"
+        );
+        let rows = history(&ws);
+        match point {
+            // The lock was taken, nothing recorded: no rollback tx at all.
+            "batch::after_lock" => assert_eq!(rows, [(1, TxState::Committed, None, None)]),
+            // The intent (with its tx) was recorded; recovery reverted the batch and
+            // ended the tx with it.
+            _ => assert_eq!(
+                rows,
+                [
+                    (1, TxState::Committed, None, None),
+                    (2, TxState::Aborted, Some(1), None),
+                ],
+                "{point}"
+            ),
+        }
+        verify_ok(ws.root());
+        // The rollback can simply be run again.
+        let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
+        assert_eq!(ws.read("f.txt"), b"a\n", "{point}");
+        assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
+    }
+}
+
+#[test]
+fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
+    use ultra_edit::journal::Store;
+    use ultra_edit::{BatchKind, BatchRecord, BatchState, StateChange};
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("journal.redb"), true).unwrap();
+    let change = |state| StateChange {
+        state,
+        at_ms: 0,
+        note: None,
+    };
+    let prepared = BatchRecord {
+        batch: 1,
+        tx: 1,
+        kind: BatchKind::Commit { revision: 0 },
+        state: BatchState::Prepared,
+        nonce: 7,
+        files: Vec::new(),
+        create_dirs: Vec::new(),
+        remove_dirs: Vec::new(),
+        history: vec![change(BatchState::Prepared)],
+        foreign: Vec::new(),
+    };
+    let refused = |r: Result<(), Error>| match r {
+        Err(Error::Journal(JournalError::IllegalTransition(t))) => t,
+        other => panic!("{other:?}"),
+    };
+    // A new batch must start prepared.
+    let mut committing = prepared.clone();
+    committing.state = BatchState::Committing;
+    assert_eq!(
+        refused(store.write(|w| w.put_batch(&committing))),
+        Transition::NewBatch {
+            batch: 1,
+            state: BatchState::Committing
+        }
+    );
+    store
+        .write(|w| {
+            w.create_tx(None, None, None)?;
+            w.put_batch(&prepared)
+        })
+        .unwrap();
+    // Prepared → Committed skips the commit point: refused, nothing written.
+    let mut skip = prepared.clone();
+    skip.state = BatchState::Committed;
+    skip.history.push(change(BatchState::Committed));
+    assert_eq!(
+        refused(store.write(|w| w.put_batch(&skip))),
+        Transition::Batch {
+            batch: 1,
+            from: BatchState::Prepared,
+            to: BatchState::Committed
+        }
+    );
+    assert_eq!(store.read().unwrap().inflight().unwrap(), [1]);
+    // Another process reverted the batch; this one's commit point comes too late.
+    let mut aborted = prepared.clone();
+    aborted.state = BatchState::Aborted;
+    aborted.history.push(change(BatchState::Aborted));
+    store.write(|w| w.put_batch(&aborted)).unwrap();
+    let mut late = prepared.clone();
+    late.state = BatchState::Committing;
+    late.history.push(change(BatchState::Committing));
+    assert_eq!(
+        refused(store.write(|w| w.put_batch(&late))),
+        Transition::Batch {
+            batch: 1,
+            from: BatchState::Aborted,
+            to: BatchState::Committing
+        }
+    );
+    let stored = store.read().unwrap().batch(1).unwrap().unwrap();
+    assert_eq!(stored.state, BatchState::Aborted);
+    assert!(store.read().unwrap().inflight().unwrap().is_empty());
+    // A tx aborted once cannot be aborted again; the refusal names its state.
+    store.write(|w| w.abort_tx(1).map(|_| ())).unwrap();
+    let err = store.write(|w| w.abort_tx(1).map(|_| ())).unwrap_err();
+    assert!(
+        matches!(&err, Error::WrongState { tx: 1, state, .. } if state == "aborted"),
+        "{err:?}"
+    );
+    assert_eq!(
+        JournalError::IllegalTransition(Transition::Tx {
+            tx: 1,
+            from: TxState::Committed,
+            to: TxState::Aborted,
+        })
+        .to_string(),
+        "journal refused to move tx 1 from committed to aborted; nothing was written (another process may have changed it meanwhile: run the command again)"
+    );
+}
