@@ -35,6 +35,7 @@ mod lock;
 pub mod mcp;
 mod rebase;
 mod recovery;
+mod revision;
 mod tx;
 mod verify;
 mod workspace;

@@ -20,7 +20,8 @@ use crate::edit::{self, is_binary};
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
 use crate::journal::records::{FileConflict, FileState};
-use crate::tx::{Preview, Working};
+use crate::revision::{self, Working};
+use crate::tx::Preview;
 use crate::workspace::Journal;
 
 impl Journal {
@@ -34,7 +35,7 @@ impl Journal {
     pub fn rebase(&self, tx: u64) -> Result<Preview> {
         crate::workspace::guarded(|| {
             let (txrec, latest) = self.latest_open(tx, "be rebased")?;
-            let working = self.load_working(&latest)?;
+            let working = revision::load_working(&self.ws, &latest)?;
             let mut out = BTreeMap::new();
             let mut conflicts = Vec::new();
             let mut moved = false;
@@ -65,7 +66,9 @@ impl Journal {
                 "{{\"rebase_onto_disk\":{{\"from_revision\":{}}}}}",
                 latest.revision
             );
-            self.append_revision(&txrec, latest.revision, plan, out, conflicts)
+            let (txrec, rev) =
+                revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
+            Ok(Preview::new(&txrec, rev))
         })
     }
 }

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::journal::records::*;
-use crate::journal::Reader;
+use crate::journal::{gc_dropped_images, Reader};
 use crate::workspace::Journal;
 
 /// The outcome of [`Journal::verify`].
@@ -98,11 +98,12 @@ fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>
     Ok(txs)
 }
 
-fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, s: &FileState, what: String) {
-    if let Some(h) = s.hash.filter(|_| s.exists) {
-        if !blobs.contains(&h) {
-            v.problems.push(format!("{what}: blob {h} is missing"));
-        }
+fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, r: &BlobRef<'_>, of: String) {
+    if !blobs.contains(&r.hash) {
+        v.problems.push(format!(
+            "{of} {} {}: blob {} is missing",
+            r.path, r.role, r.hash
+        ));
     }
 }
 
@@ -127,19 +128,8 @@ fn check_revisions(
             v.problems
                 .push(format!("revision {tx}/{n}: tx {tx} does not exist"));
         }
-        for f in &rev.files {
-            need_blob(
-                v,
-                blobs,
-                &f.snapshot,
-                format!("revision {tx}/{n} {} snapshot", f.path),
-            );
-            need_blob(
-                v,
-                blobs,
-                &f.candidate,
-                format!("revision {tx}/{n} {} candidate", f.path),
-            );
+        for r in rev.blob_refs() {
+            need_blob(v, blobs, &r, format!("revision {tx}/{n}"));
         }
         *seen.entry(tx).or_default() += 1;
         Ok(())
@@ -177,7 +167,7 @@ fn check_batches(
             }
         };
         let pruned = match txs.get(&b.tx) {
-            Some(t) => t.pruned && b.state.is_terminal(),
+            Some(t) => gc_dropped_images(t.pruned, &b),
             None => {
                 v.problems
                     .push(format!("batch {id}: tx {} does not exist", b.tx));
@@ -185,14 +175,8 @@ fn check_batches(
             }
         };
         // gc drops the images of pruned txs' finished batches: their hashes stay as history.
-        for f in b.files.iter().filter(|_| !pruned) {
-            need_blob(v, blobs, &f.pre, format!("batch {id} {} pre-image", f.path));
-            need_blob(
-                v,
-                blobs,
-                &f.post,
-                format!("batch {id} {} post-image", f.path),
-            );
+        for r in b.blob_refs().iter().filter(|_| !pruned) {
+            need_blob(v, blobs, r, format!("batch {id}"));
         }
         if let Some(p) = illegal_history(&b) {
             v.problems.push(format!("batch {id}: {p}"));

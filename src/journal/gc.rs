@@ -125,33 +125,25 @@ impl Writer {
     /// in-flight batch (including the foreign bytes recovery kept).
     fn referenced_blobs(&self, pruned: &BTreeSet<u64>) -> Result<BTreeSet<BlobHash>> {
         let mut live = BTreeSet::new();
-        let mut add = |s: &FileState| {
-            if let Some(h) = s.hash.filter(|_| s.exists) {
-                live.insert(h);
-            }
-        };
         let revs = self.txn.open_table(REVISIONS)?;
         for item in revs.iter()? {
             let rev: RevisionRecord = codec::decode("revisions", item?.1.value())?;
-            for f in &rev.files {
-                add(&f.snapshot);
-                add(&f.candidate);
-            }
+            live.extend(rev.blob_refs().iter().map(|r| r.hash));
         }
         let batches = self.txn.open_table(BATCHES)?;
         for item in batches.iter()? {
             let b: BatchRecord = codec::decode("batches", item?.1.value())?;
-            if pruned.contains(&b.tx) && b.state.is_terminal() {
-                continue;
-            }
-            for f in &b.files {
-                add(&f.pre);
-                add(&f.post);
-            }
-            for f in &b.foreign {
-                add(&f.found);
+            if !gc_dropped_images(pruned.contains(&b.tx), &b) {
+                live.extend(b.blob_refs().iter().map(|r| r.hash));
             }
         }
         Ok(live)
     }
+}
+
+/// Whether `journal gc` drops (or dropped) the images of batch `b`: a finished batch of
+/// a pruned tx keeps its hashes as history, not its blobs. `journal verify` asks the
+/// same question before it requires a batch's blobs.
+pub(crate) fn gc_dropped_images(tx_pruned: bool, b: &BatchRecord) -> bool {
+    tx_pruned && b.state.is_terminal()
 }

@@ -24,6 +24,7 @@ use records::*;
 
 #[path = "../../migrations/mod.rs"]
 mod migrations;
+pub(crate) use gc::gc_dropped_images;
 pub use gc::GcCounts;
 pub use migrations::SCHEMA_VERSION;
 pub use reader::Reader;

@@ -405,6 +405,93 @@ pub struct BatchRecord {
     pub foreign: Vec<ForeignWrite>,
 }
 
+/// What a record keeps a blob for ([`BlobRef::role`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlobRole {
+    /// A revision's source snapshot of a file.
+    Snapshot,
+    /// A revision's candidate.
+    Candidate,
+    /// A batch's pre-image (rollback material).
+    PreImage,
+    /// A batch's post-image.
+    PostImage,
+    /// Bytes recovery found in a file of a batch and kept before leaving or
+    /// overwriting them.
+    ForeignBytes,
+}
+
+impl fmt::Display for BlobRole {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            BlobRole::Snapshot => "snapshot",
+            BlobRole::Candidate => "candidate",
+            BlobRole::PreImage => "pre-image",
+            BlobRole::PostImage => "post-image",
+            BlobRole::ForeignBytes => "foreign bytes",
+        })
+    }
+}
+
+/// One reference from a record to a blob: the one list of what references what, used
+/// by `journal gc` (what to keep) and `journal verify` (what must be there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlobRef<'a> {
+    /// The blob.
+    pub hash: BlobHash,
+    /// The file (root-relative) it is an image of.
+    pub path: &'a str,
+    /// What it is kept for.
+    pub role: BlobRole,
+}
+
+fn refs_of<'a>(
+    path: &'a str,
+    states: impl IntoIterator<Item = (&'a FileState, BlobRole)>,
+) -> impl Iterator<Item = BlobRef<'a>> {
+    states.into_iter().filter_map(move |(s, role)| {
+        s.hash
+            .filter(|_| s.exists)
+            .map(|hash| BlobRef { hash, path, role })
+    })
+}
+
+impl RevisionRecord {
+    /// Every blob this revision references: each file's snapshot and candidate.
+    pub fn blob_refs(&self) -> Vec<BlobRef<'_>> {
+        self.files
+            .iter()
+            .flat_map(|f| {
+                refs_of(
+                    &f.path,
+                    [
+                        (&f.snapshot, BlobRole::Snapshot),
+                        (&f.candidate, BlobRole::Candidate),
+                    ],
+                )
+            })
+            .collect()
+    }
+}
+
+impl BatchRecord {
+    /// Every blob this batch references: each file's pre- and post-image, and the
+    /// foreign bytes recovery kept.
+    pub fn blob_refs(&self) -> Vec<BlobRef<'_>> {
+        let images = self.files.iter().flat_map(|f| {
+            refs_of(
+                &f.path,
+                [(&f.pre, BlobRole::PreImage), (&f.post, BlobRole::PostImage)],
+            )
+        });
+        let foreign = self
+            .foreign
+            .iter()
+            .flat_map(|f| refs_of(&f.path, [(&f.found, BlobRole::ForeignBytes)]));
+        images.chain(foreign).collect()
+    }
+}
+
 /// The record a finished commit or rollback emits (table `receipts`, key batch id).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Receipt {
@@ -539,4 +626,84 @@ pub fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod blob_ref_tests {
+    use super::*;
+
+    #[test]
+    fn blob_refs_list_every_present_image_once_and_skip_absent_ones() {
+        let (a, b, c) = (b"a".as_slice(), b"b".as_slice(), b"c".as_slice());
+        let rev = RevisionRecord {
+            tx: 1,
+            revision: 0,
+            base: None,
+            created_ms: 0,
+            plan: String::new(),
+            files: vec![FileRevision {
+                path: "new.txt".into(),
+                snapshot: FileState::ABSENT,
+                candidate: FileState::present(a, 0o644),
+                diff: CandidateDiff {
+                    unified: String::new(),
+                    lines_added: 1,
+                    lines_removed: 0,
+                    binary: false,
+                    lossy: false,
+                },
+            }],
+            validation: Vec::new(),
+            conflicts: Vec::new(),
+        };
+        assert_eq!(
+            rev.blob_refs(),
+            [BlobRef {
+                hash: BlobHash::of(a),
+                path: "new.txt",
+                role: BlobRole::Candidate
+            }]
+        );
+        let batch = BatchRecord {
+            batch: 1,
+            tx: 1,
+            kind: BatchKind::Commit { revision: 0 },
+            state: BatchState::NeedsAttention,
+            nonce: 0,
+            files: vec![
+                BatchFile {
+                    path: "f".into(),
+                    pre: FileState::present(a, 0o644),
+                    post: FileState::present(b, 0o600),
+                },
+                BatchFile {
+                    path: "gone".into(),
+                    pre: FileState::present(b, 0o644),
+                    post: FileState::ABSENT,
+                },
+            ],
+            create_dirs: Vec::new(),
+            remove_dirs: Vec::new(),
+            history: Vec::new(),
+            foreign: vec![ForeignWrite {
+                path: "f".into(),
+                found: FileState::present(c, 0o644),
+                note: String::new(),
+            }],
+        };
+        let refs: Vec<(&str, BlobRole, BlobHash)> = batch
+            .blob_refs()
+            .iter()
+            .map(|r| (r.path, r.role, r.hash))
+            .collect();
+        assert_eq!(
+            refs,
+            [
+                ("f", BlobRole::PreImage, BlobHash::of(a)),
+                ("f", BlobRole::PostImage, BlobHash::of(b)),
+                ("gone", BlobRole::PreImage, BlobHash::of(b)),
+                ("f", BlobRole::ForeignBytes, BlobHash::of(c)),
+            ]
+        );
+    }
 }

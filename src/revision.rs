@@ -1,0 +1,308 @@
+//! Building revisions (docs/design.md, "Lifecycle" › 1. Preview and 2. Iteration):
+//! apply a plan to the files of a prior revision (or of the disk), diff and validate the
+//! candidates, and record the result as a tx's next revision. Used by `preview`,
+//! `revise`, `rebase` and `rollback`; it writes nothing outside the journal.
+
+use std::collections::BTreeMap;
+
+use crate::batch::gate::same_state;
+use crate::edit::{self, FileBase, FileCheck, Plan};
+use crate::error::{Error, Result};
+use crate::fs::{path, snapshot};
+use crate::journal::records::*;
+use crate::journal::Writer;
+use crate::workspace::Ws;
+
+/// A file's state while a revision is built: snapshot, candidate, and their bytes.
+#[derive(Clone)]
+pub(crate) struct Working {
+    pub snapshot: FileState,
+    pub snapshot_bytes: Option<Vec<u8>>,
+    pub candidate: FileState,
+    pub candidate_bytes: Option<Vec<u8>>,
+    pub text_op_on_binary: bool,
+}
+
+/// Snapshots and candidates of a recorded revision, with their bytes.
+pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+    let mut files = load_candidates(ws, rev)?;
+    for w in files.values_mut() {
+        load_snapshot(ws, &w.snapshot, &mut w.snapshot_bytes)?;
+    }
+    Ok(files)
+}
+
+/// Like [`load_working`], with the bytes of the candidates only: an
+/// existing snapshot's bytes are `None` until [`load_snapshot`].
+pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+    let r = ws.store.read()?;
+    let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+        match s.hash.filter(|_| s.exists) {
+            Some(h) => Ok(Some(r.blob_required(&h)?)),
+            None => Ok(None),
+        }
+    };
+    let mut out = BTreeMap::new();
+    for f in &rev.files {
+        out.insert(
+            f.path.clone(),
+            Working {
+                snapshot: f.snapshot,
+                snapshot_bytes: None,
+                candidate: f.candidate,
+                candidate_bytes: load(&f.candidate)?,
+                text_op_on_binary: false,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Load into `bytes` the bytes of `snapshot` if it exists and they are not loaded.
+fn load_snapshot(ws: &Ws, snapshot: &FileState, bytes: &mut Option<Vec<u8>>) -> Result<()> {
+    if let Some(h) = snapshot.hash.filter(|_| snapshot.exists) {
+        if bytes.is_none() {
+            *bytes = Some(ws.store.read()?.blob_required(&h)?);
+        }
+    }
+    Ok(())
+}
+
+/// Apply `plan` on top of `prior` (the base revision's files; empty for a preview).
+/// A snapshot of `prior` may come without its bytes; they are loaded here.
+pub(crate) fn build(
+    ws: &Ws,
+    plan: &Plan,
+    prior: BTreeMap<String, Working>,
+) -> Result<BTreeMap<String, Working>> {
+    // Every path is checked before any is read: one bad path refuses the whole plan.
+    let mut groups: BTreeMap<String, Vec<(usize, &edit::Edit)>> = BTreeMap::new();
+    for (i, e) in plan.edits.iter().enumerate() {
+        let rel = path::normalize(&ws.root, e.path())?;
+        path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, e.path())?;
+        groups.entry(rel).or_default().push((i, e));
+    }
+    let mut out = BTreeMap::new();
+    let mut touched = BTreeMap::new();
+    for (rel, mut w) in prior {
+        if groups.contains_key(&rel) {
+            touched.insert(rel, w);
+        } else {
+            load_snapshot(ws, &w.snapshot, &mut w.snapshot_bytes)?;
+            out.insert(rel, w);
+        }
+    }
+    for (rel, edits) in groups {
+        // The base of the edits: the prior revision's candidate, or for a file
+        // joining now, its snapshot itself (borrowed, not copied: a preview of a
+        // large file holds one copy of its bytes, not two).
+        let mut prior_file = touched.remove(&rel);
+        let (snapshot, snapshot_bytes) = match &mut prior_file {
+            Some(w) => (w.snapshot, w.snapshot_bytes.take()),
+            None => snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?,
+        };
+        let (base_state, base_bytes) = match &prior_file {
+            Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
+            None => (snapshot, snapshot_bytes.as_deref()),
+        };
+        let base = FileBase {
+            bytes: base_bytes,
+            mode: base_state.exists.then_some(base_state.mode),
+        };
+        let cand = edit::apply_file_edits(&rel, base, &edits)?;
+        // The old candidate is no longer needed; the snapshot may now be loaded.
+        let mut snapshot_bytes = snapshot_bytes;
+        if prior_file.take().is_some() {
+            load_snapshot(ws, &snapshot, &mut snapshot_bytes)?;
+        }
+        let (candidate, candidate_bytes) = if cand.exists {
+            let mode = cand.mode.unwrap_or(if base_state.exists {
+                base_state.mode
+            } else {
+                0o644
+            });
+            (FileState::present(&cand.bytes, mode), Some(cand.bytes))
+        } else {
+            (FileState::ABSENT, None)
+        };
+        out.insert(
+            rel,
+            Working {
+                snapshot,
+                snapshot_bytes,
+                candidate,
+                candidate_bytes,
+                text_op_on_binary: cand.text_op_on_binary,
+            },
+        );
+    }
+    file_under_file(&out)?;
+    Ok(out)
+}
+
+/// Record `files` as the next revision of `txrec`, built on revision `base`. Fails
+/// with [`Error::WrongState`] if the tx changed since `txrec` was read.
+pub(crate) fn append(
+    ws: &Ws,
+    txrec: &TxRecord,
+    base: u32,
+    plan_json: String,
+    files: BTreeMap<String, Working>,
+    conflicts: Vec<FileConflict>,
+) -> Result<(TxRecord, RevisionRecord)> {
+    let tx = txrec.tx;
+    let content = RevisionContent::of(files, conflicts);
+    ws.store.write(|w| {
+        let now = w.tx(tx)?;
+        if now.revisions != txrec.revisions
+            || now.state != TxState::Open
+            || w.has_inflight_batch(tx)?
+        {
+            return Err(Error::WrongState {
+                tx,
+                state: now.state.to_string(),
+                hint: "it changed, or a commit of it is under way, while this revision was built; run the command again (`ultra-edit show` tells its state)".into(),
+            });
+        }
+        record_revision(w, tx, now.revisions, Some(base), plan_json, content)
+    })
+}
+
+/// Refuse a revision in which one path is a file (before or after) and another lies
+/// under it (`d` and `d/x`): no single batch can turn one into the other.
+fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
+    for (p, w) in files {
+        if !(w.snapshot.exists || w.candidate.exists) {
+            continue;
+        }
+        let prefix = format!("{p}/");
+        if let Some((q, _)) = files
+            .range(prefix.clone()..)
+            .next()
+            .filter(|(q, _)| q.starts_with(&prefix))
+        {
+            return Err(crate::error::PathError::WrongKind {
+                path: q.clone(),
+                why: format!("{p} is a file in this transaction, so {q} cannot be under it; change them in two transactions"),
+            }
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// What a revision records, computed before the journal write that records it: the
+/// diffs (up to seconds for a large file) and the validation are pure, and a journal
+/// write transaction holds the database's writer lock, which other processes wait on.
+pub(crate) struct RevisionContent {
+    /// The files, for their bytes (stored as blobs by [`record_revision`]).
+    files: BTreeMap<String, Working>,
+    /// The files whose candidate differs from their snapshot, with their diffs.
+    changed: Vec<FileRevision>,
+    validation: Vec<edit::Issue>,
+    conflicts: Vec<FileConflict>,
+}
+
+impl RevisionContent {
+    /// Validate `files` and diff the changed ones. Files whose candidate equals their
+    /// snapshot are validated (a `candidate_equals_source` warning) but leave the
+    /// candidate set. Each conflict adds a `merge_conflict` error.
+    pub fn of(files: BTreeMap<String, Working>, conflicts: Vec<FileConflict>) -> Self {
+        let checks: Vec<FileCheck<'_>> = files
+            .iter()
+            .map(|(p, f)| FileCheck {
+                path: p,
+                before: f.snapshot_bytes.as_deref(),
+                after: f.candidate_bytes.as_deref(),
+                text_op_on_binary: f.text_op_on_binary,
+            })
+            .collect();
+        let mut validation = edit::validate(&checks);
+        validation.extend(conflicts.iter().map(conflict_issue));
+        let changed = files
+            .iter()
+            .filter(|(_, f)| !same_state(&f.snapshot, &f.candidate))
+            .map(|(path, f)| FileRevision {
+                path: path.clone(),
+                snapshot: f.snapshot,
+                candidate: f.candidate,
+                diff: edit::candidate_diff(
+                    path,
+                    f.snapshot_bytes.as_deref(),
+                    f.candidate_bytes.as_deref(),
+                ),
+            })
+            .collect();
+        RevisionContent {
+            files,
+            changed,
+            validation,
+            conflicts,
+        }
+    }
+}
+
+/// Store the blobs of the changed files of `content` (under the hashes their
+/// `FileState`s already carry) and record the revision as the tx's next one.
+pub(crate) fn record_revision(
+    w: &mut Writer,
+    tx: u64,
+    revision: u32,
+    base: Option<u32>,
+    plan: String,
+    content: RevisionContent,
+) -> Result<(TxRecord, RevisionRecord)> {
+    for f in &content.changed {
+        let Some(working) = content.files.get(&f.path) else {
+            continue;
+        };
+        for (state, bytes) in [
+            (&working.snapshot, &working.snapshot_bytes),
+            (&working.candidate, &working.candidate_bytes),
+        ] {
+            if let (Some(hash), Some(bytes)) = (state.hash.filter(|_| state.exists), bytes) {
+                w.put_blob_hashed(hash, bytes)?;
+            }
+        }
+    }
+    let rec = RevisionRecord {
+        tx,
+        revision,
+        base,
+        created_ms: w.now(),
+        plan,
+        files: content.changed,
+        validation: content.validation,
+        conflicts: content.conflicts,
+    };
+    let tx = w.add_revision(&rec)?;
+    Ok((tx, rec))
+}
+
+fn conflict_issue(c: &FileConflict) -> edit::Issue {
+    let lines: Vec<String> = c
+        .regions
+        .iter()
+        .map(|r| {
+            format!(
+                "{}-{}",
+                r.merged_start,
+                r.merged_start + r.merged_lines.saturating_sub(1)
+            )
+        })
+        .collect();
+    let at = if lines.is_empty() {
+        String::new()
+    } else {
+        format!(" (conflict markers at lines {})", lines.join(", "))
+    };
+    edit::Issue {
+        code: "merge_conflict".into(),
+        severity: edit::Severity::Error,
+        path: c.path.clone(),
+        message: format!(
+            "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
+            c.reason
+        ),
+    }
+}

@@ -1,0 +1,126 @@
+//! The schema-v3 fixture (tests/fixtures/v3, written by the v3 code): it opens with
+//! this binary unchanged, and `journal gc` and `journal verify` agree on every blob it
+//! references, the foreign bytes of a needs-attention batch included.
+
+use std::path::Path;
+
+use redb::TableDefinition;
+use ultra_edit::{BlobHash, DumpDetail, DumpFilter, GcPolicy, Journal, TxState};
+
+use crate::support::tree_state;
+
+fn copy_dir(from: &Path, to: &Path) {
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            std::fs::create_dir_all(&dst).unwrap();
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// A workspace holding the v3 fixture (journal + files), not yet opened.
+fn v3_fixture() -> tempfile::TempDir {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v3");
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture.join("workspace"), dir.path());
+    std::fs::create_dir(dir.path().join(".ultra-edit")).unwrap();
+    std::fs::copy(
+        fixture.join("journal.redb"),
+        dir.path().join(".ultra-edit/journal.redb"),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn the_v3_fixture_opens_unchanged_and_verifies() {
+    let dir = v3_fixture();
+    let files_before = tree_state(dir.path());
+    let j = Journal::open(dir.path()).unwrap();
+    let v = j.verify().unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+    assert_eq!(
+        (v.txs, v.revisions, v.blobs, v.batches, v.receipts, v.events),
+        (7, 8, 13, 5, 5, 52)
+    );
+    let rows: Vec<(u64, TxState, Option<u64>, Option<u64>)> = j
+        .log(None)
+        .unwrap()
+        .iter()
+        .map(|e| (e.tx, e.state, e.rollback_of, e.rolled_back_by))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            (7, TxState::Open, None, None),
+            (6, TxState::Aborted, None, None),
+            (5, TxState::Committed, None, None),
+            (4, TxState::Committed, None, None),
+            (3, TxState::Committed, Some(2), None),
+            (2, TxState::RolledBack, Some(1), Some(3)),
+            (1, TxState::Committed, None, None),
+        ]
+    );
+    assert_eq!(tree_state(dir.path()), files_before);
+    // No backup: the schema is current, nothing was migrated.
+    assert!(!dir.path().join(".ultra-edit/journal.redb.v3.bak").exists());
+}
+
+#[test]
+fn verify_requires_the_foreign_bytes_that_gc_keeps() {
+    let dir = v3_fixture();
+    let foreign = BlobHash::of(b"foreign\n");
+    {
+        let mut j = Journal::open(dir.path()).unwrap();
+        let mut batch = None;
+        let filter = DumpFilter {
+            tx: Some(5),
+            ..Default::default()
+        };
+        j.dump(filter, |e| {
+            if let Some(DumpDetail::Batch(b)) = e.detail {
+                batch = Some(b);
+            }
+            Ok(true)
+        })
+        .unwrap();
+        let b = batch.unwrap();
+        assert_eq!(b.foreign.len(), 1);
+        assert_eq!(
+            (b.foreign[0].path.as_str(), b.foreign[0].found.hash),
+            ("g.txt", Some(foreign))
+        );
+        // gc keeps the foreign bytes of a kept tx …
+        let policy = GcPolicy {
+            keep_last: Some(10),
+            ..Default::default()
+        };
+        j.gc(policy).unwrap();
+        assert_eq!(
+            j.blob(&foreign).unwrap().as_deref(),
+            Some(&b"foreign\n"[..])
+        );
+    }
+    // … so verify requires them: with the blob gone, it names the batch and file.
+    let mut b = redb::Builder::new();
+    b.set_concurrency_mode(redb::ConcurrencyMode::MultiWriter);
+    let db = b.open(dir.path().join(".ultra-edit/journal.redb")).unwrap();
+    let txn = db.begin_write().unwrap();
+    txn.open_table(TableDefinition::<&[u8; 32], &[u8]>::new("blob_manifests"))
+        .unwrap()
+        .remove(&foreign.0)
+        .unwrap();
+    txn.commit().unwrap();
+    drop(db);
+    let v = Journal::open(dir.path()).unwrap().verify().unwrap();
+    assert_eq!(
+        v.problems,
+        [format!(
+            "batch 5 g.txt foreign bytes: blob {foreign} is missing"
+        )]
+    );
+}
