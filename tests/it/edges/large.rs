@@ -105,14 +105,15 @@ fn peak_rss_kib(root: &Path, args: &[&str]) -> (Output, Option<u64>) {
     (out, rss)
 }
 
-/// The bound: preview and commit of a large file stay within about three times
-/// the file in memory (peak RSS of the `ultra-edit` process, above that of `ultra-edit
-/// log` on the same workspace); a revision too. Each holds at most two copies of the
-/// file plus redb's 16 MiB page cache, and the diff builds no line tables. Release
-/// build, 200 MiB file (docs/benchmarks.md): preview, revise and rollback 2.1x, commit
-/// 1.1x; before this work preview took 6.3x and revise 4.0x. Here (debug build) a
-/// 100 MiB file: large enough that the fixed cache does not dominate, small enough for
-/// CI; `UE_BIG_MIB=200` runs the size.
+/// The memory bound (docs/benchmarks.md, "Peak memory"): preview and commit of a large
+/// file stay within about three times the file in memory (peak RSS of the `ultra-edit`
+/// process, above that of `ultra-edit log` on the same workspace); a revision too. Each
+/// holds at most two copies of the file plus redb's 16 MiB page cache, and the diff
+/// builds no line tables. Release build, 200 MiB file (docs/benchmarks.md): preview,
+/// revise and rollback 2.1x, commit 1.1x; before this work preview took 6.3x and revise
+/// 4.0x. Here (debug build) a 100 MiB file: large enough that the fixed cache does not
+/// dominate, small enough for CI; `UE_BIG_MIB=200` runs the 200 MiB of
+/// docs/benchmarks.md.
 #[test]
 fn a_large_file_preview_and_commit_stay_within_three_times_its_size() {
     let mib: u64 = std::env::var("UE_BIG_MIB")

@@ -1,7 +1,7 @@
-//! Inputs at the edges (issue 6): empty files, binary files with NUL bytes, CRLF and
-//! mixed line endings, a BOM, no trailing newline, unicode file names, a file deleted /
-//! created / turned into a directory (or a symlink) between preview and commit, 10 000
-//! files in one batch, a 100 MiB file.
+//! Inputs at the edges (docs/threat-model.md): empty files, binary files with NUL
+//! bytes, CRLF and mixed line endings, a BOM, no trailing newline, unicode file names, a
+//! file deleted / created / turned into a directory (or a symlink) between preview and
+//! commit, 10 000 files in one batch, a 100 MiB file.
 //!
 //! Each case is either handled exactly (the bytes on disk are asserted byte for byte,
 //! and a rollback restores the previous tree byte for byte) or refused with a typed

@@ -1,6 +1,6 @@
-//! Fuzzing with proptest (issue 6, "Fuzzing"): arbitrary and mutated inputs to the
-//! plan parser, target resolution, the diff and 3-way merge, the journal record
-//! decoder, and whole hostile plans through preview and commit.
+//! Fuzzing with proptest (docs/threat-model.md, "A hostile plan"): arbitrary and
+//! mutated inputs to the plan parser, target resolution, the diff and 3-way merge, the
+//! journal record decoder, and whole hostile plans through preview and commit.
 //!
 //! Every target is bounded twice: a case count and a wall-clock budget (cases after the
 //! budget pass without running). Failures are not persisted to disk (no
@@ -25,7 +25,7 @@ use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
 /// the minimal failing input (proptest shrinks it) on failure. Panics inside `test` are
 /// failures too.
 ///
-/// With `UE_FUZZ_SECS=N` (`.ci/run` sets 60: the issue's "about a minute each"), rounds
+/// With `UE_FUZZ_SECS=N` (`.ci/run` sets 60: about a minute per target), rounds
 /// of `cases` fresh random values run until N seconds have passed instead.
 fn fuzz<S: Strategy>(
     name: &str,

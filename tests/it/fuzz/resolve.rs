@@ -291,7 +291,8 @@ fn target_resolution_matches_the_model_and_keeps_every_other_byte() {
                 (Err(_), None) => {}
                 _ => prop_assert!(false, "library {got:?} but model {want:?}"),
             }
-            // The brief's property, stated directly for one replace_text.
+            // Bytes are exact (docs/design.md, "Invariants"), stated directly for one
+            // replace_text.
             if let (
                 [Edit::ReplaceText {
                     old,
