@@ -1,7 +1,7 @@
 //! Side-by-side comparison, in one run on the same files: ultra-edit commit against the
 //! fsync floor, the unsafe baseline and git; ultra-edit preview against `diff -u`; and
 //! journal growth per one-line commit to a 1 MiB file. Prints medians and ratios with
-//! the targets of the performance issue as a markdown table.
+//! the performance targets of docs/benchmarks.md as a markdown table.
 //!
 //! Run it through `benches/compare.sh` (release build, 21 repetitions, machine info,
 //! fsync counts, writes docs/benchmarks.md). Directly:

@@ -1,4 +1,4 @@
-//! Crash points for the crash-injection tests (design brief, "Failpoints").
+//! Crash points for the crash-injection tests (docs/design.md, "Failpoints").
 //!
 //! `crash_point!("batch::after_intent")` sits right *after* the step it names. Built with
 //! the cargo feature `failpoints`, the `fail` crate evaluates it against the

@@ -18,9 +18,9 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The lifecycle and its invariants come from the seed design note
-//! (`shared/seeds/`); the journal layout, commit protocol, recovery table and CLI
-//! contract from the design brief (`shared/design/ultra-edit.md`). See `docs/`.
+//! The lifecycle and its invariants, the journal, the commit protocol, the recovery
+//! table and the CLI contract are described in `docs/design.md`; the rest of `docs/`
+//! has the protocol's crash table, the on-disk format and the threat model.
 
 mod batch;
 mod commit;

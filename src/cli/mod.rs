@@ -1,4 +1,4 @@
-//! Command-line interface (design brief, "CLI contract"): raw args (clap) → library
+//! Command-line interface (docs/design.md, "CLI contract"): raw args (clap) → library
 //! call → output (human, or one JSON object with `--json`) → exit code per error kind.
 
 mod args;

@@ -9,8 +9,9 @@ use base64::Engine;
 use serde::Serialize;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal, JournalStats,
-    LogEntry, Preview, Receipt, RecoveryReport, Result, Severity, TxRecord, TxState, VerifyReport,
+    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal,
+    JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result, RevisionRecord, Severity,
+    TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {
@@ -365,18 +366,7 @@ impl Out {
     }
 
     pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {
-        let blob_text = match (&e.event.kind, blobs) {
-            (EventKind::BlobStored { hash, .. }, Some(j)) => {
-                j.blob(hash)?.map(|b| match std::str::from_utf8(&b) {
-                    Ok(t) if !t.contains('\0') => ("text", t.to_string()),
-                    _ => (
-                        "base64",
-                        base64::engine::general_purpose::STANDARD.encode(&b),
-                    ),
-                })
-            }
-            _ => None,
-        };
+        let blob_text = blob_text(e, blobs)?;
         if self.json {
             let mut v = serde_json::to_value(e).unwrap_or_default();
             if let (Some((enc, text)), Some(obj)) = (blob_text, v.as_object_mut()) {
@@ -385,83 +375,123 @@ impl Out {
             emit(&format!("{v}\n"));
             return Ok(());
         }
-        let kind = serde_json::to_value(&e.event.kind).unwrap_or_default();
-        let (name, fields) = kind
-            .as_object()
-            .and_then(|o| o.iter().next())
-            .map(|(k, v)| (k.clone(), v.to_string()))
-            .unwrap_or_default();
-        let mut s = format!(
-            "#{} {} {} {}\n",
-            e.event.seq,
-            time(e.event.at_ms),
-            name,
-            fields
-        );
+        let mut s = dump_header(e);
         match &e.detail {
-            Some(DumpDetail::Revision(r)) => {
-                for f in &r.files {
-                    s += &format!(
-                        "    {} {}  snapshot {} -> candidate {}  +{} -{}\n",
-                        change(&f.snapshot, &f.candidate),
-                        f.path,
-                        state(&f.snapshot),
-                        state(&f.candidate),
-                        f.diff.lines_added,
-                        f.diff.lines_removed
-                    );
-                    for line in f.diff.unified.lines() {
-                        s += &format!("      {}\n", self.paint(line));
-                    }
-                }
-                for i in &r.validation {
-                    s += &format!(
-                        "    validation {} {} {}: {}\n",
-                        severity(i.severity),
-                        i.code,
-                        i.path,
-                        i.message
-                    );
-                }
-            }
-            Some(DumpDetail::Batch(b)) => {
-                for f in &b.files {
-                    s += &format!(
-                        "    {} pre {} post {}\n",
-                        f.path,
-                        state(&f.pre),
-                        state(&f.post)
-                    );
-                }
-                for f in &b.foreign {
-                    s += &format!("    foreign {} {} ({})\n", f.path, state(&f.found), f.note);
-                }
-            }
-            Some(DumpDetail::Receipt(r)) => {
-                s += &format!(
-                    "    receipt: {} file(s), {} bytes written\n",
-                    r.files.len(),
-                    r.bytes_written
-                );
-            }
-            Some(DumpDetail::Tx(t)) => {
-                s += &format!(
-                    "    agent {} description {:?}\n",
-                    t.agent.as_deref().unwrap_or("-"),
-                    t.description.as_deref().unwrap_or("")
-                );
-            }
+            Some(DumpDetail::Revision(r)) => s += &self.dump_revision(r),
+            Some(DumpDetail::Batch(b)) => s += &dump_batch(b),
+            Some(DumpDetail::Receipt(r)) => s += &dump_receipt(r),
+            Some(DumpDetail::Tx(t)) => s += &dump_tx(t),
             None => {}
         }
         if let Some((enc, text)) = blob_text {
-            s += &format!("    blob ({enc}):\n");
-            for line in text.lines() {
-                s += &format!("      {line}\n");
-            }
+            s += &dump_blob(enc, &text);
         }
         emit(&s);
         Ok(())
     }
+
+    /// A revision's files (with their diffs, indented) and validation issues.
+    fn dump_revision(&self, r: &RevisionRecord) -> String {
+        let mut s = String::new();
+        for f in &r.files {
+            s += &format!(
+                "    {} {}  snapshot {} -> candidate {}  +{} -{}\n",
+                change(&f.snapshot, &f.candidate),
+                f.path,
+                state(&f.snapshot),
+                state(&f.candidate),
+                f.diff.lines_added,
+                f.diff.lines_removed
+            );
+            for line in f.diff.unified.lines() {
+                s += &format!("      {}\n", self.paint(line));
+            }
+        }
+        for i in &r.validation {
+            s += &format!(
+                "    validation {} {} {}: {}\n",
+                severity(i.severity),
+                i.code,
+                i.path,
+                i.message
+            );
+        }
+        s
+    }
+}
+
+/// With `--with-blobs`, the content of a `blob_stored` event: text, or base64 for bytes
+/// that are not UTF-8 or hold a NUL.
+fn blob_text(e: &DumpEntry, blobs: Option<&Journal>) -> Result<Option<(&'static str, String)>> {
+    let (EventKind::BlobStored { hash, .. }, Some(j)) = (&e.event.kind, blobs) else {
+        return Ok(None);
+    };
+    Ok(j.blob(hash)?.map(|b| match std::str::from_utf8(&b) {
+        Ok(t) if !t.contains('\0') => ("text", t.to_string()),
+        _ => (
+            "base64",
+            base64::engine::general_purpose::STANDARD.encode(&b),
+        ),
+    }))
+}
+
+/// `#seq time kind {fields}`: the event itself.
+fn dump_header(e: &DumpEntry) -> String {
+    let kind = serde_json::to_value(&e.event.kind).unwrap_or_default();
+    let (name, fields) = kind
+        .as_object()
+        .and_then(|o| o.iter().next())
+        .map(|(k, v)| (k.clone(), v.to_string()))
+        .unwrap_or_default();
+    format!(
+        "#{} {} {} {}\n",
+        e.event.seq,
+        time(e.event.at_ms),
+        name,
+        fields
+    )
+}
+
+/// A batch's files (pre- and post-images) and foreign writes it met.
+fn dump_batch(b: &BatchRecord) -> String {
+    let mut s = String::new();
+    for f in &b.files {
+        s += &format!(
+            "    {} pre {} post {}\n",
+            f.path,
+            state(&f.pre),
+            state(&f.post)
+        );
+    }
+    for f in &b.foreign {
+        s += &format!("    foreign {} {} ({})\n", f.path, state(&f.found), f.note);
+    }
+    s
+}
+
+fn dump_receipt(r: &Receipt) -> String {
+    format!(
+        "    receipt: {} file(s), {} bytes written\n",
+        r.files.len(),
+        r.bytes_written
+    )
+}
+
+fn dump_tx(t: &TxRecord) -> String {
+    format!(
+        "    agent {} description {:?}\n",
+        t.agent.as_deref().unwrap_or("-"),
+        t.description.as_deref().unwrap_or("")
+    )
+}
+
+/// A blob's content, indented, one line per line.
+fn dump_blob(enc: &str, text: &str) -> String {
+    let mut s = format!("    blob ({enc}):\n");
+    for line in text.lines() {
+        s += &format!("      {line}\n");
+    }
+    s
 }
 
 fn severity(s: Severity) -> &'static str {

@@ -137,8 +137,8 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
 /// runs of identical chunks, trimmed to whole lines, are equal lines without looking
 /// at them, and only the regions between them are matched line by line. Edits in many
 /// places of a 200 MiB file then build line tables for a few KiB, not for 200 MiB
-/// (memory, issue 6). Time: the search gets [`DIRECT_TIMEOUT`], then the chunk pass a
-/// fresh [`DIFF_TIMEOUT`] for all its regions together.
+/// (docs/benchmarks.md, "Peak memory"). Time: the search gets [`DIRECT_TIMEOUT`], then
+/// the chunk pass a fresh [`DIFF_TIMEOUT`] for all its regions together.
 fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
     let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     if old.len() + new.len() < CHUNKED_FROM_BYTES {

@@ -1,5 +1,10 @@
 //! Myers' greedy O(ND) diff over the lines of two byte strings, without line tables.
 //!
+//! This is the crate's second Myers implementation, and on purpose: it searches over
+//! byte offsets without line tables, so that the candidate diff of a large file runs in
+//! bounded memory; the port of git's xdiff in `merge/xdl.rs` builds line tables as git
+//! does, because the three-way merge must place hunks exactly where git places them.
+//!
 //! E. W. Myers, "An O(ND) Difference Algorithm and Its Variations", Algorithmica 1
 //! (1986), section 2: for D = 0, 1, … keep, per diagonal k = x − y, the furthest point
 //! a path with D insertions and deletions reaches, following each *snake* (a run of

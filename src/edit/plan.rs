@@ -42,7 +42,7 @@ fn de_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Err
 /// [`Plan::to_recorded_json`].
 pub const RECORDED_STRING_MAX: usize = 64 * 1024;
 
-/// An edit plan: JSON document of the design brief's CLI contract.
+/// An edit plan: the JSON document of the CLI contract (docs/design.md, "CLI contract").
 ///
 /// Build one with [`Plan::from_json`], which also runs the plan-level checks.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

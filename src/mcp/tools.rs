@@ -8,13 +8,14 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::errors::{self, ToolError};
 use super::shapes::{self, rel_of};
 use crate::commit::{CommitOptions, RollbackOptions};
 use crate::dump::DumpFilter;
-use crate::edit::Plan;
+use crate::edit::{Edit, EditError, Plan};
 use crate::error::Error;
 use crate::journal::records::{now_ms, Receipt, TxState};
 use crate::tx::{Preview, ReviseOptions};
@@ -435,7 +436,7 @@ impl EditTools {
     ) -> Result<(Plan, Option<String>), ToolError> {
         let single = a.map.contains_key("file_path") || a.map.contains_key("new_content");
         let example = json!({"file_path": "src/lib.rs", "agent_id": agent, "new_content": "…", "description": "…"});
-        let (edits, focus, mut descriptions) = match (single, a.map.get("edits")) {
+        let (items, focus, mut descriptions) = match (single, a.map.get("edits")) {
             (true, Some(_)) => {
                 return Err(ToolError::invalid_args(
                     a.tool,
@@ -463,7 +464,7 @@ impl EditTools {
                 };
                 let focus = rel_of(self.root(), &item.file_path);
                 (
-                    vec![self.whole_file_op(&item, base)],
+                    vec![PlanItem::WholeFile(self.whole_file_op(&item, base))],
                     Some(focus),
                     Vec::new(),
                 )
@@ -473,11 +474,11 @@ impl EditTools {
                 let mut descriptions = Vec::new();
                 for (i, e) in list.iter().enumerate() {
                     match e {
-                        Value::Object(m) if m.contains_key("op") => ops.push(e.clone()),
+                        Value::Object(m) if m.contains_key("op") => ops.push(PlanItem::op(e)),
                         Value::Object(m) if m.contains_key("file_path") => {
                             let item = WholeFile::parse(a.tool, i, m, agent)?;
                             descriptions.extend(item.description.clone());
-                            ops.push(self.whole_file_op(&item, base));
+                            ops.push(PlanItem::WholeFile(self.whole_file_op(&item, base)));
                         }
                         _ => {
                             return Err(ToolError::invalid_args(
@@ -508,32 +509,36 @@ impl EditTools {
         if let Some(d) = a.str("description")? {
             descriptions.insert(0, d);
         }
-        let mut plan = Map::new();
-        plan.insert("agent".into(), json!(agent));
-        if !descriptions.is_empty() {
-            plan.insert("description".into(), json!(descriptions.join("; ")));
-        }
-        plan.insert("edits".into(), Value::Array(edits));
-        let bytes = serde_json::to_vec(&plan).unwrap_or_default();
-        let plan =
-            Plan::from_json(&bytes).map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
+        let description = (!descriptions.is_empty()).then(|| descriptions.join("; "));
+        let plan = PlanItem::plan(items, agent, description)
+            .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
         Ok((plan, focus))
     }
 
     /// m1nd's whole-file item as an op: `replace_file` if the file exists (in the base
     /// revision's candidate when revising, else on disk), `create_file` if not.
-    fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Value {
+    fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Edit {
         let rel = rel_of(self.root(), &item.file_path);
         let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
             Some(f) => f.candidate.exists,
             None => self.root().join(&rel).symlink_metadata().is_ok(),
         };
-        let op = if exists {
-            "replace_file"
+        let (path, content) = (item.file_path.clone(), Some(item.new_content.clone()));
+        if exists {
+            Edit::ReplaceFile {
+                path,
+                content,
+                content_base64: None,
+                mode: None,
+            }
         } else {
-            "create_file"
-        };
-        json!({"op": op, "path": item.file_path, "content": item.new_content})
+            Edit::CreateFile {
+                path,
+                content,
+                content_base64: None,
+                mode: None,
+            }
+        }
     }
 
     /// One transaction of all `items`: every file or none.
@@ -562,12 +567,11 @@ impl EditTools {
         description: Option<String>,
         out: &mut BatchOut,
     ) {
-        let edits: Vec<Value> = items.iter().map(|i| self.whole_file_op(i, None)).collect();
-        let mut plan = json!({"agent": agent, "edits": edits});
-        if let Some(d) = description {
-            plan["description"] = json!(d);
-        }
-        let plan = match Plan::from_json(plan.to_string().as_bytes()) {
+        let edits = items
+            .iter()
+            .map(|i| PlanItem::WholeFile(self.whole_file_op(i, None)))
+            .collect();
+        let plan = match PlanItem::plan(edits, agent, description) {
             Ok(p) => p,
             Err(e) => {
                 return out.fail(
@@ -633,6 +637,75 @@ fn check_agent(p: &Preview, agent: &str, verb: &str) -> Result<(), ToolError> {
         .with_example(json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}))
         .with_tx(Some(p.tx))),
         _ => Ok(()),
+    }
+}
+
+/// One edit of the plan an edit tool builds: an op object as the agent sent it, or
+/// m1nd's whole-file item made into a `replace_file` / `create_file` edit.
+enum PlanItem<'a> {
+    /// An op object (`{"op": …, "path": …}`) and, if it deserializes, its edit.
+    Op(&'a Value, Option<Edit>),
+    WholeFile(Edit),
+}
+
+impl<'a> PlanItem<'a> {
+    fn op(value: &'a Value) -> Self {
+        PlanItem::Op(value, Edit::deserialize(value).ok())
+    }
+
+    /// The plan of `items`, by `agent`, checked as [`Plan::from_json`] checks a plan.
+    ///
+    /// An op object that does not deserialize is reported with the message
+    /// `Plan::from_json` gives for the whole plan as JSON (serde's, which names a line
+    /// and column in that JSON), so only then is the plan written out and parsed.
+    fn plan(
+        items: Vec<PlanItem>,
+        agent: &str,
+        description: Option<String>,
+    ) -> Result<Plan, EditError> {
+        if items
+            .iter()
+            .any(|item| matches!(item, PlanItem::Op(_, None)))
+        {
+            return Err(Self::parse_error(&items, agent, description));
+        }
+        let edits = items
+            .into_iter()
+            .filter_map(|item| match item {
+                PlanItem::Op(_, edit) => edit,
+                PlanItem::WholeFile(edit) => Some(edit),
+            })
+            .collect();
+        let plan = Plan {
+            description,
+            agent: Some(agent.to_string()),
+            edits,
+        };
+        plan.check()?;
+        Ok(plan)
+    }
+
+    /// The error of [`Plan::from_json`] on the plan of `items` as JSON: `agent`,
+    /// `description` if any, and `edits` with each op object as the agent sent it.
+    fn parse_error(items: &[PlanItem], agent: &str, description: Option<String>) -> EditError {
+        let mut plan = Map::new();
+        plan.insert("agent".into(), json!(agent));
+        if let Some(d) = description {
+            plan.insert("description".into(), json!(d));
+        }
+        let edits = items
+            .iter()
+            .map(|item| match item {
+                PlanItem::Op(value, _) => (*value).clone(),
+                PlanItem::WholeFile(edit) => serde_json::to_value(edit).unwrap_or_default(),
+            })
+            .collect();
+        plan.insert("edits".into(), Value::Array(edits));
+        let bytes = serde_json::to_vec(&plan).unwrap_or_default();
+        match Plan::from_json(&bytes) {
+            Err(e) => e,
+            Ok(_) => EditError::invalid_plan("an edit of the plan is not a valid op object"),
+        }
     }
 }
 

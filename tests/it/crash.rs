@@ -1,8 +1,9 @@
-//! Crash injection with real process deaths (issue: "Crash recovery proven").
+//! Crash injection with real process deaths (docs/commit-protocol.md, "What a crash
+//! leaves, and what recovery does").
 //!
 //! The `ultra-edit` binary (built with `--features failpoints`) runs as a child with
 //! `FAILPOINTS` set so that a failpoint calls `std::process::abort()`. A new process then
-//! runs `recover`, and the test checks the brief's table: a crash before the commit
+//! runs `recover`, and the test checks that table: a crash before the commit
 //! point leaves the complete pre-state, after it the complete post-state (whole-tree
 //! hash with modes and directories), the journal agrees (tx state, receipts), `journal
 //! verify` passes, and no temp file is left.

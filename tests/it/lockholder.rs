@@ -1,4 +1,5 @@
-//! The commit lock against a holder in another process (issue 6, "The lock").
+//! The commit lock against a holder in another process (docs/design.md, "Lifecycle" ›
+//! 3. Commit gate).
 //!
 //! - A commit waits up to its timeout, then fails with `LockTimeout` naming the holder's
 //!   pid (exit 5), leaving the tree unchanged.

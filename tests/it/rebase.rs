@@ -1,4 +1,4 @@
-//! Preview iteration and explicit rebase (seed stage 2, CandidateRebaseEngine).
+//! Preview iteration and explicit rebase (docs/design.md, "Lifecycle" › 2. Iteration).
 
 use proptest::prelude::*;
 use ultra_edit::{BlobHash, Error, Journal, ReviseOptions, TxState};

@@ -1,4 +1,4 @@
-//! Many committers at once (issue 6, "Many processes").
+//! Many committers at once (docs/architecture.md, "Concurrency").
 //!
 //! Eight committers, 25 commits each, on six overlapping files: every commit either lands
 //! with a receipt or fails with `StaleSnapshot` (and is previewed again, up to a bound);

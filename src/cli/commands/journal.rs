@@ -1,0 +1,105 @@
+//! `journal dump`, `journal gc`, `journal stats` and `journal verify`.
+
+use std::io::IsTerminal;
+use std::path::Path;
+use std::time::Duration;
+
+use ultra_edit::{DumpFilter, GcPolicy, Journal, JournalError, Result, STATE_DIR};
+
+use crate::cli::args::{JournalCommand, Since};
+use crate::cli::render::Out;
+
+pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalCommand) -> Result<i32> {
+    match command {
+        JournalCommand::Dump {
+            tx,
+            since,
+            kind,
+            with_blobs,
+        } => dump(out, &j, tx, since, kind, with_blobs),
+        JournalCommand::Gc {
+            keep_last,
+            keep_days,
+            abort_open,
+        } => gc(
+            out,
+            j,
+            root,
+            GcPolicy {
+                keep_last,
+                keep_days,
+                abort_open,
+            },
+        ),
+        JournalCommand::Stats => out.stats(&j.stats()?).map(|()| 0),
+        JournalCommand::Verify => verify(out, &j),
+    }
+}
+
+/// Every record, in order, optionally of one tx, from a point in the log, of some kinds.
+fn dump(
+    out: &Out,
+    j: &Journal,
+    tx: Option<u64>,
+    since: Option<Since>,
+    kinds: Vec<String>,
+    with_blobs: bool,
+) -> Result<i32> {
+    if let Some(tx) = tx {
+        j.tx(tx)?; // an unknown tx is an error, not an empty dump
+    }
+    let (since_seq, since_ms) = match since {
+        None => (0, None),
+        Some(Since::Seq(seq)) => (seq, None),
+        Some(Since::Ms(ms)) => (0, Some(ms)),
+    };
+    let filter = DumpFilter {
+        tx,
+        since_seq,
+        since_ms,
+        kinds,
+    };
+    // A running count on a terminal's stderr while the dump goes to a file or a
+    // pipe (indicatif draws nothing when stderr is not a terminal).
+    let progress = (!std::io::stdout().is_terminal()).then(|| {
+        indicatif::ProgressBar::new_spinner().with_message("journal dump: records written")
+    });
+    let done = j.dump(filter, |entry| {
+        out.dump_entry(&entry, with_blobs.then_some(j))?;
+        if let Some(p) = &progress {
+            p.inc(1);
+        }
+        Ok(true)
+    });
+    if let Some(p) = progress {
+        p.finish_and_clear();
+    }
+    done.map(|()| 0)
+}
+
+/// Prune by `policy`, then report the journal's size after the handle closed.
+fn gc(out: &Out, mut j: Journal, root: &Path, policy: GcPolicy) -> Result<i32> {
+    let spinner = indicatif::ProgressBar::new_spinner()
+        .with_message("journal gc: pruning, dropping unreferenced blobs, compacting");
+    spinner.enable_steady_tick(Duration::from_millis(120));
+    let report = j.gc(policy);
+    spinner.finish_and_clear();
+    let mut report = report?;
+    // redb writes its allocator state when the handle closes, which can add a
+    // few KiB: report the size a user will then see.
+    drop(j);
+    if let Ok(m) = std::fs::metadata(root.join(STATE_DIR).join("journal.redb")) {
+        report.file_bytes_after = Some(m.len());
+    }
+    out.gc(&report).map(|()| 0)
+}
+
+/// Print the report; any problem is an error (exit 1).
+fn verify(out: &Out, j: &Journal) -> Result<i32> {
+    let report = j.verify()?;
+    out.verify(&report);
+    match report.problems.len() {
+        0 => Ok(0),
+        problems => Err(JournalError::Damaged { problems }.into()),
+    }
+}

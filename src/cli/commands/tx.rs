@@ -1,0 +1,110 @@
+//! The transaction verbs: preview, revise, rebase, show, commit, abort, rollback, log.
+
+use std::io::{IsTerminal, Read};
+use std::time::Duration;
+
+use ultra_edit::{
+    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, Result, ReviseOptions,
+    RollbackOptions,
+};
+
+use crate::cli::render::Out;
+
+pub(super) fn preview(out: &Out, j: &Journal, plan: &str) -> Result<i32> {
+    previewed(out, &j.preview(&read_plan(plan)?)?)
+}
+
+pub(super) fn revise(
+    out: &Out,
+    j: &Journal,
+    tx: u64,
+    base: Option<u32>,
+    rebase: bool,
+    plan: &str,
+) -> Result<i32> {
+    let opts = ReviseOptions { base, rebase };
+    previewed(out, &j.revise(tx, opts, &read_plan(plan)?)?)
+}
+
+pub(super) fn rebase(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+    previewed(out, &j.rebase(tx)?)
+}
+
+pub(super) fn show(out: &Out, j: &Journal, tx: u64, revision: Option<u32>) -> Result<i32> {
+    out.preview(&j.show(tx, revision)?).map(|()| 0)
+}
+
+pub(super) fn commit(
+    out: &Out,
+    j: &mut Journal,
+    tx: u64,
+    revision: Option<u32>,
+    lock_timeout: f64,
+) -> Result<i32> {
+    j.set_lock_timeout(secs(lock_timeout));
+    out.receipt(&j.commit(tx, CommitOptions { revision })?)
+        .map(|()| 0)
+}
+
+pub(super) fn abort(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+    out.aborted(&j.abort(tx)?).map(|()| 0)
+}
+
+pub(super) fn rollback(
+    out: &Out,
+    j: &mut Journal,
+    tx: u64,
+    force: bool,
+    lock_timeout: f64,
+) -> Result<i32> {
+    j.set_lock_timeout(secs(lock_timeout));
+    out.receipt(&j.rollback(tx, RollbackOptions { force })?)
+        .map(|()| 0)
+}
+
+pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
+    out.log(&j.log(limit)?).map(|()| 0)
+}
+
+/// Print a new revision. It is recorded either way, but one whose validation has
+/// errors exits 4 (validation failed) so that a script does not go on to commit it.
+fn previewed(out: &Out, p: &Preview) -> Result<i32> {
+    out.preview(p)?;
+    if p.ready_to_commit {
+        return Ok(0);
+    }
+    eprintln!(
+        "ultra-edit: tx {} revision {} has validation errors; fix them with `ultra-edit revise {}`",
+        p.tx, p.revision, p.tx
+    );
+    Ok(4)
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
+}
+
+/// Read a plan from a file or `-` (standard input) and parse it.
+fn read_plan(src: &str) -> Result<Plan> {
+    if src == "-" && std::io::stdin().is_terminal() {
+        return Err(EditError::InvalidPlan {
+            message: "no edit plan: pass --plan FILE, or pipe the plan's JSON on standard input"
+                .into(),
+        }
+        .into());
+    }
+    let mut bytes = Vec::new();
+    let res = if src == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::read(src).map(|b| bytes = b)
+    };
+    res.map_err(|source| {
+        Error::Io(IoError {
+            op: "read plan",
+            path: src.into(),
+            source,
+        })
+    })?;
+    Ok(Plan::from_json(&bytes)?)
+}
