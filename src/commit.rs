@@ -1,7 +1,7 @@
 //! Commit and rollback: the gate, then ApplyBatch (docs/design.md, "Lifecycle" ›
 //! 3. Commit gate, 4. Persistence, 5. Rollback).
 
-use crate::batch::gate::{self, same_state};
+use crate::batch::gate;
 use crate::batch::machine::NewBatch;
 use crate::batch::protocol;
 use crate::edit;
@@ -53,7 +53,7 @@ impl Journal {
                 let files: Vec<BatchFile> = rev
                     .files
                     .iter()
-                    .filter(|f| !same_state(&f.snapshot, &f.candidate))
+                    .filter(|f| f.snapshot != f.candidate)
                     .map(|f| BatchFile {
                         path: f.path.clone(),
                         pre: f.snapshot,
@@ -138,7 +138,7 @@ impl Journal {
                 for f in &batch.files {
                     let (state, bytes) =
                         snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
-                    if !same_state(&state, &f.post) {
+                    if state != f.post {
                         stale.push(f.path.clone());
                     }
                     current.push((f, state, bytes));
@@ -154,7 +154,7 @@ impl Journal {
                     },
                     files: current
                         .iter()
-                        .filter(|(f, state, _)| !same_state(state, &f.pre))
+                        .filter(|(f, state, _)| *state != f.pre)
                         .map(|(f, state, _)| BatchFile {
                             path: f.path.clone(),
                             pre: *state,
@@ -200,7 +200,7 @@ impl Journal {
         let reader = self.ws.store.read()?;
         let mut files = Vec::with_capacity(current.len());
         for (f, state, bytes) in current {
-            let pre = match f.pre.hash.filter(|_| f.pre.exists) {
+            let pre = match f.pre.hash() {
                 Some(h) => Some(reader.blob_required(&h)?),
                 None => None,
             };
@@ -224,7 +224,7 @@ fn record_rollback_tx(
     files: Vec<FileRevision>,
 ) -> Result<u64> {
     for (_, state, bytes) in current {
-        if let (Some(hash), Some(b)) = (state.hash.filter(|_| state.exists), bytes) {
+        if let (Some(hash), Some(b)) = (state.hash(), bytes) {
             w.put_blob_hashed(hash, b)?;
         }
     }

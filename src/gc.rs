@@ -132,7 +132,7 @@ impl Journal {
                 file_bytes: self.ws.store.file_size(),
                 ..Default::default()
             };
-            let size = |f: &FileState| if f.exists { f.size } else { 0 };
+            let size = FileState::size;
             r.scan_txs(|_, t| {
                 s.txs += 1;
                 s.txs_pruned += u64::from(t.is_ok_and(|t| t.pruned));

@@ -46,9 +46,9 @@ pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{Error, IoError, JournalError, PathError, Result, Transition};
 pub use gc::{GcPolicy, GcReport, JournalStats};
 pub use journal::records::{
-    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, CommitRef, Event, EventKind,
-    FileConflict, FileRevision, FileState, ForeignWrite, Receipt, RevisionRecord, StateChange,
-    TxRecord, TxState,
+    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
+    EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Receipt,
+    RevisionRecord, StateChange, TxRecord, TxState, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};

@@ -15,11 +15,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::batch::gate::same_state;
 use crate::edit::{self, is_binary};
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
-use crate::journal::records::{FileConflict, FileState};
+use crate::journal::records::{FileConflict, FileState, DEFAULT_NEW_FILE_MODE};
 use crate::revision::{self, Working};
 use crate::tx::Preview;
 use crate::workspace::Journal;
@@ -42,7 +41,7 @@ impl Journal {
             for (path, w) in working {
                 let (disk, disk_bytes) =
                     snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
-                if same_state(&disk, &w.snapshot) {
+                if disk == w.snapshot {
                     out.insert(path, w);
                     continue;
                 }
@@ -161,10 +160,11 @@ impl Sides<'_> {
     /// else theirs.
     fn merge(&self, path: &str, labels: (&str, &str)) -> (Merged, Option<FileConflict>) {
         let (base, ours, theirs) = (self.base.1, self.ours.1, self.theirs.1);
-        let mode = if self.ours.0.mode != self.base.0.mode {
-            self.ours.0.mode
+        // Ours wins where it changed the mode (three-way, as git merges modes).
+        let mode = if self.ours.0.mode() != self.base.0.mode() {
+            self.ours.0.mode()
         } else {
-            self.theirs.0.mode
+            self.theirs.0.mode()
         };
         let conflict = |reason: &str, regions| FileConflict {
             path: path.to_string(),
@@ -218,7 +218,7 @@ impl Sides<'_> {
             }
         };
         let state = match &bytes {
-            Some(b) => FileState::present(b, if mode == 0 { 0o644 } else { mode }),
+            Some(b) => FileState::present(b, mode.unwrap_or(DEFAULT_NEW_FILE_MODE)),
             None => FileState::ABSENT,
         };
         (Merged { state, bytes }, conflict)

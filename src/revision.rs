@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use crate::batch::gate::same_state;
 use crate::edit::{self, FileBase, FileCheck, Plan};
 use crate::error::{Error, Result};
 use crate::fs::{path, snapshot};
@@ -37,7 +36,7 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Str
 pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
     let r = ws.store.read()?;
     let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
-        match s.hash.filter(|_| s.exists) {
+        match s.hash() {
             Some(h) => Ok(Some(r.blob_required(&h)?)),
             None => Ok(None),
         }
@@ -60,7 +59,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
 
 /// Load into `bytes` the bytes of `snapshot` if it exists and they are not loaded.
 fn load_snapshot(ws: &Ws, snapshot: &FileState, bytes: &mut Option<Vec<u8>>) -> Result<()> {
-    if let Some(h) = snapshot.hash.filter(|_| snapshot.exists) {
+    if let Some(h) = snapshot.hash() {
         if bytes.is_none() {
             *bytes = Some(ws.store.read()?.blob_required(&h)?);
         }
@@ -107,7 +106,7 @@ pub(crate) fn build(
         };
         let base = FileBase {
             bytes: base_bytes,
-            mode: base_state.exists.then_some(base_state.mode),
+            mode: base_state.mode(),
         };
         let cand = edit::apply_file_edits(&rel, base, &edits)?;
         // The old candidate is no longer needed; the snapshot may now be loaded.
@@ -116,11 +115,11 @@ pub(crate) fn build(
             load_snapshot(ws, &snapshot, &mut snapshot_bytes)?;
         }
         let (candidate, candidate_bytes) = if cand.exists {
-            let mode = cand.mode.unwrap_or(if base_state.exists {
-                base_state.mode
-            } else {
-                0o644
-            });
+            // An explicit mode; else the base's; else the default of a new file.
+            let mode = cand
+                .mode
+                .or(base_state.mode())
+                .unwrap_or(DEFAULT_NEW_FILE_MODE);
             (FileState::present(&cand.bytes, mode), Some(cand.bytes))
         } else {
             (FileState::ABSENT, None)
@@ -172,7 +171,7 @@ pub(crate) fn append(
 /// under it (`d` and `d/x`): no single batch can turn one into the other.
 fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
     for (p, w) in files {
-        if !(w.snapshot.exists || w.candidate.exists) {
+        if !(w.snapshot.exists() || w.candidate.exists()) {
             continue;
         }
         let prefix = format!("{p}/");
@@ -221,7 +220,7 @@ impl RevisionContent {
         validation.extend(conflicts.iter().map(conflict_issue));
         let changed = files
             .iter()
-            .filter(|(_, f)| !same_state(&f.snapshot, &f.candidate))
+            .filter(|(_, f)| f.snapshot != f.candidate)
             .map(|(path, f)| FileRevision {
                 path: path.clone(),
                 snapshot: f.snapshot,
@@ -260,7 +259,7 @@ pub(crate) fn record_revision(
             (&working.snapshot, &working.snapshot_bytes),
             (&working.candidate, &working.candidate_bytes),
         ] {
-            if let (Some(hash), Some(bytes)) = (state.hash.filter(|_| state.exists), bytes) {
+            if let (Some(hash), Some(bytes)) = (state.hash(), bytes) {
                 w.put_blob_hashed(hash, bytes)?;
             }
         }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
-use crate::batch::{gate::same_state, parent_dir, temp_path};
+use crate::batch::{parent_dir, temp_path};
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::fs::{snapshot, EntryKind};
 use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
@@ -104,10 +104,10 @@ pub(crate) fn drive(
             Err(e) => return Err(e),
         };
         let target = side.target(f);
-        if same_state(&state, target) {
+        if state == *target {
             continue;
         }
-        if !same_state(&state, side.other(f)) {
+        if state != *side.other(f) {
             let note = "holds bytes that are neither the pre- nor the post-image";
             if !opts.overwrite {
                 out.foreign
@@ -159,7 +159,7 @@ fn write_side(
     out: &mut DriveOutcome,
 ) -> Result<()> {
     let abs = ws.root.join(&f.path);
-    let Some(hash) = target.hash.filter(|_| target.exists) else {
+    let FileState::File { hash, meta, .. } = *target else {
         return ignore_not_found(ws.fs.remove_file(&abs), "unlink", &abs);
     };
     let bytes = ws.store.read()?.blob_required(&hash)?;
@@ -167,7 +167,7 @@ fn write_side(
     let tmp = temp_path(&ws.root, &f.path, rec, index);
     ignore_not_found(ws.fs.remove_file(&tmp), "unlink", &tmp)?;
     ws.fs
-        .write_synced(&tmp, &bytes, target.mode)
+        .write_synced(&tmp, &bytes, meta.mode)
         .ctx("write temp", &tmp)?;
     ws.fs.rename(&tmp, &abs).ctx("rename", &abs)?;
     Ok(())

@@ -17,7 +17,7 @@ pub(crate) fn stale_paths<'a>(
     let mut stale = Vec::new();
     for (rel, want) in expected {
         let (found, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
-        if !same_state(&found, want) {
+        if found != *want {
             stale.push(rel.to_string());
         }
     }
@@ -25,15 +25,10 @@ pub(crate) fn stale_paths<'a>(
     Ok(stale)
 }
 
-/// Equal existence, hash and (for existing files) mode.
-pub(crate) fn same_state(a: &FileState, b: &FileState) -> bool {
-    a.exists == b.exists && a.hash == b.hash && (!a.exists || a.mode == b.mode)
-}
-
 /// Directories that must be created for the files a batch writes, parents first.
 pub(crate) fn dirs_to_create(ws: &Ws, files: &[BatchFile]) -> Result<Vec<String>> {
     let mut missing = BTreeSet::new();
-    for f in files.iter().filter(|f| f.post.exists) {
+    for f in files.iter().filter(|f| f.post.exists()) {
         let parts: Vec<&str> = f.path.split('/').collect();
         for depth in 1..parts.len() {
             let dir = parts[..depth].join("/");

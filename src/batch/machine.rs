@@ -61,7 +61,7 @@ impl Batch {
         let rec = l.store.write(|w| {
             let tx = tx_of(w)?;
             for f in &new.files {
-                for hash in [f.pre.hash, f.post.hash].into_iter().flatten() {
+                for hash in [f.pre.hash(), f.post.hash()].into_iter().flatten() {
                     if !w.has_blob(&hash)? {
                         return Err(JournalError::Missing {
                             what: format!("blob {hash} of {}", f.path),
@@ -181,7 +181,7 @@ impl Batch {
                 files: rec.files.clone(),
                 created_dirs: rec.create_dirs.clone(),
                 removed_dirs,
-                bytes_written: rec.files.iter().map(|f| f.post.size).sum(),
+                bytes_written: rec.files.iter().map(|f| f.post.size()).sum(),
                 at_ms: w.now(),
                 by_recovery,
             };

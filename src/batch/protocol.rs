@@ -133,13 +133,13 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     }
     let reader = ws.store.read().map_err(StepError::Journal)?;
     for (i, f) in rec.files.iter().enumerate() {
-        let Some(hash) = f.post.hash.filter(|_| f.post.exists) else {
+        let FileState::File { hash, meta, .. } = f.post else {
             continue;
         };
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
         let tmp = temp_path(&ws.root, &f.path, rec, i);
         ws.fs
-            .write_synced(&tmp, &bytes, f.post.mode)
+            .write_synced(&tmp, &bytes, meta.mode)
             .ctx("write temp", &tmp)?;
         crash_point!("batch::after_stage_file");
     }
@@ -162,7 +162,7 @@ fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<String>, (StepError
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.clone()), i));
         }
-        let done = if f.post.exists {
+        let done = if f.post.exists() {
             let tmp = temp_path(&ws.root, &f.path, rec, i);
             ws.fs.rename(&tmp, &abs).ctx("rename", &abs)
         } else {

@@ -44,18 +44,20 @@ fn time(ms: u64) -> String {
 }
 
 fn state(s: &FileState) -> String {
-    match s.hash.filter(|_| s.exists) {
-        Some(h) => format!("{} ({} B, {:o})", h.short(), s.size, s.mode),
-        None => "absent".into(),
+    match s {
+        FileState::File { hash, size, meta } => {
+            format!("{} ({size} B, {:o})", hash.short(), meta.mode)
+        }
+        FileState::Absent => "absent".into(),
     }
 }
 
 /// One-letter change kind: A added, D deleted, M modified, = unchanged.
 fn change(before: &FileState, after: &FileState) -> char {
-    match (before.exists, after.exists) {
+    match (before.exists(), after.exists()) {
         (false, true) => 'A',
         (true, false) => 'D',
-        _ if before.hash == after.hash && before.mode == after.mode => '=',
+        _ if before == after => '=',
         _ => 'M',
     }
 }

@@ -82,35 +82,117 @@ impl<'de> Deserialize<'de> for BlobHash {
     }
 }
 
-/// The state of one path at one moment: the seed's "source snapshot" entry.
+/// The state of one path at one moment: a source snapshot, a candidate, or a batch's
+/// pre- or post-image (docs/design.md, "Words").
+///
+/// Two states are the same file state exactly when they are `==`: absent both, or
+/// files with the same blake3 (so the same bytes and size) and the same metadata.
+/// Stored and printed (`--json`) as `{exists, hash, size, mode}` (`hash` null, `size`
+/// and `mode` 0 when absent), the schema-v1 shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileState {
-    /// Whether a regular file exists at the path.
-    pub exists: bool,
-    /// blake3 of the bytes (`None` when absent). The bytes are a blob of the journal.
-    pub hash: Option<BlobHash>,
-    /// Size in bytes (0 when absent).
-    pub size: u64,
-    /// Unix permission bits (0 when absent).
+#[serde(from = "FileStateRepr", into = "FileStateRepr")]
+pub enum FileState {
+    /// No regular file at the path.
+    Absent,
+    /// A regular file.
+    File {
+        /// blake3 of the bytes; the bytes are a blob of the journal.
+        hash: BlobHash,
+        /// Size in bytes.
+        size: u64,
+        /// What a commit keeps besides the bytes.
+        meta: FileMeta,
+    },
+}
+
+/// The metadata of a file that Ultra Edit records, compares (a change is a change of
+/// state) and restores (docs/on-disk-format.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileMeta {
+    /// Unix permission bits (`st_mode & 0o7777`).
     pub mode: u32,
 }
 
+/// The mode of a file a plan creates without giving one.
+pub const DEFAULT_NEW_FILE_MODE: u32 = 0o644;
+
 impl FileState {
     /// The state of an absent path.
-    pub const ABSENT: FileState = FileState {
-        exists: false,
-        hash: None,
-        size: 0,
-        mode: 0,
-    };
+    pub const ABSENT: FileState = FileState::Absent;
 
-    /// The state of a file with `bytes` and `mode`.
+    /// The state of a file with `bytes` and permission bits `mode`.
     pub fn present(bytes: &[u8], mode: u32) -> Self {
-        FileState {
-            exists: true,
-            hash: Some(BlobHash::of(bytes)),
+        FileState::File {
+            hash: BlobHash::of(bytes),
             size: bytes.len() as u64,
-            mode,
+            meta: FileMeta { mode },
+        }
+    }
+
+    /// Whether a regular file exists at the path.
+    pub fn exists(&self) -> bool {
+        matches!(self, FileState::File { .. })
+    }
+
+    /// blake3 of the bytes, `None` when absent.
+    pub fn hash(&self) -> Option<BlobHash> {
+        match self {
+            FileState::File { hash, .. } => Some(*hash),
+            FileState::Absent => None,
+        }
+    }
+
+    /// Size in bytes (0 when absent).
+    pub fn size(&self) -> u64 {
+        match self {
+            FileState::File { size, .. } => *size,
+            FileState::Absent => 0,
+        }
+    }
+
+    /// The recorded metadata, `None` when absent.
+    pub fn meta(&self) -> Option<FileMeta> {
+        match self {
+            FileState::File { meta, .. } => Some(*meta),
+            FileState::Absent => None,
+        }
+    }
+
+    /// Permission bits, `None` when absent.
+    pub fn mode(&self) -> Option<u32> {
+        self.meta().map(|m| m.mode)
+    }
+}
+
+/// The stored and printed shape of a [`FileState`].
+#[derive(Clone, Copy, Serialize, Deserialize)]
+struct FileStateRepr {
+    exists: bool,
+    hash: Option<BlobHash>,
+    size: u64,
+    mode: u32,
+}
+
+impl From<FileStateRepr> for FileState {
+    fn from(r: FileStateRepr) -> Self {
+        match (r.exists, r.hash) {
+            (true, Some(hash)) => FileState::File {
+                hash,
+                size: r.size,
+                meta: FileMeta { mode: r.mode },
+            },
+            _ => FileState::Absent,
+        }
+    }
+}
+
+impl From<FileState> for FileStateRepr {
+    fn from(s: FileState) -> Self {
+        FileStateRepr {
+            exists: s.exists(),
+            hash: s.hash(),
+            size: s.size(),
+            mode: s.mode().unwrap_or(0),
         }
     }
 }
@@ -449,11 +531,9 @@ fn refs_of<'a>(
     path: &'a str,
     states: impl IntoIterator<Item = (&'a FileState, BlobRole)>,
 ) -> impl Iterator<Item = BlobRef<'a>> {
-    states.into_iter().filter_map(move |(s, role)| {
-        s.hash
-            .filter(|_| s.exists)
-            .map(|hash| BlobRef { hash, path, role })
-    })
+    states
+        .into_iter()
+        .filter_map(move |(s, role)| s.hash().map(|hash| BlobRef { hash, path, role }))
 }
 
 impl RevisionRecord {
@@ -705,5 +785,40 @@ mod blob_ref_tests {
                 ("f", BlobRole::ForeignBytes, BlobHash::of(c)),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod file_state_tests {
+    use super::*;
+
+    #[test]
+    fn file_state_keeps_its_stored_and_printed_shape() {
+        let file = FileState::present(b"hi\n", 0o640);
+        assert_eq!(
+            serde_json::to_value(file).unwrap(),
+            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640})
+        );
+        assert_eq!(
+            serde_json::to_value(FileState::Absent).unwrap(),
+            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0})
+        );
+        for s in [file, FileState::Absent] {
+            let bytes = crate::journal::codec::encode(&s).unwrap();
+            // The bincode shape of the v1 struct: bool, Option<[u8; 32]>, u64, u32.
+            let legacy = (
+                s.exists(),
+                s.hash().map(|h| h.0),
+                s.size(),
+                s.mode().unwrap_or(0),
+            );
+            assert_eq!(bytes, crate::journal::codec::encode(&legacy).unwrap());
+            let back: FileState = crate::journal::codec::decode("test", &bytes).unwrap();
+            assert_eq!(back, s);
+        }
+        // Equality is the comparison the gate makes: bytes and metadata.
+        assert_ne!(file, FileState::present(b"hi\n", 0o644));
+        assert_ne!(file, FileState::present(b"ho\n", 0o640));
+        assert_eq!(file, FileState::present(b"hi\n", 0o640));
     }
 }

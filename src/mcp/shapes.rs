@@ -95,20 +95,20 @@ fn disk_hash(root: &Path, rel: &str) -> (bool, Option<BlobHash>, Option<Vec<u8>>
 /// True if the file on disk differs from `snapshot`.
 pub fn source_changed(root: &Path, rel: &str, snapshot: &FileState) -> bool {
     let (exists, hash, _) = disk_hash(root, rel);
-    exists != snapshot.exists || (exists && hash != snapshot.hash)
+    exists != snapshot.exists() || (exists && hash != snapshot.hash())
 }
 
 fn hex(state: &FileState) -> String {
     state
-        .hash
-        .filter(|_| state.exists)
+        .hash()
+        .filter(|_| state.exists())
         .map(|h| h.to_hex())
         .unwrap_or_default()
 }
 
 /// The snapshot of a recorded file; its line count comes from the snapshot's blob.
 fn snapshot_of(j: &Journal, rel: &str, s: &FileState) -> SourceFileSnapshot {
-    let lines = match s.hash.filter(|_| s.exists) {
+    let lines = match s.hash() {
         Some(h) => j
             .blob(&h)
             .ok()
@@ -119,9 +119,9 @@ fn snapshot_of(j: &Journal, rel: &str, s: &FileState) -> SourceFileSnapshot {
     };
     SourceFileSnapshot {
         file_path: abs(j.root(), rel),
-        file_exists: s.exists,
+        file_exists: s.exists(),
         content_hash: hex(s),
-        bytes: s.size,
+        bytes: s.size(),
         line_count: lines,
     }
 }
@@ -143,18 +143,14 @@ fn diff_of(f: &FileRevision) -> CandidateDiffReport {
         unified_diff: f.diff.unified.clone(),
         lines_added: f.diff.lines_added,
         lines_removed: f.diff.lines_removed,
-        bytes_written: if f.candidate.exists {
-            f.candidate.size
-        } else {
-            0
-        },
+        bytes_written: f.candidate.size(),
     }
 }
 
 fn file_json(j: &Journal, f: &FileRevision) -> Value {
     let mut snapshot =
         serde_json::to_value(snapshot_of(j, &f.path, &f.snapshot)).unwrap_or_default();
-    snapshot["mode"] = json!(f.snapshot.mode);
+    snapshot["mode"] = json!(f.snapshot.mode().unwrap_or(0));
     let mut diff = serde_json::to_value(diff_of(f)).unwrap_or_default();
     diff["binary"] = json!(f.diff.binary);
     diff["lossy"] = json!(f.diff.lossy);
@@ -163,10 +159,10 @@ fn file_json(j: &Journal, f: &FileRevision) -> Value {
         "file_path": abs(j.root(), &f.path),
         "snapshot": snapshot,
         "candidate": {
-            "exists": f.candidate.exists,
+            "exists": f.candidate.exists(),
             "content_hash": hex(&f.candidate),
-            "bytes": f.candidate.size,
-            "mode": f.candidate.mode,
+            "bytes": f.candidate.size(),
+            "mode": f.candidate.mode().unwrap_or(0),
         },
         "diff": diff,
         "source_changed": source_changed(j.root(), &f.path, &f.snapshot),
@@ -189,8 +185,8 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         Some(f) => (
             snapshot_of(j, &f.path, &f.snapshot),
             diff_of(f),
-            !f.candidate.exists || f.candidate.size == 0,
-            f.candidate.exists == f.snapshot.exists && f.candidate.hash == f.snapshot.hash,
+            !f.candidate.exists() || f.candidate.size() == 0,
+            f.candidate.exists() == f.snapshot.exists() && f.candidate.hash() == f.snapshot.hash(),
         ),
         // Not in the revision: its candidate equals its snapshot.
         None => {

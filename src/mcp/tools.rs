@@ -520,7 +520,7 @@ impl EditTools {
     fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Edit {
         let rel = rel_of(self.root(), &item.file_path);
         let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
-            Some(f) => f.candidate.exists,
+            Some(f) => f.candidate.exists(),
             None => self.root().join(&rel).symlink_metadata().is_ok(),
         };
         let (path, content) = (item.file_path.clone(), Some(item.new_content.clone()));
@@ -864,9 +864,9 @@ impl BatchOut {
                     res["diff"] = json!(f.diff.unified);
                     res["lines_added"] = json!(f.diff.lines_added);
                     res["lines_removed"] = json!(f.diff.lines_removed);
-                    res["bytes_written"] = json!(f.candidate.size);
+                    res["bytes_written"] = json!(f.candidate.size());
                     self.written += 1;
-                    self.bytes += f.candidate.size;
+                    self.bytes += f.candidate.size();
                 }
                 None => {
                     res["bytes_written"] = json!(0);

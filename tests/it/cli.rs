@@ -162,8 +162,8 @@ fn modes_are_octal_strings_or_numbers() {
                                   {"op":"create_file","path":"y.txt","content":"","mode":420}]}"#,
     );
     assert_eq!(
-        (p.files[0].candidate.mode, p.files[1].candidate.mode),
-        (0o755, 0o644)
+        (p.files[0].candidate.mode(), p.files[1].candidate.mode()),
+        (Some(0o755), Some(0o644))
     );
     let out = cli(
         ws.root(),

@@ -91,7 +91,7 @@ fn candidate_and_commit_diff_match() {
         let disk_diff = ultra_edit::edit::candidate_diff(
             &f.path,
             f.snapshot
-                .hash
+                .hash()
                 .map(|h| ws.journal.blob(&h).unwrap().unwrap())
                 .as_deref(),
             on_disk.as_deref(),
@@ -99,7 +99,7 @@ fn candidate_and_commit_diff_match() {
         assert_eq!(disk_diff, f.diff, "{}", f.path);
         assert_eq!(
             on_disk.as_deref().map(BlobHash::of),
-            f.candidate.hash,
+            f.candidate.hash(),
             "{}",
             f.path
         );

@@ -91,7 +91,7 @@ fn verify_requires_the_foreign_bytes_that_gc_keeps() {
         let b = batch.unwrap();
         assert_eq!(b.foreign.len(), 1);
         assert_eq!(
-            (b.foreign[0].path.as_str(), b.foreign[0].found.hash),
+            (b.foreign[0].path.as_str(), b.foreign[0].found.hash()),
             ("g.txt", Some(foreign))
         );
         // gc keeps the foreign bytes of a kept tx …

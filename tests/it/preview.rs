@@ -17,12 +17,12 @@ fn preview_handle_contains_snapshot_and_diff() {
     assert_eq!(f.path, "src/b.rs");
     let before = b"pub fn b() -> u32 {\n    2\n}\n";
     let after = b"pub fn b() -> u32 {\n    3\n}\n";
-    assert!(f.snapshot.exists);
-    assert_eq!(f.snapshot.hash, Some(BlobHash::of(before)));
-    assert_eq!(f.snapshot.size, before.len() as u64);
-    assert_eq!(f.snapshot.mode, 0o600);
-    assert_eq!(f.candidate.hash, Some(BlobHash::of(after)));
-    assert_eq!(f.candidate.mode, 0o600);
+    assert!(f.snapshot.exists());
+    assert_eq!(f.snapshot.hash(), Some(BlobHash::of(before)));
+    assert_eq!(f.snapshot.size(), before.len() as u64);
+    assert_eq!(f.snapshot.mode(), Some(0o600));
+    assert_eq!(f.candidate.hash(), Some(BlobHash::of(after)));
+    assert_eq!(f.candidate.mode(), Some(0o600));
     assert_eq!(
         f.diff.unified,
         "--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@\n pub fn b() -> u32 {\n-    2\n+    3\n }\n"
@@ -93,7 +93,7 @@ fn ambiguous_text_target_is_refused() {
     );
     let cand = ws
         .journal
-        .blob(&p.files[0].candidate.hash.unwrap())
+        .blob(&p.files[0].candidate.hash().unwrap())
         .unwrap()
         .unwrap();
     assert_eq!(cand, b"x = 1\ny = 2\nx = 9\n\nx = 1\n");
@@ -113,7 +113,7 @@ fn multi_edit_offsets_are_resolved_against_one_base() {
     );
     let cand = ws
         .journal
-        .blob(&p.files[0].candidate.hash.unwrap())
+        .blob(&p.files[0].candidate.hash().unwrap())
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -153,7 +153,7 @@ fn bytes_outside_the_span_are_kept_exactly() {
     );
     let odd = ws
         .journal
-        .blob(&p.files[1].candidate.hash.unwrap())
+        .blob(&p.files[1].candidate.hash().unwrap())
         .unwrap()
         .unwrap();
     assert_eq!(
@@ -163,7 +163,7 @@ fn bytes_outside_the_span_are_kept_exactly() {
     assert!(p.files[1].diff.lossy);
     let crlf = ws
         .journal
-        .blob(&p.files[0].candidate.hash.unwrap())
+        .blob(&p.files[0].candidate.hash().unwrap())
         .unwrap()
         .unwrap();
     assert_eq!(crlf, b"one\r\nTWO\r\nthree\r\n");
@@ -214,7 +214,7 @@ fn revise_builds_on_the_latest_candidate_and_keeps_the_tx() {
     assert_eq!((p1.tx, p1.revision, p1.base), (p0.tx, 1, Some(0)));
     let b = ws
         .journal
-        .blob(&p1.files[0].candidate.hash.unwrap())
+        .blob(&p1.files[0].candidate.hash().unwrap())
         .unwrap()
         .unwrap();
     assert_eq!(b, b"pub fn b() -> u32 {\n    4\n}\n");

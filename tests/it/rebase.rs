@@ -8,7 +8,7 @@ use crate::support::*;
 fn candidate(j: &Journal, tx: u64, path: &str) -> Option<Vec<u8>> {
     let p = j.show(tx, None).unwrap();
     let f = p.files.iter().find(|f| f.path == path)?;
-    f.candidate.hash.map(|h| j.blob(&h).unwrap().unwrap())
+    f.candidate.hash().map(|h| j.blob(&h).unwrap().unwrap())
 }
 
 fn numbered(n: usize) -> String {
@@ -151,7 +151,7 @@ fn rebase_clean_merge_commits() {
     assert!(r.conflicts.is_empty() && r.ready_to_commit);
     let disk = numbered(10).replace("line 8\n", "human\n");
     assert_eq!(
-        r.files[0].snapshot.hash,
+        r.files[0].snapshot.hash(),
         Some(BlobHash::of(disk.as_bytes()))
     );
     let receipt = ws.journal.commit(p.tx, Default::default()).unwrap();
@@ -321,7 +321,7 @@ fn revision_can_add_and_drop_files() {
     let paths: Vec<&str> = p1.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["src/a.rs", "src/b.rs"]);
     assert_eq!(
-        p1.files[1].snapshot.hash,
+        p1.files[1].snapshot.hash(),
         Some(BlobHash::of(b"pub fn b() -> u32 {\n    20\n}\n"))
     );
     // Revision 2 restores src/a.rs to its snapshot: it leaves the candidate set.

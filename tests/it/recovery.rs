@@ -125,7 +125,7 @@ fn foreign_bytes_are_never_clobbered() {
     assert_eq!(action.foreign.len(), 1);
     assert_eq!(action.foreign[0].path, "src/lib.rs");
     let kept = BlobHash::of(b"a human saved this meanwhile\n");
-    assert_eq!(action.foreign[0].found.hash, Some(kept));
+    assert_eq!(action.foreign[0].found.hash(), Some(kept));
     // Untouched on disk, kept in the journal, the rest rolled forward.
     assert_eq!(ws.read("src/lib.rs"), b"a human saved this meanwhile\n");
     assert_eq!(

@@ -62,7 +62,12 @@ fn rollback_restores_exact_pre_commit_snapshot() {
     );
     for f in &c.files {
         let disk = std::fs::read(ws.path(&f.path)).ok();
-        assert_eq!(disk.as_deref().map(BlobHash::of), f.post.hash, "{}", f.path);
+        assert_eq!(
+            disk.as_deref().map(BlobHash::of),
+            f.post.hash(),
+            "{}",
+            f.path
+        );
     }
     assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
     // After the redo the original tx's changes are live again: it is committed, and
@@ -123,7 +128,7 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     assert_eq!(kept.as_deref(), Some(&b"edited after the commit\n"[..]));
     let lib = r.files.iter().find(|f| f.path == "src/lib.rs").unwrap();
     assert_eq!(
-        lib.pre.hash,
+        lib.pre.hash(),
         Some(BlobHash::of(b"edited after the commit\n"))
     );
 }

@@ -619,8 +619,8 @@ fn threads_share_one_journal_and_no_update_is_lost() {
                 .iter()
                 .map(|f| ReceiptFile {
                     path: f.path.clone(),
-                    pre: state_key(f.pre.exists, f.pre.hash, f.pre.mode),
-                    post: state_key(f.post.exists, f.post.hash, f.post.mode),
+                    pre: state_key(f.pre.exists(), f.pre.hash(), f.pre.mode().unwrap_or(0)),
+                    post: state_key(f.post.exists(), f.post.hash(), f.post.mode().unwrap_or(0)),
                 })
                 .collect();
             receipts.push((r.tx, files));
