@@ -298,11 +298,10 @@ impl Soak {
             };
             let state = e["state"].as_str().unwrap_or("?").to_string();
             let by = e["rolled_back_by"].as_u64();
-            if t.rollback_of.is_some() && t.batch.is_none() {
+            if let (Some(of), None) = (t.rollback_of, &t.batch) {
                 ensure!(
                     state != "open",
-                    "rollback tx {id} (of tx {}) whose batch did not land is still open after recovery: {e}",
-                    t.rollback_of.unwrap()
+                    "rollback tx {id} (of tx {of}) whose batch did not land is still open after recovery: {e}"
                 );
             }
             if !t.free {

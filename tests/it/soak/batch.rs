@@ -105,6 +105,7 @@ impl Soak {
                     let rev = Rev {
                         files: BTreeMap::new(),
                         ok: true,
+                        conflicted: false,
                     };
                     self.m.new_tx(rb, rev, Some(x));
                 }
@@ -128,6 +129,7 @@ impl Soak {
             let rev = Rev {
                 files: BTreeMap::new(),
                 ok: true,
+                conflicted: false,
             };
             self.m.new_tx(id, rev, Some(x));
             let t = self.m.tx(id);
@@ -301,16 +303,9 @@ impl Soak {
         let files: Vec<&BFile> = batch.iter().filter(|f| !kept(&f.path)).collect();
         let side = if files.is_empty() {
             let log = self.log()?;
+            let before = self.m.txs.get(&tx_of).map(|t| t.state.clone());
             match log.get(&tx_of).and_then(|e| e["state"].as_str()) {
-                Some("committed")
-                    if !self
-                        .m
-                        .txs
-                        .get(&tx_of)
-                        .is_some_and(|t| t.state == "committed") =>
-                {
-                    Side::Post
-                }
+                Some("committed") if before.as_deref() != Some("committed") => Side::Post,
                 _ => Side::Pre,
             }
         } else if files.iter().all(|f| get(&f.path) == f.pre) {
@@ -356,8 +351,8 @@ impl Soak {
                 self.m.outside(&p, &f);
             } else {
                 ensure!(
-                    side == Side::Post && batch.iter().any(|b| b.path == p),
-                    "recovery overwrote {p}, which someone wrote and its batch does not own"
+                    batch.iter().any(|b| b.path == p && get(&p) == if side == Side::Post { b.post.clone() } else { b.pre.clone() }),
+                    "recovery overwrote {p}, which someone wrote, with bytes that are not its batch's {side:?} side"
                 );
             }
         }

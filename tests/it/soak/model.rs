@@ -89,6 +89,9 @@ pub struct BFile {
 pub struct Rev {
     pub files: BTreeMap<String, (Fs, Fs)>,
     pub ok: bool,
+    /// Its validation has a merge conflict or conflict markers (they stay in later
+    /// revisions until a plan rewrites those files).
+    pub conflicted: bool,
 }
 
 impl Rev {
@@ -206,16 +209,23 @@ impl Model {
             let yt = self.tx(y);
             yt.state = "committed".into();
             yt.rolled_back_by = None;
-            yt.applied = seq;
             if let Some(z) = yt.rollback_of {
                 self.tx(z).free = true;
             }
         }
-        // Every tx whose change `r` re-applies (even distance up the chain) is live.
+        // Every tx whose change `r` re-applies (even distance up the chain) is live again
+        // where its post-images are back (a redo of a forced rollback brings back what
+        // the force overwrote, not necessarily the original post-images).
         let mut d = 0;
         let mut cur = Some(r);
         while let Some(c) = cur {
-            if d % 2 == 0 {
+            let t = &self.txs[&c];
+            let back = t
+                .batch
+                .iter()
+                .flatten()
+                .all(|f| self.disk(&f.path) == f.post);
+            if d % 2 == 0 && back {
                 self.tx(c).applied = seq;
             }
             cur = self.txs[&c].rollback_of;
@@ -241,6 +251,8 @@ impl Model {
 /// candidate (`None` when the model cannot compute it).
 pub struct Expect {
     pub bad: bool,
+    /// Whether the model knows if the revision will be ready to commit.
+    pub ready_known: bool,
     pub cands: BTreeMap<String, Fs>,
 }
 
@@ -289,6 +301,7 @@ impl Model {
         let mut edits = Vec::new();
         let mut exp = Expect {
             bad: false,
+            ready_known: true,
             cands: BTreeMap::new(),
         };
         for _ in 0..n {
