@@ -21,5 +21,6 @@ mod rebase;
 mod recovery;
 mod regression;
 mod rollback;
+mod soak;
 mod stress;
 mod syncs;

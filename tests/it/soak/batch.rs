@@ -1,0 +1,434 @@
+//! The soak's batch steps: commit and rollback under crashes, kills and injected
+//! faults, recovery, and concurrent commits.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Child;
+use std::time::Duration;
+
+use super::model::*;
+use super::{Fault, Op, Predict, Run, Side, Soak, CRASH_POINTS, R};
+
+impl Soak {
+    pub(super) fn pick_commit(&mut self) -> Op {
+        let tx = self.pick_tx(self.open_txs());
+        let rev = self.m.txs.get(&tx).and_then(|t| {
+            let n = t.revs.len() as u64;
+            (self.rng.chance(20)).then(|| self.rng.below(n + 1) as u32)
+        });
+        Op::Commit { tx, rev }
+    }
+
+    /// Mostly the newest committed tx (so chains of rollbacks form), else any.
+    pub(super) fn pick_rollback(&mut self) -> Op {
+        let committed: Vec<u64> = self
+            .m
+            .txs
+            .iter()
+            .filter(|(_, t)| t.state == "committed")
+            .map(|(id, _)| *id)
+            .collect();
+        let newest = self
+            .m
+            .txs
+            .iter()
+            .filter(|(_, t)| t.state == "committed")
+            .max_by_key(|(_, t)| t.applied)
+            .map(|(id, _)| *id);
+        let x = match newest {
+            Some(n) if self.rng.chance(55) => n,
+            _ => self.pick_tx(committed),
+        };
+        let force = self.rng.chance(30);
+        Op::Rollback { x, force }
+    }
+
+    pub(super) fn pick_op(&mut self) -> Op {
+        if self.rng.chance(50) {
+            self.pick_commit()
+        } else {
+            self.pick_rollback()
+        }
+    }
+
+    pub(super) fn predict(&self, op: &Op) -> Predict {
+        match *op {
+            Op::Commit { tx, rev } => {
+                let Some(t) = self.m.txs.get(&tx) else {
+                    return Predict::Fail(1, "unknown_tx");
+                };
+                if t.state != "open" || t.rollback_of.is_some() {
+                    return Predict::Fail(1, "wrong_state");
+                }
+                let Some(r) = t.revs.get(rev.map_or(t.revs.len() - 1, |n| n as usize)) else {
+                    return Predict::Fail(1, "unknown_revision");
+                };
+                if !r.ok {
+                    return Predict::Fail(4, "validation_failed");
+                }
+                if r.files.iter().any(|(p, (s, _))| *s != self.m.disk(p)) {
+                    return Predict::Fail(3, "stale_snapshot");
+                }
+                Predict::Land(r.batch())
+            }
+            Op::Rollback { x, force } => {
+                let Some(t) = self.m.txs.get(&x) else {
+                    return Predict::Fail(1, "unknown_tx");
+                };
+                let Some(batch) = t.batch.as_ref().filter(|_| t.state == "committed") else {
+                    return Predict::Fail(1, "wrong_state");
+                };
+                if !force && batch.iter().any(|f| f.post != self.m.disk(&f.path)) {
+                    return Predict::Fail(3, "stale_rollback");
+                }
+                Predict::Land(
+                    batch
+                        .iter()
+                        .filter(|f| self.m.disk(&f.path) != f.pre)
+                        .map(|f| BFile {
+                            path: f.path.clone(),
+                            pre: self.m.disk(&f.path),
+                            post: f.pre.clone(),
+                        })
+                        .collect(),
+                )
+            }
+        }
+    }
+
+    pub(super) fn land(&mut self, op: &Op, batch: Vec<BFile>, rb: u64) {
+        match *op {
+            Op::Commit { tx, .. } => self.m.land_commit(tx, batch),
+            Op::Rollback { x, .. } => {
+                if !self.m.txs.contains_key(&rb) {
+                    let rev = Rev {
+                        files: BTreeMap::new(),
+                        ok: true,
+                        conflicted: false,
+                    };
+                    self.m.new_tx(rb, rev, Some(x));
+                }
+                self.m.tx(rb).free = false;
+                self.m.land_rollback(x, rb, batch);
+            }
+        }
+    }
+
+    /// The rollback tx a rollback of `x` recorded (if it got that far) joins the model
+    /// as a free tx; `check_log` then holds it to "not open unless its batch landed".
+    pub(super) fn adopt_rollback_tx(&mut self, x: u64, id: u64) {
+        if self.m.txs.contains_key(&id) {
+            return;
+        }
+        let Ok(log) = self.log() else { return };
+        if let Some(e) = log
+            .get(&id)
+            .filter(|e| e["rollback_of"].as_u64() == Some(x))
+        {
+            let rev = Rev {
+                files: BTreeMap::new(),
+                ok: true,
+                conflicted: false,
+            };
+            self.m.new_tx(id, rev, Some(x));
+            let t = self.m.tx(id);
+            t.free = true;
+            t.state = e["state"].as_str().unwrap_or("?").into();
+            t.revs = vec![t.revs[0].clone(); e["revisions"].as_u64().unwrap_or(1) as usize];
+        }
+    }
+
+    /// Run a commit or rollback under `fault` and settle the outcome into the model.
+    pub(super) fn batch(&mut self, op: Op, fault: Fault) -> R {
+        let pred = self.predict(&op);
+        let rb = self.m.next_id;
+        let mut args = vec!["--json".to_string()];
+        match op {
+            Op::Commit { tx, rev } => {
+                args.extend(["commit".into(), tx.to_string()]);
+                if let Some(n) = rev {
+                    args.extend(["--revision".into(), n.to_string()]);
+                }
+            }
+            Op::Rollback { x, force } => {
+                args.extend(["rollback".into(), x.to_string()]);
+                if force {
+                    args.push("--force".into());
+                }
+            }
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (r, expect_side) = match &fault {
+            Fault::None => {
+                self.note(args.join(" "));
+                (self.run(&argv, None), None)
+            }
+            Fault::Crash(fp, _) | Fault::Inject(fp) => {
+                let side = match &fault {
+                    Fault::Crash(_, s) => *s,
+                    _ => None,
+                };
+                self.note(format!("FAILPOINTS='{fp}' {}", args.join(" ")));
+                (self.run(&argv, Some(fp)), side)
+            }
+            Fault::Kill(us) => {
+                self.note(format!("{} killed after {us} µs", args.join(" ")));
+                let mut child = self.spawn(&argv);
+                std::thread::sleep(Duration::from_micros(*us));
+                let _ = child.kill();
+                let r = Run::of(child.wait_with_output().unwrap());
+                self.noted(&r);
+                (r, None)
+            }
+        };
+        let landed_batch = match &pred {
+            Predict::Land(b) => b.clone(),
+            Predict::Fail(..) => Vec::new(),
+        };
+        if let (Predict::Fail(code, kind), true) = (&pred, r.signal.is_some()) {
+            // Killed before it could refuse (at the lock): nothing to settle.
+            let rec = self.run(&["--json", "recover"], None);
+            rec.expect(0, &[])?;
+            ensure!(
+                rec.json["batches_found"] == 0,
+                "a refused {kind} ({code}) left a batch: {}",
+                rec.json
+            );
+            return Ok(());
+        }
+        if r.signal.is_some() || r.code == Some(7) {
+            return self.settle(&op, landed_batch, rb, expect_side);
+        }
+        match (&pred, r.code) {
+            (Predict::Land(b), Some(0)) => {
+                let got = r.json["tx"].as_u64();
+                let want = match op {
+                    Op::Commit { tx, .. } => tx,
+                    Op::Rollback { .. } => rb,
+                };
+                ensure!(got == Some(want), "receipt of tx {got:?}, expected {want}");
+                let b = b.clone();
+                self.land(&op, b, rb);
+                self.check_disk("after a successful batch")
+            }
+            (Predict::Fail(code, kind), _) => {
+                if matches!(fault, Fault::Inject(_)) && r.code == Some(1) && r.kind() == "journal" {
+                    return Ok(()); // the injected fault came first
+                }
+                r.expect(*code, &[kind])
+            }
+            (Predict::Land(_), _) if !matches!(fault, Fault::None) => {
+                r.expect(1, &["commit_failed", "journal", "io"])?;
+                // "No file changed" / "the tree's files are not affected": the disk is as
+                // before now, and recovery must not land the batch afterwards.
+                self.check_disk(&format!("{} says the tree was not affected", r.kind()))?;
+                let rec = self.run(&["--json", "recover"], None);
+                rec.expect(0, &[])?;
+                self.check_disk("recovery after an error that said no file changed")?;
+                if let Op::Rollback { x, .. } = op {
+                    self.adopt_rollback_tx(x, rb);
+                }
+                Ok(())
+            }
+            (Predict::Land(_), _) => {
+                Err(format!("expected success, got {}: {}", r.brief(), r.text))
+            }
+        }
+    }
+
+    /// After a crash, a kill or an ambiguous error: maybe someone writes a file, maybe
+    /// recovery itself crashes, then recovery (and, when it needs attention, an abort
+    /// attempt and a fix); the disk then decides which side the batch is on.
+    pub(super) fn settle(&mut self, op: &Op, batch: Vec<BFile>, rb: u64, want: Option<Side>) -> R {
+        let foreign = self.rng.chance(25).then(|| {
+            let p = self.rng.pick(&PATHS);
+            let f = self.foreign(p);
+            self.note(format!("outside write {p} → {}", f.short()));
+            (p.to_string(), f)
+        });
+        let tx_of = match *op {
+            Op::Commit { tx, .. } => tx,
+            Op::Rollback { .. } => rb,
+        };
+        for _ in 0..self.rng.below(3) {
+            let n = self.rng.below(4);
+            let fp = format!("recovery::after_file={n}*off->return");
+            self.note(format!("FAILPOINTS='{fp}' recover"));
+            let r = self.run(&["--json", "recover"], Some(&fp));
+            ensure!(
+                r.signal == Some(6) || matches!(r.code, Some(0) | Some(7)),
+                "recover: {}",
+                r.text
+            );
+        }
+        self.note("recover".into());
+        let mut r = self.run(&["--json", "recover"], None);
+        let mut aborted = false;
+        if r.code == Some(7) {
+            ensure!(
+                foreign.is_some(),
+                "recovery needs attention without a foreign write: {}",
+                r.text
+            );
+            if self.rng.chance(40) {
+                self.note(format!("abort {tx_of}"));
+                let a = self.run(&["--json", "abort", &tx_of.to_string()], None);
+                aborted = a.code == Some(0);
+            }
+            let (p, _) = foreign.clone().unwrap();
+            let pre = batch.iter().find(|f| f.path == p).map(|f| f.pre.clone());
+            match pre.and_then(|f| self.m.bytes(&f).map(|b| (f, b))) {
+                Some((f, bytes)) if self.rng.chance(40) => {
+                    self.note(format!("restore {p} and recover"));
+                    fs::write(self.root().join(&p), bytes).unwrap();
+                    fs::set_permissions(self.root().join(&p), fs::Permissions::from_mode(f.mode))
+                        .unwrap();
+                    r = self.run(&["--json", "recover"], None);
+                }
+                _ => {
+                    self.note("recover --overwrite".into());
+                    r = self.run(&["--json", "recover", "--overwrite"], None);
+                }
+            }
+        }
+        r.expect(0, &[])?;
+        let disk = self.scan()?;
+        let get = |p: &str| disk.get(p).cloned().unwrap_or_default();
+        let kept = |p: &str| {
+            foreign
+                .as_ref()
+                .is_some_and(|(fp, f)| fp == p && get(p) == *f)
+        };
+        let files: Vec<&BFile> = batch.iter().filter(|f| !kept(&f.path)).collect();
+        let side = if files.is_empty() {
+            let log = self.log()?;
+            let before = self.m.txs.get(&tx_of).map(|t| t.state.clone());
+            match log.get(&tx_of).and_then(|e| e["state"].as_str()) {
+                Some("committed") if before.as_deref() != Some("committed") => Side::Post,
+                _ => Side::Pre,
+            }
+        } else if files.iter().all(|f| get(&f.path) == f.pre) {
+            Side::Pre
+        } else if files.iter().all(|f| get(&f.path) == f.post) {
+            Side::Post
+        } else {
+            let mixed: Vec<String> = files
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}: disk {} pre {} post {}",
+                        f.path,
+                        get(&f.path).short(),
+                        f.pre.short(),
+                        f.post.short()
+                    )
+                })
+                .collect();
+            return Err(format!(
+                "batch neither all-old nor all-new after recovery: {mixed:?}"
+            ));
+        };
+        ensure!(
+            want.is_none_or(|w| w == side),
+            "the failpoint's documented outcome is the {want:?} side, recovery left the {side:?} side"
+        );
+        ensure!(
+            !(aborted && side == Side::Post),
+            "abort of tx {tx_of} succeeded while its batch needed attention, and recovery then landed the batch"
+        );
+        // Replay into the model: the batch (if it landed), then a foreign write that stayed.
+        if side == Side::Post {
+            self.land(op, batch.clone(), rb);
+        } else if let Op::Rollback { x, .. } = op {
+            self.adopt_rollback_tx(*x, rb);
+        }
+        if aborted && side == Side::Pre && tx_of != rb {
+            self.m.tx(tx_of).state = "aborted".into();
+        }
+        if let Some((p, f)) = foreign {
+            if get(&p) == f {
+                self.m.outside(&p, &f);
+            } else {
+                ensure!(
+                    batch.iter().any(|b| b.path == p && get(&p) == if side == Side::Post { b.post.clone() } else { b.pre.clone() }),
+                    "recovery overwrote {p}, which someone wrote, with bytes that are not its batch's {side:?} side"
+                );
+            }
+        }
+        self.check_disk("after recovery")
+    }
+
+    pub(super) fn crash(&mut self) -> R {
+        let op = self.pick_op();
+        let (point, side) = self.rng.pick(&CRASH_POINTS);
+        let n = self.rng.below(3);
+        let fp = if point == "revert::after_restore_file" {
+            format!(
+                "fs::rename={}*off->1*return(13)->off;{point}={n}*off->return",
+                self.rng.below(3)
+            )
+        } else {
+            format!("{point}={n}*off->return")
+        };
+        self.batch(op, Fault::Crash(fp, Some(side)))
+    }
+
+    /// 2–3 processes commit different open txs at once. Each lands or is stale because
+    /// one that landed touched its files; landed ones replay in batch order.
+    pub(super) fn concurrent(&mut self) -> R {
+        let mut pool: Vec<u64> = self
+            .open_txs()
+            .into_iter()
+            .filter(|&tx| {
+                matches!(
+                    self.predict(&Op::Commit { tx, rev: None }),
+                    Predict::Land(_)
+                )
+            })
+            .collect();
+        if pool.len() < 2 {
+            return self.preview();
+        }
+        let n = 2 + self.rng.below(2).min(pool.len() as u64 - 2) as usize;
+        let txs: Vec<u64> = (0..n)
+            .map(|_| pool.remove(self.rng.below(pool.len() as u64) as usize))
+            .collect();
+        self.note(format!("concurrent commits of {txs:?}"));
+        let kids: Vec<Child> = txs
+            .iter()
+            .map(|tx| self.spawn(&["--json", "commit", &tx.to_string(), "--lock-timeout", "60"]))
+            .collect();
+        let runs: Vec<Run> = kids
+            .into_iter()
+            .map(|c| Run::of(c.wait_with_output().unwrap()))
+            .collect();
+        let mut landed = Vec::new();
+        for (tx, r) in txs.iter().zip(&runs) {
+            self.note(format!("  commit {tx} → {}", r.brief()));
+            if r.code == Some(0) {
+                landed.push((r.json["batch"].as_u64().unwrap(), *tx));
+            } else {
+                r.expect(3, &["stale_snapshot"])?;
+            }
+        }
+        landed.sort();
+        for &(_, tx) in &landed {
+            let Predict::Land(batch) = self.predict(&Op::Commit { tx, rev: None }) else {
+                return Err(format!("tx {tx} landed on a stale snapshot (lost update)"));
+            };
+            self.m.land_commit(tx, batch);
+        }
+        for tx in txs.iter().filter(|t| !landed.iter().any(|l| l.1 == **t)) {
+            let stale = matches!(
+                self.predict(&Op::Commit { tx: *tx, rev: None }),
+                Predict::Fail(3, _)
+            );
+            ensure!(
+                stale,
+                "commit of {tx} refused as stale though no landed commit touched its files"
+            );
+        }
+        self.check_disk("after concurrent commits")
+    }
+}
