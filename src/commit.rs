@@ -5,7 +5,7 @@ use crate::batch::gate;
 use crate::batch::machine::NewBatch;
 use crate::batch::protocol;
 use crate::edit;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StateReason, Verb};
 use crate::failpoint::crash_point;
 use crate::fs::snapshot;
 use crate::journal::records::*;
@@ -79,7 +79,7 @@ impl Journal {
                     // An `abort` or another committer may have got there first.
                     let rec = w.tx(tx)?;
                     if rec.state != TxState::Open {
-                        return Err(Error::wrong_state(&rec, "be applied"));
+                        return Err(Error::wrong_state(&rec, Verb::Apply));
                     }
                     Ok(tx)
                 })?
@@ -91,15 +91,13 @@ impl Journal {
 
     fn committable_revision(&self, tx: u64, revision: Option<u32>) -> Result<RevisionRecord> {
         let r = self.ws.store.read()?;
-        let txrec = crate::tx::open_tx(&r, tx, "be committed")?;
+        let txrec = crate::tx::open_tx(&r, tx, Verb::Commit)?;
         if let Some(of) = txrec.rollback_of {
-            return Err(Error::WrongState {
-                tx,
-                state: txrec.state.to_string(),
-                hint: format!(
-                    "it is an unfinished rollback of tx {of}; run `ultra-edit rollback {of}` again"
-                ),
-            });
+            return Err(Error::state(
+                &txrec,
+                Verb::Commit,
+                StateReason::RollbackTx { of },
+            ));
         }
         let rev = r.revision_of(&txrec, revision)?;
         let n = rev.revision;
@@ -181,7 +179,7 @@ impl Journal {
         let rec = r.tx_required(tx)?;
         let committed = match (rec.state, rec.committed) {
             (TxState::Committed, Some(c)) if !rec.pruned => c,
-            _ => return Err(Error::wrong_state(&rec, "be rolled back")),
+            _ => return Err(Error::wrong_state(&rec, Verb::RollBack)),
         };
         let batch =
             r.batch(committed.batch)?
@@ -238,7 +236,7 @@ fn record_rollback_tx(
         revision: 0,
         base: None,
         created_ms: w.now(),
-        plan: format!("{{\"rollback_of\":{}}}", orig.tx),
+        plan: RevisionOrigin::RollbackOf(orig.tx).to_recorded_json(),
         files,
         validation: Vec::new(),
         conflicts: Vec::new(),

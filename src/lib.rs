@@ -26,7 +26,7 @@ mod batch;
 mod commit;
 mod dump;
 pub mod edit;
-mod error;
+pub mod error;
 mod failpoint;
 pub mod fs;
 mod gc;
@@ -43,17 +43,20 @@ mod workspace;
 pub use commit::{CommitOptions, RollbackOptions};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
-pub use error::{Error, IoError, JournalError, PathError, Result, Transition};
+pub use error::{
+    Attention, Error, IoError, JournalError, NextStep, Outcome, PathError, Result, StateReason,
+    Transition, Verb,
+};
 pub use gc::{GcPolicy, GcReport, JournalStats};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Receipt,
-    RevisionRecord, StateChange, TxRecord, TxState, DEFAULT_NEW_FILE_MODE,
+    RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview, ReviseOptions};
-pub use verify::VerifyReport;
+pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
     Journal, OpenOptions, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR,
 };

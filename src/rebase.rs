@@ -16,9 +16,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::edit::{self, is_binary};
+use crate::error::Verb;
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
-use crate::journal::records::{FileConflict, FileState, DEFAULT_NEW_FILE_MODE};
+use crate::journal::records::{FileConflict, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE};
 use crate::revision::{self, Working};
 use crate::tx::Preview;
 use crate::workspace::Journal;
@@ -33,7 +34,7 @@ impl Journal {
     /// module docs.
     pub fn rebase(&self, tx: u64) -> Result<Preview> {
         crate::workspace::guarded(|| {
-            let (txrec, latest) = self.latest_open(tx, "be rebased")?;
+            let (txrec, latest) = self.latest_open(tx, Verb::Rebase)?;
             let working = revision::load_working(&self.ws, &latest)?;
             let mut out = BTreeMap::new();
             let mut conflicts = Vec::new();
@@ -61,10 +62,10 @@ impl Journal {
                     revision: latest.revision,
                 });
             }
-            let plan = format!(
-                "{{\"rebase_onto_disk\":{{\"from_revision\":{}}}}}",
-                latest.revision
-            );
+            let plan = RevisionOrigin::RebaseOntoDisk {
+                from_revision: latest.revision,
+            }
+            .to_recorded_json();
             let (txrec, rev) =
                 revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
             Ok(Preview::new(&txrec, rev))

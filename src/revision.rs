@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::edit::{self, FileBase, FileCheck, Plan};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StateReason, Verb};
 use crate::fs::{path, snapshot};
 use crate::journal::records::*;
 use crate::journal::Writer;
@@ -157,11 +157,11 @@ pub(crate) fn append(
             || now.state != TxState::Open
             || w.has_inflight_batch(tx)?
         {
-            return Err(Error::WrongState {
-                tx,
-                state: now.state.to_string(),
-                hint: "it changed, or a commit of it is under way, while this revision was built; run the command again (`ultra-edit show` tells its state)".into(),
-            });
+            return Err(Error::state(
+                &now,
+                Verb::Revise,
+                StateReason::ChangedMeanwhile,
+            ));
         }
         record_revision(w, tx, now.revisions, Some(base), plan_json, content)
     })

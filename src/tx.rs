@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::edit::{self, Plan};
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Verb};
 use crate::journal::records::*;
 use crate::revision::{self, RevisionContent};
 use crate::workspace::Journal;
@@ -148,7 +148,7 @@ impl Journal {
     /// [`Error::StaleRevision`], and those of [`Journal::preview`].
     pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
         crate::workspace::guarded(|| {
-            let (txrec, latest) = self.latest_open(tx, "be revised")?;
+            let (txrec, latest) = self.latest_open(tx, Verb::Revise)?;
             let base = match opts.base {
                 Some(n) if n > latest.revision => {
                     return Err(Error::UnknownRevision {
@@ -200,7 +200,7 @@ impl Journal {
     }
 
     /// The tx, if open, and its latest revision.
-    pub(crate) fn latest_open(&self, tx: u64, verb: &str) -> Result<(TxRecord, RevisionRecord)> {
+    pub(crate) fn latest_open(&self, tx: u64, verb: Verb) -> Result<(TxRecord, RevisionRecord)> {
         let r = self.ws.store.read()?;
         let txrec = open_tx(&r, tx, verb)?;
         let rev = r.revision_of(&txrec, None)?;
@@ -218,10 +218,7 @@ impl Journal {
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
             if txrec.pruned {
-                return Err(Error::wrong_state(
-                    &txrec,
-                    "be shown (`ultra-edit log` and `journal dump --tx` still show its history)",
-                ));
+                return Err(Error::wrong_state(&txrec, Verb::Show));
             }
             let rev = r.revision_of(&txrec, revision)?;
             Ok(Preview::new(&txrec, rev))
@@ -287,7 +284,7 @@ impl Journal {
 }
 
 /// The tx, if it is open; else [`Error::WrongState`] for `verb`.
-pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: &str) -> Result<TxRecord> {
+pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: Verb) -> Result<TxRecord> {
     let rec = r.tx_required(tx)?;
     if rec.state != TxState::Open {
         return Err(Error::wrong_state(&rec, verb));

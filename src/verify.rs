@@ -39,8 +39,87 @@ pub struct VerifyReport {
     pub receipts: u64,
     /// Events checked.
     pub events: u64,
-    /// One precise line per problem found.
-    pub problems: Vec<String>,
+    /// One precise entry per problem found.
+    pub problems: Vec<Problem>,
+}
+
+/// The record a [`Problem`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "record")]
+pub enum Subject {
+    /// A blob, by its key.
+    Blob {
+        /// The key.
+        hash: BlobHash,
+    },
+    /// A transaction record.
+    Tx {
+        /// Its id.
+        tx: u64,
+    },
+    /// A revision record.
+    Revision {
+        /// Its tx.
+        tx: u64,
+        /// Its number.
+        revision: u32,
+    },
+    /// A batch record.
+    Batch {
+        /// Its id.
+        batch: u64,
+    },
+    /// A receipt (keyed by its batch).
+    Receipt {
+        /// Its batch.
+        batch: u64,
+    },
+    /// An event of the log.
+    Event {
+        /// Its sequence number.
+        seq: u64,
+    },
+    /// The index of in-flight batches.
+    InflightIndex,
+}
+
+impl std::fmt::Display for Subject {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Subject::Blob { hash } => write!(f, "blob {hash}"),
+            Subject::Tx { tx } => write!(f, "tx {tx}"),
+            Subject::Revision { tx, revision } => write!(f, "revision {tx}/{revision}"),
+            Subject::Batch { batch } => write!(f, "batch {batch}"),
+            Subject::Receipt { batch } => write!(f, "receipt {batch}"),
+            Subject::Event { seq } => write!(f, "event {seq}"),
+            Subject::InflightIndex => f.write_str("in-flight index"),
+        }
+    }
+}
+
+/// One problem `journal verify` found: the record it is about, and what is wrong.
+/// Printed as `"{subject}: {what}"`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Problem {
+    /// The record.
+    pub subject: Subject,
+    /// What is wrong with it.
+    pub what: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.subject, self.what)
+    }
+}
+
+impl VerifyReport {
+    fn problem(&mut self, subject: Subject, what: impl Into<String>) {
+        self.problems.push(Problem {
+            subject,
+            what: what.into(),
+        });
+    }
 }
 
 impl Journal {
@@ -72,9 +151,7 @@ fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeSet<BlobHash>> {
         v.blobs += 1;
         match bytes {
             Ok(b) => v.blob_bytes += b.len() as u64,
-            Err(e) => v
-                .problems
-                .push(format!("blob {key}: {}", e.without_advice())),
+            Err(e) => v.problem(Subject::Blob { hash: key }, e.without_advice()),
         }
         keys.insert(key);
         Ok(())
@@ -90,20 +167,20 @@ fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>
             Ok(t) if t.tx == id => {
                 txs.insert(id, t);
             }
-            Ok(t) => v.problems.push(format!("tx {id}: record says tx {}", t.tx)),
-            Err(e) => v.problems.push(format!("tx {id}: {}", e.without_advice())),
+            Ok(t) => v.problem(Subject::Tx { tx: id }, format!("record says tx {}", t.tx)),
+            Err(e) => v.problem(Subject::Tx { tx: id }, e.without_advice()),
         }
         Ok(())
     })?;
     Ok(txs)
 }
 
-fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, r: &BlobRef<'_>, of: String) {
+fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, r: &BlobRef<'_>, of: Subject) {
     if !blobs.contains(&r.hash) {
-        v.problems.push(format!(
-            "{of} {} {}: blob {} is missing",
-            r.path, r.role, r.hash
-        ));
+        v.problem(
+            of,
+            format!("{} {}: blob {} is missing", r.path, r.role, r.hash),
+        );
     }
 }
 
@@ -119,17 +196,18 @@ fn check_revisions(
         let rev = match rec {
             Ok(rev) => rev,
             Err(e) => {
-                v.problems
-                    .push(format!("revision {tx}/{n}: {}", e.without_advice()));
+                v.problem(Subject::Revision { tx, revision: n }, e.without_advice());
                 return Ok(());
             }
         };
         if !txs.contains_key(&tx) {
-            v.problems
-                .push(format!("revision {tx}/{n}: tx {tx} does not exist"));
+            v.problem(
+                Subject::Revision { tx, revision: n },
+                format!("tx {tx} does not exist"),
+            );
         }
         for r in rev.blob_refs() {
-            need_blob(v, blobs, &r, format!("revision {tx}/{n}"));
+            need_blob(v, blobs, &r, Subject::Revision { tx, revision: n });
         }
         *seen.entry(tx).or_default() += 1;
         Ok(())
@@ -140,10 +218,10 @@ fn check_revisions(
             continue; // gc dropped its revisions
         }
         if found != t.revisions {
-            v.problems.push(format!(
-                "tx {id}: says {} revision(s), journal holds {found}",
-                t.revisions
-            ));
+            v.problem(
+                Subject::Tx { tx: *id },
+                format!("says {} revision(s), journal holds {found}", t.revisions),
+            );
         }
     }
     Ok(())
@@ -161,25 +239,26 @@ fn check_batches(
         let b = match rec {
             Ok(b) => b,
             Err(e) => {
-                v.problems
-                    .push(format!("batch {id}: {}", e.without_advice()));
+                v.problem(Subject::Batch { batch: id }, e.without_advice());
                 return Ok(());
             }
         };
         let pruned = match txs.get(&b.tx) {
             Some(t) => gc_dropped_images(t.pruned, &b),
             None => {
-                v.problems
-                    .push(format!("batch {id}: tx {} does not exist", b.tx));
+                v.problem(
+                    Subject::Batch { batch: id },
+                    format!("tx {} does not exist", b.tx),
+                );
                 false
             }
         };
         // gc drops the images of pruned txs' finished batches: their hashes stay as history.
         for r in b.blob_refs().iter().filter(|_| !pruned) {
-            need_blob(v, blobs, r, format!("batch {id}"));
+            need_blob(v, blobs, r, Subject::Batch { batch: id });
         }
         if let Some(p) = illegal_history(&b) {
-            v.problems.push(format!("batch {id}: {p}"));
+            v.problem(Subject::Batch { batch: id }, p);
         }
         out.insert(id, b);
         Ok(())
@@ -217,23 +296,25 @@ fn check_receipts(
             Ok(rc) if rc.batch == id => {
                 with_receipt.insert(id);
             }
-            Ok(rc) => v
-                .problems
-                .push(format!("receipt {id}: record says batch {}", rc.batch)),
-            Err(e) => v
-                .problems
-                .push(format!("receipt {id}: {}", e.without_advice())),
+            Ok(rc) => v.problem(
+                Subject::Receipt { batch: id },
+                format!("record says batch {}", rc.batch),
+            ),
+            Err(e) => v.problem(Subject::Receipt { batch: id }, e.without_advice()),
         }
         Ok(())
     })?;
     for (id, b) in batches {
         let committed = b.state == BatchState::Committed;
         if committed != with_receipt.contains(id) {
-            v.problems.push(format!(
-                "batch {id} is {} but {} a receipt",
-                b.state,
-                if committed { "has no" } else { "has" }
-            ));
+            v.problem(
+                Subject::Batch { batch: *id },
+                format!(
+                    "is {} but {} a receipt",
+                    b.state,
+                    if committed { "has no" } else { "has" }
+                ),
+            );
         }
     }
     Ok(())
@@ -247,21 +328,25 @@ fn check_inflight(
     let inflight: BTreeSet<u64> = r.inflight()?.into_iter().collect();
     for (id, b) in batches {
         if b.state.is_terminal() == inflight.contains(id) {
-            v.problems.push(format!(
-                "batch {id} is {} but {} the in-flight index",
-                b.state,
-                if inflight.contains(id) {
-                    "is in"
-                } else {
-                    "is missing from"
-                }
-            ));
+            v.problem(
+                Subject::Batch { batch: *id },
+                format!(
+                    "is {} but {} the in-flight index",
+                    b.state,
+                    if inflight.contains(id) {
+                        "is in"
+                    } else {
+                        "is missing from"
+                    }
+                ),
+            );
         }
     }
     for id in inflight.iter().filter(|id| !batches.contains_key(id)) {
-        v.problems.push(format!(
-            "in-flight index names batch {id}, which does not exist"
-        ));
+        v.problem(
+            Subject::InflightIndex,
+            format!("names batch {id}, which does not exist"),
+        );
     }
     Ok(())
 }
@@ -271,13 +356,14 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
     r.scan_events(|seq, ev| {
         v.events += 1;
         if seq != expect {
-            v.problems
-                .push(format!("event seq {seq}: expected {expect} (gap)"));
+            v.problem(
+                Subject::Event { seq },
+                format!("expected seq {expect} (gap)"),
+            );
         }
         expect = seq + 1;
         if let Err(e) = ev {
-            v.problems
-                .push(format!("event {seq}: {}", e.without_advice()));
+            v.problem(Subject::Event { seq }, e.without_advice());
         }
         Ok(())
     })
@@ -292,10 +378,10 @@ fn check_tx_links(
         if let Some(c) = t.committed {
             match batches.get(&c.batch) {
                 Some(b) if b.tx == *id && b.state == BatchState::Committed => {}
-                _ => v.problems.push(format!(
-                    "tx {id}: committed batch {} is not a committed batch of it",
-                    c.batch
-                )),
+                _ => v.problem(
+                    Subject::Tx { tx: *id },
+                    format!("committed batch {} is not a committed batch of it", c.batch),
+                ),
             }
         }
         for (what, other) in [
@@ -303,13 +389,14 @@ fn check_tx_links(
             ("rolled_back_by", t.rolled_back_by),
         ] {
             if let Some(o) = other.filter(|o| !txs.contains_key(o)) {
-                v.problems.push(format!(
-                    "tx {id}: {what} names tx {o}, which does not exist"
-                ));
+                v.problem(
+                    Subject::Tx { tx: *id },
+                    format!("{what} names tx {o}, which does not exist"),
+                );
             }
         }
         if let Some(p) = rollback_links_disagree(*id, t, txs) {
-            v.problems.push(format!("tx {id}: {p}"));
+            v.problem(Subject::Tx { tx: *id }, p);
         }
     }
 }

@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::{Batch, NewBatch};
 use crate::batch::{gate, parent_dir, temp_path};
-use crate::error::{Error, IoContext, IoError, Result};
+use crate::error::{Attention, Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
 use crate::journal::records::*;
 use crate::journal::Writer;
@@ -93,7 +93,10 @@ pub(crate) fn apply(
             return Err(Error::NeedsAttention {
                 tx: rec.tx,
                 batch: rec.batch,
-                message: format!("the journal could not record the commit point ({e}) nor the abort ({again}); the next recovery settles the batch"),
+                attention: Attention::CommitPointUnknown {
+                    cause: e.to_string(),
+                    again: again.to_string(),
+                },
             });
         }
         return Err(e);
@@ -208,11 +211,14 @@ fn revert_after_error(
         return Error::NeedsAttention {
             tx,
             batch: id,
-            message: format!(
-                "the batch stopped ({}) and the journal could not record the revert ({e}); {}, and the next recovery completes the batch",
-                cause.note(),
-                installed_files(batch.record(), installed)
-            ),
+            attention: Attention::RevertNotRecorded {
+                cause: cause.note(),
+                journal: e.to_string(),
+                installed: batch.record().files[..installed.min(batch.record().files.len())]
+                    .iter()
+                    .map(|f| f.path.clone())
+                    .collect(),
+            },
         };
     }
     let after = || crash_point!("revert::after_restore_file");
@@ -228,31 +234,23 @@ fn revert_after_error(
         Ok(()) => Error::NeedsAttention {
             tx,
             batch: id,
-            message: format!("the batch stopped ({what}); while reverting, foreign bytes were found and left untouched"),
+            attention: Attention::ForeignBytes {
+                cause: Some(what),
+                paths: batch
+                    .record()
+                    .foreign
+                    .iter()
+                    .map(|f| f.path.clone())
+                    .collect(),
+            },
         },
         Err(e) => Error::NeedsAttention {
             tx,
             batch: id,
-            message: format!("the batch stopped ({what}) and the revert could not finish ({e}); the batch stays Reverting"),
+            attention: Attention::RevertIncomplete {
+                cause: what,
+                error: e.to_string(),
+            },
         },
     }
-}
-
-/// "N file(s) already hold the new content (a, b)": what is on disk when a batch stopped
-/// after installing its first `installed` files.
-fn installed_files(rec: &BatchRecord, installed: usize) -> String {
-    let paths: Vec<&str> = rec
-        .files
-        .iter()
-        .take(installed)
-        .map(|f| f.path.as_str())
-        .collect();
-    if paths.is_empty() {
-        return "no file holds the new content yet".into();
-    }
-    format!(
-        "{} file(s) already hold the new content ({})",
-        paths.len(),
-        paths.join(", ")
-    )
 }

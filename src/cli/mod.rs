@@ -1,6 +1,7 @@
 //! Command-line interface (docs/design.md, "CLI contract"): raw args (clap) → library
 //! call → output (human, or one JSON object with `--json`) → exit code per error kind.
 
+mod advice;
 mod args;
 mod commands;
 mod render;

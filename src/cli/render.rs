@@ -503,13 +503,33 @@ fn severity(s: Severity) -> &'static str {
     }
 }
 
+/// Print an error: `error: …` and, when there is a next step, `hint: …` on standard
+/// error; with `--json` also `{"error": {kind, message, exit_code, hint?, next_step?,
+/// outcome?}, "tx"?}` on standard output (`next_step` and `outcome` are the library's
+/// data, `hint` the CLI's words for the next step).
 pub fn error(e: &Error, json: bool) {
+    let hint = super::advice::hint(e);
     if json {
-        let mut v = json!({"error": {"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()}});
+        let mut err =
+            json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+        if let Some(h) = &hint {
+            err["hint"] = json!(h);
+        }
+        if let Some(step) = e.next_step() {
+            err["next_step"] = json!(step);
+        }
+        if let Error::NeedsAttention { attention, .. } = e {
+            err["attention"] = json!(attention);
+            err["outcome"] = json!(attention.outcome());
+        }
+        let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
         }
         emit_json(&v);
     }
     eprintln!("error: {e}");
+    if let Some(h) = hint {
+        eprintln!("hint: {h}");
+    }
 }

@@ -311,6 +311,28 @@ pub struct RevisionRecord {
     pub conflicts: Vec<FileConflict>,
 }
 
+/// What a revision was made from when no plan made it, recorded as JSON in
+/// [`RevisionRecord::plan`]: `{"rollback_of":N}` or
+/// `{"rebase_onto_disk":{"from_revision":N}}` (serde's external tagging).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RevisionOrigin {
+    /// Revision 0 of the rollback of tx N.
+    RollbackOf(u64),
+    /// `rebase`: the latest revision's candidates merged onto the disk.
+    RebaseOntoDisk {
+        /// The revision rebased.
+        from_revision: u32,
+    },
+}
+
+impl RevisionOrigin {
+    /// The JSON recorded in [`RevisionRecord::plan`].
+    pub fn to_recorded_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
 /// A file a three-way rebase could not merge cleanly.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileConflict {
@@ -820,5 +842,22 @@ mod file_state_tests {
         assert_ne!(file, FileState::present(b"hi\n", 0o644));
         assert_ne!(file, FileState::present(b"ho\n", 0o640));
         assert_eq!(file, FileState::present(b"hi\n", 0o640));
+    }
+}
+
+#[cfg(test)]
+mod origin_tests {
+    use super::RevisionOrigin;
+
+    #[test]
+    fn revision_origins_keep_their_recorded_json() {
+        assert_eq!(
+            RevisionOrigin::RollbackOf(3).to_recorded_json(),
+            r#"{"rollback_of":3}"#
+        );
+        assert_eq!(
+            RevisionOrigin::RebaseOntoDisk { from_revision: 2 }.to_recorded_json(),
+            r#"{"rebase_onto_disk":{"from_revision":2}}"#
+        );
     }
 }

@@ -18,7 +18,7 @@ use redb::ReadableTable;
 
 use super::{codec, get_rec, Writer};
 use super::{BATCHES, INFLIGHT, RECEIPTS};
-use crate::error::{Error, JournalError, Result, Transition};
+use crate::error::{Error, JournalError, Result, Transition, Verb};
 use crate::journal::records::*;
 
 impl Writer {
@@ -78,10 +78,15 @@ impl Writer {
     pub fn abort_tx(&mut self, tx: u64) -> Result<TxRecord> {
         let mut rec = self.tx(tx)?;
         if rec.state != TxState::Open {
-            return Err(Error::wrong_state(&rec, "be aborted"));
+            return Err(Error::wrong_state(&rec, Verb::Abort));
         }
         if let Some(batch) = self.inflight_batch_of(tx)? {
-            return Err(Error::batch_in_flight(&rec, batch.batch, batch.state));
+            return Err(Error::batch_in_flight(
+                &rec,
+                Verb::Abort,
+                batch.batch,
+                batch.state,
+            ));
         }
         self.move_tx(&mut rec, TxState::Aborted)?;
         self.put_tx(&rec)?;
@@ -189,8 +194,8 @@ impl Writer {
         // `by` undoes `undone`; then the tx `undone` had itself rolled back is live
         // again, which undoes the one *that* had rolled back, and so on down the chain.
         // Only the first step is required (the rolled-back tx must be committed); down
-        // the chain, a tx already in the state a step would give it was moved there by
-        // a later receipt (a forced rollback of an older link), and the walk stops.
+        // the chain, the walk stops at a tx whose state a later receipt decided (it
+        // was rolled back again by another tx, or is already live).
         let mut rec = self.tx(of)?;
         self.move_tx(&mut rec, TxState::RolledBack)?;
         let mut by = receipt.tx;
@@ -200,8 +205,10 @@ impl Writer {
             let Some(live) = rec.rollback_of else {
                 return Ok(());
             };
+            // Live again only if it was `rec` that had undone it (a later rollback of
+            // it, still committed, keeps it undone).
             let mut redone = self.tx(live)?;
-            if redone.state != TxState::RolledBack {
+            if redone.state != TxState::RolledBack || redone.rolled_back_by != Some(rec.tx) {
                 return Ok(());
             }
             self.move_tx(&mut redone, TxState::Committed)?;

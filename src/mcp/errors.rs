@@ -8,8 +8,8 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use crate::error::Error;
-use crate::journal::records::TxState;
+use crate::error::{Error, Outcome, StateReason};
+use crate::journal::records::{BatchState, TxState};
 
 /// A refused tool call.
 #[derive(Debug, Clone, PartialEq)]
@@ -168,7 +168,9 @@ impl ToolError {
                 "call edit_show without revision to see the latest",
             )
             .with_example(json!({"tool": "edit_show", "preview_id": id})),
-            Error::WrongState { tx, state, .. } => wrong_state(*tx, state, agent),
+            Error::WrongState {
+                tx, state, reason, ..
+            } => wrong_state(*tx, *state, Some(reason), agent),
             Error::LockTimeout { .. } => ToolError::new(
                 "lock_timeout",
                 e.to_string(),
@@ -180,11 +182,16 @@ impl ToolError {
                 "the batch was reverted and every file is as before; fix the cause named above (permissions, an immutable directory, disk space), then call edit_commit again with the same preview_id, or edit_abort it",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
-            Error::NeedsAttention { .. } => ToolError::new(
-                "needs_attention",
-                e.to_string(),
-                "someone else wrote the file(s) while the batch was settling; this needs a person: run `ultra-edit recover` in the workspace (journal_dump shows the batch)",
-            ),
+            Error::NeedsAttention { attention, .. } => {
+                let hint = match attention.outcome() {
+                    Outcome::NeedsAPerson => "someone else wrote the file(s) while the batch was settling; this needs a person: put the file(s) back and run `ultra-edit recover` in the workspace, or `ultra-edit recover --overwrite` (journal_dump shows the batch)",
+                    Outcome::WillLand => "the change will land: recovery completes the batch (it runs before the next edit_commit or edit_rollback, and on `ultra-edit recover`); journal_log then shows it committed",
+                    Outcome::WillRevert => "the change will not land: recovery finishes the revert (it runs before the next edit_commit or edit_rollback); then call edit_commit again with the same preview_id",
+                    Outcome::MayLand => "recovery (before the next edit_commit or edit_rollback) completes the batch if its commit point reached the disk and reverts it otherwise; journal_log then shows which",
+                };
+                ToolError::new("needs_attention", e.to_string(), hint)
+                    .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+            }
             Error::Path(_) => ToolError::new(
                 "path_refused",
                 e.to_string(),
@@ -223,28 +230,83 @@ pub fn not_found(preview_id: &str, agent: &str) -> ToolError {
     .with_example(json!({"tool": "edit_preview", "file_path": "src/lib.rs", "agent_id": agent, "new_content": "…"}))
 }
 
-/// The tx is not open: say what can be done with it instead.
-pub fn wrong_state(tx: u64, state: &str, agent: &str) -> ToolError {
+/// The tx is not open (or `reason` says why a verb does not fit it): say what can be
+/// done with it instead, from the typed state and reason, never from their wording.
+pub fn wrong_state(
+    tx: u64,
+    state: TxState,
+    reason: Option<&StateReason>,
+    agent: &str,
+) -> ToolError {
+    let in_flight = |batch: u64, attention: bool| {
+        let (message, hint) = if attention {
+            (
+                format!("preview {tx}'s commit (batch {batch}) needs attention: a file holds bytes that are neither its old nor its new content"),
+                "this needs a person: put the file(s) back and run `ultra-edit recover` in the workspace, or `ultra-edit recover --overwrite` (journal_dump shows the batch)",
+            )
+        } else {
+            (
+                format!("preview {tx}'s commit (batch {batch}) is under way or was interrupted"),
+                "another call is committing it, or it was interrupted: recovery settles it before the next edit_commit or edit_rollback; call journal_log to see its state",
+            )
+        };
+        ToolError::new("batch_in_flight", message, hint)
+            .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+            .with_tx(Some(tx))
+    };
+    match reason {
+        Some(StateReason::BatchInFlight { batch, state: bs }) => {
+            return in_flight(*batch, *bs == BatchState::NeedsAttention)
+        }
+        Some(StateReason::Pruned) => {
+            return ToolError::new(
+                "preview_pruned",
+                format!("transaction {tx} was pruned by `journal gc`: its revisions and file images are gone"),
+                "it can no longer be shown, committed or rolled back; journal_log still lists it; call edit_preview for a new change",
+            )
+            .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+            .with_tx(Some(tx))
+        }
+        Some(StateReason::ChangedMeanwhile) => {
+            return ToolError::new(
+                "preview_changed",
+                format!("preview {tx} changed (another call revised, committed or aborted it) while this call ran"),
+                "call edit_show to read its state, then call again",
+            )
+            .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string()}))
+            .with_tx(Some(tx))
+        }
+        Some(StateReason::RollbackTx { of }) => {
+            return ToolError::new(
+                "wrong_state",
+                format!("transaction {tx} is the rollback of transaction {of}; only edit_rollback applies it"),
+                "call edit_rollback on the original transaction again",
+            )
+            .with_example(json!({"tool": "edit_rollback", "tx": of.to_string(), "agent_id": agent}))
+            .with_tx(Some(tx))
+        }
+        _ => {}
+    }
     let (kind, message, hint, example) = match state {
-        s if s == TxState::Committed.to_string() => (
+        TxState::Committed => (
             "preview_consumed",
             format!("preview {tx} was already committed; a preview handle commits once"),
             "to change the file again call edit_preview for a new preview; to undo this commit call edit_rollback with tx = this preview_id",
             json!({"tool": "edit_rollback", "tx": tx.to_string(), "agent_id": agent}),
         ),
-        s if s == TxState::Aborted.to_string() => (
+        TxState::Aborted => (
             "preview_aborted",
             format!("preview {tx} was aborted and accepts nothing further"),
             "call edit_preview to start again",
             json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
         ),
-        s if s == TxState::RolledBack.to_string() => (
+        TxState::RolledBack => (
             "preview_rolled_back",
             format!("preview {tx} was committed and then rolled back"),
             "call edit_preview for a new change; to redo this one, call edit_rollback on the rollback transaction (journal_log shows it as rolled_back_by)",
             json!({"tool": "journal_log", "agent_id": agent}),
         ),
-        _ => (
+        TxState::Open => (
             "wrong_state",
             format!("transaction {tx} is {state}"),
             "only a committed transaction can be rolled back: call edit_commit first",
@@ -301,8 +363,13 @@ mod tests {
         let e = ToolError::from_engine(
             &Error::WrongState {
                 tx: 4,
-                state: "committed".into(),
-                hint: String::new(),
+                state: TxState::Committed,
+                pruned: false,
+                verb: crate::error::Verb::Commit,
+                reason: StateReason::Committed {
+                    revision: 0,
+                    batch: 1,
+                },
             },
             "me",
         );

@@ -368,7 +368,7 @@ impl EditTools {
         let tx = self.handle(a, "preview_id", agent)?;
         let p = self.show(tx, None, agent)?;
         if p.state != TxState::Open {
-            return Err(errors::wrong_state(tx, &p.state.to_string(), agent));
+            return Err(errors::wrong_state(tx, p.state, None, agent));
         }
         if ttl {
             if let Some(err) = self.expired(tx) {

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use redb::TableDefinition;
-use ultra_edit::{BlobHash, DumpDetail, DumpFilter, GcPolicy, Journal, TxState};
+use ultra_edit::{BlobHash, DumpDetail, DumpFilter, GcPolicy, Journal, Problem, Subject, TxState};
 
 use crate::support::tree_state;
 
@@ -119,8 +119,13 @@ fn verify_requires_the_foreign_bytes_that_gc_keeps() {
     let v = Journal::open(dir.path()).unwrap().verify().unwrap();
     assert_eq!(
         v.problems,
-        [format!(
-            "batch 5 g.txt foreign bytes: blob {foreign} is missing"
-        )]
+        [Problem {
+            subject: Subject::Batch { batch: 5 },
+            what: format!("g.txt foreign bytes: blob {foreign} is missing"),
+        }]
+    );
+    assert_eq!(
+        v.problems[0].to_string(),
+        format!("batch 5: g.txt foreign bytes: blob {foreign} is missing")
     );
 }

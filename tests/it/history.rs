@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use ultra_edit::{Error, JournalError, RollbackOptions, Transition, TxState};
+use ultra_edit::{
+    Error, JournalError, NextStep, RollbackOptions, StateReason, Transition, TxState,
+};
 
 use crate::support::*;
 
@@ -77,12 +79,15 @@ fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
         .rollback(1, RollbackOptions::default())
         .unwrap_err();
     match &err {
-        Error::WrongState { tx: 1, state, hint } => {
-            assert_eq!(state, "rolled_back");
-            assert!(hint.contains("tx 2 rolled it back"), "{hint}");
-        }
+        Error::WrongState {
+            tx: 1,
+            state: TxState::RolledBack,
+            reason: StateReason::RolledBack { by: 2 },
+            ..
+        } => assert!(err.to_string().contains("tx 2 rolled it back"), "{err}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(err.next_step(), Some(NextStep::Redo { by: 2 }));
     assert_eq!(err.exit_code(), 1);
     assert_eq!(ws.read("f.txt"), b"X\n");
     // And the chain goes on: undo tx 4 (tx 5) redoes tx 3, so tx 1 is live again.
@@ -127,6 +132,12 @@ fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
             && msg.contains("the next recovery completes the batch"),
         "{msg}"
     );
+    // As data: the change will land.
+    assert_eq!(v["error"]["outcome"], "will_land");
+    assert_eq!(
+        v["error"]["attention"]["revert_not_recorded"]["installed"],
+        serde_json::json!(["f.txt"])
+    );
     assert_eq!(ws.read("f.txt"), b"a\n");
     // The next command's recovery completes the rollback, as the error said.
     let log = json_of(&run_ue(ws.root(), &["--json", "log"], None));
@@ -165,10 +176,10 @@ fn abort_is_refused_while_the_batch_is_past_its_commit_point() {
     let v = json_of(&out);
     assert_eq!(v["error"]["kind"], "wrong_state");
     let msg = v["error"]["message"].as_str().unwrap();
-    assert!(
-        msg.contains("its batch 1 needs attention") && msg.contains("recover --overwrite"),
-        "{msg}"
-    );
+    assert!(msg.contains("its batch 1 needs attention"), "{msg}");
+    assert_eq!(v["error"]["next_step"]["step"], "recover_foreign");
+    let hint = v["error"]["hint"].as_str().unwrap();
+    assert!(hint.contains("ultra-edit recover --overwrite"), "{hint}");
     assert_eq!(ws.journal.tx(1).unwrap().state, TxState::Open);
     // Settled as the refusal says, the tx is committed, never "aborted and committed".
     let out = run_ue(ws.root(), &["recover", "--overwrite"], None);
@@ -311,7 +322,15 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
     store.write(|w| w.abort_tx(1).map(|_| ())).unwrap();
     let err = store.write(|w| w.abort_tx(1).map(|_| ())).unwrap_err();
     assert!(
-        matches!(&err, Error::WrongState { tx: 1, state, .. } if state == "aborted"),
+        matches!(
+            &err,
+            Error::WrongState {
+                tx: 1,
+                state: TxState::Aborted,
+                reason: StateReason::Aborted,
+                ..
+            }
+        ),
         "{err:?}"
     );
     assert_eq!(
@@ -323,4 +342,45 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
         .to_string(),
         "journal refused to move tx 1 from committed to aborted; nothing was written (another process may have changed it meanwhile: run the command again)"
     );
+}
+
+/// Found by the soak (seed 690272408): undoing a forced rollback of a redo must not
+/// make live again a commit that a later rollback still keeps undone.
+#[test]
+fn a_commit_rolled_back_twice_stays_undone_when_one_rollback_is_undone() {
+    let ws = workspace();
+    ws.write("f.txt", b"X\n");
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let undo = |tx, force| {
+        ws.journal
+            .rollback(tx, RollbackOptions { force })
+            .unwrap()
+            .tx
+    };
+    assert_eq!(undo(1, false), 2); // X
+    assert_eq!(undo(2, false), 3); // redo: Y
+    assert_eq!(undo(1, false), 4); // tx 1 undone again, by tx 4: X
+                                   // Tx 3's change (Y) is not on disk: only a forced rollback takes it; it changes no
+                                   // file (the disk already holds tx 3's old content) and makes tx 2 live again.
+    assert!(matches!(
+        ws.journal.rollback(3, RollbackOptions::default()),
+        Err(Error::StaleRollback { tx: 3, .. })
+    ));
+    assert_eq!(undo(3, true), 5);
+    assert_eq!(undo(5, false), 6);
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::RolledBack, None, Some(4)),
+            (2, TxState::RolledBack, Some(1), Some(3)),
+            (3, TxState::Committed, Some(2), None),
+            (4, TxState::Committed, Some(1), None),
+            (5, TxState::RolledBack, Some(3), Some(6)),
+            (6, TxState::Committed, Some(5), None),
+        ]
+    );
+    let v = ws.journal.verify().unwrap();
+    assert!(v.ok, "{:?}", v.problems);
 }

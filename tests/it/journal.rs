@@ -220,7 +220,14 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
         .rollback(txs[1], RollbackOptions::default())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::WrongState { state, .. } if state.contains("pruned")),
+        matches!(
+            &err,
+            Error::WrongState {
+                pruned: true,
+                reason: ultra_edit::StateReason::Pruned,
+                ..
+            }
+        ) && err.to_string().contains("(pruned)"),
         "{err:?}"
     );
     ws.journal.commit(open, Default::default()).unwrap();

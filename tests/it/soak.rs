@@ -276,7 +276,10 @@ impl Soak {
                 .output()
                 .unwrap(),
         );
-        ensure!(v.code == Some(0), "journal verify: {}", v.text);
+        if v.code != Some(0) {
+            let log = Run::of(self.cmd(&["log"], None).output().unwrap());
+            ensure!(false, "journal verify: {}\n  log:\n{}", v.text, log.text);
+        }
         Ok(())
     }
 

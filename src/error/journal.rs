@@ -1,0 +1,127 @@
+//! [`JournalError`]: the journal could not be read or written, or refused a state change.
+
+use super::Error;
+use crate::journal::records::{BatchState, TxState};
+
+/// Errors decoding or reading the journal.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum JournalError {
+    /// redb failed (I/O, corruption, lock protocol).
+    #[error("journal storage error: {0}; if the disk is full or not writable, fix that and retry; if the journal file is damaged, see \"When the journal is damaged\" in the README (the tree's files are not affected)")]
+    Storage(String),
+    /// A record starts with a format byte this binary does not know.
+    #[error("journal record in table {table} has unknown format byte {byte}; it was written by a newer ultra-edit or is damaged (see \"When the journal is damaged\" in the README)")]
+    UnknownFormat {
+        /// Table name.
+        table: &'static str,
+        /// The first byte found.
+        byte: u8,
+    },
+    /// A record could not be decoded.
+    #[error("journal record in table {table} is damaged: {message}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
+    Corrupt {
+        /// Table name.
+        table: &'static str,
+        /// Decoder message.
+        message: String,
+    },
+    /// The journal's schema is newer than this binary.
+    #[error("journal schema version {found} is newer than this ultra-edit (supports up to {supported}); upgrade ultra-edit, the journal was not modified")]
+    SchemaTooNew {
+        /// Version found in the meta table.
+        found: u64,
+        /// [`crate::SCHEMA_VERSION`].
+        supported: u64,
+    },
+    /// A verb panicked, most likely inside redb on a damaged journal file.
+    #[error("internal failure ({message}); the journal file may be damaged: see \"When the journal is damaged\" in the README, and keep a copy of .ultra-edit/ for a bug report")]
+    Panicked {
+        /// The panic message.
+        message: String,
+    },
+    /// `journal verify` found problems (listed in its report).
+    #[error("journal verify found {problems} problem(s); the journal was not modified; see \"When the journal is damaged\" in the README")]
+    Damaged {
+        /// How many.
+        problems: usize,
+    },
+    /// A state change that its state machine does not allow was attempted; nothing of
+    /// the write it was part of was recorded. Either another process changed the
+    /// record meanwhile, or this is a bug.
+    #[error("journal refused {0}; nothing was written (another process may have changed it meanwhile: run the command again)")]
+    IllegalTransition(Transition),
+    /// A record that another record references is missing.
+    #[error("journal is missing {what}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
+    Missing {
+        /// Description of the missing record.
+        what: String,
+    },
+}
+
+/// A refused state change (see [`JournalError::IllegalTransition`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Transition {
+    /// Of a transaction ([`TxState::can_become`]).
+    #[error("to move tx {tx} from {from} to {to}")]
+    Tx {
+        /// Transaction id.
+        tx: u64,
+        /// Its recorded state.
+        from: TxState,
+        /// The state asked for.
+        to: TxState,
+    },
+    /// Of a batch ([`BatchState::can_become`]), judged against the recorded batch.
+    #[error("to move batch {batch} from {from} to {to}")]
+    Batch {
+        /// Batch id.
+        batch: u64,
+        /// Its recorded state.
+        from: BatchState,
+        /// The state asked for.
+        to: BatchState,
+    },
+    /// A new batch that does not start `Prepared`, or a batch id already used.
+    #[error("to insert batch {batch} in state {state} (a batch starts prepared, under a new id)")]
+    NewBatch {
+        /// Batch id.
+        batch: u64,
+        /// The state it was given.
+        state: BatchState,
+    },
+    /// A revision that is not the next one of its open tx.
+    #[error(
+        "to record revision {revision} of tx {tx}, whose next revision is {next} (state {state})"
+    )]
+    Revision {
+        /// Transaction id.
+        tx: u64,
+        /// The revision number given.
+        revision: u32,
+        /// The tx's next revision number.
+        next: u32,
+        /// The tx's state.
+        state: TxState,
+    },
+}
+
+macro_rules! storage_from {
+    ($($t:ty),*) => {$(
+        impl From<$t> for JournalError {
+            fn from(e: $t) -> Self { JournalError::Storage(e.to_string()) }
+        }
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self { Error::Journal(JournalError::Storage(e.to_string())) }
+        }
+    )*};
+}
+storage_from!(
+    redb::Error,
+    redb::DatabaseError,
+    redb::TransactionError,
+    redb::TableError,
+    redb::StorageError,
+    redb::CommitError
+);

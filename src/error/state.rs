@@ -1,0 +1,320 @@
+//! Errors as data: why a verb does not fit a transaction's state ([`StateReason`]),
+//! what a batch that needs attention left on disk ([`Attention`], [`Outcome`]), and the
+//! next step ([`NextStep`]) that the CLI, the MCP server and an embedder each put in
+//! their own words (docs/architecture.md, "Errors").
+
+use serde::{Deserialize, Serialize};
+
+use crate::journal::records::{BatchState, TxRecord, TxState};
+
+/// The verb a [`super::Error::WrongState`] refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Verb {
+    /// `commit`.
+    Commit,
+    /// Apply a revision (the intent of a commit, under the lock).
+    Apply,
+    /// `revise`.
+    Revise,
+    /// `rebase`.
+    Rebase,
+    /// `show`.
+    Show,
+    /// `abort`.
+    Abort,
+    /// `rollback`.
+    RollBack,
+}
+
+impl std::fmt::Display for Verb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Verb::Commit => "be committed",
+            Verb::Apply => "be applied",
+            Verb::Revise => "be revised",
+            Verb::Rebase => "be rebased",
+            Verb::Show => "be shown",
+            Verb::Abort => "be aborted",
+            Verb::RollBack => "be rolled back",
+        })
+    }
+}
+
+/// Why a transaction's state does not allow a verb.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum StateReason {
+    /// A revision of it was applied by a batch.
+    Committed {
+        /// The revision applied.
+        revision: u32,
+        /// The batch that applied it.
+        batch: u64,
+    },
+    /// A rollback transaction restored the files it changed.
+    RolledBack {
+        /// The rollback transaction.
+        by: u64,
+    },
+    /// It was aborted.
+    Aborted,
+    /// It is open: not committed yet.
+    NotCommitted,
+    /// `journal gc` dropped its revisions and images.
+    Pruned,
+    /// A batch of it is in flight (a commit under way or interrupted) or needs
+    /// attention: recovery, not a verb, settles it.
+    BatchInFlight {
+        /// The batch.
+        batch: u64,
+        /// Its state.
+        state: BatchState,
+    },
+    /// It changed while the verb ran (another process revised, committed or aborted it).
+    ChangedMeanwhile,
+    /// It is the rollback transaction of tx `of`, which only `rollback` applies.
+    RollbackTx {
+        /// The tx it rolls back.
+        of: u64,
+    },
+}
+
+impl StateReason {
+    /// The reason a tx's own state gives (its state and links), for `verb`.
+    pub(crate) fn of(rec: &TxRecord) -> StateReason {
+        if rec.pruned {
+            return StateReason::Pruned;
+        }
+        match (rec.state, rec.committed, rec.rolled_back_by) {
+            (TxState::Committed, Some(c), _) => StateReason::Committed {
+                revision: c.revision,
+                batch: c.batch,
+            },
+            (TxState::RolledBack, _, Some(by)) => StateReason::RolledBack { by },
+            (TxState::Aborted, _, _) => StateReason::Aborted,
+            _ => StateReason::NotCommitted,
+        }
+    }
+
+    /// What the reason says, ending with "so it cannot {verb}".
+    pub(crate) fn describe(&self, verb: Verb) -> String {
+        match self {
+            StateReason::Committed { revision, batch } => {
+                format!("revision {revision} was applied by batch {batch}, so it cannot {verb}")
+            }
+            StateReason::RolledBack { by } => format!("tx {by} rolled it back, so it cannot {verb}"),
+            StateReason::Aborted => {
+                format!("an aborted tx accepts nothing further, so it cannot {verb}")
+            }
+            StateReason::NotCommitted => format!("it is not committed, so it cannot {verb}"),
+            StateReason::Pruned => {
+                format!("`journal gc` dropped its revisions and images, so it cannot {verb}")
+            }
+            StateReason::BatchInFlight {
+                batch,
+                state: BatchState::NeedsAttention,
+            } => format!("its batch {batch} needs attention (a file holds bytes that are neither its old nor its new content), so it cannot {verb}"),
+            StateReason::BatchInFlight { batch, state } => format!(
+                "its batch {batch} is {state} (a commit under way, or interrupted), so it cannot {verb}"
+            ),
+            StateReason::ChangedMeanwhile => format!(
+                "it changed, or a commit of it is under way, while it was read, so it cannot {verb} now"
+            ),
+            StateReason::RollbackTx { of } => {
+                format!("it is the rollback of tx {of}, which only a rollback applies, so it cannot {verb}")
+            }
+        }
+    }
+}
+
+/// What a batch that could neither finish nor revert by itself left behind
+/// ([`super::Error::NeedsAttention`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Attention {
+    /// Files hold bytes that are neither the batch's old nor its new content (someone
+    /// wrote them); they were left untouched and their bytes kept in the journal.
+    ForeignBytes {
+        /// Why the batch was being settled (the error that stopped it), if it stopped.
+        cause: Option<String>,
+        /// The files, root-relative.
+        paths: Vec<String>,
+    },
+    /// The batch stopped after its commit point and the journal could not record a
+    /// revert: the batch stays past its commit point and the next recovery completes
+    /// it.
+    RevertNotRecorded {
+        /// What stopped the batch.
+        cause: String,
+        /// The journal's error.
+        journal: String,
+        /// The files that already hold the new content.
+        installed: Vec<String>,
+    },
+    /// Neither the commit point nor the abort could be recorded: whether the commit
+    /// point reached the disk is unknown, and the next recovery completes the batch if
+    /// it did, else reverts it. No file was renamed yet.
+    CommitPointUnknown {
+        /// The error writing the commit point.
+        cause: String,
+        /// The error writing the abort.
+        again: String,
+    },
+    /// The revert after an error could not finish: the batch stays `reverting`, and the
+    /// next recovery finishes the revert. Each file holds its old or its new content.
+    RevertIncomplete {
+        /// What stopped the batch.
+        cause: String,
+        /// What stopped the revert.
+        error: String,
+    },
+}
+
+/// Whether a batch that needs attention may still land.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The next recovery completes it: its change lands.
+    WillLand,
+    /// The next recovery reverts it: every file returns to its old content.
+    WillRevert,
+    /// The next recovery decides from the journal: it lands if its commit point became
+    /// durable, else it is reverted.
+    MayLand,
+    /// Nothing settles it until the foreign bytes are gone (put back, or overwritten
+    /// with `recover --overwrite`).
+    NeedsAPerson,
+}
+
+impl Attention {
+    /// Whether the batch may still land.
+    pub fn outcome(&self) -> Outcome {
+        match self {
+            Attention::ForeignBytes { .. } => Outcome::NeedsAPerson,
+            Attention::RevertNotRecorded { .. } => Outcome::WillLand,
+            Attention::CommitPointUnknown { .. } => Outcome::MayLand,
+            Attention::RevertIncomplete { .. } => Outcome::WillRevert,
+        }
+    }
+}
+
+impl std::fmt::Display for Attention {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Attention::ForeignBytes { cause, paths } => {
+                if let Some(cause) = cause {
+                    write!(f, "the batch stopped ({cause}); while reverting, ")?;
+                }
+                write!(
+                    f,
+                    "{} hold(s) bytes that are neither the old nor the new content; left untouched, their bytes kept in the journal",
+                    paths.join(", ")
+                )
+            }
+            Attention::RevertNotRecorded {
+                cause,
+                journal,
+                installed,
+            } => {
+                write!(f, "the batch stopped ({cause}) and the journal could not record the revert ({journal}); ")?;
+                if installed.is_empty() {
+                    f.write_str("no file holds the new content yet")?;
+                } else {
+                    write!(
+                        f,
+                        "{} file(s) already hold the new content ({})",
+                        installed.len(),
+                        installed.join(", ")
+                    )?;
+                }
+                f.write_str(", and the next recovery completes the batch")
+            }
+            Attention::CommitPointUnknown { cause, again } => write!(
+                f,
+                "the journal could not record the commit point ({cause}) nor the abort ({again}); no file was renamed, and the next recovery completes the batch if its commit point reached the disk, else reverts it"
+            ),
+            Attention::RevertIncomplete { cause, error } => write!(
+                f,
+                "the batch stopped ({cause}) and the revert could not finish ({error}); the batch stays reverting, each file holds its old or its new content, and the next recovery finishes the revert"
+            ),
+        }
+    }
+}
+
+/// The step that gets past an error, as data: the CLI renders it as a command, the MCP
+/// server as a tool call, an embedder as it likes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "step")]
+#[non_exhaustive]
+pub enum NextStep {
+    /// Create the workspace's journal (`init`).
+    Init,
+    /// List the transactions (`log`).
+    Log,
+    /// Show a transaction (`show`).
+    Show {
+        /// Its id.
+        tx: u64,
+    },
+    /// Rebase the preview onto the disk (`rebase`), or preview again.
+    Rebase {
+        /// The tx.
+        tx: u64,
+    },
+    /// Write the plan against the latest revision, or revise with rebase.
+    ReviseOnLatest {
+        /// The tx.
+        tx: u64,
+        /// Its latest revision.
+        latest: u32,
+    },
+    /// Make a revision that fixes what validation found (`revise`).
+    Revise {
+        /// The tx.
+        tx: u64,
+    },
+    /// Commit it (`commit`).
+    Commit {
+        /// The tx.
+        tx: u64,
+    },
+    /// Roll it back (`rollback`).
+    RollBack {
+        /// The tx.
+        tx: u64,
+    },
+    /// Roll back the rollback that undid it: redo (`rollback`).
+    Redo {
+        /// The rollback tx.
+        by: u64,
+    },
+    /// Roll it back with force (`rollback --force`): the changed files' current bytes
+    /// are kept in the journal first.
+    ForceRollBack {
+        /// The tx.
+        tx: u64,
+    },
+    /// Run the roll back of `of` again.
+    RollBackAgain {
+        /// The tx to roll back.
+        of: u64,
+    },
+    /// Start over with a new preview.
+    PreviewAgain,
+    /// Let recovery settle the batch (`recover`, or any next command).
+    Recover,
+    /// Put the files back and recover, or recover overwriting them (`recover
+    /// --overwrite`; their bytes are kept in the journal).
+    RecoverForeign,
+    /// Run the same command again.
+    Retry,
+    /// Wait for the lock holder, or wait longer (`--lock-timeout`).
+    WaitForLock,
+    /// Fix the disk (full, read-only) or restore the journal ("When the journal is
+    /// damaged" in the README).
+    RepairJournal,
+}
