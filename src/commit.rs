@@ -60,10 +60,8 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
-                let stale = gate::stale_paths(
-                    &locked,
-                    rev.files.iter().map(|f| (f.path.as_str(), &f.snapshot)),
-                )?;
+                let stale =
+                    gate::stale_paths(&locked, rev.files.iter().map(|f| (&f.path, &f.snapshot)))?;
                 if !stale.is_empty() {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }
@@ -137,7 +135,7 @@ impl Journal {
                     let (state, bytes) =
                         snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
                     if state != f.post {
-                        stale.push(f.path.clone());
+                        stale.push(f.path.to_string());
                     }
                     current.push((f, state, bytes));
                 }
@@ -245,5 +243,5 @@ fn record_rollback_tx(
 }
 
 fn paths_of(r: &Receipt) -> Vec<String> {
-    r.files.iter().map(|f| f.path.clone()).collect()
+    r.files.iter().map(|f| f.path.to_string()).collect()
 }

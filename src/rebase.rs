@@ -19,6 +19,7 @@ use crate::edit::{self, is_binary};
 use crate::error::Verb;
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
+use crate::fs::RelPath;
 use crate::journal::records::{FileConflict, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE};
 use crate::revision::{self, Working};
 use crate::tx::Preview;
@@ -76,11 +77,11 @@ impl Journal {
 /// Merge a plan's result (`ours`, built on revision N whose files are `prior`) onto the
 /// latest revision's files (`theirs`).
 pub(crate) fn merge_onto(
-    prior: &BTreeMap<String, Working>,
-    mut ours: BTreeMap<String, Working>,
-    mut theirs: BTreeMap<String, Working>,
-) -> (BTreeMap<String, Working>, Vec<FileConflict>) {
-    let paths: BTreeSet<String> = ours.keys().chain(theirs.keys()).cloned().collect();
+    prior: &BTreeMap<RelPath, Working>,
+    mut ours: BTreeMap<RelPath, Working>,
+    mut theirs: BTreeMap<RelPath, Working>,
+) -> (BTreeMap<RelPath, Working>, Vec<FileConflict>) {
+    let paths: BTreeSet<RelPath> = ours.keys().chain(theirs.keys()).cloned().collect();
     let mut out = BTreeMap::new();
     let mut conflicts = Vec::new();
     for path in paths {
@@ -159,7 +160,7 @@ impl Merged {
 impl Sides<'_> {
     /// Merge bytes and existence per git's rules; the mode is ours if ours changed it,
     /// else theirs.
-    fn merge(&self, path: &str, labels: (&str, &str)) -> (Merged, Option<FileConflict>) {
+    fn merge(&self, path: &RelPath, labels: (&str, &str)) -> (Merged, Option<FileConflict>) {
         let (base, ours, theirs) = (self.base.1, self.ours.1, self.theirs.1);
         // Ours wins where it changed the mode (three-way, as git merges modes).
         let mode = if self.ours.0.mode() != self.base.0.mode() {
@@ -168,7 +169,7 @@ impl Sides<'_> {
             self.theirs.0.mode()
         };
         let conflict = |reason: &str, regions| FileConflict {
-            path: path.to_string(),
+            path: path.clone(),
             reason: reason.to_string(),
             regions,
         };

@@ -146,7 +146,7 @@ pub(crate) fn settle(
                 .record()
                 .remove_dirs
                 .iter()
-                .filter(|d| matches!(l.fs.entry(&l.root.join(d)), Ok(EntryKind::Absent)))
+                .filter(|d| matches!(l.fs.entry(d), Ok(EntryKind::Absent)))
                 .cloned()
                 .collect();
             batch.complete(l, removed, by_recovery).map(|_| ())

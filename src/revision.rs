@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::edit::{self, FileBase, FileCheck, Plan};
 use crate::error::{Error, Result, StateReason, Verb};
+use crate::fs::RelPath;
 use crate::fs::{path, snapshot};
 use crate::journal::records::*;
 use crate::journal::Writer;
@@ -23,7 +24,7 @@ pub(crate) struct Working {
 }
 
 /// Snapshots and candidates of a recorded revision, with their bytes.
-pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let mut files = load_candidates(ws, rev)?;
     for w in files.values_mut() {
         load_snapshot(ws, &w.snapshot, &mut w.snapshot_bytes)?;
@@ -33,7 +34,7 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Str
 
 /// Like [`load_working`], with the bytes of the candidates only: an
 /// existing snapshot's bytes are `None` until [`load_snapshot`].
-pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<String, Working>> {
+pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let r = ws.store.read()?;
     let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
         match s.hash() {
@@ -72,10 +73,10 @@ fn load_snapshot(ws: &Ws, snapshot: &FileState, bytes: &mut Option<Vec<u8>>) -> 
 pub(crate) fn build(
     ws: &Ws,
     plan: &Plan,
-    prior: BTreeMap<String, Working>,
-) -> Result<BTreeMap<String, Working>> {
+    prior: BTreeMap<RelPath, Working>,
+) -> Result<BTreeMap<RelPath, Working>> {
     // Every path is checked before any is read: one bad path refuses the whole plan.
-    let mut groups: BTreeMap<String, Vec<(usize, &edit::Edit)>> = BTreeMap::new();
+    let mut groups: BTreeMap<RelPath, Vec<(usize, &edit::Edit)>> = BTreeMap::new();
     for (i, e) in plan.edits.iter().enumerate() {
         let rel = path::normalize(&ws.root, e.path())?;
         path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, e.path())?;
@@ -146,7 +147,7 @@ pub(crate) fn append(
     txrec: &TxRecord,
     base: u32,
     plan_json: String,
-    files: BTreeMap<String, Working>,
+    files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
 ) -> Result<(TxRecord, RevisionRecord)> {
     let tx = txrec.tx;
@@ -169,19 +170,22 @@ pub(crate) fn append(
 
 /// Refuse a revision in which one path is a file (before or after) and another lies
 /// under it (`d` and `d/x`): no single batch can turn one into the other.
-fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
+fn file_under_file(files: &BTreeMap<RelPath, Working>) -> Result<()> {
     for (p, w) in files {
         if !(w.snapshot.exists() || w.candidate.exists()) {
             continue;
         }
         let prefix = format!("{p}/");
         if let Some((q, _)) = files
-            .range(prefix.clone()..)
+            .range::<str, _>((
+                std::ops::Bound::Included(prefix.as_str()),
+                std::ops::Bound::Unbounded,
+            ))
             .next()
             .filter(|(q, _)| q.starts_with(&prefix))
         {
             return Err(crate::error::PathError::WrongKind {
-                path: q.clone(),
+                path: q.to_string(),
                 why: format!("{p} is a file in this transaction, so {q} cannot be under it; change them in two transactions"),
             }
             .into());
@@ -195,7 +199,7 @@ fn file_under_file(files: &BTreeMap<String, Working>) -> Result<()> {
 /// write transaction holds the database's writer lock, which other processes wait on.
 pub(crate) struct RevisionContent {
     /// The files, for their bytes (stored as blobs by [`record_revision`]).
-    files: BTreeMap<String, Working>,
+    files: BTreeMap<RelPath, Working>,
     /// The files whose candidate differs from their snapshot, with their diffs.
     changed: Vec<FileRevision>,
     validation: Vec<edit::Issue>,
@@ -206,7 +210,7 @@ impl RevisionContent {
     /// Validate `files` and diff the changed ones. Files whose candidate equals their
     /// snapshot are validated (a `candidate_equals_source` warning) but leave the
     /// candidate set. Each conflict adds a `merge_conflict` error.
-    pub fn of(files: BTreeMap<String, Working>, conflicts: Vec<FileConflict>) -> Self {
+    pub fn of(files: BTreeMap<RelPath, Working>, conflicts: Vec<FileConflict>) -> Self {
         let checks: Vec<FileCheck<'_>> = files
             .iter()
             .map(|(p, f)| FileCheck {
@@ -298,7 +302,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
     edit::Issue {
         code: "merge_conflict".into(),
         severity: edit::Severity::Error,
-        path: c.path.clone(),
+        path: c.path.to_string(),
         message: format!(
             "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
             c.reason

@@ -248,14 +248,14 @@ impl Journal {
                     .unwrap_or(tx.revisions.saturating_sub(1));
                 let rev = r.revision(tx.tx, rev_n)?;
                 let files = rev.as_ref().map(|r| r.files.as_slice()).unwrap_or(&[]);
-                let mut paths: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+                let mut paths: Vec<String> = files.iter().map(|f| f.path.to_string()).collect();
                 if rev.is_none() {
                     // Pruned: the receipt of its commit is kept as history.
                     if let Some(receipt) = tx.committed.map(|c| r.receipt(c.batch)).transpose()? {
                         paths = receipt
                             .into_iter()
                             .flat_map(|rc| rc.files)
-                            .map(|f| f.path)
+                            .map(|f| f.path.into())
                             .collect();
                     }
                 }

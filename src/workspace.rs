@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, IoContext, Result};
-use crate::fs::{FileSystem, StdFs};
+use crate::fs::{FileSystem, RelPath, StdFs};
 use crate::journal::Store;
 use crate::lock::Locked;
 use crate::recovery::{self, RecoveryReport};
@@ -27,6 +27,13 @@ pub(crate) struct Ws {
     pub fs: Arc<dyn FileSystem>,
     pub store: Store,
     pub lock_path: PathBuf,
+}
+
+impl Ws {
+    /// The absolute path of `rel` under the root, for messages.
+    pub fn abs(&self, rel: &RelPath) -> PathBuf {
+        rel.under(&self.root)
+    }
 }
 
 /// Options of [`Journal::recover_with`].

@@ -6,11 +6,12 @@
 
 use std::collections::BTreeSet;
 use std::io::ErrorKind;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use crate::batch::{parent_dir, temp_path};
+use crate::batch::gate::missing_parents;
+use crate::batch::temp_path;
 use crate::error::{Error, IoContext, IoError, Result};
-use crate::fs::{snapshot, EntryKind};
+use crate::fs::{snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
 use crate::lock::Locked;
 use crate::workspace::Ws;
@@ -52,9 +53,9 @@ pub(crate) struct DriveOutcome {
     /// Temp files of the batch that were removed.
     pub temps_removed: usize,
     /// Directories removed because the side does not have them.
-    pub dirs_removed: Vec<String>,
+    pub dirs_removed: Vec<RelPath>,
     /// Directories created to hold restored files.
-    pub dirs_created: Vec<String>,
+    pub dirs_created: Vec<RelPath>,
 }
 
 /// How far and how hard to drive.
@@ -124,8 +125,8 @@ pub(crate) fn drive(
             ));
         }
         write_side(ws, rec, index, f, target, &mut out)?;
-        dirs_to_sync.insert(parent_dir(&ws.root, &f.path));
-        out.rewritten.push(f.path.clone());
+        dirs_to_sync.insert(f.path.parent());
+        out.rewritten.push(f.path.to_string());
         after_file();
     }
     out.temps_removed = remove_temps(ws, rec)?;
@@ -135,7 +136,7 @@ pub(crate) fn drive(
     };
     out.dirs_removed = remove_empty_dirs(ws, &dirs)?;
     for d in out.dirs_removed.iter().chain(&out.dirs_created) {
-        dirs_to_sync.insert(parent_dir(&ws.root, d));
+        dirs_to_sync.insert(d.parent());
     }
     sync_existing_dirs(ws, &dirs_to_sync)?;
     Ok(out)
@@ -158,41 +159,34 @@ fn write_side(
     target: &FileState,
     out: &mut DriveOutcome,
 ) -> Result<()> {
-    let abs = ws.root.join(&f.path);
     let FileState::File { hash, meta, .. } = *target else {
-        return ignore_not_found(ws.fs.remove_file(&abs), "unlink", &abs);
+        return ignore_not_found(ws.fs.remove_file(&f.path), "unlink", ws.abs(&f.path));
     };
     let bytes = ws.store.read()?.blob_required(&hash)?;
     out.dirs_created.extend(ensure_parents(ws, &f.path)?);
-    let tmp = temp_path(&ws.root, &f.path, rec, index);
-    ignore_not_found(ws.fs.remove_file(&tmp), "unlink", &tmp)?;
+    let tmp = temp_path(&f.path, rec, index);
+    ignore_not_found(ws.fs.remove_file(&tmp), "unlink", ws.abs(&tmp))?;
     ws.fs
         .write_synced(&tmp, &bytes, meta.mode)
-        .ctx("write temp", &tmp)?;
-    ws.fs.rename(&tmp, &abs).ctx("rename", &abs)?;
+        .ctx("write temp", ws.abs(&tmp))?;
+    ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))?;
     Ok(())
 }
 
 /// Create the missing parent directories of `rel`, parents first; returns them.
-pub(crate) fn ensure_parents(ws: &Ws, rel: &str) -> Result<Vec<String>> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let mut created = Vec::new();
-    for depth in 1..parts.len() {
-        let dir = parts[..depth].join("/");
-        let abs = ws.root.join(&dir);
-        if ws.fs.entry(&abs).ctx("lstat", &abs)? == EntryKind::Absent {
-            ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
-            created.push(dir);
-        }
+pub(crate) fn ensure_parents(ws: &Ws, rel: &RelPath) -> Result<Vec<RelPath>> {
+    let missing = missing_parents(ws, rel)?;
+    for dir in &missing {
+        ws.fs.create_dir(dir).ctx("mkdir", ws.abs(dir))?;
     }
-    Ok(created)
+    Ok(missing)
 }
 
 /// Remove every temp file the batch may have left; returns how many existed.
 pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
     let mut removed = 0;
     for (i, f) in rec.files.iter().enumerate() {
-        let tmp = temp_path(&ws.root, &f.path, rec, i);
+        let tmp = temp_path(&f.path, rec, i);
         match ws.fs.remove_file(&tmp) {
             Ok(()) => removed += 1,
             // Gone, or out of reach because a directory became a symlink (the walk
@@ -203,7 +197,7 @@ pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
             Err(source) => {
                 return Err(IoError {
                     op: "unlink temp",
-                    path: tmp,
+                    path: ws.abs(&tmp),
                     source,
                 }
                 .into())
@@ -215,11 +209,10 @@ pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
 
 /// `rmdir` each directory that exists and is empty, in the order given; returns those
 /// removed. A directory that is not empty (someone put a file there) is kept.
-pub(crate) fn remove_empty_dirs(ws: &Ws, dirs: &[String]) -> Result<Vec<String>> {
+pub(crate) fn remove_empty_dirs(ws: &Ws, dirs: &[RelPath]) -> Result<Vec<RelPath>> {
     let mut removed = Vec::new();
     for d in dirs {
-        let abs = ws.root.join(d);
-        match ws.fs.remove_dir(&abs) {
+        match ws.fs.remove_dir(d) {
             Ok(()) => removed.push(d.clone()),
             Err(e)
                 if matches!(
@@ -229,7 +222,7 @@ pub(crate) fn remove_empty_dirs(ws: &Ws, dirs: &[String]) -> Result<Vec<String>>
             Err(source) => {
                 return Err(IoError {
                     op: "rmdir",
-                    path: abs,
+                    path: ws.abs(d),
                     source,
                 }
                 .into())
@@ -240,20 +233,20 @@ pub(crate) fn remove_empty_dirs(ws: &Ws, dirs: &[String]) -> Result<Vec<String>>
 }
 
 /// `fsync` each directory that still exists.
-pub(crate) fn sync_existing_dirs(ws: &Ws, dirs: &BTreeSet<PathBuf>) -> Result<()> {
+pub(crate) fn sync_existing_dirs(ws: &Ws, dirs: &BTreeSet<RelPath>) -> Result<()> {
     for d in dirs {
-        if ws.fs.entry(d).ctx("lstat", d)? == EntryKind::Dir {
-            ws.fs.sync_dir(d).ctx("fsync dir", d)?;
+        if ws.fs.entry(d).ctx("lstat", ws.abs(d))? == EntryKind::Dir {
+            ws.fs.sync_dir(d).ctx("fsync dir", ws.abs(d))?;
         }
     }
     Ok(())
 }
 
-fn ignore_not_found(r: std::io::Result<()>, op: &'static str, path: &Path) -> Result<()> {
+fn ignore_not_found(r: std::io::Result<()>, op: &'static str, path: PathBuf) -> Result<()> {
     match r {
         Err(e) if e.kind() != ErrorKind::NotFound => Err(IoError {
             op,
-            path: path.to_path_buf(),
+            path,
             source: e,
         }
         .into()),

@@ -3,7 +3,7 @@
 use std::collections::BTreeSet;
 
 use crate::error::{IoContext, Result};
-use crate::fs::{snapshot, EntryKind};
+use crate::fs::{snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, FileState};
 use crate::workspace::Ws;
 
@@ -12,7 +12,7 @@ use crate::workspace::Ws;
 /// under the lock"); a refused path is an error.
 pub(crate) fn stale_paths<'a>(
     ws: &Ws,
-    expected: impl IntoIterator<Item = (&'a str, &'a FileState)>,
+    expected: impl IntoIterator<Item = (&'a RelPath, &'a FileState)>,
 ) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for (rel, want) in expected {
@@ -26,19 +26,23 @@ pub(crate) fn stale_paths<'a>(
 }
 
 /// Directories that must be created for the files a batch writes, parents first.
-pub(crate) fn dirs_to_create(ws: &Ws, files: &[BatchFile]) -> Result<Vec<String>> {
+pub(crate) fn dirs_to_create(ws: &Ws, files: &[BatchFile]) -> Result<Vec<RelPath>> {
     let mut missing = BTreeSet::new();
     for f in files.iter().filter(|f| f.post.exists()) {
-        let parts: Vec<&str> = f.path.split('/').collect();
-        for depth in 1..parts.len() {
-            let dir = parts[..depth].join("/");
-            let abs = ws.root.join(&dir);
-            if ws.fs.entry(&abs).ctx("lstat", &abs)? == EntryKind::Absent {
-                missing.insert(dir);
-            }
+        missing.extend(missing_parents(ws, &f.path)?);
+    }
+    let mut dirs: Vec<RelPath> = missing.into_iter().collect();
+    dirs.sort_by_key(|d| (d.components().count(), d.clone()));
+    Ok(dirs)
+}
+
+/// The directories above `rel` that do not exist, outermost first.
+pub(crate) fn missing_parents(ws: &Ws, rel: &RelPath) -> Result<Vec<RelPath>> {
+    let mut missing = Vec::new();
+    for dir in rel.ancestors() {
+        if ws.fs.entry(&dir).ctx("lstat", ws.abs(&dir))? == EntryKind::Absent {
+            missing.push(dir);
         }
     }
-    let mut dirs: Vec<String> = missing.into_iter().collect();
-    dirs.sort_by_key(|d| (d.matches('/').count(), d.clone()));
-    Ok(dirs)
+    Ok(missing)
 }

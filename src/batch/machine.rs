@@ -14,6 +14,7 @@
 //! | [`Batch::complete`] | `Committing`, `NeedsAttention` | `Committed` | the receipt and the tx states it implies |
 
 use crate::error::{Error, JournalError, Result, Transition};
+use crate::fs::RelPath;
 use crate::journal::records::*;
 use crate::journal::Writer;
 use crate::lock::Locked;
@@ -33,9 +34,9 @@ pub(crate) struct NewBatch {
     /// may store them in the same write).
     pub files: Vec<BatchFile>,
     /// Directories to create, parents first.
-    pub create_dirs: Vec<String>,
+    pub create_dirs: Vec<RelPath>,
     /// Directories to remove when empty after installing, deepest first.
-    pub remove_dirs: Vec<String>,
+    pub remove_dirs: Vec<RelPath>,
 }
 
 impl Batch {
@@ -162,7 +163,7 @@ impl Batch {
     pub fn complete(
         &mut self,
         l: &Locked<'_>,
-        removed_dirs: Vec<String>,
+        removed_dirs: Vec<RelPath>,
         by_recovery: bool,
     ) -> Result<Receipt> {
         let mut receipt = None;

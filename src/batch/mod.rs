@@ -11,16 +11,16 @@ pub(crate) mod gate;
 pub(crate) mod machine;
 pub(crate) mod protocol;
 
-use std::path::{Path, PathBuf};
-
+use crate::fs::RelPath;
 use crate::journal::records::BatchRecord;
 
 /// Name of the temp file of the `index`-th file of a batch, in the target's directory:
 /// `.ue-<batch>-<index>-<nonce>.tmp`. Derived from the batch record, so recovery finds
 /// it; the random nonce keeps it from naming any existing file; plans may not name
 /// such files ([`crate::fs::path::normalize`]).
-pub(crate) fn temp_path(root: &Path, rel: &str, rec: &BatchRecord, index: usize) -> PathBuf {
-    parent_dir(root, rel).join(format!(".ue-{}-{index}-{:016x}.tmp", rec.batch, rec.nonce))
+pub(crate) fn temp_path(rel: &RelPath, rec: &BatchRecord, index: usize) -> RelPath {
+    rel.parent()
+        .join(&format!(".ue-{}-{index}-{:016x}.tmp", rec.batch, rec.nonce))
 }
 
 /// A fresh random nonce for temp names (blake3 of time, pid and a counter).
@@ -38,12 +38,4 @@ pub(crate) fn new_nonce() -> u64 {
     let mut out = [0u8; 8];
     out.copy_from_slice(&h.finalize().as_bytes()[..8]);
     u64::from_le_bytes(out)
-}
-
-/// Parent directory of a root-relative path, as an absolute path.
-pub(crate) fn parent_dir(root: &Path, rel: &str) -> PathBuf {
-    match rel.rsplit_once('/') {
-        Some((dir, _)) => root.join(dir),
-        None => root.to_path_buf(),
-    }
 }

@@ -17,9 +17,10 @@ use std::collections::BTreeSet;
 
 use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::{Batch, NewBatch};
-use crate::batch::{gate, parent_dir, temp_path};
+use crate::batch::{gate, temp_path};
 use crate::error::{Attention, Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
+use crate::fs::RelPath;
 use crate::journal::records::*;
 use crate::journal::Writer;
 use crate::lock::Locked;
@@ -124,15 +125,14 @@ pub(crate) fn apply(
 /// point (best effort: recovery does the same if this fails).
 fn undo_staging(l: &Locked<'_>, rec: &BatchRecord) {
     let _ = drive::remove_temps(l, rec);
-    let dirs: Vec<String> = rec.create_dirs.iter().rev().cloned().collect();
+    let dirs: Vec<RelPath> = rec.create_dirs.iter().rev().cloned().collect();
     let _ = drive::remove_empty_dirs(l, &dirs);
 }
 
 /// Step 4: new directories, then one fsynced temp per file written.
 fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
-        let abs = ws.root.join(d);
-        ws.fs.create_dir(&abs).ctx("mkdir", &abs)?;
+        ws.fs.create_dir(d).ctx("mkdir", ws.abs(d))?;
     }
     let reader = ws.store.read().map_err(StepError::Journal)?;
     for (i, f) in rec.files.iter().enumerate() {
@@ -140,10 +140,10 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
             continue;
         };
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
-        let tmp = temp_path(&ws.root, &f.path, rec, i);
+        let tmp = temp_path(&f.path, rec, i);
         ws.fs
             .write_synced(&tmp, &bytes, meta.mode)
-            .ctx("write temp", &tmp)?;
+            .ctx("write temp", ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
     }
     Ok(())
@@ -156,39 +156,38 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
 /// Just before its rename or unlink, each file is compared with its pre-image once
 /// more: a process that does not take the lock may have written it while the temps
 /// were staged. A changed file stops the batch before it is touched.
-fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<String>, (StepError, usize)> {
+fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepError, usize)> {
     let mut dirs = BTreeSet::new();
     for (i, f) in rec.files.iter().enumerate() {
-        let abs = ws.root.join(&f.path);
-        let fresh = gate::stale_paths(ws, [(f.path.as_str(), &f.pre)])
-            .map_err(|e| (StepError::Journal(e), i))?;
+        let fresh =
+            gate::stale_paths(ws, [(&f.path, &f.pre)]).map_err(|e| (StepError::Journal(e), i))?;
         if !fresh.is_empty() {
-            return Err((StepError::Stale(f.path.clone()), i));
+            return Err((StepError::Stale(f.path.to_string()), i));
         }
         let done = if f.post.exists() {
-            let tmp = temp_path(&ws.root, &f.path, rec, i);
-            ws.fs.rename(&tmp, &abs).ctx("rename", &abs)
+            let tmp = temp_path(&f.path, rec, i);
+            ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))
         } else {
-            ws.fs.remove_file(&abs).ctx("unlink", &abs)
+            ws.fs.remove_file(&f.path).ctx("unlink", ws.abs(&f.path))
         };
         done.map_err(|e| (StepError::Io(e), i))?;
-        dirs.insert(parent_dir(&ws.root, &f.path));
+        dirs.insert(f.path.parent());
         crash_point!("batch::after_install_file");
     }
     let n = rec.files.len();
     for d in &rec.create_dirs {
-        dirs.insert(parent_dir(&ws.root, d));
+        dirs.insert(d.parent());
     }
     let removed =
         drive::remove_empty_dirs(ws, &rec.remove_dirs).map_err(|e| (StepError::Journal(e), n))?;
     for d in &removed {
-        dirs.remove(&ws.root.join(d));
-        dirs.insert(parent_dir(&ws.root, d));
+        dirs.remove(d);
+        dirs.insert(d.parent());
     }
     for d in &dirs {
         ws.fs
             .sync_dir(d)
-            .ctx("fsync dir", d)
+            .ctx("fsync dir", ws.abs(d))
             .map_err(|e| (StepError::Io(e), n))?;
     }
     Ok(removed)
@@ -216,7 +215,7 @@ fn revert_after_error(
                 journal: e.to_string(),
                 installed: batch.record().files[..installed.min(batch.record().files.len())]
                     .iter()
-                    .map(|f| f.path.clone())
+                    .map(|f| f.path.to_string())
                     .collect(),
             },
         };
@@ -240,7 +239,7 @@ fn revert_after_error(
                     .record()
                     .foreign
                     .iter()
-                    .map(|f| f.path.clone())
+                    .map(|f| f.path.to_string())
                     .collect(),
             },
         },

@@ -2,16 +2,20 @@
 //!
 //! [`FileSystem`] is the seam (in the manner of redb's `StorageBackend`): the real
 //! implementation is [`StdFs`]; tests substitute a twin that injects faults or separates
-//! durable from volatile state. Paths given to it are absolute (root-joined) and have
-//! already passed [`path`] safety checks.
+//! durable from volatile state. A filesystem owns its root: every path it takes is a
+//! [`RelPath`] below that root, which only normalization ([`path::normalize`]) makes;
+//! several roots are several filesystems.
 
 pub mod path;
+mod relpath;
 pub(crate) mod snapshot;
+
+pub use relpath::RelPath;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -41,22 +45,23 @@ pub enum EntryKind {
 /// The filesystem operations Ultra Edit performs. Each is one system call or a short,
 /// fixed sequence of them; none retries or hides an error.
 pub trait FileSystem: Send + Sync {
-    /// `lstat`: what is at `path`.
-    fn entry(&self, path: &Path) -> io::Result<EntryKind>;
+    /// `lstat`: what is at `path` (the root itself for [`RelPath::root`]).
+    fn entry(&self, path: &RelPath) -> io::Result<EntryKind>;
     /// Read a whole regular file.
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+    fn read(&self, path: &RelPath) -> io::Result<Vec<u8>>;
     /// Create `path` (must not exist), write `bytes`, set `mode`, `fsync` the file.
-    fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()>;
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()>;
     /// `rename(from, to)`, replacing `to` atomically.
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
-    fn remove_file(&self, path: &Path) -> io::Result<()>;
+    fn remove_file(&self, path: &RelPath) -> io::Result<()>;
     /// `mkdir(path)` with mode 0o755 (before umask).
-    fn create_dir(&self, path: &Path) -> io::Result<()>;
+    fn create_dir(&self, path: &RelPath) -> io::Result<()>;
     /// `rmdir(path)`; fails if not empty.
-    fn remove_dir(&self, path: &Path) -> io::Result<()>;
-    /// `fsync` a directory, making its entries (renames, unlinks, creations) durable.
-    fn sync_dir(&self, path: &Path) -> io::Result<()>;
+    fn remove_dir(&self, path: &RelPath) -> io::Result<()>;
+    /// `fsync` a directory (the root for [`RelPath::root`]), making its entries
+    /// (renames, unlinks, creations) durable.
+    fn sync_dir(&self, path: &RelPath) -> io::Result<()>;
 }
 
 /// The real filesystem. Every operation walks from a directory handle on the root,
@@ -73,7 +78,6 @@ pub trait FileSystem: Send + Sync {
 /// (see `failpoint::io_fault!`).
 #[derive(Debug, Clone)]
 pub struct StdFs {
-    root: PathBuf,
     root_fd: Arc<OwnedFd>,
 }
 
@@ -86,32 +90,12 @@ impl StdFs {
             Mode::empty(),
         )?;
         Ok(StdFs {
-            root: root.to_path_buf(),
             root_fd: Arc::new(fd),
         })
     }
 
-    /// The components of `path` below the root; an error for a path outside it.
-    fn components<'p>(&self, path: &'p Path) -> io::Result<Vec<&'p std::ffi::OsStr>> {
-        let rel = path.strip_prefix(&self.root).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                "path is outside the workspace root",
-            )
-        })?;
-        rel.components()
-            .map(|c| match c {
-                std::path::Component::Normal(s) => Ok(s),
-                _ => Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    "path is not normalized",
-                )),
-            })
-            .collect()
-    }
-
     /// A handle on the directory `parts`, walked from the root without following links.
-    fn open_dir(&self, parts: &[&std::ffi::OsStr]) -> io::Result<OwnedFd> {
+    fn open_dir(&self, parts: &[&str]) -> io::Result<OwnedFd> {
         let mut fd = self.root_fd.as_fd().try_clone_to_owned()?;
         for part in parts {
             fd = rustix::fs::openat(
@@ -125,8 +109,8 @@ impl StdFs {
     }
 
     /// The parent's handle and the final name of `path`.
-    fn parent<'p>(&self, path: &'p Path) -> io::Result<(OwnedFd, &'p std::ffi::OsStr)> {
-        let parts = self.components(path)?;
+    fn parent<'p>(&self, path: &'p RelPath) -> io::Result<(OwnedFd, &'p str)> {
+        let parts: Vec<&str> = path.components().collect();
         let Some((name, dirs)) = parts.split_last() else {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -146,8 +130,8 @@ fn sync_file(f: &File) -> io::Result<()> {
 }
 
 impl FileSystem for StdFs {
-    fn entry(&self, path: &Path) -> io::Result<EntryKind> {
-        let st = if self.components(path)?.is_empty() {
+    fn entry(&self, path: &RelPath) -> io::Result<EntryKind> {
+        let st = if path.is_root() {
             rustix::fs::fstat(&*self.root_fd)?
         } else {
             let (dir, name) = match self.parent(path) {
@@ -172,7 +156,7 @@ impl FileSystem for StdFs {
         })
     }
 
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
         let (dir, name) = self.parent(path)?;
         let fd = rustix::fs::openat(
             &dir,
@@ -185,7 +169,7 @@ impl FileSystem for StdFs {
         Ok(bytes)
     }
 
-    fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
         io_fault!("fs::write");
         let (dir, name) = self.parent(path)?;
         let fd = rustix::fs::openat(
@@ -201,7 +185,7 @@ impl FileSystem for StdFs {
         sync_file(&f)
     }
 
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+    fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
         io_fault!("fs::rename");
         let (from_dir, from_name) = self.parent(from)?;
         let (to_dir, to_name) = self.parent(to)?;
@@ -210,27 +194,27 @@ impl FileSystem for StdFs {
         )?)
     }
 
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
+    fn remove_file(&self, path: &RelPath) -> io::Result<()> {
         io_fault!("fs::unlink");
         let (dir, name) = self.parent(path)?;
         Ok(rustix::fs::unlinkat(&dir, name, AtFlags::empty())?)
     }
 
-    fn create_dir(&self, path: &Path) -> io::Result<()> {
+    fn create_dir(&self, path: &RelPath) -> io::Result<()> {
         io_fault!("fs::mkdir");
         let (dir, name) = self.parent(path)?;
         Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755))?)
     }
 
-    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+    fn remove_dir(&self, path: &RelPath) -> io::Result<()> {
         io_fault!("fs::rmdir");
         let (dir, name) = self.parent(path)?;
         Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
     }
 
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+    fn sync_dir(&self, path: &RelPath) -> io::Result<()> {
         io_fault!("fs::sync_dir");
-        let parts = self.components(path)?;
+        let parts: Vec<&str> = path.components().collect();
         Ok(rustix::fs::fsync(self.open_dir(&parts)?)?)
     }
 }

@@ -10,7 +10,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, IoContext, PathError, Result};
-use crate::fs::{EntryKind, FileSystem};
+use crate::fs::{EntryKind, FileSystem, RelPath};
 
 /// Longest accepted relative path, in bytes (Linux `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -20,7 +20,7 @@ pub const MAX_PATH_BYTES: usize = 4096;
 /// An absolute `raw` is accepted only when it lies under `root` (which must be
 /// canonical). Errors: [`PathError::Invalid`], [`PathError::OutsideRoot`],
 /// [`PathError::Reserved`].
-pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
+pub fn normalize(root: &Path, raw: &str) -> Result<RelPath, PathError> {
     let invalid = |why| PathError::Invalid {
         path: raw.to_string(),
         why,
@@ -90,7 +90,7 @@ pub fn normalize(root: &Path, raw: &str) -> Result<String, PathError> {
             });
         }
     }
-    Ok(parts.join("/"))
+    Ok(RelPath::from_normalized(&parts))
 }
 
 /// `p` with `.` and `..` resolved lexically (`/ws/../ws/x` → `/ws/x`).
@@ -111,14 +111,17 @@ fn lexical_absolute(p: &Path) -> PathBuf {
 /// Check a normalized path against the disk. `raw` is the path as the user gave it, for
 /// messages. Errors: [`PathError::SymlinkInPath`], [`PathError::IsSymlink`],
 /// [`PathError::HardLinked`], [`PathError::WrongKind`], or an I/O error from `lstat`.
-pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &str, raw: &str) -> Result<()> {
-    let parts: Vec<&str> = rel.split('/').collect();
-    let mut at = root.to_path_buf();
-    for (i, part) in parts.iter().enumerate() {
-        at.push(part);
-        let last = i + 1 == parts.len();
-        let kind = fs.entry(&at).ctx("lstat", &at)?;
-        let sofar = parts[..=i].join("/");
+///
+/// `root` is the filesystem's root, for error messages only.
+pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &RelPath, raw: &str) -> Result<()> {
+    let mut at = rel
+        .ancestors()
+        .chain(std::iter::once(rel.clone()))
+        .peekable();
+    while let Some(sofar) = at.next() {
+        let last = at.peek().is_none();
+        let kind = fs.entry(&sofar).ctx("lstat", sofar.under(root))?;
+        let sofar = sofar.to_string();
         match (kind, last) {
             (EntryKind::Absent, _) => return Ok(()),
             (EntryKind::Dir, false) => {}
@@ -175,7 +178,7 @@ mod tests {
     use super::*;
 
     fn n(raw: &str) -> Result<String, PathError> {
-        normalize(Path::new("/ws"), raw)
+        normalize(Path::new("/ws"), raw).map(String::from)
     }
 
     #[test]

@@ -3,21 +3,21 @@
 use std::path::Path;
 
 use crate::error::{IoContext, Result};
-use crate::fs::{path, EntryKind, FileSystem};
+use crate::fs::{path, EntryKind, FileSystem, RelPath};
 use crate::journal::records::FileState;
 
 /// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
 /// with [`path::check_on_disk`] first, so a symlink or hard-linked file is refused.
+/// `root` is the filesystem's root, for error messages only.
 pub(crate) fn read_state(
     fs: &dyn FileSystem,
     root: &Path,
-    rel: &str,
+    rel: &RelPath,
 ) -> Result<(FileState, Option<Vec<u8>>)> {
     path::check_on_disk(fs, root, rel, rel)?;
-    let abs = root.join(rel);
-    match fs.entry(&abs).ctx("lstat", &abs)? {
+    match fs.entry(rel).ctx("lstat", rel.under(root))? {
         EntryKind::File { mode, .. } => {
-            let bytes = fs.read(&abs).ctx("read", &abs)?;
+            let bytes = fs.read(rel).ctx("read", rel.under(root))?;
             Ok((FileState::present(&bytes, mode), Some(bytes)))
         }
         _ => Ok((FileState::ABSENT, None)),

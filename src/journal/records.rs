@@ -12,6 +12,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::edit::{CandidateDiff, ConflictRegion, Issue};
+use crate::fs::RelPath;
 
 /// A blake3 hash of a blob's bytes: the blob's key in the journal.
 ///
@@ -279,7 +280,7 @@ pub struct CommitRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRevision {
     /// Path relative to the root, `/`-separated.
-    pub path: String,
+    pub path: RelPath,
     /// The source snapshot taken when the file joined the transaction.
     pub snapshot: FileState,
     /// The candidate.
@@ -337,7 +338,7 @@ impl RevisionOrigin {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileConflict {
     /// Path relative to the root.
-    pub path: String,
+    pub path: RelPath,
     /// What conflicted, in words ("both changed the same lines", "deleted on disk,
     /// changed by the candidate", …).
     pub reason: String,
@@ -453,7 +454,7 @@ pub enum BatchKind {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BatchFile {
     /// Path relative to the root.
-    pub path: String,
+    pub path: RelPath,
     /// State before the batch (rollback material: its blob is in the journal).
     pub pre: FileState,
     /// State after the batch (its blob is in the journal).
@@ -475,7 +476,7 @@ pub struct StateChange {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ForeignWrite {
     /// Path relative to the root.
-    pub path: String,
+    pub path: RelPath,
     /// What was found (its blob is stored in the journal when it is a regular file).
     pub found: FileState,
     /// Why it was left alone.
@@ -500,9 +501,9 @@ pub struct BatchRecord {
     /// Files, sorted by path.
     pub files: Vec<BatchFile>,
     /// Directories this batch creates, parents first.
-    pub create_dirs: Vec<String>,
+    pub create_dirs: Vec<RelPath>,
     /// Directories this batch removes when empty after installing, deepest first.
-    pub remove_dirs: Vec<String>,
+    pub remove_dirs: Vec<RelPath>,
     /// Every state change, in order.
     pub history: Vec<StateChange>,
     /// Foreign bytes found by recovery.
@@ -606,9 +607,9 @@ pub struct Receipt {
     /// Files changed, sorted by path, with their states before and after.
     pub files: Vec<BatchFile>,
     /// Directories created.
-    pub created_dirs: Vec<String>,
+    pub created_dirs: Vec<RelPath>,
     /// Directories removed.
-    pub removed_dirs: Vec<String>,
+    pub removed_dirs: Vec<RelPath>,
     /// Total bytes of the files written.
     pub bytes_written: u64,
     /// Completion time (ms since epoch).
@@ -744,7 +745,7 @@ mod blob_ref_tests {
             created_ms: 0,
             plan: String::new(),
             files: vec![FileRevision {
-                path: "new.txt".into(),
+                path: RelPath::parse("new.txt").unwrap(),
                 snapshot: FileState::ABSENT,
                 candidate: FileState::present(a, 0o644),
                 diff: CandidateDiff {
@@ -774,12 +775,12 @@ mod blob_ref_tests {
             nonce: 0,
             files: vec![
                 BatchFile {
-                    path: "f".into(),
+                    path: RelPath::parse("f").unwrap(),
                     pre: FileState::present(a, 0o644),
                     post: FileState::present(b, 0o600),
                 },
                 BatchFile {
-                    path: "gone".into(),
+                    path: RelPath::parse("gone").unwrap(),
                     pre: FileState::present(b, 0o644),
                     post: FileState::ABSENT,
                 },
@@ -788,7 +789,7 @@ mod blob_ref_tests {
             remove_dirs: Vec::new(),
             history: Vec::new(),
             foreign: vec![ForeignWrite {
-                path: "f".into(),
+                path: RelPath::parse("f").unwrap(),
                 found: FileState::present(c, 0o644),
                 note: String::new(),
             }],

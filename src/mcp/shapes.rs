@@ -177,7 +177,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
     let root = j.root();
     let focus = focus
         .map(str::to_string)
-        .or_else(|| p.files.first().map(|f| f.path.clone()))
+        .or_else(|| p.files.first().map(|f| f.path.to_string()))
         .unwrap_or_default();
     let files: Vec<Value> = p.files.iter().map(|f| file_json(j, f)).collect();
     let any_changed = files.iter().any(|f| f["source_changed"] == json!(true));
@@ -259,7 +259,7 @@ pub fn commit_json(
 ) -> Value {
     let focus = focus
         .map(str::to_string)
-        .or_else(|| p.files.first().map(|f| f.path.clone()))
+        .or_else(|| p.files.first().map(|f| f.path.to_string()))
         .unwrap_or_default();
     let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
     json!({

@@ -413,7 +413,7 @@ impl EditTools {
     fn reingest(&self, wanted: bool, receipts: &[&Receipt]) -> bool {
         let mut paths: Vec<String> = receipts
             .iter()
-            .flat_map(|r| r.files.iter().map(|f| f.path.clone()))
+            .flat_map(|r| r.files.iter().map(|f| f.path.to_string()))
             .collect();
         paths.sort();
         paths.dedup();

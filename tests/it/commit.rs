@@ -203,7 +203,9 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         let faulty = Journal::open_with(
             ws.root(),
             OpenOptions {
-                fs: Some(Arc::new(FaultFs::fail(op, suffix, errno))),
+                fs: Some(Arc::new(
+                    FaultFs::fail(op, suffix, errno).beneath(ws.root()),
+                )),
                 ..Default::default()
             },
         )

@@ -453,14 +453,14 @@ fn a_journal_opens_on_a_crash_backend() {
 #[test]
 fn crashfs_drops_what_was_not_synced() {
     use std::io::ErrorKind;
-    use ultra_edit::fs::{EntryKind, FileSystem};
+    use ultra_edit::fs::{EntryKind, FileSystem, RelPath};
 
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let fs = CrashFs::new(&root);
     fs.put_file("a/f.txt", b"one", 0o644);
     fs.sync_all();
-    let p = |rel: &str| root.join(rel);
+    let p = |rel: &str| RelPath::parse(rel).unwrap();
 
     // A synced file whose directory was not synced: gone after a cut.
     fs.write_synced(&p("a/new.txt"), b"new", 0o600).unwrap();
@@ -491,7 +491,7 @@ fn crashfs_drops_what_was_not_synced() {
     fs.sync_dir(&p("b/c")).unwrap();
     fs.sync_dir(&p("b")).unwrap();
     assert!(!fs.durable_tree().contains_key("b"), "root not synced yet");
-    fs.sync_dir(&root).unwrap();
+    fs.sync_dir(&RelPath::root()).unwrap();
     assert!(fs.durable_tree().contains_key("b/c/x"));
 
     // POSIX errors.

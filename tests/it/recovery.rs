@@ -98,7 +98,9 @@ fn recovery_that_crashes_can_run_again() {
         let p = ws.preview(FIVE_FILES);
         assert!(crash_commit(&ws, p.tx, STAGE_OPS + 2)); // two files installed
         let opts = OpenOptions {
-            fs: Some(Arc::new(FaultFs::crash_after(recovery_crash))),
+            fs: Some(Arc::new(
+                FaultFs::crash_after(recovery_crash).beneath(ws.root()),
+            )),
             ..Default::default()
         };
         assert!(

@@ -618,7 +618,7 @@ fn threads_share_one_journal_and_no_update_is_lost() {
                 .files
                 .iter()
                 .map(|f| ReceiptFile {
-                    path: f.path.clone(),
+                    path: f.path.to_string(),
                     pre: state_key(f.pre.exists(), f.pre.hash(), f.pre.mode().unwrap_or(0)),
                     post: state_key(f.post.exists(), f.post.hash(), f.post.mode().unwrap_or(0)),
                 })

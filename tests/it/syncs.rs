@@ -20,7 +20,7 @@ fn count(ws: &Ws, plan_json: &str) -> (usize, usize, usize) {
         }
         Ok(())
     });
-    let fs = Arc::new(FaultFs::default());
+    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
     let j = Journal::open_with(
         ws.root(),
         OpenOptions {

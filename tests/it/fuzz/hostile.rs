@@ -172,14 +172,14 @@ fn hostile_plans_never_escape_the_root() {
                         before.clone(),
                         "preview changed the tree"
                     );
-                    let paths: Vec<String> = p.files.iter().map(|f| f.path.clone()).collect();
+                    let paths: Vec<String> = p.files.iter().map(|f| f.path.to_string()).collect();
                     match journal.commit(p.tx, Default::default()) {
                         Ok(r) => {
                             count("committed");
                             let mut paths: Vec<String> =
-                                r.files.iter().map(|f| f.path.clone()).collect();
-                            paths.extend(r.created_dirs.iter().cloned());
-                            paths.extend(r.removed_dirs.iter().cloned());
+                                r.files.iter().map(|f| f.path.to_string()).collect();
+                            paths.extend(r.created_dirs.iter().map(|d| d.to_string()));
+                            paths.extend(r.removed_dirs.iter().map(|d| d.to_string()));
                             paths
                         }
                         Err(Error::ValidationFailed { .. }) => {

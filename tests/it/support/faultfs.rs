@@ -14,13 +14,7 @@ use std::sync::Mutex;
 
 use std::sync::OnceLock;
 
-use ultra_edit::fs::{EntryKind, FileSystem, StdFs};
-
-/// The real filesystem, confined to `/` (walks paths without following symlinks).
-fn std_fs() -> &'static StdFs {
-    static FS: OnceLock<StdFs> = OnceLock::new();
-    FS.get_or_init(|| StdFs::beneath(Path::new("/")).expect("open /"))
-}
+use ultra_edit::fs::{EntryKind, FileSystem, RelPath, StdFs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -47,6 +41,8 @@ struct State {
 #[derive(Default)]
 pub struct FaultFs {
     state: Mutex<State>,
+    /// The real filesystem underneath, confined to the workspace root ([`FaultFs::beneath`]).
+    inner: OnceLock<StdFs>,
 }
 
 impl FaultFs {
@@ -70,14 +66,29 @@ impl FaultFs {
         fs
     }
 
+    /// Work on the real filesystem of `root` (every twin must be given its root before
+    /// the journal opens it; [`super::faulty`] does).
+    pub fn beneath(self, root: &Path) -> Self {
+        let fs = StdFs::beneath(&root.canonicalize().expect("canonical root")).expect("open root");
+        let _ = self.inner.set(fs);
+        self
+    }
+
+    fn std_fs(&self) -> &StdFs {
+        self.inner
+            .get()
+            .expect("FaultFs used before FaultFs::beneath(root)")
+    }
+
     /// Every mutating operation so far.
     pub fn log(&self) -> Vec<(Op, String)> {
         self.state.lock().unwrap().log.clone()
     }
 
-    fn check(&self, op: Op, path: &Path) -> io::Result<()> {
+    fn check(&self, op: Op, path: &RelPath) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
-        let here = path.to_string_lossy();
+        // Matched as a root-anchored path (`/src/a.rs`), so a pattern can say "/src".
+        let here = format!("/{path}");
         if s.before
             .as_ref()
             .is_some_and(|(o, sub, _)| *o == op && here.contains(sub.as_str()))
@@ -88,7 +99,7 @@ impl FaultFs {
                 s = self.state.lock().unwrap();
             }
         }
-        let p = path.to_string_lossy().into_owned();
+        let p = here.clone();
         if let Some((fop, suffix, errno)) = &s.fail {
             if *fop == op && p.contains(suffix.as_str()) {
                 let err = io::Error::from_raw_os_error(*errno);
@@ -109,34 +120,34 @@ impl FaultFs {
 }
 
 impl FileSystem for FaultFs {
-    fn entry(&self, path: &Path) -> io::Result<EntryKind> {
-        std_fs().entry(path)
+    fn entry(&self, path: &RelPath) -> io::Result<EntryKind> {
+        self.std_fs().entry(path)
     }
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
-        std_fs().read(path)
+    fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
+        self.std_fs().read(path)
     }
-    fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
         self.check(Op::WriteSynced, path)?;
-        std_fs().write_synced(path, bytes, mode)
+        self.std_fs().write_synced(path, bytes, mode)
     }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+    fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
         self.check(Op::Rename, to)?;
-        std_fs().rename(from, to)
+        self.std_fs().rename(from, to)
     }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
+    fn remove_file(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::RemoveFile, path)?;
-        std_fs().remove_file(path)
+        self.std_fs().remove_file(path)
     }
-    fn create_dir(&self, path: &Path) -> io::Result<()> {
+    fn create_dir(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::CreateDir, path)?;
-        std_fs().create_dir(path)
+        self.std_fs().create_dir(path)
     }
-    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+    fn remove_dir(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::RemoveDir, path)?;
-        std_fs().remove_dir(path)
+        self.std_fs().remove_dir(path)
     }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+    fn sync_dir(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::SyncDir, path)?;
-        std_fs().sync_dir(path)
+        self.std_fs().sync_dir(path)
     }
 }

@@ -4,10 +4,10 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ultra_edit::fs::{EntryKind, FileSystem};
+use ultra_edit::fs::{EntryKind, FileSystem, RelPath};
 
 use super::*;
 
@@ -292,14 +292,14 @@ impl CrashFs {
         }
     }
 
-    /// `path` root-relative for a sync's label (`.` for the root), with the random
-    /// nonce of a temp file name (`.ue-<batch>-<index>-<nonce>.tmp`) left out, so
-    /// labels compare across runs.
-    fn label(&self, path: &Path) -> String {
-        let rel = match path.strip_prefix(&self.root) {
-            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
-            Ok(rel) => rel.display().to_string(),
-            Err(_) => path.display().to_string(),
+    /// `path` for a sync's label (`.` for the root), with the random nonce of a temp
+    /// file name (`.ue-<batch>-<index>-<nonce>.tmp`) left out, so labels compare
+    /// across runs.
+    fn label(&self, path: &RelPath) -> String {
+        let rel = if path.is_root() {
+            ".".to_string()
+        } else {
+            path.to_string()
         };
         match (rel.rfind(".ue-"), rel.strip_suffix(".tmp")) {
             (Some(_), Some(stem)) => match stem.rfind('-') {
@@ -310,32 +310,9 @@ impl CrashFs {
         }
     }
 
-    /// `path` (absolute, under the root) as root-relative components.
-    fn parts(&self, path: &Path) -> io::Result<Vec<String>> {
-        let rel = path.strip_prefix(&self.root).map_err(|_| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "CrashFs: {} is not under the root {}",
-                    path.display(),
-                    self.root.display()
-                ),
-            )
-        })?;
-        let mut parts = Vec::new();
-        for c in rel.components() {
-            match c {
-                Component::Normal(s) => parts.push(s.to_string_lossy().into_owned()),
-                Component::CurDir => {}
-                _ => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        format!("CrashFs: unsupported path {}", path.display()),
-                    ))
-                }
-            }
-        }
-        Ok(parts)
+    /// `path`'s components.
+    fn parts(&self, path: &RelPath) -> io::Result<Vec<String>> {
+        Ok(path.components().map(str::to_string).collect())
     }
 }
 
@@ -370,7 +347,7 @@ fn list(m: &Model) -> Tree {
 }
 
 impl FileSystem for CrashFs {
-    fn entry(&self, path: &Path) -> io::Result<EntryKind> {
+    fn entry(&self, path: &RelPath) -> io::Result<EntryKind> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let m = self.model();
@@ -390,7 +367,7 @@ impl FileSystem for CrashFs {
         })
     }
 
-    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+    fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let m = self.model();
@@ -400,7 +377,7 @@ impl FileSystem for CrashFs {
         }
     }
 
-    fn write_synced(&self, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -418,7 +395,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
 
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+    fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
         self.power.alive()?;
         let (fparts, tparts) = (self.parts(from)?, self.parts(to)?);
         let mut m = self.model();
@@ -445,7 +422,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
 
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
+    fn remove_file(&self, path: &RelPath) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -458,7 +435,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
 
-    fn create_dir(&self, path: &Path) -> io::Result<()> {
+    fn create_dir(&self, path: &RelPath) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -478,7 +455,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
 
-    fn remove_dir(&self, path: &Path) -> io::Result<()> {
+    fn remove_dir(&self, path: &RelPath) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -494,7 +471,7 @@ impl FileSystem for CrashFs {
         Ok(())
     }
 
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+    fn sync_dir(&self, path: &RelPath) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
