@@ -44,7 +44,7 @@ pub use commit::{CommitOptions, RollbackOptions};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{Error, IoError, JournalError, PathError, Result, Transition};
-pub use gc::{GcPolicy, GcReport, JournalStats};
+pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Receipt,
