@@ -381,10 +381,14 @@ impl Edit {
     ) -> Result<(), EditError> {
         if needle.is_empty() {
             let instead = match field {
-                "anchor" => "to insert at the start or end of the file (an empty one too) use \
-                             prepend or append",
-                _ => "to edit by position use replace_lines (line numbers) or replace_file \
-                      (the whole file); to fill an empty file use append",
+                "anchor" => {
+                    "to insert at the start or end of the file (an empty one too) use \
+                             prepend or append"
+                }
+                _ => {
+                    "to edit by position use replace_lines (line numbers) or replace_file \
+                      (the whole file); to fill an empty file use append"
+                }
             };
             return Err(self.invalid(format!(
                 "\"{field}\" is empty; give the exact text to find, or {instead}"
@@ -785,7 +789,9 @@ mod tests {
     #[test]
     fn occurrence_is_a_number_or_all() {
         let json = |o: &str| {
-            format!(r#"{{"edits":[{{"op":"replace_text","path":"a","old":"x","new":"y","occurrence":{o}}}]}}"#)
+            format!(
+                r#"{{"edits":[{{"op":"replace_text","path":"a","old":"x","new":"y","occurrence":{o}}}]}}"#
+            )
         };
         let occ = |plan: Plan| match &plan.edits[0] {
             Edit::ReplaceText { occurrence, .. } => *occurrence,

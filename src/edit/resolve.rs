@@ -4,7 +4,7 @@
 //! `start..end` and replacement bytes — and all splices of a file are computed
 //! against the same base, never against each other's output. Splices are then
 //! checked for overlap and applied in one pass in `(start, end, plan index)`
-//! order, so offsets never shift and every byte outside a matched span is kept
+//! order (at one point, a `prepend` first and an `append` last), so offsets never shift and every byte outside a matched span is kept
 //! exactly (line endings, BOM, invalid UTF-8, a missing final newline).
 
 use std::borrow::Cow;
@@ -12,11 +12,11 @@ use std::ops::Range;
 
 use super::diff::is_binary;
 use super::error::{display_needle, EditError};
-use super::validate::{Issue, Severity};
 #[cfg(test)]
 use super::lines::line_spans;
 use super::lines::{count_lines, line_range};
 use super::plan::{Edit, Occurrence};
+use super::validate::{Issue, Severity};
 
 /// The state of one file before edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,6 +52,9 @@ struct Splice<'e> {
     start: usize,
     end: usize,
     text: Cow<'e, [u8]>,
+    /// Among insertions at one point: 0 for prepend (first), 2 for append (last), 1
+    /// for the others.
+    rank: u8,
     index: usize,
 }
 
@@ -131,7 +134,7 @@ pub fn apply_file_edits(
     if let Some(e) = EditError::combine(failures) {
         return Err(e);
     }
-    splices.sort_by_key(|s| (s.start, s.end, s.index));
+    splices.sort_by_key(|s| (s.start, s.end, s.rank, s.index));
     check_overlaps(path, &splices)?;
     Ok(FileCandidate {
         exists: true,
@@ -162,9 +165,8 @@ pub fn wide_encoding(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
         }
     }
     let sample = &bytes[..bytes.len().min(8000)];
-    if memchr::memchr(0, sample).is_none() {
-        return None;
-    }
+    // Only a file with a NUL byte can be UTF-16/32 text without a byte-order mark.
+    memchr::memchr(0, sample)?;
     // Share of units whose only non-zero byte is at position `at` of `width`: a
     // mostly-ASCII text has that for most units, and no unit is all zero.
     let share = |width: usize, at: usize| -> bool {
@@ -259,11 +261,17 @@ impl Target<'_> {
         edit: &'e Edit,
         out: &mut Vec<Splice<'e>>,
     ) -> Result<Option<Issue>, EditError> {
+        let rank = match edit {
+            Edit::Prepend { .. } => 0,
+            Edit::Append { .. } => 2,
+            _ => 1,
+        };
         let mut push = |range: Range<usize>, text: Cow<'e, [u8]>| {
             out.push(Splice {
                 start: range.start,
                 end: range.end,
                 text,
+                rank,
                 index: self.index,
             })
         };
@@ -418,7 +426,11 @@ impl Target<'_> {
                 "the file's lines end with CRLF (\\r\\n) but the text uses LF (\\n){} — write \
                  each line ending as \\r\\n in the text to find, and in the new text too to keep \
                  the file's line endings",
-                if matches { ", and with \\r\\n it matches" } else { "" }
+                if matches {
+                    ", and with \\r\\n it matches"
+                } else {
+                    ""
+                }
             );
         }
         if !has_crlf && n.windows(2).any(|w| w == b"\r\n") {
@@ -993,9 +1005,16 @@ mod tests {
         assert_eq!(c.bytes, b"g(a)\ng(b)\n");
         assert_eq!(c.notes.len(), 1);
         assert_eq!(c.notes[0].code, "occurrences_replaced");
-        assert!(c.notes[0].message.contains("replaced 2 match(es)"), "{:?}", c.notes);
+        assert!(
+            c.notes[0].message.contains("replaced 2 match(es)"),
+            "{:?}",
+            c.notes
+        );
         assert!(c.notes[0].message.contains("lines 1, 2"), "{:?}", c.notes);
-        assert_eq!(err(Some(b"abc"), &[replace_all("z", "y")]).code(), "target_not_found");
+        assert_eq!(
+            err(Some(b"abc"), &[replace_all("z", "y")]).code(),
+            "target_not_found"
+        );
     }
 
     #[test]
@@ -1015,18 +1034,30 @@ mod tests {
     #[test]
     fn prepend_and_append_fill_any_file() {
         let edits = [
-            Edit::Prepend { path: "f".into(), text: "head\n".into() },
-            Edit::Append { path: "f".into(), text: "tail\n".into() },
+            Edit::Prepend {
+                path: "f".into(),
+                text: "head\n".into(),
+            },
+            Edit::Append {
+                path: "f".into(),
+                text: "tail\n".into(),
+            },
         ];
         assert_eq!(bytes(b"", &edits), b"head\ntail\n");
         assert_eq!(bytes(b"mid\n", &edits), b"head\nmid\ntail\n");
-        assert_eq!(bytes(b"\xEF\xBB\xBFmid", &edits), b"\xEF\xBB\xBFhead\nmidtail\n");
+        assert_eq!(
+            bytes(b"\xEF\xBB\xBFmid", &edits),
+            b"\xEF\xBB\xBFhead\nmidtail\n"
+        );
     }
 
     #[test]
     fn utf8_bom_is_kept_by_replace_lines_on_line_one() {
         let base = b"\xEF\xBB\xBFone\ntwo\n";
-        assert_eq!(bytes(base, &[replace_lines(1, 1, "ONE")]), b"\xEF\xBB\xBFONE\ntwo\n");
+        assert_eq!(
+            bytes(base, &[replace_lines(1, 1, "ONE")]),
+            b"\xEF\xBB\xBFONE\ntwo\n"
+        );
         assert_eq!(bytes(base, &[replace_lines(1, 2, "")]), b"\xEF\xBB\xBF");
         assert_eq!(
             bytes(base, &[replace_lines(1, 1, "\u{feff}X")]),
@@ -1036,12 +1067,30 @@ mod tests {
 
     #[test]
     fn wide_encodings_are_detected() {
-        assert_eq!(wide_encoding(b"\xFF\xFE@\x00{\x00"), Some(("UTF-16LE", "byte-order mark")));
-        assert_eq!(wide_encoding(b"\xFE\xFF\x00@"), Some(("UTF-16BE", "byte-order mark")));
-        assert_eq!(wide_encoding(b"\xFF\xFE\x00\x00@\x00\x00\x00").map(|e| e.0), Some("UTF-32LE"));
-        assert_eq!(wide_encoding(b"h\x00i\x00\r\x00\n\x00").map(|e| e.0), Some("UTF-16LE"));
-        assert_eq!(wide_encoding(b"\x00h\x00i\x00\n").map(|e| e.0), Some("UTF-16BE"));
-        assert_eq!(wide_encoding(b"h\x00\x00\x00i\x00\x00\x00").map(|e| e.0), Some("UTF-32LE"));
+        assert_eq!(
+            wide_encoding(b"\xFF\xFE@\x00{\x00"),
+            Some(("UTF-16LE", "byte-order mark"))
+        );
+        assert_eq!(
+            wide_encoding(b"\xFE\xFF\x00@"),
+            Some(("UTF-16BE", "byte-order mark"))
+        );
+        assert_eq!(
+            wide_encoding(b"\xFF\xFE\x00\x00@\x00\x00\x00").map(|e| e.0),
+            Some("UTF-32LE")
+        );
+        assert_eq!(
+            wide_encoding(b"h\x00i\x00\r\x00\n\x00").map(|e| e.0),
+            Some("UTF-16LE")
+        );
+        assert_eq!(
+            wide_encoding(b"\x00h\x00i\x00\n").map(|e| e.0),
+            Some("UTF-16BE")
+        );
+        assert_eq!(
+            wide_encoding(b"h\x00\x00\x00i\x00\x00\x00").map(|e| e.0),
+            Some("UTF-32LE")
+        );
         assert_eq!(wide_encoding(b"plain text\n"), None);
         assert_eq!(wide_encoding(b"ab\x00cd\x00\x00\x00"), None);
         let e = err(Some(b"\xFF\xFE@\x00"), &[replace_lines(1, 1, "x")]);
@@ -1058,7 +1107,10 @@ mod tests {
             "encoding_mismatch"
         );
         assert_eq!(bytes(latin1, &[insert_after("caf", "e")]), b"cafe\xE9\n");
-        assert_eq!(bytes("café\n".as_bytes(), &[insert_after("caf", "é")]), "café\u{e9}\n".as_bytes());
+        assert_eq!(
+            bytes("café\n".as_bytes(), &[insert_after("caf", "é")]),
+            "café\u{e9}\n".as_bytes()
+        );
     }
 
     #[test]
@@ -1068,14 +1120,23 @@ mod tests {
             e => panic!("{e:?}"),
         };
         let h = hint(b"a\r\nb\r\n", &[replace_text("f", "a\nb", "c", None)]);
-        assert!(h.contains("CRLF") && h.contains("with \\r\\n it matches"), "{h}");
+        assert!(
+            h.contains("CRLF") && h.contains("with \\r\\n it matches"),
+            "{h}"
+        );
         let h = hint(b"a\nb", &[replace_text("f", "b\n", "c", None)]);
         assert!(h.contains("no final newline"), "{h}");
         let h = hint(
             b"x\n",
-            &[insert_after("x\n", "fn new()\n"), replace_text("f", "fn new()", "fn b()", None)],
+            &[
+                insert_after("x\n", "fn new()\n"),
+                replace_text("f", "fn new()", "fn b()", None),
+            ],
         );
-        assert!(h.contains("edit #1 of this plan inserts") && h.contains("same base"), "{h}");
+        assert!(
+            h.contains("edit #1 of this plan inserts") && h.contains("same base"),
+            "{h}"
+        );
         assert!(h.contains("edit #2 cannot"), "{h}");
         let h = hint(b"", &[replace_text("f", "x", "c", None)]);
         assert!(h.contains("append"), "{h}");
@@ -1255,8 +1316,14 @@ mod tests {
                     new: n,
                     occurrence: Some(Occurrence::All),
                 }),
-                text.prop_map(|t| Edit::Prepend { path: "f".into(), text: t }),
-                text.prop_map(|t| Edit::Append { path: "f".into(), text: t }),
+                text.prop_map(|t| Edit::Prepend {
+                    path: "f".into(),
+                    text: t
+                }),
+                text.prop_map(|t| Edit::Append {
+                    path: "f".into(),
+                    text: t
+                }),
             ]
         }
 

@@ -194,7 +194,11 @@ fn model_splices(base: &[u8], e: &Edit) -> Option<Vec<(usize, usize, Vec<u8>)>> 
                 return None;
             }
             let text = new.as_bytes().to_vec();
-            Some(all.iter().map(|&at| (at, at + old.len(), text.clone())).collect())
+            Some(
+                all.iter()
+                    .map(|&at| (at, at + old.len(), text.clone()))
+                    .collect(),
+            )
         }
         Edit::ReplaceText {
             old,
@@ -306,8 +310,14 @@ fn model(base: &[u8], edits: &[Edit]) -> Option<Vec<u8>> {
     }
     let mut splices = Vec::new();
     for (i, e) in edits.iter().enumerate() {
+        // At one point, prepend goes first and append last, whatever the plan order.
+        let rank = match e {
+            Edit::Prepend { .. } => 0,
+            Edit::Append { .. } => 2,
+            _ => 1,
+        };
         for (s, t, text) in model_splices(base, e)? {
-            splices.push((s, t, i, text));
+            splices.push((s, t, (rank, i), text));
         }
     }
     // Overlap: two ranges that intersect, or an insertion strictly inside a range.
