@@ -23,3 +23,4 @@ mod regression;
 mod rollback;
 mod stress;
 mod syncs;
+mod targeting;
