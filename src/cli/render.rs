@@ -353,22 +353,34 @@ impl Out {
                     .unwrap_or_default(),
             ));
         }
-        if g.dry_run {
-            text.push_str(&format!(
-                "gc --dry-run: would prune {} tx(s) ({} of them open previews, which would be aborted), drop {} revision(s) and {} blob(s) ({} bytes); {} committed tx(s) would lose their rollback{}; nothing was changed\n",
-                g.removed.txs_pruned,
-                g.removed.previews_aborted,
-                g.removed.revisions_dropped,
-                g.removed.blobs_dropped,
-                g.removed.bytes_freed,
-                g.rollbacks_lost.len(),
-                tx_list(&g.rollbacks_lost),
-            ));
-            emit(&text);
-            return Ok(());
-        }
+        let (head, aborted, dropped, lost, tail) = if g.dry_run {
+            (
+                "gc --dry-run: would prune",
+                "which would be aborted",
+                "drop",
+                "would lose",
+                "nothing was changed".to_string(),
+            )
+        } else {
+            (
+                "gc: pruned",
+                "now aborted",
+                "dropped",
+                "lost",
+                format!(
+                    "file {} -> {}{}",
+                    size(g.file_bytes_before),
+                    size(g.file_bytes_after),
+                    if g.compacted {
+                        ""
+                    } else {
+                        " (not compacted: the journal is in use)"
+                    }
+                ),
+            )
+        };
         text.push_str(&format!(
-            "gc: pruned {} tx(s) ({} of them open previews, now aborted), dropped {} revision(s) and {} blob(s) ({} bytes); {} committed tx(s) lost their rollback{}; file {} -> {}{}\n",
+            "{head} {} tx(s) ({} of them open previews, {aborted}), {dropped} {} revision(s) and {} blob(s) ({} bytes); {} committed tx(s) {lost} their rollback{}; {tail}\n",
             g.removed.txs_pruned,
             g.removed.previews_aborted,
             g.removed.revisions_dropped,
@@ -376,9 +388,6 @@ impl Out {
             g.removed.bytes_freed,
             g.rollbacks_lost.len(),
             tx_list(&g.rollbacks_lost),
-            size(g.file_bytes_before),
-            size(g.file_bytes_after),
-            if g.compacted { "" } else { " (not compacted: the journal is in use)" }
         ));
         emit(&text);
         Ok(())

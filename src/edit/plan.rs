@@ -83,6 +83,16 @@ impl<'de> Deserialize<'de> for Occurrence {
     }
 }
 
+impl Occurrence {
+    /// The 1-based match number; `None` for [`Occurrence::All`].
+    pub fn nth(self) -> Option<usize> {
+        match self {
+            Occurrence::Nth(n) => Some(n),
+            Occurrence::All => None,
+        }
+    }
+}
+
 impl From<usize> for Occurrence {
     fn from(n: usize) -> Self {
         Occurrence::Nth(n)
@@ -306,13 +316,7 @@ impl Edit {
         match self {
             Edit::ReplaceText {
                 old, occurrence, ..
-            } => {
-                let nth = match occurrence {
-                    Some(Occurrence::Nth(n)) => Some(*n),
-                    _ => None,
-                };
-                self.check_needle("old", old, nth)
-            }
+            } => self.check_needle("old", old, occurrence.and_then(Occurrence::nth)),
             Edit::InsertBefore {
                 anchor, occurrence, ..
             }

@@ -297,11 +297,7 @@ impl Target<'_> {
                 occurrence,
                 ..
             } => {
-                let nth = occurrence.map(|o| match o {
-                    Occurrence::Nth(n) => n,
-                    Occurrence::All => 0,
-                });
-                let at = self.select_match(old, nth)?;
+                let at = self.select_match(old, occurrence.and_then(Occurrence::nth))?;
                 push(at..at + old.len(), Cow::Borrowed(new.as_bytes()));
             }
             Edit::InsertBefore {

@@ -206,10 +206,7 @@ fn model_splices(base: &[u8], e: &Edit) -> Option<Vec<(usize, usize, Vec<u8>)>> 
             occurrence,
             ..
         } => {
-            let nth = occurrence.map(|o| match o {
-                Occurrence::Nth(n) => n,
-                Occurrence::All => 0,
-            });
+            let nth = occurrence.and_then(Occurrence::nth);
             let at = pick(&matches_of(base, old.as_bytes()), nth)?;
             one(at, at + old.len(), new)
         }
@@ -382,10 +379,7 @@ fn target_resolution_matches_the_model_and_keeps_every_other_byte() {
                 Ok(c),
             ) = (edits.as_slice(), &got)
             {
-                let nth = match occurrence {
-                    Some(Occurrence::Nth(n)) => Some(*n),
-                    _ => None,
-                };
+                let nth = occurrence.and_then(Occurrence::nth);
                 let at = pick(&matches_of(&base, old.as_bytes()), nth).unwrap();
                 let expect = [&base[..at], new.as_bytes(), &base[at + old.len()..]].concat();
                 prop_assert_eq!(&c.bytes, &expect);
