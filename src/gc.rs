@@ -29,13 +29,46 @@ pub struct GcPolicy {
     /// Also abort and prune open previews the policy does not keep (default: every
     /// open preview is kept).
     pub abort_open: bool,
+    /// Compute and report what would be pruned and dropped, and change nothing (the
+    /// same pruning runs in a journal write transaction that is then aborted; no
+    /// compaction).
+    pub dry_run: bool,
 }
 
-/// What `gc` did.
+/// A transaction `gc` pruned (or, in a dry run, would prune).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrunedTx {
+    /// Transaction id.
+    pub tx: u64,
+    /// Its state before gc (`committed`, `rolled_back`, `aborted`, `open`).
+    pub state: String,
+    /// Who made it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Creation time, ms since the Unix epoch.
+    pub created_ms: u64,
+    /// True for a committed tx (a commit, or a rollback that is itself committed): it
+    /// can no longer be rolled back once pruned.
+    pub loses_rollback: bool,
+}
+
+/// What `gc` did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GcReport {
+    /// True if nothing was changed: the counts and lists say what a real run would do.
+    #[serde(default)]
+    pub dry_run: bool,
     /// What was removed.
     pub removed: GcCounts,
+    /// Every transaction pruned, oldest first.
+    #[serde(default)]
+    pub pruned: Vec<PrunedTx>,
+    /// The committed transactions among `pruned`: they can no longer be rolled back.
+    #[serde(default)]
+    pub rollbacks_lost: Vec<u64>,
     /// Whether redb compacted the file (false if another process had it busy).
     pub compacted: bool,
     /// File size before, in bytes.
@@ -73,6 +106,17 @@ pub struct JournalStats {
     pub file_bytes: Option<u64>,
 }
 
+fn pruned_tx(tx: &crate::journal::records::TxRecord) -> PrunedTx {
+    PrunedTx {
+        tx: tx.tx,
+        state: tx.state.to_string(),
+        agent: tx.agent.clone(),
+        description: tx.description.clone(),
+        created_ms: tx.created_ms,
+        loses_rollback: tx.state == TxState::Committed,
+    }
+}
+
 impl Journal {
     /// Apply a retention policy (see the module docs), under the commit lock, in one
     /// journal write transaction; then compact the file.
@@ -88,23 +132,41 @@ impl Journal {
                 });
             }
             let before = self.ws.store.file_size();
+            let pruned = std::cell::RefCell::new(Vec::new());
             let removed = {
                 let _lock = self.lock()?;
                 let newest = self.newest_ids(policy.keep_last.unwrap_or(0))?;
                 let cutoff = policy
                     .keep_days
                     .map(|d| now_ms().saturating_sub(d.saturating_mul(86_400_000)));
-                self.ws.store.write(|w| {
+                let run = |w: &mut crate::journal::Writer| {
                     w.gc(|tx| {
-                        (tx.state == TxState::Open && !policy.abort_open)
+                        let keep = (tx.state == TxState::Open && !policy.abort_open)
                             || newest.contains(&tx.tx)
-                            || cutoff.is_some_and(|c| tx.created_ms >= c)
+                            || cutoff.is_some_and(|c| tx.created_ms >= c);
+                        if !keep {
+                            pruned.borrow_mut().push(pruned_tx(tx));
+                        }
+                        keep
                     })
-                })?
+                };
+                match policy.dry_run {
+                    true => self.ws.store.write_dry_run(run)?,
+                    false => self.ws.store.write(run)?,
+                }
             };
-            let compacted = self.ws.store.compact()?;
+            let compacted = !policy.dry_run && self.ws.store.compact()?;
+            let mut pruned = pruned.into_inner();
+            pruned.sort_by_key(|p| p.tx);
             Ok(GcReport {
+                dry_run: policy.dry_run,
                 removed,
+                rollbacks_lost: pruned
+                    .iter()
+                    .filter(|p| p.loses_rollback)
+                    .map(|p| p.tx)
+                    .collect(),
+                pruned,
                 compacted,
                 file_bytes_before: before,
                 file_bytes_after: self.ws.store.file_size(),

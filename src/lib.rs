@@ -47,7 +47,7 @@ pub use error::{
     Attention, Error, IoError, JournalError, NextStep, Outcome, PathError, Result, StateReason,
     Transition, Verb,
 };
-pub use gc::{GcPolicy, GcReport, JournalStats};
+pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Receipt,

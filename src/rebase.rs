@@ -153,6 +153,7 @@ impl Merged {
             candidate: self.state,
             candidate_bytes: self.bytes,
             text_op_on_binary: false,
+            notes: Vec::new(),
         }
     }
 }

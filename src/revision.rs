@@ -21,6 +21,9 @@ pub(crate) struct Working {
     pub candidate: FileState,
     pub candidate_bytes: Option<Vec<u8>>,
     pub text_op_on_binary: bool,
+    /// Findings of the plan's resolution for the validation report (see
+    /// `FileCandidate::notes`).
+    pub notes: Vec<edit::Issue>,
 }
 
 /// Snapshots and candidates of a recorded revision, with their bytes.
@@ -52,6 +55,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 candidate: f.candidate,
                 candidate_bytes: load(&f.candidate)?,
                 text_op_on_binary: false,
+                notes: Vec::new(),
             },
         );
     }
@@ -84,6 +88,8 @@ pub(crate) fn build(
     }
     let mut out = BTreeMap::new();
     let mut touched = BTreeMap::new();
+    // Every missing or ambiguous target of the plan, reported together.
+    let mut unresolved = Vec::new();
     for (rel, mut w) in prior {
         if groups.contains_key(&rel) {
             touched.insert(rel, w);
@@ -109,7 +115,14 @@ pub(crate) fn build(
             bytes: base_bytes,
             mode: base_state.mode(),
         };
-        let cand = edit::apply_file_edits(&rel, base, &edits)?;
+        let cand = match edit::apply_file_edits(&rel, base, &edits) {
+            Ok(cand) => cand,
+            Err(e) if e.is_target_failure() => {
+                unresolved.push(e);
+                continue;
+            }
+            Err(e) => return Err(e.into()),
+        };
         // The old candidate is no longer needed; the snapshot may now be loaded.
         let mut snapshot_bytes = snapshot_bytes;
         if prior_file.take().is_some() {
@@ -133,8 +146,12 @@ pub(crate) fn build(
                 candidate,
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
+                notes: cand.notes,
             },
         );
+    }
+    if let Some(e) = edit::EditError::combine(unresolved) {
+        return Err(e.into());
     }
     file_under_file(&out)?;
     Ok(out)
@@ -221,6 +238,7 @@ impl RevisionContent {
             })
             .collect();
         let mut validation = edit::validate(&checks);
+        validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
         validation.extend(conflicts.iter().map(conflict_issue));
         let changed = files
             .iter()

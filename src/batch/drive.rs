@@ -129,7 +129,7 @@ pub(crate) fn drive(
         out.rewritten.push(f.path.to_string());
         after_file();
     }
-    out.temps_removed = remove_temps(ws, rec)?;
+    out.temps_removed += remove_temps(ws, rec)?;
     let dirs = match side {
         Side::Pre => rec.create_dirs.iter().rev().cloned().collect::<Vec<_>>(),
         Side::Post => rec.remove_dirs.clone(),
@@ -165,7 +165,12 @@ fn write_side(
     let bytes = ws.store.read()?.blob_required(&hash)?;
     out.dirs_created.extend(ensure_parents(ws, &f.path)?);
     let tmp = temp_path(&f.path, rec, index);
-    ignore_not_found(ws.fs.remove_file(&tmp), "unlink", ws.abs(&tmp))?;
+    // A temp staged by the interrupted batch is removed here, before its slot is
+    // reused: it counts among the temps removed.
+    match ws.fs.remove_file(&tmp) {
+        Ok(()) => out.temps_removed += 1,
+        r => ignore_not_found(r, "unlink", ws.abs(&tmp))?,
+    }
     ws.fs
         .write_synced(&tmp, &bytes, meta.mode)
         .ctx("write temp", ws.abs(&tmp))?;

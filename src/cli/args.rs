@@ -185,6 +185,10 @@ pub enum JournalCommand {
         /// open preview is kept whatever its age).
         #[arg(long)]
         abort_open: bool,
+        /// List what would be pruned (and which commits would lose their rollback) and
+        /// change nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// Counts and sizes.
     Stats,

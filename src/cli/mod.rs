@@ -10,7 +10,10 @@ use clap::Parser;
 
 /// Parse the arguments, run the command, print, and return the exit code.
 pub fn run() -> i32 {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage(e),
+    };
     let json = cli.json;
     match commands::dispatch(cli) {
         Ok(code) => code,
@@ -19,4 +22,28 @@ pub fn run() -> i32 {
             e.exit_code()
         }
     }
+}
+
+/// A command line clap refused (exit 2), or `--help` / `--version` (exit 0). Under
+/// `--json` anywhere on the line, a refusal is the documented error object on stdout
+/// too, kind `usage`.
+fn usage(e: clap::Error) -> i32 {
+    use clap::error::ErrorKind;
+    let code = e.exit_code();
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) && code == 0
+    {
+        let _ = e.print();
+        return code;
+    }
+    let json = std::env::args_os()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    render::usage_error(&e.render().to_string(), code, json);
+    code
 }

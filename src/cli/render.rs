@@ -331,17 +331,65 @@ impl Out {
             b.map(|b| format!("{b} bytes"))
                 .unwrap_or_else(|| "-".into())
         };
-        emit(&format!(
-            "gc: pruned {} tx(s) ({} of them open previews, now aborted), dropped {} revision(s) and {} blob(s) ({} bytes); file {} -> {}{}\n",
+        let mut text = String::new();
+        let verb = if g.dry_run { "would prune" } else { "pruned" };
+        for p in &g.pruned {
+            text.push_str(&format!(
+                "{verb} tx {} ({}{}){}{}\n",
+                p.tx,
+                p.state,
+                if p.loses_rollback {
+                    ", can no longer be rolled back"
+                } else {
+                    ""
+                },
+                p.agent
+                    .as_deref()
+                    .map(|a| format!(" [{a}]"))
+                    .unwrap_or_default(),
+                p.description
+                    .as_deref()
+                    .map(|d| format!(" {d}"))
+                    .unwrap_or_default(),
+            ));
+        }
+        let (head, aborted, dropped, lost, tail) = if g.dry_run {
+            (
+                "gc --dry-run: would prune",
+                "which would be aborted",
+                "drop",
+                "would lose",
+                "nothing was changed".to_string(),
+            )
+        } else {
+            (
+                "gc: pruned",
+                "now aborted",
+                "dropped",
+                "lost",
+                format!(
+                    "file {} -> {}{}",
+                    size(g.file_bytes_before),
+                    size(g.file_bytes_after),
+                    if g.compacted {
+                        ""
+                    } else {
+                        " (not compacted: the journal is in use)"
+                    }
+                ),
+            )
+        };
+        text.push_str(&format!(
+            "{head} {} tx(s) ({} of them open previews, {aborted}), {dropped} {} revision(s) and {} blob(s) ({} bytes); {} committed tx(s) {lost} their rollback{}; {tail}\n",
             g.removed.txs_pruned,
             g.removed.previews_aborted,
             g.removed.revisions_dropped,
             g.removed.blobs_dropped,
             g.removed.bytes_freed,
-            size(g.file_bytes_before),
-            size(g.file_bytes_after),
-            if g.compacted { "" } else { " (not compacted: the journal is in use)" }
+            g.rollbacks_lost.len(),
+            tx_list(&g.rollbacks_lost),
         ));
+        emit(&text);
         Ok(())
     }
 
@@ -526,10 +574,36 @@ pub fn error(e: &Error, json: bool) {
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
         }
+        // Each missing or ambiguous target of the plan: edit (1-based), path, lines.
+        if let Error::Edit(edit) = e {
+            let failures = edit.failures();
+            if let (false, Some(obj)) = (failures.is_empty(), v["error"].as_object_mut()) {
+                obj.insert("failures".into(), json!(failures));
+            }
+        }
         emit_json(&v);
     }
     eprintln!("error: {e}");
     if let Some(h) = hint {
         eprintln!("hint: {h}");
     }
+}
+
+/// A usage error (clap's message, `code` 2): `{"error": {"kind": "usage", …}}` on
+/// stdout under `--json`, and the message on stderr.
+pub fn usage_error(message: &str, code: i32, json: bool) {
+    let message = message.trim_end();
+    if json {
+        emit_json(&json!({"error": {"kind": "usage", "message": message, "exit_code": code}}));
+    }
+    eprintln!("{message}");
+}
+
+/// ` (tx 3, 4)` for a non-empty list of tx ids, else nothing.
+fn tx_list(txs: &[u64]) -> String {
+    if txs.is_empty() {
+        return String::new();
+    }
+    let ids: Vec<String> = txs.iter().map(u64::to_string).collect();
+    format!(" (tx {})", ids.join(", "))
 }

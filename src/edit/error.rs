@@ -21,9 +21,8 @@ pub enum EditError {
 
     /// `old` / `anchor` does not occur in the file.
     #[error(
-        "{op} in {path}: {needle} not found; the text must match the file's bytes exactly \
-         (whitespace, indentation and line endings included) — check the current file \
-         content or use replace_lines"
+        "edit #{} ({op} in {path}): {needle} not found; {hint}",
+        .index.saturating_add(1)
     )]
     TargetNotFound {
         /// File path as written in the plan.
@@ -32,12 +31,20 @@ pub enum EditError {
         op: &'static str,
         /// The first 80 characters of the needle, quoted and escaped (`{:?}`).
         needle: String,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// What differs from the file, when it can be told (line endings, a missing
+        /// final newline, text that another edit of the plan creates), and how to
+        /// write the edit.
+        hint: String,
     },
 
     /// `old` / `anchor` occurs more than once and no `occurrence` was given.
     #[error(
-        "{op} in {path}: {needle} matches {count} times (lines {}); add \"occurrence\": N \
-         (1-based) or include more surrounding text so that it matches once",
+        "edit #{} ({op} in {path}): {needle} matches {count} times (lines {}); add \"occurrence\": N \
+         (1-based), or \"occurrence\": \"all\" for replace_text, or include more surrounding \
+         text so that it matches once",
+        .index.saturating_add(1),
         join_lines(.lines)
     )]
     AmbiguousTarget {
@@ -47,6 +54,8 @@ pub enum EditError {
         op: &'static str,
         /// The first 80 characters of the needle, quoted and escaped (`{:?}`).
         needle: String,
+        /// 0-based plan index of the edit.
+        index: usize,
         /// Number of non-overlapping matches.
         count: usize,
         /// 1-based line number of the start of each match.
@@ -55,8 +64,9 @@ pub enum EditError {
 
     /// `occurrence` is larger than the number of matches.
     #[error(
-        "{op} in {path}: \"occurrence\": {occurrence} requested but {needle} matches only \
-         {count} time(s); use an occurrence between 1 and {count}"
+        "edit #{} ({op} in {path}): \"occurrence\": {occurrence} requested but {needle} \
+         matches only {count} time(s); use an occurrence between 1 and {count}",
+        .index.saturating_add(1)
     )]
     OccurrenceOutOfRange {
         /// File path as written in the plan.
@@ -65,6 +75,8 @@ pub enum EditError {
         op: &'static str,
         /// The first 80 characters of the needle, quoted and escaped (`{:?}`).
         needle: String,
+        /// 0-based plan index of the edit.
+        index: usize,
         /// The requested 1-based occurrence.
         occurrence: usize,
         /// Number of non-overlapping matches.
@@ -73,12 +85,16 @@ pub enum EditError {
 
     /// `replace_lines` range is not within the file.
     #[error(
-        "replace_lines in {path}: lines {start}..={end} are out of range; the file has \
-         {line_count} line(s) — use 1 <= start <= end <= {line_count} (1-based, inclusive)"
+        "edit #{} (replace_lines in {path}): lines {start}..={end} are out of range; the \
+         file has {line_count} line(s) — {}",
+        .index.saturating_add(1),
+        line_range_hint(*.line_count)
     )]
     LineOutOfRange {
         /// File path as written in the plan.
         path: String,
+        /// 0-based plan index of the edit.
+        index: usize,
         /// Requested first line (1-based).
         start: usize,
         /// Requested last line (1-based, inclusive).
@@ -114,6 +130,63 @@ pub enum EditError {
         path: String,
     },
 
+    /// A text op on a file in a wide encoding (UTF-16 or UTF-32, told by its
+    /// byte-order mark or by its NUL bytes): its bytes are not UTF-8, so matching and
+    /// splicing UTF-8 text would corrupt it.
+    #[error(
+        "edit #{} ({op} in {path}): the file is {encoding} ({evidence}); text ops match and \
+         insert UTF-8 bytes and would corrupt it — rewrite the whole file with replace_file \
+         and \"content_base64\" holding the new {encoding} bytes (byte-order mark included)",
+        .index.saturating_add(1)
+    )]
+    UnsupportedEncoding {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_text"`.
+        op: &'static str,
+        /// 0-based plan index of the (first) text edit of the file.
+        index: usize,
+        /// `"UTF-16LE"`, `"UTF-16BE"`, `"UTF-32LE"` or `"UTF-32BE"`.
+        encoding: &'static str,
+        /// How it was told: `"byte-order mark"` or `"detected from its NUL bytes"`.
+        evidence: &'static str,
+    },
+
+    /// A text op would put non-ASCII UTF-8 text into a file that is not valid UTF-8
+    /// (a legacy encoding such as Latin-1 or Shift-JIS), making a mixed-encoding file.
+    #[error(
+        "edit #{} ({op} in {path}): the file is not UTF-8 (a legacy encoding such as \
+         Latin-1, or stray bytes) and the edit inserts non-ASCII UTF-8 text, which would \
+         leave the file in two encodings; insert ASCII text only (an escape such as \\u00e9 \
+         where the language has one), or rewrite the whole file with replace_file and \
+         \"content_base64\" holding the bytes in the file's own encoding",
+        .index.saturating_add(1)
+    )]
+    EncodingMismatch {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_text"`.
+        op: &'static str,
+        /// 0-based plan index of the edit.
+        index: usize,
+    },
+
+    /// Several edits of a plan have a target that is missing or ambiguous (each one
+    /// a [`EditError::TargetNotFound`], [`EditError::AmbiguousTarget`],
+    /// [`EditError::OccurrenceOutOfRange`], [`EditError::LineOutOfRange`],
+    /// [`EditError::FileNotFound`] or [`EditError::FileExists`]): all are reported at
+    /// once, in plan order.
+    #[error(
+        "{} edits of the plan have no single target; fix them all and resend: {}",
+        .failures.len(),
+        join_failures(.failures)
+    )]
+    UnresolvedTargets {
+        /// The failures, in plan order (one per edit; one per path for a missing or
+        /// present file).
+        failures: Vec<EditError>,
+    },
+
     /// `create_file` on a path that already exists.
     #[error("{path} already exists; use replace_file to overwrite it, or a text edit to change part of it")]
     FileExists {
@@ -134,6 +207,57 @@ impl EditError {
             EditError::OverlappingEdits { .. } => "overlapping_edits",
             EditError::FileNotFound { .. } => "file_not_found",
             EditError::FileExists { .. } => "file_exists",
+            EditError::UnsupportedEncoding { .. } => "unsupported_encoding",
+            EditError::EncodingMismatch { .. } => "encoding_mismatch",
+            EditError::UnresolvedTargets { .. } => "unresolved_targets",
+        }
+    }
+
+    /// True for the failures of one edit's target (exit 6): a missing or ambiguous
+    /// text, a line range out of the file, an occurrence out of range, a file that is
+    /// missing or (for `create_file`) present — and several of them at once.
+    pub fn is_target_failure(&self) -> bool {
+        matches!(
+            self,
+            EditError::TargetNotFound { .. }
+                | EditError::AmbiguousTarget { .. }
+                | EditError::OccurrenceOutOfRange { .. }
+                | EditError::LineOutOfRange { .. }
+                | EditError::FileNotFound { .. }
+                | EditError::FileExists { .. }
+                | EditError::UnresolvedTargets { .. }
+        )
+    }
+
+    /// The 0-based plan index of the edit, for errors about one edit.
+    pub fn edit_index(&self) -> Option<usize> {
+        match self {
+            EditError::TargetNotFound { index, .. }
+            | EditError::AmbiguousTarget { index, .. }
+            | EditError::OccurrenceOutOfRange { index, .. }
+            | EditError::LineOutOfRange { index, .. }
+            | EditError::UnsupportedEncoding { index, .. }
+            | EditError::EncodingMismatch { index, .. } => Some(*index),
+            _ => None,
+        }
+    }
+
+    /// The target failures `failures` as one error: `None` if there are none, the
+    /// failure itself if there is one, else [`EditError::UnresolvedTargets`] listing
+    /// them (nested lists flattened) in plan order.
+    pub fn combine(failures: Vec<EditError>) -> Option<EditError> {
+        let mut flat: Vec<EditError> = Vec::new();
+        for f in failures {
+            match f {
+                EditError::UnresolvedTargets { failures } => flat.extend(failures),
+                f => flat.push(f),
+            }
+        }
+        flat.sort_by_key(|f| f.edit_index().unwrap_or(usize::MAX));
+        match flat.len() {
+            0 => None,
+            1 => flat.pop(),
+            _ => Some(EditError::UnresolvedTargets { failures: flat }),
         }
     }
 
@@ -141,6 +265,63 @@ impl EditError {
     pub fn invalid_plan(message: impl Into<String>) -> Self {
         EditError::InvalidPlan {
             message: message.into(),
+        }
+    }
+}
+
+/// One failed target of a plan, as `--json` errors and MCP tool errors list them
+/// (`failures`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct TargetFailure {
+    /// The error kind ([`EditError::code`]), e.g. `"target_not_found"`.
+    pub kind: &'static str,
+    /// The edit, 1-based as in the messages ("edit #2"); absent for a missing or
+    /// present file, which concerns every edit of its path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub edit: Option<usize>,
+    /// The file path as written in the plan.
+    pub path: String,
+    /// 1-based lines of the matches of an ambiguous target.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lines: Vec<usize>,
+    /// The failure's own message.
+    pub message: String,
+}
+
+impl EditError {
+    /// The file path the error is about, as written in the plan.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            EditError::TargetNotFound { path, .. }
+            | EditError::AmbiguousTarget { path, .. }
+            | EditError::OccurrenceOutOfRange { path, .. }
+            | EditError::LineOutOfRange { path, .. }
+            | EditError::OverlappingEdits { path, .. }
+            | EditError::FileNotFound { path }
+            | EditError::FileExists { path }
+            | EditError::UnsupportedEncoding { path, .. }
+            | EditError::EncodingMismatch { path, .. } => Some(path),
+            EditError::InvalidPlan { .. } | EditError::UnresolvedTargets { .. } => None,
+        }
+    }
+
+    /// The failed targets this error reports: each of [`EditError::UnresolvedTargets`],
+    /// or the error itself for one target failure; empty for other errors.
+    pub fn failures(&self) -> Vec<TargetFailure> {
+        let one = |e: &EditError| TargetFailure {
+            kind: e.code(),
+            edit: e.edit_index().map(|i| i.saturating_add(1)),
+            path: e.path().unwrap_or_default().to_string(),
+            lines: match e {
+                EditError::AmbiguousTarget { lines, .. } => lines.clone(),
+                _ => Vec::new(),
+            },
+            message: e.to_string(),
+        };
+        match self {
+            EditError::UnresolvedTargets { failures } => failures.iter().map(one).collect(),
+            e if e.is_target_failure() => vec![one(e)],
+            _ => Vec::new(),
         }
     }
 }
@@ -154,6 +335,28 @@ pub fn display_needle(needle: &str) -> String {
         format!("{truncated:?}...")
     } else {
         format!("{truncated:?}")
+    }
+}
+
+fn join_failures(failures: &[EditError]) -> String {
+    let parts: Vec<String> = failures
+        .iter()
+        .enumerate()
+        .map(|(i, f)| format!("({}) {f}", i + 1))
+        .collect();
+    parts.join(" ")
+}
+
+/// How to write a `replace_lines` range of a file of `line_count` lines.
+fn line_range_hint(line_count: usize) -> String {
+    match line_count {
+        0 => "the file is empty, so no line can be replaced: use append (or prepend) to add \
+              text to it, or replace_file"
+            .into(),
+        n => format!(
+            "use 1 <= start <= end <= {n} (1-based, inclusive); to add text at the start or \
+             end of the file use prepend or append"
+        ),
     }
 }
 
@@ -172,13 +375,15 @@ mod tests {
             path: "src/lib.rs".into(),
             op: "replace_text",
             needle: display_needle("fn a()"),
+            index: 1,
             count: 3,
             lines: vec![4, 9, 20],
         };
         assert_eq!(
             e.to_string(),
-            "replace_text in src/lib.rs: \"fn a()\" matches 3 times (lines 4, 9, 20); add \
-             \"occurrence\": N (1-based) or include more surrounding text so that it matches once"
+            "edit #2 (replace_text in src/lib.rs): \"fn a()\" matches 3 times (lines 4, 9, 20); \
+             add \"occurrence\": N (1-based), or \"occurrence\": \"all\" for replace_text, or \
+             include more surrounding text so that it matches once"
         );
         assert_eq!(e.code(), "ambiguous_target");
     }
@@ -210,6 +415,7 @@ mod tests {
             EditError::FileExists { path: "p".into() },
             EditError::LineOutOfRange {
                 path: "p".into(),
+                index: 0,
                 start: 1,
                 end: 2,
                 line_count: 1,

@@ -28,8 +28,8 @@ pub mod resolve;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
-pub use error::EditError;
+pub use error::{EditError, TargetFailure};
 pub use merge::{merge3, ConflictRegion, MergeResult};
-pub use plan::{Edit, Plan};
-pub use resolve::{apply_file_edits, FileBase, FileCandidate};
+pub use plan::{Edit, Occurrence, Plan};
+pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};
 pub use validate::{has_errors, validate, FileCheck, Issue, Severity};

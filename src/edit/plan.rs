@@ -38,6 +38,67 @@ fn de_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Err
     }
 }
 
+/// Which match of `old` a `replace_text` replaces: `"occurrence": N` (1-based) or
+/// `"occurrence": "all"`.
+///
+/// With `All`, every non-overlapping match, found left to right in the base, is
+/// replaced; the replacement is never scanned again (`"aa"` in `"aaa"` is replaced
+/// once, and a `new` that contains `old` is fine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Occurrence {
+    /// The N-th match (1-based).
+    Nth(usize),
+    /// Every match.
+    All,
+}
+
+impl serde::Serialize for Occurrence {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Occurrence::Nth(n) => s.serialize_u64(*n as u64),
+            Occurrence::All => s.serialize_str("all"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Occurrence {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(usize),
+            Text(String),
+        }
+        match Raw::deserialize(d).map_err(|_| {
+            serde::de::Error::custom(
+                "\"occurrence\" must be a 1-based match number (1 = first match) or \"all\"",
+            )
+        })? {
+            Raw::Number(n) => Ok(Occurrence::Nth(n)),
+            Raw::Text(t) if t == "all" => Ok(Occurrence::All),
+            Raw::Text(t) => Err(serde::de::Error::custom(format!(
+                "\"occurrence\": {t:?} is not valid; give a 1-based match number or \"all\""
+            ))),
+        }
+    }
+}
+
+impl Occurrence {
+    /// The 1-based match number; `None` for [`Occurrence::All`].
+    pub fn nth(self) -> Option<usize> {
+        match self {
+            Occurrence::Nth(n) => Some(n),
+            Occurrence::All => None,
+        }
+    }
+}
+
+impl From<usize> for Occurrence {
+    fn from(n: usize) -> Self {
+        Occurrence::Nth(n)
+    }
+}
+
 /// Longest string field (bytes) a recorded plan keeps verbatim; see
 /// [`Plan::to_recorded_json`].
 pub const RECORDED_STRING_MAX: usize = 64 * 1024;
@@ -65,7 +126,8 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Edit {
-    /// Replace the bytes of `old` (must match once, or pick `occurrence`) with `new`.
+    /// Replace the bytes of `old` (must match once, or pick `occurrence`, or
+    /// `"occurrence": "all"`) with `new`.
     ReplaceText {
         /// File path.
         path: String,
@@ -73,9 +135,10 @@ pub enum Edit {
         old: String,
         /// Replacement text.
         new: String,
-        /// 1-based match to use when `old` occurs more than once.
+        /// The match to replace when `old` occurs more than once: 1-based, or
+        /// [`Occurrence::All`].
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        occurrence: Option<usize>,
+        occurrence: Option<Occurrence>,
     },
     /// Replace lines `start..=end` (1-based, inclusive) with `content`.
     ReplaceLines {
@@ -111,6 +174,22 @@ pub enum Edit {
         /// 1-based match to use when `anchor` occurs more than once.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         occurrence: Option<usize>,
+    },
+    /// Insert `text` at the start of an existing file (empty ones included), after
+    /// its UTF-8 byte-order mark if it has one.
+    Prepend {
+        /// File path.
+        path: String,
+        /// Inserted text, verbatim.
+        text: String,
+    },
+    /// Insert `text` at the end of an existing file (empty ones included), verbatim:
+    /// if the file does not end with a newline, start `text` with one.
+    Append {
+        /// File path.
+        path: String,
+        /// Inserted text, verbatim.
+        text: String,
     },
     /// Replace the whole content of an existing file. Exactly one of `content`
     /// / `content_base64`.
@@ -167,6 +246,8 @@ impl Edit {
             | Edit::ReplaceLines { path, .. }
             | Edit::InsertBefore { path, .. }
             | Edit::InsertAfter { path, .. }
+            | Edit::Prepend { path, .. }
+            | Edit::Append { path, .. }
             | Edit::ReplaceFile { path, .. }
             | Edit::CreateFile { path, .. }
             | Edit::DeleteFile { path } => path,
@@ -180,6 +261,8 @@ impl Edit {
             Edit::ReplaceLines { .. } => "replace_lines",
             Edit::InsertBefore { .. } => "insert_before",
             Edit::InsertAfter { .. } => "insert_after",
+            Edit::Prepend { .. } => "prepend",
+            Edit::Append { .. } => "append",
             Edit::ReplaceFile { .. } => "replace_file",
             Edit::CreateFile { .. } => "create_file",
             Edit::DeleteFile { .. } => "delete_file",
@@ -194,7 +277,8 @@ impl Edit {
         }
     }
 
-    /// True for byte-splice ops: replace_text, replace_lines, insert_before, insert_after.
+    /// True for byte-splice ops: replace_text, replace_lines, insert_before,
+    /// insert_after, prepend, append.
     pub fn is_text_op(&self) -> bool {
         matches!(
             self,
@@ -202,7 +286,23 @@ impl Edit {
                 | Edit::ReplaceLines { .. }
                 | Edit::InsertBefore { .. }
                 | Edit::InsertAfter { .. }
+                | Edit::Prepend { .. }
+                | Edit::Append { .. }
         )
+    }
+
+    /// The text a text op puts into the file (`new`, `content`, `text`); `None` for
+    /// whole-file ops.
+    pub fn inserted_text(&self) -> Option<&str> {
+        match self {
+            Edit::ReplaceText { new, .. } => Some(new),
+            Edit::ReplaceLines { content, .. } => Some(content),
+            Edit::InsertBefore { text, .. }
+            | Edit::InsertAfter { text, .. }
+            | Edit::Prepend { text, .. }
+            | Edit::Append { text, .. } => Some(text),
+            _ => None,
+        }
     }
 
     /// Checks the rules that need no file content (see [`Plan::from_json`]).
@@ -216,7 +316,7 @@ impl Edit {
         match self {
             Edit::ReplaceText {
                 old, occurrence, ..
-            } => self.check_needle("old", old, *occurrence),
+            } => self.check_needle("old", old, occurrence.and_then(Occurrence::nth)),
             Edit::InsertBefore {
                 anchor, occurrence, ..
             }
@@ -227,7 +327,10 @@ impl Edit {
                 self.check_mode()?;
                 self.content_bytes().map(|_| ())
             }
-            Edit::ReplaceLines { .. } | Edit::DeleteFile { .. } => Ok(()),
+            Edit::ReplaceLines { .. }
+            | Edit::Prepend { .. }
+            | Edit::Append { .. }
+            | Edit::DeleteFile { .. } => Ok(()),
         }
     }
 
@@ -281,9 +384,18 @@ impl Edit {
         occurrence: Option<usize>,
     ) -> Result<(), EditError> {
         if needle.is_empty() {
+            let instead = match field {
+                "anchor" => {
+                    "to insert at the start or end of the file (an empty one too) use \
+                             prepend or append"
+                }
+                _ => {
+                    "to edit by position use replace_lines (line numbers) or replace_file \
+                      (the whole file); to fill an empty file use append"
+                }
+            };
             return Err(self.invalid(format!(
-                "\"{field}\" is empty; give the exact text to find (use replace_lines or \
-                 replace_file to edit by position)"
+                "\"{field}\" is empty; give the exact text to find, or {instead}"
             )));
         }
         if occurrence == Some(0) {
@@ -396,10 +508,12 @@ impl Plan {
                 let mut m = Map::new();
                 m.insert("op".into(), Value::from(e.op_name()));
                 m.insert("path".into(), Value::from(e.path()));
-                let occurrence = |m: &mut Map<String, Value>, o: &Option<usize>| {
-                    if let Some(o) = o {
-                        m.insert("occurrence".into(), Value::from(*o));
-                    }
+                let occurrence = |m: &mut Map<String, Value>, o: Option<Occurrence>| {
+                    match o {
+                        Some(Occurrence::Nth(n)) => m.insert("occurrence".into(), Value::from(n)),
+                        Some(Occurrence::All) => m.insert("occurrence".into(), Value::from("all")),
+                        None => None,
+                    };
                 };
                 match e {
                     Edit::ReplaceText {
@@ -410,7 +524,7 @@ impl Plan {
                     } => {
                         text(&mut m, "old", old);
                         text(&mut m, "new", new);
-                        occurrence(&mut m, o);
+                        occurrence(&mut m, *o);
                     }
                     Edit::ReplaceLines {
                         start,
@@ -436,7 +550,10 @@ impl Plan {
                     } => {
                         text(&mut m, "anchor", anchor);
                         text(&mut m, "text", t);
-                        occurrence(&mut m, o);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
+                    Edit::Prepend { text: t, .. } | Edit::Append { text: t, .. } => {
+                        text(&mut m, "text", t);
                     }
                     Edit::ReplaceFile {
                         content,
@@ -511,6 +628,9 @@ mod tests {
           {"op":"replace_lines","path":"b","start":1,"end":2,"content":"z\n"},
           {"op":"insert_before","path":"c","anchor":"k","text":"t"},
           {"op":"insert_after","path":"c","anchor":"q","text":"u","occurrence":1},
+          {"op":"replace_text","path":"a","old":"x","new":"xx","occurrence":"all"},
+          {"op":"prepend","path":"p","text":"head\n"},
+          {"op":"append","path":"p","text":"tail\n"},
           {"op":"replace_file","path":"d","content_base64":"AAEC","mode":420},
           {"op":"create_file","path":"e","content":""},
           {"op":"delete_file","path":"f"}]}"#;
@@ -668,6 +788,39 @@ mod tests {
             r#"{"edits":[{"op":"insert_after","path":"a","anchor":"x","text":"y","occurrence":0}]}"#,
         );
         assert!(msg.contains("occurrences are 1-based"), "{msg}");
+    }
+
+    #[test]
+    fn occurrence_is_a_number_or_all() {
+        let json = |o: &str| {
+            format!(
+                r#"{{"edits":[{{"op":"replace_text","path":"a","old":"x","new":"y","occurrence":{o}}}]}}"#
+            )
+        };
+        let occ = |plan: Plan| match &plan.edits[0] {
+            Edit::ReplaceText { occurrence, .. } => *occurrence,
+            _ => None,
+        };
+        assert_eq!(occ(parse(&json("\"all\"")).unwrap()), Some(Occurrence::All));
+        assert_eq!(occ(parse(&json("2")).unwrap()), Some(Occurrence::Nth(2)));
+        let msg = invalid_message(&json("\"every\""));
+        assert!(msg.contains("\"occurrence\""), "{msg}");
+        let msg = invalid_message(&json("0"));
+        assert!(msg.contains("occurrences are 1-based"), "{msg}");
+        // insert ops take a number only.
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"insert_after","path":"a","anchor":"x","text":"y","occurrence":"all"}]}"#,
+        );
+        assert!(msg.contains("invalid type"), "{msg}");
+    }
+
+    #[test]
+    fn empty_anchor_hint_names_prepend_and_append() {
+        let msg = invalid_message(
+            r#"{"edits":[{"op":"insert_before","path":"a","anchor":"","text":"y"}]}"#,
+        );
+        assert!(msg.contains("prepend or append"), "{msg}");
+        assert!(!msg.contains("replace_lines"), "{msg}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! `start..end` and replacement bytes — and all splices of a file are computed
 //! against the same base, never against each other's output. Splices are then
 //! checked for overlap and applied in one pass in `(start, end, plan index)`
-//! order, so offsets never shift and every byte outside a matched span is kept
+//! order (at one point, a `prepend` first and an `append` last), so offsets never shift and every byte outside a matched span is kept
 //! exactly (line endings, BOM, invalid UTF-8, a missing final newline).
 
 use std::borrow::Cow;
@@ -15,7 +15,8 @@ use super::error::{display_needle, EditError};
 #[cfg(test)]
 use super::lines::line_spans;
 use super::lines::{count_lines, line_range};
-use super::plan::Edit;
+use super::plan::{Edit, Occurrence};
+use super::validate::{Issue, Severity};
 
 /// The state of one file before edits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +40,10 @@ pub struct FileCandidate {
     /// True if a text op changed a file whose base bytes contain a NUL byte in
     /// the first 8000 bytes (git's binary heuristic).
     pub text_op_on_binary: bool,
+    /// Findings of the resolution for the revision's validation report: one
+    /// `occurrences_replaced` warning per `"occurrence": "all"` edit, with the number
+    /// of matches it replaced and their lines.
+    pub notes: Vec<Issue>,
 }
 
 /// One resolved edit: replace `base[start..end]` (bytes) with `text`.
@@ -47,13 +52,20 @@ struct Splice<'e> {
     start: usize,
     end: usize,
     text: Cow<'e, [u8]>,
+    /// Among insertions at one point: 0 for prepend (first), 2 for append (last), 1
+    /// for the others.
+    rank: u8,
     index: usize,
 }
+
+/// The UTF-8 byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Applies all `edits` of one file (with their 0-based plan indices) to `base`.
 ///
 /// All edits are resolved against the same base bytes and applied in
-/// `(start byte, end byte, plan index)` order.
+/// `(start byte, end byte, plan index)` order. Every edit whose target fails is
+/// reported, not only the first (see [`EditError::combine`]).
 ///
 /// # Errors
 /// - [`EditError::FileNotFound`]: a text op, `replace_file` or `delete_file` on an absent file.
@@ -61,6 +73,9 @@ struct Splice<'e> {
 /// - [`EditError::TargetNotFound`], [`EditError::AmbiguousTarget`],
 ///   [`EditError::OccurrenceOutOfRange`]: `old` / `anchor` matching failed.
 /// - [`EditError::LineOutOfRange`]: bad `replace_lines` range.
+/// - [`EditError::UnresolvedTargets`]: several of the four above.
+/// - [`EditError::UnsupportedEncoding`]: a text op on a UTF-16 or UTF-32 file.
+/// - [`EditError::EncodingMismatch`]: non-ASCII text into a file that is not UTF-8.
 /// - [`EditError::OverlappingEdits`]: two splices intersect, or a whole-file op is
 ///   not the only edit of its path.
 /// - [`EditError::InvalidPlan`]: an edit breaks a plan-level rule (see `Plan::from_json`).
@@ -78,18 +93,103 @@ pub fn apply_file_edits(
             false => Err(EditError::FileNotFound { path: path.into() }),
         };
     };
-    let mut splices = edits
-        .iter()
-        .map(|(index, edit)| resolve_splice(path, bytes, *index, edit))
-        .collect::<Result<Vec<_>, _>>()?;
-    splices.sort_by_key(|s| (s.start, s.end, s.index));
+    if let (Some(&(index, edit)), Some((encoding, evidence))) =
+        (edits.first(), wide_encoding(bytes))
+    {
+        return Err(EditError::UnsupportedEncoding {
+            path: path.into(),
+            op: edit.op_name(),
+            index,
+            encoding,
+            evidence,
+        });
+    }
+    let mut is_utf8: Option<bool> = None;
+    let mut splices = Vec::new();
+    let mut failures = Vec::new();
+    let mut notes = Vec::new();
+    for &(index, edit) in edits {
+        edit.check()?;
+        let non_ascii = edit.inserted_text().is_some_and(|t| !t.is_ascii());
+        if non_ascii && !*is_utf8.get_or_insert_with(|| std::str::from_utf8(bytes).is_ok()) {
+            return Err(EditError::EncodingMismatch {
+                path: path.into(),
+                op: edit.op_name(),
+                index,
+            });
+        }
+        let target = Target {
+            path,
+            base: bytes,
+            index,
+            op: edit.op_name(),
+            plan: edits,
+        };
+        match target.resolve(edit, &mut splices) {
+            Ok(note) => notes.extend(note),
+            Err(e) if e.is_target_failure() => failures.push(e),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(e) = EditError::combine(failures) {
+        return Err(e);
+    }
+    splices.sort_by_key(|s| (s.start, s.end, s.rank, s.index));
     check_overlaps(path, &splices)?;
     Ok(FileCandidate {
         exists: true,
         bytes: splice_all(bytes, &splices),
         mode: None,
         text_op_on_binary: !edits.is_empty() && is_binary(bytes),
+        notes,
     })
+}
+
+/// The encoding of `bytes` if it is UTF-16 or UTF-32, which text ops refuse, with
+/// how it was told: its byte-order mark, or (without one) the NUL bytes that
+/// mostly-ASCII text in these encodings has at fixed positions in the first 8000
+/// bytes. Text in them without a BOM and without ASCII is not detected (it is then
+/// simply not UTF-8).
+pub fn wide_encoding(bytes: &[u8]) -> Option<(&'static str, &'static str)> {
+    const BOM: &str = "byte-order mark";
+    const NULS: &str = "detected from its NUL bytes";
+    // UTF-32 first: its little-endian BOM starts with UTF-16LE's.
+    for (mark, name) in [
+        (&b"\xFF\xFE\x00\x00"[..], "UTF-32LE"),
+        (b"\x00\x00\xFE\xFF", "UTF-32BE"),
+        (b"\xFF\xFE", "UTF-16LE"),
+        (b"\xFE\xFF", "UTF-16BE"),
+    ] {
+        if bytes.starts_with(mark) {
+            return Some((name, BOM));
+        }
+    }
+    let sample = &bytes[..bytes.len().min(8000)];
+    // Only a file with a NUL byte can be UTF-16/32 text without a byte-order mark.
+    memchr::memchr(0, sample)?;
+    // Share of units whose only non-zero byte is at position `at` of `width`: a
+    // mostly-ASCII text has that for most units, and no unit is all zero.
+    let share = |width: usize, at: usize| -> bool {
+        let units: Vec<&[u8]> = sample.chunks_exact(width).collect();
+        if units.len() < 2 {
+            return false;
+        }
+        let zero_unit = units.iter().any(|u| u.iter().all(|&b| b == 0));
+        let ascii = units
+            .iter()
+            .filter(|u| u.iter().enumerate().all(|(i, &b)| (i == at) == (b != 0)))
+            .count();
+        !zero_unit && ascii * 10 >= units.len() * 9
+    };
+    [
+        (4, 0, "UTF-32LE"),
+        (4, 3, "UTF-32BE"),
+        (2, 0, "UTF-16LE"),
+        (2, 1, "UTF-16BE"),
+    ]
+    .into_iter()
+    .find(|&(width, at, _)| share(width, at))
+    .map(|(_, _, name)| (name, NULS))
 }
 
 fn absent() -> FileCandidate {
@@ -98,6 +198,7 @@ fn absent() -> FileCandidate {
         bytes: Vec::new(),
         mode: None,
         text_op_on_binary: false,
+        notes: Vec::new(),
     }
 }
 
@@ -130,6 +231,7 @@ fn whole_file_candidate(edit: &Edit) -> Result<FileCandidate, EditError> {
         bytes: edit.content_bytes()?.unwrap_or_default(),
         mode: edit.mode(),
         text_op_on_binary: false,
+        notes: Vec::new(),
     })
 }
 
@@ -141,101 +243,265 @@ fn overlap(path: &str, a: usize, b: usize) -> EditError {
     }
 }
 
-/// Resolves one text op against the base bytes.
-fn resolve_splice<'e>(
-    path: &str,
-    base: &[u8],
+/// One text edit being resolved: where, and the other edits of its file (to explain
+/// a target that one of them creates).
+struct Target<'a> {
+    path: &'a str,
+    base: &'a [u8],
     index: usize,
-    edit: &'e Edit,
-) -> Result<Splice<'e>, EditError> {
-    edit.check()?;
-    let op = edit.op_name();
-    let (range, text): (Range<usize>, Cow<'e, [u8]>) = match edit {
-        Edit::ReplaceText {
-            old,
-            new,
-            occurrence,
-            ..
-        } => {
-            let at = select_match(path, op, base, old, *occurrence)?;
-            (at..at + old.len(), Cow::Borrowed(new.as_bytes()))
-        }
-        Edit::InsertBefore {
-            anchor,
-            text,
-            occurrence,
-            ..
-        } => {
-            let at = select_match(path, op, base, anchor, *occurrence)?;
-            (at..at, Cow::Borrowed(text.as_bytes()))
-        }
-        Edit::InsertAfter {
-            anchor,
-            text,
-            occurrence,
-            ..
-        } => {
-            let at = select_match(path, op, base, anchor, *occurrence)? + anchor.len();
-            (at..at, Cow::Borrowed(text.as_bytes()))
-        }
-        Edit::ReplaceLines {
-            start,
-            end,
-            content,
-            ..
-        } => line_splice(path, base, *start, *end, content.as_bytes())?,
-        _ => {
-            return Err(EditError::invalid_plan(format!(
-                "{op} {path}: not a text edit"
-            )))
-        }
-    };
-    Ok(Splice {
-        start: range.start,
-        end: range.end,
-        text,
-        index,
-    })
+    op: &'static str,
+    plan: &'a [(usize, &'a Edit)],
 }
 
-/// Picks the byte offset of the match of `needle` selected by `occurrence`
-/// (1-based), or the only match when `occurrence` is `None`.
-fn select_match(
-    path: &str,
-    op: &'static str,
-    base: &[u8],
-    needle: &str,
-    occurrence: Option<usize>,
-) -> Result<usize, EditError> {
-    let matches = find_all(base, needle.as_bytes());
-    let count = matches.len();
-    let chosen = match occurrence {
-        None if count > 1 => {
-            return Err(EditError::AmbiguousTarget {
-                path: path.into(),
-                op,
-                needle: display_needle(needle),
-                count,
-                lines: line_numbers(base, &matches),
+impl Target<'_> {
+    /// Resolves `edit` into splices appended to `out`; returns the note of an
+    /// `"occurrence": "all"` edit.
+    fn resolve<'e>(
+        &self,
+        edit: &'e Edit,
+        out: &mut Vec<Splice<'e>>,
+    ) -> Result<Option<Issue>, EditError> {
+        let rank = match edit {
+            Edit::Prepend { .. } => 0,
+            Edit::Append { .. } => 2,
+            _ => 1,
+        };
+        let mut push = |range: Range<usize>, text: Cow<'e, [u8]>| {
+            out.push(Splice {
+                start: range.start,
+                end: range.end,
+                text,
+                rank,
+                index: self.index,
             })
+        };
+        match edit {
+            Edit::ReplaceText {
+                old,
+                new,
+                occurrence: Some(Occurrence::All),
+                ..
+            } => {
+                let matches = find_all(self.base, old.as_bytes());
+                if matches.is_empty() {
+                    return Err(self.not_found(old));
+                }
+                for &at in &matches {
+                    push(at..at + old.len(), Cow::Borrowed(new.as_bytes()));
+                }
+                return Ok(Some(self.replaced_all(old, &matches)));
+            }
+            Edit::ReplaceText {
+                old,
+                new,
+                occurrence,
+                ..
+            } => {
+                let at = self.select_match(old, occurrence.and_then(Occurrence::nth))?;
+                push(at..at + old.len(), Cow::Borrowed(new.as_bytes()));
+            }
+            Edit::InsertBefore {
+                anchor,
+                text,
+                occurrence,
+                ..
+            } => {
+                let at = self.select_match(anchor, *occurrence)?;
+                push(at..at, Cow::Borrowed(text.as_bytes()));
+            }
+            Edit::InsertAfter {
+                anchor,
+                text,
+                occurrence,
+                ..
+            } => {
+                let at = self.select_match(anchor, *occurrence)? + anchor.len();
+                push(at..at, Cow::Borrowed(text.as_bytes()));
+            }
+            Edit::Prepend { text, .. } => {
+                let at = if self.base.starts_with(UTF8_BOM) {
+                    UTF8_BOM.len()
+                } else {
+                    0
+                };
+                push(at..at, Cow::Borrowed(text.as_bytes()));
+            }
+            Edit::Append { text, .. } => {
+                let at = self.base.len();
+                push(at..at, Cow::Borrowed(text.as_bytes()));
+            }
+            Edit::ReplaceLines {
+                start,
+                end,
+                content,
+                ..
+            } => {
+                let (range, text) = self.line_splice(*start, *end, content.as_bytes())?;
+                push(range, text);
+            }
+            _ => {
+                return Err(EditError::invalid_plan(format!(
+                    "{} {}: not a text edit",
+                    self.op, self.path
+                )))
+            }
         }
-        None => matches.first(),
-        Some(n) => n.checked_sub(1).and_then(|i| matches.get(i)),
-    };
-    match (chosen, occurrence) {
-        (Some(&at), _) => Ok(at),
-        (None, Some(occurrence)) if count > 0 => Err(EditError::OccurrenceOutOfRange {
-            path: path.into(),
-            op,
+        Ok(None)
+    }
+
+    /// Picks the byte offset of the match of `needle` selected by `occurrence`
+    /// (1-based), or the only match when `occurrence` is `None`.
+    fn select_match(&self, needle: &str, occurrence: Option<usize>) -> Result<usize, EditError> {
+        let matches = find_all(self.base, needle.as_bytes());
+        let count = matches.len();
+        let chosen = match occurrence {
+            None if count > 1 => {
+                return Err(EditError::AmbiguousTarget {
+                    path: self.path.into(),
+                    op: self.op,
+                    needle: display_needle(needle),
+                    index: self.index,
+                    count,
+                    lines: line_numbers(self.base, &matches),
+                })
+            }
+            None => matches.first(),
+            Some(n) => n.checked_sub(1).and_then(|i| matches.get(i)),
+        };
+        match (chosen, occurrence) {
+            (Some(&at), _) => Ok(at),
+            (None, Some(occurrence)) if count > 0 => Err(EditError::OccurrenceOutOfRange {
+                path: self.path.into(),
+                op: self.op,
+                needle: display_needle(needle),
+                index: self.index,
+                occurrence,
+                count,
+            }),
+            (None, _) => Err(self.not_found(needle)),
+        }
+    }
+
+    fn not_found(&self, needle: &str) -> EditError {
+        EditError::TargetNotFound {
+            path: self.path.into(),
+            op: self.op,
             needle: display_needle(needle),
-            occurrence,
-            count,
-        }),
-        (None, _) => Err(EditError::TargetNotFound {
-            path: path.into(),
-            op,
-            needle: display_needle(needle),
-        }),
+            index: self.index,
+            hint: self.why_not_found(needle),
+        }
+    }
+
+    /// What differs between `needle` and the file, when it can be told, and how to
+    /// write the edit.
+    fn why_not_found(&self, needle: &str) -> String {
+        let (base, n) = (self.base, needle.as_bytes());
+        let this = self.index.saturating_add(1);
+        let creator = self.plan.iter().find(|(i, e)| {
+            *i != self.index && e.inserted_text().is_some_and(|t| t.contains(needle))
+        });
+        if let Some((other, _)) = creator {
+            return format!(
+                "edit #{} of this plan inserts that text, but all edits of a plan see the \
+                 same base (the file before the plan: the disk for preview, the latest \
+                 candidate for revise), never each other's output, so edit #{this} cannot \
+                 target it — merge the two edits into one, or make edit #{this} in a later \
+                 revise",
+                other.saturating_add(1)
+            );
+        }
+        let has_crlf = memchr::memmem::find(base, b"\r\n").is_some();
+        let bare_lf = n
+            .iter()
+            .enumerate()
+            .any(|(i, &b)| b == b'\n' && (i == 0 || n[i - 1] != b'\r'));
+        if has_crlf && bare_lf {
+            let crlf = needle.replace("\r\n", "\n").replace('\n', "\r\n");
+            let matches = memchr::memmem::find(base, crlf.as_bytes()).is_some();
+            return format!(
+                "the file's lines end with CRLF (\\r\\n) but the text uses LF (\\n){} — write \
+                 each line ending as \\r\\n in the text to find, and in the new text too to keep \
+                 the file's line endings",
+                if matches {
+                    ", and with \\r\\n it matches"
+                } else {
+                    ""
+                }
+            );
+        }
+        if !has_crlf && n.windows(2).any(|w| w == b"\r\n") {
+            return "the file's lines end with LF (\\n) but the text uses CRLF (\\r\\n) — \
+                    write each line ending as \\n"
+                .into();
+        }
+        let trimmed = n
+            .strip_suffix(b"\r\n")
+            .or_else(|| n.strip_suffix(b"\n"))
+            .unwrap_or(n);
+        if !base.ends_with(b"\n") && trimmed.len() < n.len() && base.ends_with(trimmed) {
+            return "the file has no final newline (its last line ends without \\n), and the \
+                    text ends with one — drop the trailing \\n from the text to find (and \
+                    from the new text, to keep the file without a final newline)"
+                .into();
+        }
+        if base.is_empty() {
+            return "the file is empty — use append (or prepend) to add text to it, or \
+                    replace_file"
+                .into();
+        }
+        "the text must match the file's bytes exactly (whitespace, indentation and line \
+         endings included) — check the current file content, or use replace_lines to edit \
+         by line number"
+            .into()
+    }
+
+    /// The `occurrences_replaced` note of an `"occurrence": "all"` edit.
+    fn replaced_all(&self, old: &str, matches: &[usize]) -> Issue {
+        const SHOWN: usize = 20;
+        let lines = line_numbers(self.base, matches);
+        let mut shown: Vec<String> = lines.iter().take(SHOWN).map(usize::to_string).collect();
+        if lines.len() > SHOWN {
+            shown.push("…".into());
+        }
+        Issue {
+            code: "occurrences_replaced".into(),
+            severity: Severity::Warning,
+            path: self.path.into(),
+            message: format!(
+                "edit #{} (replace_text, \"occurrence\": \"all\") replaced {} match(es) of {} \
+                 in {} (lines {}); check the diff",
+                self.index.saturating_add(1),
+                matches.len(),
+                display_needle(old),
+                self.path,
+                shown.join(", ")
+            ),
+        }
+    }
+
+    /// The splice of `replace_lines start..=end` (1-based, inclusive). A UTF-8
+    /// byte-order mark at the start of line 1 is kept unless `content` starts with one.
+    fn line_splice<'e>(
+        &self,
+        start: usize,
+        end: usize,
+        content: &'e [u8],
+    ) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
+        // Found by walking the lines, not by a table of them: a one-line edit of a
+        // large file costs no memory per line.
+        let mut range =
+            line_range(self.base, start, end).ok_or_else(|| EditError::LineOutOfRange {
+                path: self.path.into(),
+                index: self.index,
+                start,
+                end,
+                line_count: count_lines(self.base),
+            })?;
+        if range.start == 0 && self.base.starts_with(UTF8_BOM) && !content.starts_with(UTF8_BOM) {
+            range.start = UTF8_BOM.len();
+        }
+        let replaced = self.base.get(range.clone()).unwrap_or_default();
+        Ok((range, line_replacement(content, replaced)))
     }
 }
 
@@ -273,26 +539,6 @@ fn line_numbers(bytes: &[u8], offsets: &[usize]) -> Vec<usize> {
         lines.push(line);
     }
     lines
-}
-
-/// The splice of `replace_lines start..=end` (1-based, inclusive).
-fn line_splice<'e>(
-    path: &str,
-    base: &[u8],
-    start: usize,
-    end: usize,
-    content: &'e [u8],
-) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
-    // Found by walking the lines, not by a table of them: a one-line edit of a
-    // large file costs no memory per line.
-    let range = line_range(base, start, end).ok_or_else(|| EditError::LineOutOfRange {
-        path: path.into(),
-        start,
-        end,
-        line_count: count_lines(base),
-    })?;
-    let replaced = base.get(range.clone()).unwrap_or_default();
-    Ok((range, line_replacement(content, replaced)))
 }
 
 /// `content`, plus the replaced range's last terminator when the range ended
@@ -354,7 +600,7 @@ mod tests {
             path: path.into(),
             old: old.into(),
             new: new.into(),
-            occurrence,
+            occurrence: occurrence.map(Occurrence::Nth),
         }
     }
 
@@ -473,6 +719,7 @@ mod tests {
     fn replace_lines_out_of_range() {
         let expect = |start, end, line_count| EditError::LineOutOfRange {
             path: "f".into(),
+            index: 0,
             start,
             end,
             line_count,
@@ -625,6 +872,7 @@ mod tests {
                 path: "f".into(),
                 op: "replace_text",
                 needle: "\"foo\"".into(),
+                index: 0,
                 count: 4,
                 lines: vec![2, 3, 3, 5],
             }
@@ -668,6 +916,7 @@ mod tests {
                 path: "f".into(),
                 op: "replace_text",
                 needle: "\"foo\"".into(),
+                index: 0,
                 occurrence: 3,
                 count: 2,
             }
@@ -695,6 +944,11 @@ mod tests {
                 path: "f".into(),
                 op: "insert_before",
                 needle: "\"a\\nb\"".into(),
+                index: 0,
+                hint: "the text must match the file's bytes exactly (whitespace, indentation \
+                       and line endings included) — check the current file content, or use \
+                       replace_lines to edit by line number"
+                    .into(),
             }
         );
     }
@@ -730,6 +984,160 @@ mod tests {
         assert_eq!(e, EditError::FileExists { path: "f".into() });
     }
 
+    fn replace_all(old: &str, new: &str) -> Edit {
+        Edit::ReplaceText {
+            path: "f".into(),
+            old: old.into(),
+            new: new.into(),
+            occurrence: Some(Occurrence::All),
+        }
+    }
+
+    #[test]
+    fn replace_all_is_non_overlapping_and_never_rescans() {
+        assert_eq!(bytes(b"aaa", &[replace_all("aa", "b")]), b"ba");
+        assert_eq!(bytes(b"x x\nx", &[replace_all("x", "xx")]), b"xx xx\nxx");
+        let c = run(Some(b"f(a)\nf(b)\n"), &[replace_all("f(", "g(")]).unwrap();
+        assert_eq!(c.bytes, b"g(a)\ng(b)\n");
+        assert_eq!(c.notes.len(), 1);
+        assert_eq!(c.notes[0].code, "occurrences_replaced");
+        assert!(
+            c.notes[0].message.contains("replaced 2 match(es)"),
+            "{:?}",
+            c.notes
+        );
+        assert!(c.notes[0].message.contains("lines 1, 2"), "{:?}", c.notes);
+        assert_eq!(
+            err(Some(b"abc"), &[replace_all("z", "y")]).code(),
+            "target_not_found"
+        );
+    }
+
+    #[test]
+    fn every_failed_target_is_reported() {
+        let edits = [
+            replace_text("f", "zz", "y", None),
+            replace_text("f", "a", "y", None),
+            replace_lines(9, 9, "x"),
+        ];
+        let EditError::UnresolvedTargets { failures } = err(Some(b"a\na\n"), &edits) else {
+            panic!("expected UnresolvedTargets");
+        };
+        let indices: Vec<Option<usize>> = failures.iter().map(EditError::edit_index).collect();
+        assert_eq!(indices, [Some(0), Some(1), Some(2)]);
+    }
+
+    #[test]
+    fn prepend_and_append_fill_any_file() {
+        let edits = [
+            Edit::Prepend {
+                path: "f".into(),
+                text: "head\n".into(),
+            },
+            Edit::Append {
+                path: "f".into(),
+                text: "tail\n".into(),
+            },
+        ];
+        assert_eq!(bytes(b"", &edits), b"head\ntail\n");
+        assert_eq!(bytes(b"mid\n", &edits), b"head\nmid\ntail\n");
+        assert_eq!(
+            bytes(b"\xEF\xBB\xBFmid", &edits),
+            b"\xEF\xBB\xBFhead\nmidtail\n"
+        );
+    }
+
+    #[test]
+    fn utf8_bom_is_kept_by_replace_lines_on_line_one() {
+        let base = b"\xEF\xBB\xBFone\ntwo\n";
+        assert_eq!(
+            bytes(base, &[replace_lines(1, 1, "ONE")]),
+            b"\xEF\xBB\xBFONE\ntwo\n"
+        );
+        assert_eq!(bytes(base, &[replace_lines(1, 2, "")]), b"\xEF\xBB\xBF");
+        assert_eq!(
+            bytes(base, &[replace_lines(1, 1, "\u{feff}X")]),
+            b"\xEF\xBB\xBFX\ntwo\n"
+        );
+    }
+
+    #[test]
+    fn wide_encodings_are_detected() {
+        assert_eq!(
+            wide_encoding(b"\xFF\xFE@\x00{\x00"),
+            Some(("UTF-16LE", "byte-order mark"))
+        );
+        assert_eq!(
+            wide_encoding(b"\xFE\xFF\x00@"),
+            Some(("UTF-16BE", "byte-order mark"))
+        );
+        assert_eq!(
+            wide_encoding(b"\xFF\xFE\x00\x00@\x00\x00\x00").map(|e| e.0),
+            Some("UTF-32LE")
+        );
+        assert_eq!(
+            wide_encoding(b"h\x00i\x00\r\x00\n\x00").map(|e| e.0),
+            Some("UTF-16LE")
+        );
+        assert_eq!(
+            wide_encoding(b"\x00h\x00i\x00\n").map(|e| e.0),
+            Some("UTF-16BE")
+        );
+        assert_eq!(
+            wide_encoding(b"h\x00\x00\x00i\x00\x00\x00").map(|e| e.0),
+            Some("UTF-32LE")
+        );
+        assert_eq!(wide_encoding(b"plain text\n"), None);
+        assert_eq!(wide_encoding(b"ab\x00cd\x00\x00\x00"), None);
+        let e = err(Some(b"\xFF\xFE@\x00"), &[replace_lines(1, 1, "x")]);
+        assert_eq!(e.code(), "unsupported_encoding");
+        assert!(e.to_string().contains("UTF-16LE"), "{e}");
+        assert!(e.to_string().contains("replace_file"), "{e}");
+    }
+
+    #[test]
+    fn non_ascii_into_a_legacy_encoding_is_refused() {
+        let latin1 = b"caf\xE9\n";
+        assert_eq!(
+            err(Some(latin1), &[insert_after("caf", "\u{e9}")]).code(),
+            "encoding_mismatch"
+        );
+        assert_eq!(bytes(latin1, &[insert_after("caf", "e")]), b"cafe\xE9\n");
+        assert_eq!(
+            bytes("café\n".as_bytes(), &[insert_after("caf", "é")]),
+            "café\u{e9}\n".as_bytes()
+        );
+    }
+
+    #[test]
+    fn not_found_says_what_differs() {
+        let hint = |base: &[u8], edits: &[Edit]| match err(Some(base), edits) {
+            EditError::TargetNotFound { hint, .. } => hint,
+            e => panic!("{e:?}"),
+        };
+        let h = hint(b"a\r\nb\r\n", &[replace_text("f", "a\nb", "c", None)]);
+        assert!(
+            h.contains("CRLF") && h.contains("with \\r\\n it matches"),
+            "{h}"
+        );
+        let h = hint(b"a\nb", &[replace_text("f", "b\n", "c", None)]);
+        assert!(h.contains("no final newline"), "{h}");
+        let h = hint(
+            b"x\n",
+            &[
+                insert_after("x\n", "fn new()\n"),
+                replace_text("f", "fn new()", "fn b()", None),
+            ],
+        );
+        assert!(
+            h.contains("edit #1 of this plan inserts") && h.contains("same base"),
+            "{h}"
+        );
+        assert!(h.contains("edit #2 cannot"), "{h}");
+        let h = hint(b"", &[replace_text("f", "x", "c", None)]);
+        assert!(h.contains("append"), "{h}");
+    }
+
     #[test]
     fn whole_file_ops() {
         let created = run(None, &[whole("create", Some(""), Some(0o644))]);
@@ -738,6 +1146,7 @@ mod tests {
             bytes: vec![],
             mode: Some(0o644),
             text_op_on_binary: false,
+            notes: Vec::new(),
         };
         assert_eq!(created, Ok(expected));
         let replaced = run(Some(b"old"), &[whole("replace", Some("new"), Some(0o755))]);
@@ -897,7 +1306,38 @@ mod tests {
                 (text, text).prop_map(|(a, t)| insert_before(&a, &t)),
                 (text, text).prop_map(|(a, t)| insert_after(&a, &t)),
                 (0usize..6, 0usize..6, text).prop_map(|(s, e, c)| replace_lines(s, e, &c)),
+                (text, text).prop_map(|(o, n)| Edit::ReplaceText {
+                    path: "f".into(),
+                    old: o,
+                    new: n,
+                    occurrence: Some(Occurrence::All),
+                }),
+                text.prop_map(|t| Edit::Prepend {
+                    path: "f".into(),
+                    text: t
+                }),
+                text.prop_map(|t| Edit::Append {
+                    path: "f".into(),
+                    text: t
+                }),
             ]
+        }
+
+        /// Every non-overlapping match of `old`, left to right, replaced by `new`; the
+        /// output is never scanned again.
+        fn replace_all(base: &[u8], old: &[u8], new: &[u8]) -> Vec<u8> {
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < base.len() {
+                if !old.is_empty() && base[i..].starts_with(old) {
+                    out.extend_from_slice(new);
+                    i += old.len();
+                } else {
+                    out.push(base[i]);
+                    i += 1;
+                }
+            }
+            out
         }
 
         proptest! {
@@ -909,7 +1349,11 @@ mod tests {
                 edits in prop::collection::vec(arbitrary_edit(), 1..4),
             ) {
                 let result = run(Some(&base), &edits);
-                if let (Ok(c), [Edit::ReplaceText { old, new, .. }]) = (&result, edits.as_slice()) {
+                if let (Ok(c), [Edit::ReplaceText { old, new, occurrence, .. }]) = (&result, edits.as_slice()) {
+                    if *occurrence == Some(Occurrence::All) {
+                        prop_assert_eq!(&c.bytes, &replace_all(&base, old.as_bytes(), new.as_bytes()));
+                        return Ok(());
+                    }
                     let at = find_all(&base, old.as_bytes());
                     let spliced: Vec<Vec<u8>> = at.iter().map(|&i| {
                         [&base[..i], new.as_bytes(), &base[i + old.len()..]].concat()

@@ -181,14 +181,7 @@ impl Error {
             | Error::StaleRevision { .. } => 3,
             Error::ValidationFailed { .. } => 4,
             Error::LockTimeout { .. } => 5,
-            Error::Edit(
-                EditError::TargetNotFound { .. }
-                | EditError::AmbiguousTarget { .. }
-                | EditError::OccurrenceOutOfRange { .. }
-                | EditError::LineOutOfRange { .. }
-                | EditError::FileNotFound { .. }
-                | EditError::FileExists { .. },
-            ) => 6,
+            Error::Edit(e) if e.is_target_failure() => 6,
             Error::NeedsAttention { .. } => 7,
             _ => 1,
         }

@@ -32,6 +32,7 @@ impl Writer {
     /// `retain` is false, and that has no batch in flight, loses its revisions and is
     /// marked `pruned` (an open one is also aborted); then every blob that no remaining
     /// revision, no batch of a retained tx and no in-flight batch references is deleted.
+    /// `retain` is called only for txs that are neither pruned already nor in flight.
     pub fn gc(&mut self, retain: impl Fn(&TxRecord) -> bool) -> Result<GcCounts> {
         let mut counts = GcCounts::default();
         let inflight_txs = self.inflight_txs()?;
@@ -45,7 +46,9 @@ impl Writer {
         };
         let mut pruned = BTreeSet::new();
         for mut tx in txs {
-            if tx.pruned || retain(&tx) || inflight_txs.contains(&tx.tx) {
+            // `retain` is asked only about txs that can be pruned, so its "no" answers
+            // are exactly the txs pruned here.
+            if tx.pruned || inflight_txs.contains(&tx.tx) || retain(&tx) {
                 if tx.pruned {
                     pruned.insert(tx.tx);
                 }

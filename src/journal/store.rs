@@ -172,6 +172,20 @@ impl Store {
         w.txn.commit()?;
         Ok(out)
     }
+
+    /// Run `f` in a write transaction and then abort it: what `f` returns, with nothing
+    /// of it recorded (`journal gc --dry-run`).
+    pub fn write_dry_run<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        let txn = self.db.begin_write()?;
+        let mut w = Writer {
+            txn,
+            next_seq: 0,
+            now: now_ms(),
+        };
+        let out = f(&mut w)?;
+        w.txn.abort()?;
+        Ok(out)
+    }
 }
 
 /// The schema version recorded in `meta` (0 for a journal without tables).

@@ -197,7 +197,13 @@ impl ToolError {
                 e.to_string(),
                 "give paths relative to the workspace root (or absolute inside it), outside .git/ and .ultra-edit/, not through symlinks; nothing was changed",
             ),
-            Error::Edit(edit) => ToolError::new(edit.code(), e.to_string(), edit_hint(edit.code())),
+            Error::Edit(edit) => {
+                let err = ToolError::new(edit.code(), e.to_string(), edit_hint(edit.code()));
+                match edit.failures() {
+                    f if f.is_empty() => err,
+                    f => err.with_detail(json!({ "failures": f })),
+                }
+            }
             _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
         };
         err.with_tx(tx)
@@ -322,7 +328,10 @@ fn edit_hint(code: &str) -> &'static str {
     match code {
         "invalid_plan" => "fix the edits: each is an op object such as {\"op\": \"replace_text\", \"path\": …, \"old\": …, \"new\": …} (see the input schema), or m1nd's {\"file_path\": …, \"new_content\": …}; nothing was changed",
         "target_not_found" => "old/anchor must match the current bytes exactly; read the file (or edit_show the candidate when revising) and copy the text, or replace the whole file with file_path + new_content",
-        "ambiguous_target" => "add \"occurrence\": N (1-based) to the edit, or include more surrounding text so it matches once",
+        "ambiguous_target" => "add \"occurrence\": N (1-based) to the edit (or \"occurrence\": \"all\" to replace_text every match), or include more surrounding text so it matches once",
+        "unresolved_targets" => "fix every edit listed in failures (each names its edit number, path and kind), then resend the whole plan; nothing was changed",
+        "unsupported_encoding" => "text edits cannot change a UTF-16/UTF-32 file: send a replace_file edit with content_base64 holding the complete new file in its encoding (byte-order mark included); nothing was changed",
+        "encoding_mismatch" => "the file is not UTF-8: insert ASCII text only, or send a replace_file edit with content_base64 holding the complete new file in its own encoding; nothing was changed",
         "occurrence_out_of_range" | "line_out_of_range" => "read the file (or edit_show the candidate when revising) for the current count, and resend",
         "overlapping_edits" => "merge the overlapping edits into one, or make the second one with edit_revise",
         "file_not_found" => "the file does not exist: use create_file (or m1nd's file_path + new_content, which creates it)",

@@ -35,7 +35,7 @@ pub const TOOL_NAMES: [&str; 10] = [
     "journal_dump",
 ];
 
-const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, replace_file, create_file, delete_file; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
+const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, prepend, append, replace_file, create_file, delete_file; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
 
 const EDIT_REVISE: &str = "Change the candidate of an open preview before committing it: the edits (same forms as edit_preview's edits, or m1nd's {file_path, new_content} at top level) apply to the latest revision's candidate, not to the disk, so line numbers and matched text refer to what the last edit_preview/edit_revise returned. Returns the new revision in edit_preview's shape, under the same preview_id. Give base_revision if the edits were written against an older revision; add rebase=true to merge them onto the latest. Only the agent that made the preview can revise it.";
 
@@ -79,11 +79,12 @@ fn reingest() -> Value {
 fn edit_item() -> Value {
     let path = json!({"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."});
     let occurrence = json!({"type": "integer", "minimum": 1, "description": "1-based match to use when the text occurs more than once."});
+    let occurrence_or_all = json!({"anyOf": [{"type": "integer", "minimum": 1}, {"const": "all"}], "description": "1-based match to use when old occurs more than once, or \"all\" to replace every match."});
     let mode = json!({"type": ["integer", "string"], "description": "Unix mode, as an octal string like \"0755\"."});
     json!({
         "anyOf": [
-            {"type": "object", "description": "Replace the exact bytes of old (must match once, or pick occurrence).",
-             "properties": {"op": {"const": "replace_text"}, "path": path, "old": {"type": "string"}, "new": {"type": "string"}, "occurrence": occurrence},
+            {"type": "object", "description": "Replace the exact bytes of old (must match once, or pick occurrence; \"occurrence\": \"all\" replaces every non-overlapping match, left to right, and validation_issues reports how many as occurrences_replaced).",
+             "properties": {"op": {"const": "replace_text"}, "path": path, "old": {"type": "string"}, "new": {"type": "string"}, "occurrence": occurrence_or_all},
              "required": ["op", "path", "old", "new"]},
             {"type": "object", "description": "Replace lines start..=end (1-based, inclusive) with content.",
              "properties": {"op": {"const": "replace_lines"}, "path": path, "start": {"type": "integer", "minimum": 1}, "end": {"type": "integer", "minimum": 1}, "content": {"type": "string"}},
@@ -94,7 +95,13 @@ fn edit_item() -> Value {
             {"type": "object", "description": "Insert text just after the exact text anchor.",
              "properties": {"op": {"const": "insert_after"}, "path": path, "anchor": {"type": "string"}, "text": {"type": "string"}, "occurrence": occurrence},
              "required": ["op", "path", "anchor", "text"]},
-            {"type": "object", "description": "Replace the whole content of an existing file (content, or content_base64 for binary).",
+            {"type": "object", "description": "Insert text at the start of an existing file (an empty one too), after its UTF-8 byte-order mark if any.",
+             "properties": {"op": {"const": "prepend"}, "path": path, "text": {"type": "string"}},
+             "required": ["op", "path", "text"]},
+            {"type": "object", "description": "Insert text at the end of an existing file (an empty one too), verbatim: start it with a newline if the file does not end with one.",
+             "properties": {"op": {"const": "append"}, "path": path, "text": {"type": "string"}},
+             "required": ["op", "path", "text"]},
+            {"type": "object", "description": "Replace the whole content of an existing file (content, or content_base64 for binary or UTF-16/UTF-32 files, which text edits refuse).",
              "properties": {"op": {"const": "replace_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
              "required": ["op", "path"]},
             {"type": "object", "description": "Create a file that must not exist yet (parent directories are created).",

@@ -188,6 +188,7 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
             keep_last: Some(2),
             keep_days: None,
             abort_open: false,
+            dry_run: false,
         })
         .unwrap();
     // Kept: the open preview and the last commit. Pruned: the five older commits.
@@ -242,6 +243,7 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
             keep_last: Some(3),
             keep_days: None,
             abort_open: true,
+            dry_run: false,
         })
         .unwrap();
     assert_eq!(

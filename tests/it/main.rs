@@ -24,3 +24,4 @@ mod rollback;
 mod soak;
 mod stress;
 mod syncs;
+mod targeting;

@@ -21,6 +21,7 @@ pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalComma
             keep_last,
             keep_days,
             abort_open,
+            dry_run,
         } => gc(
             out,
             j,
@@ -29,6 +30,7 @@ pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalComma
                 keep_last,
                 keep_days,
                 abort_open,
+                dry_run,
             },
         ),
         JournalCommand::Stats => out.stats(&j.stats()?).map(|()| 0),
@@ -85,6 +87,9 @@ fn gc(out: &Out, mut j: Journal, root: &Path, policy: GcPolicy) -> Result<i32> {
     let report = j.gc(policy);
     spinner.finish_and_clear();
     let mut report = report?;
+    if report.dry_run {
+        return out.gc(&report).map(|()| 0);
+    }
     // redb writes its allocator state when the handle closes, which can add a
     // few KiB: report the size a user will then see.
     drop(j);

@@ -153,14 +153,14 @@ fn crlf_mixed_endings_bom_and_no_trailing_newline_are_exact() {
     // replaced line is added: "2\n3" + "\r\n".
     assert_eq!(ws.read("crlf.txt"), b"one\r\n2\n3\r\n");
     rollback_to(&ws, &r, &before);
-    // replace_lines on line 1 replaces the whole line's bytes, BOM included: the BOM is
-    // part of line 1 (byte-splice semantics, documented), so it goes with the line.
+    // replace_lines on line 1 keeps a UTF-8 BOM (issue 15, item 6): the content
+    // replaces the line after it, unless the content starts with a BOM itself.
     let r = commit(
         &ws,
         r#"{"edits":[{"op":"replace_lines","path":"bom.txt","start":1,"end":1,"content":"X"},
                      {"op":"replace_lines","path":"README.md","start":3,"end":3,"content":"End"}]}"#,
     );
-    assert_eq!(ws.read("bom.txt"), b"X\r\nsecond\n");
+    assert_eq!(ws.read("bom.txt"), b"\xEF\xBB\xBFX\r\nsecond\n");
     assert_eq!(ws.read("README.md"), b"# sample\n\nEnd");
     rollback_to(&ws, &r, &before);
     // A needle spanning CRLF and a lone CR.

@@ -67,7 +67,7 @@ fn hostile_edit() -> impl Strategy<Value = (&'static str, u8, String)> {
             3 => prop::sample::select(BENIGN_PATHS),
             2 => prop::sample::select(HOSTILE_PATHS),
         ],
-        0u8..7,
+        0u8..10,
         "(x|\n|\u{0}|helper|    1\n){0,3}",
     )
 }
@@ -151,6 +151,9 @@ fn hostile_plans_never_escape_the_root() {
                         3 => serde_json::json!({"op":"replace_file","path":path,"content":text,"mode":"0700"}),
                         4 => serde_json::json!({"op":"create_file","path":path,"content":text}),
                         5 => serde_json::json!({"op":"delete_file","path":path}),
+                        6 => serde_json::json!({"op":"replace_text","path":path,"old":"u","new":text,"occurrence":"all"}),
+                        7 => serde_json::json!({"op":"prepend","path":path,"text":text}),
+                        8 => serde_json::json!({"op":"append","path":path,"text":text}),
                         _ => serde_json::json!({"op":"create_file","path":path,"content_base64":"AAEC"}),
                     }
                 })

@@ -22,6 +22,7 @@ const VALID_PLANS: &[&str] = &[
     r#"{"edits":[{"op":"create_file","path":"x","content":"y","mode":"0755"}]}"#,
     r#"{"edits":[{"op":"replace_file","path":"x","content":"\u0000\ud83d\ude80","mode":"0o600"}]}"#,
     r#"{"edits":[{"op":"replace_text","path":"a/b/c","old":"\r\n","new":"\n","occurrence":3}]}"#,
+    r#"{"edits":[{"op":"replace_text","path":"a","old":"x","new":"xx","occurrence":"all"},{"op":"prepend","path":"b","text":"head\n"},{"op":"append","path":"b","text":"\nend"}]}"#,
 ];
 
 /// Tokens a mutation may splice in: JSON structure, edge numbers, edge strings.
@@ -55,6 +56,9 @@ const TOKENS: &[&str] = &[
     "\"edits\"",
     "\"mode\"",
     "\"occurrence\"",
+    "\"all\"",
+    "\"prepend\"",
+    "\"append\"",
     "\"content_base64\"",
     "\"====\"",
     "\"delete_file\"",
@@ -184,6 +188,8 @@ fn plan_value() -> impl Strategy<Value = serde_json::Value> {
         Just("replace_lines"),
         Just("insert_before"),
         Just("insert_after"),
+        Just("prepend"),
+        Just("append"),
         Just("replace_file"),
         Just("create_file"),
         Just("delete_file"),

@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use proptest::prelude::*;
-use ultra_edit::edit::{apply_file_edits, candidate_diff, merge3, Edit, FileBase};
+use ultra_edit::edit::{
+    apply_file_edits, candidate_diff, merge3, wide_encoding, Edit, FileBase, Occurrence,
+};
 
 use super::fuzz;
 
@@ -54,6 +56,9 @@ enum EditSpec {
     InsertBefore(Needle, String, Option<usize>),
     InsertAfter(Needle, String, Option<usize>),
     ReplaceLines(usize, usize, String),
+    ReplaceAll(Needle, String),
+    Prepend(String),
+    Append(String),
     Whole(u8, String),
 }
 
@@ -74,6 +79,9 @@ fn edit_spec() -> impl Strategy<Value = EditSpec> {
         2 => (needle(), text, occurrence()).prop_map(|(n, t, o)| EditSpec::InsertBefore(n, t, o)),
         2 => (needle(), text, occurrence()).prop_map(|(n, t, o)| EditSpec::InsertAfter(n, t, o)),
         3 => (line.clone(), line, text).prop_map(|(s, e, t)| EditSpec::ReplaceLines(s, e, t)),
+        2 => (needle(), text).prop_map(|(n, t)| EditSpec::ReplaceAll(n, t)),
+        1 => text.prop_map(EditSpec::Prepend),
+        1 => text.prop_map(EditSpec::Append),
         1 => (0u8..4, "[A-Za-z0-9+/=]{0,8}").prop_map(|(k, t)| EditSpec::Whole(k, t)),
     ]
 }
@@ -85,7 +93,21 @@ fn build_edit(base: &[u8], spec: &EditSpec) -> Edit {
             path,
             old: needle_text(base, n),
             new: t.clone(),
-            occurrence: *o,
+            occurrence: o.map(Occurrence::Nth),
+        },
+        EditSpec::ReplaceAll(n, t) => Edit::ReplaceText {
+            path,
+            old: needle_text(base, n),
+            new: t.clone(),
+            occurrence: Some(Occurrence::All),
+        },
+        EditSpec::Prepend(t) => Edit::Prepend {
+            path,
+            text: t.clone(),
+        },
+        EditSpec::Append(t) => Edit::Append {
+            path,
+            text: t.clone(),
         },
         EditSpec::InsertBefore(n, t, o) => Edit::InsertBefore {
             path,
@@ -154,18 +176,39 @@ fn pick(matches: &[usize], occurrence: Option<usize>) -> Option<usize> {
     }
 }
 
-/// The model of one text edit: the replaced range and the replacement, or None when the
-/// edit must be refused.
-fn model_splice(base: &[u8], e: &Edit) -> Option<(usize, usize, Vec<u8>)> {
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The model of one text edit: the replaced ranges and their replacement, or None when
+/// the edit must be refused.
+fn model_splices(base: &[u8], e: &Edit) -> Option<Vec<(usize, usize, Vec<u8>)>> {
+    let one = |s, t, text: &str| Some(vec![(s, t, text.as_bytes().to_vec())]);
     match e {
+        Edit::ReplaceText {
+            old,
+            new,
+            occurrence: Some(Occurrence::All),
+            ..
+        } => {
+            let all = matches_of(base, old.as_bytes());
+            if all.is_empty() {
+                return None;
+            }
+            let text = new.as_bytes().to_vec();
+            Some(
+                all.iter()
+                    .map(|&at| (at, at + old.len(), text.clone()))
+                    .collect(),
+            )
+        }
         Edit::ReplaceText {
             old,
             new,
             occurrence,
             ..
         } => {
-            let at = pick(&matches_of(base, old.as_bytes()), *occurrence)?;
-            Some((at, at + old.len(), new.as_bytes().to_vec()))
+            let nth = occurrence.and_then(Occurrence::nth);
+            let at = pick(&matches_of(base, old.as_bytes()), nth)?;
+            one(at, at + old.len(), new)
         }
         Edit::InsertBefore {
             anchor,
@@ -174,7 +217,7 @@ fn model_splice(base: &[u8], e: &Edit) -> Option<(usize, usize, Vec<u8>)> {
             ..
         } => {
             let at = pick(&matches_of(base, anchor.as_bytes()), *occurrence)?;
-            Some((at, at, text.as_bytes().to_vec()))
+            one(at, at, text)
         }
         Edit::InsertAfter {
             anchor,
@@ -183,8 +226,14 @@ fn model_splice(base: &[u8], e: &Edit) -> Option<(usize, usize, Vec<u8>)> {
             ..
         } => {
             let at = pick(&matches_of(base, anchor.as_bytes()), *occurrence)? + anchor.len();
-            Some((at, at, text.as_bytes().to_vec()))
+            one(at, at, text)
         }
+        // At the start, after a UTF-8 byte-order mark; at the end.
+        Edit::Prepend { text, .. } => {
+            let at = if base.starts_with(BOM) { 3 } else { 0 };
+            one(at, at, text)
+        }
+        Edit::Append { text, .. } => one(base.len(), base.len(), text),
         Edit::ReplaceLines {
             start,
             end,
@@ -206,7 +255,7 @@ fn model_splice(base: &[u8], e: &Edit) -> Option<(usize, usize, Vec<u8>)> {
             if *start == 0 || start > end || *end > lines.len() {
                 return None;
             }
-            let (from, to) = (lines[start - 1].0, lines[end - 1].1);
+            let (mut from, to) = (lines[start - 1].0, lines[end - 1].1);
             let replaced = &base[from..to];
             let mut text = content.as_bytes().to_vec();
             if !text.is_empty() && !text.ends_with(b"\n") && replaced.ends_with(b"\n") {
@@ -217,7 +266,11 @@ fn model_splice(base: &[u8], e: &Edit) -> Option<(usize, usize, Vec<u8>)> {
                 };
                 text.extend_from_slice(term);
             }
-            Some((from, to, text))
+            // Line 1's byte-order mark stays unless the content brings one.
+            if from == 0 && base.starts_with(BOM) && !text.starts_with(BOM) {
+                from = 3;
+            }
+            Some(vec![(from, to, text)])
         }
         _ => None,
     }
@@ -236,10 +289,33 @@ fn model(base: &[u8], edits: &[Edit]) -> Option<Vec<u8>> {
             e => e.content_bytes().ok().flatten(),
         };
     }
+    // Text ops refuse UTF-16/UTF-32 files, and non-ASCII text into a non-UTF-8 file.
+    if wide_encoding(base).is_some() {
+        return None;
+    }
+    let non_ascii = |e: &Edit| match e {
+        Edit::ReplaceText { new: t, .. }
+        | Edit::ReplaceLines { content: t, .. }
+        | Edit::InsertBefore { text: t, .. }
+        | Edit::InsertAfter { text: t, .. }
+        | Edit::Prepend { text: t, .. }
+        | Edit::Append { text: t, .. } => !t.is_ascii(),
+        _ => false,
+    };
+    if std::str::from_utf8(base).is_err() && edits.iter().any(non_ascii) {
+        return None;
+    }
     let mut splices = Vec::new();
     for (i, e) in edits.iter().enumerate() {
-        let (s, t, text) = model_splice(base, e)?;
-        splices.push((s, t, i, text));
+        // At one point, prepend goes first and append last, whatever the plan order.
+        let rank = match e {
+            Edit::Prepend { .. } => 0,
+            Edit::Append { .. } => 2,
+            _ => 1,
+        };
+        for (s, t, text) in model_splices(base, e)? {
+            splices.push((s, t, (rank, i), text));
+        }
     }
     // Overlap: two ranges that intersect, or an insertion strictly inside a range.
     for (i, a) in splices.iter().enumerate() {
@@ -297,13 +373,14 @@ fn target_resolution_matches_the_model_and_keeps_every_other_byte() {
                 [Edit::ReplaceText {
                     old,
                     new,
-                    occurrence,
+                    occurrence: occurrence @ (None | Some(Occurrence::Nth(_))),
                     ..
                 }],
                 Ok(c),
             ) = (edits.as_slice(), &got)
             {
-                let at = pick(&matches_of(&base, old.as_bytes()), *occurrence).unwrap();
+                let nth = occurrence.and_then(Occurrence::nth);
+                let at = pick(&matches_of(&base, old.as_bytes()), nth).unwrap();
                 let expect = [&base[..at], new.as_bytes(), &base[at + old.len()..]].concat();
                 prop_assert_eq!(&c.bytes, &expect);
             }
