@@ -26,6 +26,7 @@ mod batch;
 mod commit;
 mod dump;
 pub mod edit;
+mod engine;
 pub mod error;
 mod failpoint;
 pub mod fs;

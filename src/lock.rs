@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use fs2::FileExt;
 
+use crate::engine::Ws;
 use crate::error::{Error, IoContext, IoError, Result};
-use crate::workspace::Ws;
 
 /// How often a waiter retries, in milliseconds.
 const POLL_MS: u64 = 5;

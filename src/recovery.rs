@@ -16,11 +16,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::batch::drive::{self, DriveOptions, DriveOutcome, Side};
+use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::Batch;
 use crate::error::Result;
 use crate::failpoint::crash_point;
-use crate::fs::EntryKind;
 use crate::journal::records::*;
 use crate::lock::Locked;
 
@@ -118,38 +117,7 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
         overwritten: out.overwritten.clone(),
         temps_removed: out.temps_removed,
     };
-    settle(l, &mut batch, side, out, Some(action_note), true)?;
+    batch.settle(l, side, out, Some(action_note), true)?;
     action.result = batch.record().state;
     Ok(action)
-}
-
-/// Record the end of a drive: `NeedsAttention` with the foreign bytes stored when any
-/// file was foreign (nothing is written when the same foreign bytes were already
-/// recorded), else `Aborted` (pre) or `Committed` + receipt (post).
-pub(crate) fn settle(
-    l: &Locked<'_>,
-    batch: &mut Batch,
-    side: Side,
-    out: DriveOutcome,
-    note: Option<String>,
-    by_recovery: bool,
-) -> Result<()> {
-    if !out.foreign.is_empty() {
-        let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
-        return batch.hold(l, foreign, blobs.into_iter().flatten().collect());
-    }
-    match side {
-        Side::Pre => batch.abort(l, note, by_recovery),
-        Side::Post => {
-            // Dirs the install or this drive removed: those of the record now absent.
-            let removed = batch
-                .record()
-                .remove_dirs
-                .iter()
-                .filter(|d| matches!(l.fs.entry(d), Ok(EntryKind::Absent)))
-                .cloned()
-                .collect();
-            batch.complete(l, removed, by_recovery).map(|_| ())
-        }
-    }
 }

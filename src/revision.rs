@@ -6,12 +6,12 @@
 use std::collections::BTreeMap;
 
 use crate::edit::{self, FileBase, FileCheck, Plan};
+use crate::engine::Ws;
 use crate::error::{Error, Result, StateReason, Verb};
 use crate::fs::RelPath;
 use crate::fs::{path, snapshot};
 use crate::journal::records::*;
 use crate::journal::Writer;
-use crate::workspace::Ws;
 
 /// A file's state while a revision is built: snapshot, candidate, and their bytes.
 #[derive(Clone)]

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::engine::Ws;
 use crate::error::{Error, IoContext, Result};
-use crate::fs::{FileSystem, RelPath, StdFs};
+use crate::fs::{FileSystem, StdFs};
 use crate::journal::Store;
 use crate::lock::Locked;
 use crate::recovery::{self, RecoveryReport};
@@ -20,21 +21,6 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// sorted), after the lock is released: the embedder's reingest (seed stage 4,
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
-
-/// Engine state shared by the verbs.
-pub(crate) struct Ws {
-    pub root: PathBuf,
-    pub fs: Arc<dyn FileSystem>,
-    pub store: Store,
-    pub lock_path: PathBuf,
-}
-
-impl Ws {
-    /// The absolute path of `rel` under the root, for messages.
-    pub fn abs(&self, rel: &RelPath) -> PathBuf {
-        rel.under(&self.root)
-    }
-}
 
 /// Options of [`Journal::recover_with`].
 #[derive(Debug, Clone, Copy, Default)]

@@ -10,11 +10,11 @@ use std::path::PathBuf;
 
 use crate::batch::gate::missing_parents;
 use crate::batch::temp_path;
+use crate::engine::Ws;
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::fs::{snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
 use crate::lock::Locked;
-use crate::workspace::Ws;
 
 /// Which images to bring the files to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 
+use crate::engine::Ws;
 use crate::error::{IoContext, Result};
 use crate::fs::{snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, FileState};
-use crate::workspace::Ws;
 
 /// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
 /// Reading each path runs the on-disk path-safety check again (the gate's "path safety

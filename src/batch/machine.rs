@@ -12,9 +12,12 @@
 //! | [`Batch::hold`] | any non-terminal | `NeedsAttention` | the foreign bytes as blobs, the tx's attention mark |
 //! | [`Batch::abort`] | `Prepared`, `Reverting`, `NeedsAttention` | `Aborted` | attention cleared; a rollback tx is aborted |
 //! | [`Batch::complete`] | `Committing`, `NeedsAttention` | `Committed` | the receipt and the tx states it implies |
+//!
+//! [`Batch::settle`] picks `hold`, `abort` or `complete` from what a drive found.
 
+use super::drive::{DriveOutcome, Side};
 use crate::error::{Error, JournalError, Result, Transition};
-use crate::fs::RelPath;
+use crate::fs::{EntryKind, RelPath};
 use crate::journal::records::*;
 use crate::journal::Writer;
 use crate::lock::Locked;
@@ -196,6 +199,39 @@ impl Batch {
             }
             .into()
         })
+    }
+
+    /// Record the end of a drive ([`super::drive::drive`]) to `side`: `hold` with the
+    /// foreign bytes when any file was foreign (nothing is written when the same
+    /// foreign bytes were already recorded), else `abort` (pre-images) or `complete`
+    /// with its receipt (post-images). The end of every batch that did not finish by
+    /// itself — a revert after an error, and recovery — goes through here.
+    pub fn settle(
+        &mut self,
+        l: &Locked<'_>,
+        side: Side,
+        out: DriveOutcome,
+        note: Option<String>,
+        by_recovery: bool,
+    ) -> Result<()> {
+        if !out.foreign.is_empty() {
+            let (foreign, blobs): (Vec<_>, Vec<_>) = out.foreign.into_iter().unzip();
+            return self.hold(l, foreign, blobs.into_iter().flatten().collect());
+        }
+        match side {
+            Side::Pre => self.abort(l, note, by_recovery),
+            Side::Post => {
+                // Dirs the install or this drive removed: those of the record now absent.
+                let removed = self
+                    .rec
+                    .remove_dirs
+                    .iter()
+                    .filter(|d| matches!(l.fs.entry(d), Ok(EntryKind::Absent)))
+                    .cloned()
+                    .collect();
+                self.complete(l, removed, by_recovery).map(|_| ())
+            }
+        }
     }
 
     /// One checked step: refused before any write when the state machine does not

@@ -226,7 +226,7 @@ fn revert_after_error(
         ..DriveOptions::all(Side::Pre)
     };
     let settled = drive::drive(l, batch.record(), opts, &after)
-        .and_then(|out| crate::recovery::settle(l, &mut batch, Side::Pre, out, note, false));
+        .and_then(|out| batch.settle(l, Side::Pre, out, note, false));
     let what = cause.note();
     match settled {
         Ok(()) if batch.record().state == BatchState::Aborted => cause.into_error(batch.record()),

@@ -62,6 +62,8 @@ const TARGET_KINDS: &[&str] = &[
     "ambiguous_target",
     "file_not_found",
     "file_exists",
+    // Several of the above at once, each listed under `failures`.
+    "unresolved_targets",
 ];
 
 /// A finished command.
@@ -363,9 +365,10 @@ impl Soak {
                 continue;
             }
             if let Some((_, Some(r))) = later.last() {
+                let log = Run::of(self.cmd(&["log"], None).output().unwrap());
                 return Err(format!(
-                    "log shows tx {id} committed, but tx {r} undid its change to {} (undo of a redo?)",
-                    f.path
+                    "log shows tx {id} committed, but tx {r} undid its change to {} (undo of a redo?)\n  log:\n{}",
+                    f.path, log.text
                 ));
             }
             ensure!(
