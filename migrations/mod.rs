@@ -1,4 +1,4 @@
-//! Schema steps of the journal, one file per step (design brief, "Journal").
+//! Schema steps of the journal, one file per step (docs/design.md, "Journal"; docs/on-disk-format.md).
 //!
 //! The schema version lives in the `meta` table under `schema_version`. On open, a
 //! journal older than [`SCHEMA_VERSION`] is brought up to date by running every step

@@ -115,7 +115,7 @@ impl Journal {
     }
 
     /// Restore the exact pre-commit bytes, modes and existence of every file of the
-    /// committed tx `tx`, as a new tx (seed stage 5). Created files are removed, deleted
+    /// committed tx `tx`, as a new tx (docs/design.md, "Lifecycle" › 5. Rollback). Created files are removed, deleted
     /// files recreated, created directories removed when empty. Rolling back a rollback
     /// redoes the commit.
     ///

@@ -1,6 +1,6 @@
 //! `journal gc` and `journal stats`: keep the journal bounded and measurable.
 //!
-//! Retention (issue "Journal you can trust and inspect"): a policy names the
+//! Retention (README, "Journal upkeep"): a policy names the
 //! transactions to keep — the N newest, or those younger than D days. Every other
 //! transaction, unless a batch of it is in flight or it is an open preview, is
 //! *pruned*: its revisions (plans, diffs, snapshot and candidate references) are

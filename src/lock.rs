@@ -1,4 +1,4 @@
-//! The workspace commit lock: one batch at a time per workspace (design brief, step 1).
+//! The workspace commit lock: one batch at a time per workspace (docs/commit-protocol.md, step 1).
 //!
 //! An exclusive `flock(2)` (through `fs2`) on `<root>/.ultra-edit/commit.lock`. The
 //! kernel releases it when the holder's file descriptor closes, so a holder that dies

@@ -1,5 +1,5 @@
-//! Explicit three-way rebase (seed: CandidateRebaseEngine, "rebase is explicit, never
-//! implicit magic").
+//! Explicit three-way rebase (docs/design.md, "Invariants": rebase is explicit, never
+//! implicit).
 //!
 //! - [`Journal::rebase`]: the disk moved since the snapshot. Per changed file: base =
 //!   old snapshot, ours = candidate, theirs = disk; the new revision's snapshot is the

@@ -1,4 +1,4 @@
-//! Recovery: complete or revert every batch a crash interrupted (design brief,
+//! Recovery: complete or revert every batch a crash interrupted (docs/design.md,
 //! "Recovery"). Runs on every open of the journal (when the in-flight index is not
 //! empty and no live process holds the commit lock), before every batch, and on
 //! `ultra-edit recover`.

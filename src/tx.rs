@@ -1,5 +1,5 @@
-//! Preview, revise, show, abort and log: the in-memory stages of a transaction (seed
-//! stages 1–2). Nothing here writes outside `.ultra-edit/`; everything is recorded in
+//! Preview, revise, show, abort and log: the in-memory stages of a transaction
+//! (docs/design.md, "Lifecycle" › 1. Preview and 2. Iteration). Nothing here writes outside `.ultra-edit/`; everything is recorded in
 //! the journal before the verb returns.
 
 use std::collections::BTreeMap;
@@ -111,7 +111,7 @@ pub struct ReviseOptions {
 }
 
 impl Journal {
-    /// Stage 1 of the seed: snapshot every file of `plan`, resolve its edits against one
+    /// Preview (docs/design.md, "Lifecycle" › 1. Preview): snapshot every file of `plan`, resolve its edits against one
     /// base, build the candidates in memory, diff and validate them, and record the new
     /// tx's revision 0 in the journal.
     ///
@@ -131,7 +131,7 @@ impl Journal {
         })
     }
 
-    /// Stage 2 of the seed: a new revision of `tx`, made by applying `plan` to the
+    /// Iteration (docs/design.md, "Lifecycle" › 2. Iteration): a new revision of `tx`, made by applying `plan` to the
     /// candidates of the latest revision. Line numbers and matches in `plan` refer to
     /// that revision's candidates, never to the disk or an older revision. A file the
     /// plan touches for the first time is snapshotted now; a file whose candidate

@@ -18,7 +18,7 @@ pub const STATE_DIR: &str = ".ultra-edit";
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Called once per finished commit or rollback with the touched paths (root-relative,
-/// sorted), after the lock is released: the embedder's reingest (seed stage 4,
+/// sorted), after the lock is released: the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 

@@ -1,5 +1,5 @@
 //! Bring every file of a batch to one side — its pre-images or its post-images — deciding
-//! per file by hash (design brief, "Recovery"): equal to the target → skip; equal to the
+//! per file by hash (docs/design.md, "Recovery"): equal to the target → skip; equal to the
 //! other side → rewrite from the journal's blob; equal to neither → someone else wrote
 //! it: leave it and report it. Idempotent, so it may itself crash and run again. It
 //! never needs the batch's temp files: the journal holds every image.

@@ -1,4 +1,5 @@
-//! The commit gate (seed stage 3): checks made under the commit lock, before the intent.
+//! The commit gate (docs/design.md, "Lifecycle" › 3. Commit gate): checks made under the
+//! commit lock, before the intent.
 
 use std::collections::BTreeSet;
 

@@ -1,5 +1,5 @@
-//! ApplyBatch: the on-disk application of a commit or a rollback (design brief,
-//! "Commit protocol"; seed stages 3–4).
+//! ApplyBatch: the on-disk application of a commit or a rollback (docs/design.md,
+//! "Lifecycle" › 3. Commit gate and 4. Persistence; docs/commit-protocol.md).
 //!
 //! - [`gate`]: freshness by blake3 under the lock, directories to create.
 //! - [`protocol`]: intent → stage → commit point → install → dir sync → complete.

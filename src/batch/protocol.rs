@@ -1,8 +1,8 @@
-//! The ApplyBatch protocol, step by step (design brief, "Commit protocol").
+//! The ApplyBatch protocol, step by step (docs/commit-protocol.md).
 //!
 //! | step | effect | why it is there |
 //! |---|---|---|
-//! | 3 intent | journal txn (durable): batch `Prepared`, pre/post states, all blobs | rollback material is durable before anything destructive (seed invariant) |
+//! | 3 intent | journal txn (durable): batch `Prepared`, pre/post states, all blobs | rollback material is durable before anything destructive (docs/design.md, "Invariants") |
 //! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes the bytes durable before the name points at them |
 //! | 5 commit point | journal txn (durable): `Prepared → Committing` | recovery completes from here on instead of reverting |
 //! | 6 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |

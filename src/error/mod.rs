@@ -170,7 +170,7 @@ pub enum Error {
 }
 
 impl Error {
-    /// CLI exit code of the design brief: 1 other (including an invalid plan or path),
+    /// CLI exit code (docs/design.md, "CLI contract"): 1 other (including an invalid plan or path),
     /// 3 stale snapshot or stale rollback, 4 validation failed, 5 lock timeout, 6 target
     /// not found or ambiguous (a text target, a line range, a file that is missing or
     /// that a `create_file` finds present), 7 needs attention.

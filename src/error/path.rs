@@ -1,6 +1,6 @@
 //! [`PathError`]: why a path of a plan was refused (docs/design.md, "Path safety").
 
-/// Why a path of a plan was refused (design brief, "Path safety").
+/// Why a path of a plan was refused (docs/design.md, "Path safety").
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum PathError {

@@ -1,4 +1,4 @@
-//! Path safety (design brief, "Path safety").
+//! Path safety (docs/design.md, "Path safety").
 //!
 //! A plan's path is first normalized lexically ([`normalize`]): relative to the root,
 //! `/`-separated, no `.`, no `..` that leaves the root, not under `.git/` or

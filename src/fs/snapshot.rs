@@ -1,4 +1,4 @@
-//! Reading the state of a workspace path: exists, blake3, size, mode (seed, stage 1).
+//! Reading the state of a workspace path: exists, blake3, size, mode (docs/design.md, "Lifecycle" › 1. Preview).
 
 use std::path::Path;
 

@@ -2,8 +2,7 @@
 //!
 //! Every value stored in the journal is `[FORMAT_V1] ++ bincode2(serde value)` with
 //! bincode's standard configuration (varint integers, little endian). The leading byte
-//! lets a later schema change the encoding of a table without guessing (design brief,
-//! "Journal"). bincode 2 is used through its serde layer; bincode 3.0 is an empty
+//! lets a later schema change the encoding of a table without guessing (docs/on-disk-format.md). bincode 2 is used through its serde layer; bincode 3.0 is an empty
 //! tombstone release.
 
 use serde::{de::DeserializeOwned, Serialize};

@@ -5,7 +5,7 @@
 //! transaction commits with `Durability::Immediate`: when [`Store::write`] returns, the
 //! records are on disk. The database is opened in redb's `ConcurrencyMode::MultiWriter`
 //! so other processes (an embedding server, `journal dump`, another agent's CLI) can
-//! keep it open at the same time (design brief, "Journal").
+//! keep it open at the same time (docs/design.md, "Journal").
 
 pub(crate) mod blobs;
 pub mod codec;

@@ -348,13 +348,15 @@ pub struct FileConflict {
 }
 
 impl RevisionRecord {
-    /// True when no validation issue is an error and at least one file changes.
+    /// True when no validation issue has severity error. (A revision that changes no
+    /// file carries a `no_changes` error, so it is not ready; freshness against the
+    /// disk is checked only by `commit`.)
     pub fn ready_to_commit(&self) -> bool {
         !crate::edit::has_errors(&self.validation)
     }
 }
 
-/// States of a batch (design brief, "Commit protocol" and "Recovery").
+/// States of a batch (docs/commit-protocol.md, "State machines").
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum BatchState {

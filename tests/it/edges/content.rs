@@ -153,7 +153,7 @@ fn crlf_mixed_endings_bom_and_no_trailing_newline_are_exact() {
     // replaced line is added: "2\n3" + "\r\n".
     assert_eq!(ws.read("crlf.txt"), b"one\r\n2\n3\r\n");
     rollback_to(&ws, &r, &before);
-    // replace_lines on line 1 keeps a UTF-8 BOM (issue 15, item 6): the content
+    // replace_lines on line 1 keeps a UTF-8 BOM (README, "Edit plans": a BOM is kept): the content
     // replaces the line after it, unless the content starts with a BOM itself.
     let r = commit(
         &ws,
