@@ -327,3 +327,64 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn working(before: Option<&[u8]>, after: Option<&[u8]>) -> Working {
+        let state =
+            |b: Option<&[u8]>| b.map_or(FileState::ABSENT, |b| FileState::present(b, 0o644));
+        Working {
+            snapshot: state(before),
+            snapshot_bytes: before.map(<[u8]>::to_vec),
+            candidate: state(after),
+            candidate_bytes: after.map(<[u8]>::to_vec),
+            text_op_on_binary: false,
+            notes: Vec::new(),
+        }
+    }
+
+    fn rel(s: &str) -> RelPath {
+        RelPath::parse(s).unwrap()
+    }
+
+    #[test]
+    fn a_revision_records_changed_files_only_and_validates_all() {
+        let mut files = BTreeMap::new();
+        files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
+        files.insert(rel("new.txt"), working(None, Some(b"n\n")));
+        let content = RevisionContent::of(files, Vec::new());
+        let changed: Vec<&str> = content.changed.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(changed, ["new.txt"]);
+        assert_eq!(content.changed[0].diff.lines_added, 1);
+        let codes: Vec<(&str, &str)> = content
+            .validation
+            .iter()
+            .map(|i| (i.code.as_str(), i.path.as_str()))
+            .collect();
+        assert_eq!(codes, [("candidate_equals_source", "same.txt")]);
+        // Nothing changes at all: a no_changes error, so not ready to commit.
+        let mut files = BTreeMap::new();
+        files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
+        let content = RevisionContent::of(files, Vec::new());
+        assert!(content.changed.is_empty());
+        assert!(edit::has_errors(&content.validation));
+    }
+
+    #[test]
+    fn a_file_and_a_path_under_it_cannot_share_a_revision() {
+        let mut files = BTreeMap::new();
+        files.insert(rel("d"), working(None, Some(b"")));
+        files.insert(rel("d/x"), working(None, Some(b"")));
+        files.insert(rel("d.txt"), working(None, Some(b"")));
+        match file_under_file(&files) {
+            Err(Error::Path(crate::error::PathError::WrongKind { path, .. })) => {
+                assert_eq!(path, "d/x")
+            }
+            other => panic!("{other:?}"),
+        }
+        files.remove("d/x");
+        assert!(file_under_file(&files).is_ok());
+    }
+}

@@ -35,6 +35,24 @@ impl Writer {
     /// `retain` is called only for txs that are neither pruned already nor in flight.
     pub fn gc(&mut self, retain: impl Fn(&TxRecord) -> bool) -> Result<GcCounts> {
         let mut counts = GcCounts::default();
+        let pruned = self.prune_txs(retain, &mut counts)?;
+        let live = self.referenced_blobs(&pruned)?;
+        self.drop_blobs_but(&live, &mut counts)?;
+        self.event(EventKind::Gc {
+            txs_pruned: counts.txs_pruned,
+            blobs_dropped: counts.blobs_dropped,
+            bytes_freed: counts.bytes_freed,
+        })?;
+        Ok(counts)
+    }
+
+    /// Prune every tx `retain` does not keep (see [`Writer::gc`]); returns the ids of
+    /// every pruned tx, those pruned before included.
+    fn prune_txs(
+        &mut self,
+        retain: impl Fn(&TxRecord) -> bool,
+        counts: &mut GcCounts,
+    ) -> Result<BTreeSet<u64>> {
         let inflight_txs = self.inflight_txs()?;
         let txs: Vec<TxRecord> = {
             let t = self.txn.open_table(TXS)?;
@@ -67,7 +85,11 @@ impl Writer {
             pruned.insert(tx.tx);
             counts.txs_pruned += 1;
         }
-        let live = self.referenced_blobs(&pruned)?;
+        Ok(pruned)
+    }
+
+    /// Delete every blob not in `live`, then every chunk no live blob uses.
+    fn drop_blobs_but(&mut self, live: &BTreeSet<BlobHash>, counts: &mut GcCounts) -> Result<()> {
         let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let mut dead = Vec::new();
         let mut live_chunks = BTreeSet::new();
@@ -102,13 +124,7 @@ impl Writer {
             chunks.remove(&k)?;
             counts.bytes_freed += size;
         }
-        drop(chunks);
-        self.event(EventKind::Gc {
-            txs_pruned: counts.txs_pruned,
-            blobs_dropped: counts.blobs_dropped,
-            bytes_freed: counts.bytes_freed,
-        })?;
-        Ok(counts)
+        Ok(())
     }
 
     fn inflight_txs(&self) -> Result<BTreeSet<u64>> {
