@@ -17,7 +17,7 @@
 use redb::ReadableTable;
 
 use super::{codec, get_rec, Writer};
-use super::{BATCHES, INFLIGHT, RECEIPTS};
+use super::{BATCHES, INFLIGHT, RECEIPTS, TXS};
 use crate::error::{Error, JournalError, Result, Transition, Verb};
 use crate::journal::records::*;
 
@@ -194,8 +194,9 @@ impl Writer {
         // `by` undoes `undone`; then the tx `undone` had itself rolled back is live
         // again, which undoes the one *that* had rolled back, and so on down the chain.
         // Only the first step is required (the rolled-back tx must be committed); down
-        // the chain, the walk stops at a tx whose state a later receipt decided (it
-        // was rolled back again by another tx, or is already live).
+        // the chain, the walk stops at a tx whose state a later receipt decided: one
+        // that another rollback undid since (it stays undone), or one already undone
+        // (it is now undone by the latest live rollback of it too).
         let mut rec = self.tx(of)?;
         self.move_tx(&mut rec, TxState::RolledBack)?;
         let mut by = receipt.tx;
@@ -211,6 +212,12 @@ impl Writer {
             if redone.state != TxState::RolledBack || redone.rolled_back_by != Some(rec.tx) {
                 return Ok(());
             }
+            // Another rollback of it, still live, keeps it undone; the link names that
+            // one now.
+            if let Some(other) = self.live_rollback_of(live, rec.tx)? {
+                redone.rolled_back_by = Some(other);
+                return self.put_tx(&redone);
+            }
             self.move_tx(&mut redone, TxState::Committed)?;
             redone.rolled_back_by = None;
             self.put_tx(&redone)?;
@@ -218,12 +225,32 @@ impl Writer {
                 return Ok(());
             };
             rec = self.tx(next)?;
-            if rec.state != TxState::Committed {
-                return Ok(());
-            }
-            self.move_tx(&mut rec, TxState::RolledBack)?;
             by = live;
+            match rec.state {
+                TxState::Committed => self.move_tx(&mut rec, TxState::RolledBack)?,
+                // Undone already, by another rollback still live: `live` undoes it too
+                // and is the latest to; the link names it, so that undoing `live`
+                // again is what makes it live again.
+                TxState::RolledBack => {
+                    rec.rolled_back_by = Some(by);
+                    return self.put_tx(&rec);
+                }
+                _ => return Ok(()),
+            }
         }
+    }
+
+    /// A committed rollback of `tx` other than `except`, if any. Scans every tx: it runs
+    /// only when a rollback of a rollback walks its chain.
+    fn live_rollback_of(&self, tx: u64, except: u64) -> Result<Option<u64>> {
+        let t = self.txn.open_table(TXS)?;
+        for item in t.iter()?.rev() {
+            let rec: TxRecord = codec::decode("txs", item?.1.value())?;
+            if rec.rollback_of == Some(tx) && rec.tx != except && rec.state == TxState::Committed {
+                return Ok(Some(rec.tx));
+            }
+        }
+        Ok(None)
     }
 
     /// The in-flight batch of `tx`, if any (a commit or rollback under way or

@@ -384,3 +384,40 @@ fn a_commit_rolled_back_twice_stays_undone_when_one_rollback_is_undone() {
     let v = ws.journal.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }
+
+/// Found by the soak (seed 783866287): a commit undone by two rollbacks at once stays
+/// undone while either is live, and the link names the latest.
+#[test]
+fn a_commit_undone_by_two_live_rollbacks_stays_undone_until_both_are_undone() {
+    let ws = workspace();
+    ws.write("f.txt", b"X\n");
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let undo = |tx, force| {
+        ws.journal
+            .rollback(tx, RollbackOptions { force })
+            .unwrap()
+            .tx
+    };
+    assert_eq!(undo(1, false), 2); // X: tx 2 undoes tx 1
+    assert_eq!(undo(2, false), 3); // Y: redo
+    assert_eq!(undo(1, false), 4); // X: tx 4 undoes tx 1
+    assert_eq!(undo(4, false), 5); // Y: redo
+    assert_eq!(undo(5, false), 6); // X: tx 4 live again, tx 1 undone by it
+                                   // Tx 3 (the first redo) is not on disk: forced, it changes no file and makes tx 2
+                                   // live again, which undoes tx 1 too.
+    assert_eq!(undo(3, true), 7);
+    let row = |tx| {
+        let t = ws.journal.tx(tx).unwrap();
+        (t.state, t.rolled_back_by)
+    };
+    assert_eq!(row(1), (TxState::RolledBack, Some(2)));
+    assert_eq!(row(2), (TxState::Committed, None));
+    assert_eq!(row(4), (TxState::Committed, None));
+    // Undoing tx 6 makes tx 5 live again, which undoes tx 4; tx 1 stays undone (tx 2).
+    assert_eq!(undo(6, true), 8);
+    assert_eq!(row(4), (TxState::RolledBack, Some(5)));
+    assert_eq!(row(1), (TxState::RolledBack, Some(2)));
+    let v = ws.journal.verify().unwrap();
+    assert!(v.ok, "{:?}", v.problems);
+}
