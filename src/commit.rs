@@ -204,7 +204,11 @@ impl Journal {
                 path: f.path.clone(),
                 snapshot: *state,
                 candidate: f.pre,
-                diff: edit::candidate_diff(&f.path, bytes.as_deref(), pre.as_deref()),
+                diff: crate::revision::with_mode_lines(
+                    edit::candidate_diff(&f.path, bytes.as_deref(), pre.as_deref()),
+                    state,
+                    &f.pre,
+                ),
             });
         }
         Ok(files)

@@ -42,6 +42,10 @@ pub struct RecoveryAction {
     pub overwritten: Vec<ForeignWrite>,
     /// Temp files removed.
     pub temps_removed: usize,
+    /// Temp files out of reach: a directory of the batch was moved away and replaced by
+    /// a link or a file, so they are wherever it went (root-relative, as staged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub temps_unreachable: Vec<String>,
 }
 
 /// The report of one recovery pass (printed by `ultra-edit recover`).
@@ -116,6 +120,11 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
         foreign: out.foreign.iter().map(|(f, _)| f.clone()).collect(),
         overwritten: out.overwritten.clone(),
         temps_removed: out.temps_removed,
+        temps_unreachable: out
+            .temps_unreachable
+            .iter()
+            .map(|t| t.to_string())
+            .collect(),
     };
     batch.settle(l, side, out, Some(action_note), true)?;
     action.result = batch.record().state;

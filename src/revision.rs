@@ -129,11 +129,14 @@ pub(crate) fn build(
             load_snapshot(ws, &snapshot, &mut snapshot_bytes)?;
         }
         let (candidate, candidate_bytes) = if cand.exists {
-            // An explicit mode; else the base's; else the default of a new file.
+            // An explicit mode; else the base's; else, for a path that existed at the
+            // snapshot (deleted by an earlier revision), the snapshot's; else a new
+            // file's, from the umask (docs/design.md, "Lifecycle" › 1. Preview).
             let mode = cand
                 .mode
                 .or(base_state.mode())
-                .unwrap_or(DEFAULT_NEW_FILE_MODE);
+                .or(snapshot.mode())
+                .unwrap_or(ws.new_file_mode);
             (FileState::present(&cand.bytes, mode), Some(cand.bytes))
         } else {
             (FileState::ABSENT, None)
@@ -235,6 +238,7 @@ impl RevisionContent {
                 before: f.snapshot_bytes.as_deref(),
                 after: f.candidate_bytes.as_deref(),
                 text_op_on_binary: f.text_op_on_binary,
+                meta_changed: meta_changed(&f.snapshot, &f.candidate),
             })
             .collect();
         let mut validation = edit::validate(&checks);
@@ -247,10 +251,14 @@ impl RevisionContent {
                 path: path.clone(),
                 snapshot: f.snapshot,
                 candidate: f.candidate,
-                diff: edit::candidate_diff(
-                    path,
-                    f.snapshot_bytes.as_deref(),
-                    f.candidate_bytes.as_deref(),
+                diff: with_mode_lines(
+                    edit::candidate_diff(
+                        path,
+                        f.snapshot_bytes.as_deref(),
+                        f.candidate_bytes.as_deref(),
+                    ),
+                    &f.snapshot,
+                    &f.candidate,
                 ),
             })
             .collect();
@@ -261,6 +269,32 @@ impl RevisionContent {
             conflicts,
         }
     }
+}
+
+/// Whether a file that exists on both sides changes its metadata (mode).
+fn meta_changed(before: &FileState, after: &FileState) -> bool {
+    matches!((before.mode(), after.mode()), (Some(a), Some(b)) if a != b)
+}
+
+/// `diff` with git's `old mode` / `new mode` lines first when a file that exists on both
+/// sides changes its mode (git diff's extended header lines, with the regular-file type
+/// bits 100000 added as git prints them).
+pub(crate) fn with_mode_lines(
+    mut diff: edit::CandidateDiff,
+    before: &FileState,
+    after: &FileState,
+) -> edit::CandidateDiff {
+    if let (Some(old), Some(new)) = (before.mode(), after.mode()) {
+        if old != new {
+            diff.unified = format!(
+                "old mode {:o}\nnew mode {:o}\n{}",
+                0o100000 | old,
+                0o100000 | new,
+                diff.unified
+            );
+        }
+    }
+    diff
 }
 
 /// Store the blobs of the changed files of `content` (under the hashes their

@@ -130,6 +130,7 @@ impl Journal {
         };
         let mut j = Journal {
             ws: Ws {
+                new_file_mode: 0o666 & !crate::engine::umask(),
                 lock_path: dir.join("commit.lock"),
                 root,
                 fs,

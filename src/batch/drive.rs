@@ -52,6 +52,8 @@ pub(crate) struct DriveOutcome {
     pub overwritten: Vec<ForeignWrite>,
     /// Temp files of the batch that were removed.
     pub temps_removed: usize,
+    /// Temps out of reach (a directory of the batch moved away): see [`remove_temps`].
+    pub temps_unreachable: Vec<RelPath>,
     /// Directories removed because the side does not have them.
     pub dirs_removed: Vec<RelPath>,
     /// Directories created to hold restored files.
@@ -129,7 +131,9 @@ pub(crate) fn drive(
         out.rewritten.push(f.path.to_string());
         after_file();
     }
-    out.temps_removed += remove_temps(ws, rec)?;
+    let (removed, unreachable) = remove_temps(ws, rec)?;
+    out.temps_removed += removed;
+    out.temps_unreachable = unreachable;
     let dirs = match side {
         Side::Pre => rec.create_dirs.iter().rev().cloned().collect::<Vec<_>>(),
         Side::Post => rec.remove_dirs.clone(),
@@ -187,18 +191,26 @@ pub(crate) fn ensure_parents(ws: &Ws, rel: &RelPath) -> Result<Vec<RelPath>> {
     Ok(missing)
 }
 
-/// Remove every temp file the batch may have left; returns how many existed.
-pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
+/// Remove every temp file the batch may have left; returns how many existed, and the
+/// temps out of reach: where a directory of the batch was moved away and replaced by a
+/// link or a file, the walk (which refuses links) cannot reach the directory, which may
+/// still hold a temp wherever it went. Those are named to the caller instead.
+pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<(usize, Vec<RelPath>)> {
     let mut removed = 0;
+    let mut unreachable = Vec::new();
     for (i, f) in rec.files.iter().enumerate() {
         let tmp = temp_path(&f.path, rec, i);
         match ws.fs.remove_file(&tmp) {
             Ok(()) => removed += 1,
-            // Gone, or out of reach because a directory became a symlink (the walk
-            // refuses links): either way no temp of ours is there to remove.
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
             Err(e)
-                if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory)
-                    || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) => {}
+                if e.kind() == ErrorKind::NotADirectory
+                    || e.raw_os_error() == Some(rustix::io::Errno::LOOP.raw_os_error()) =>
+            {
+                if f.post.exists() {
+                    unreachable.push(tmp);
+                }
+            }
             Err(source) => {
                 return Err(IoError {
                     op: "unlink temp",
@@ -209,7 +221,7 @@ pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<usize> {
             }
         }
     }
-    Ok(removed)
+    Ok((removed, unreachable))
 }
 
 /// `rmdir` each directory that exists and is empty, in the order given; returns those

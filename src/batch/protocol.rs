@@ -44,13 +44,15 @@ impl StepError {
         }
     }
 
-    /// The caller's error once the batch has been reverted.
-    fn into_error(self, rec: &BatchRecord) -> Error {
+    /// The caller's error once the batch has been reverted; `left` are the temps out of
+    /// reach.
+    fn into_error(self, rec: &BatchRecord, left: Vec<RelPath>) -> Error {
         match self {
             StepError::Io(cause) => Error::CommitFailed {
                 tx: rec.tx,
                 batch: rec.batch,
                 cause,
+                temps_left: left.into_iter().map(String::from).collect(),
             },
             StepError::Stale(path) => Error::StaleSnapshot {
                 tx: rec.tx,
@@ -79,9 +81,9 @@ pub(crate) fn apply(
     let mut batch = Batch::prepare(l, new, tx_of)?;
     crash_point!("batch::after_intent");
     if let Err(cause) = stage(l, batch.record()) {
-        undo_staging(l, batch.record());
-        batch.abort(l, Some(cause.note()), false)?;
-        return Err(cause.into_error(batch.record()));
+        let left = undo_staging(l, batch.record());
+        batch.abort(l, note_with(cause.note(), &left), false)?;
+        return Err(cause.into_error(batch.record(), left));
     }
     if let Err(e) = batch.commit_point(l) {
         // The commit point did not become durable: the batch is still Prepared, so
@@ -122,11 +124,25 @@ pub(crate) fn apply(
 }
 
 /// Remove the temps and the new directories of a batch that never reached its commit
-/// point (best effort: recovery does the same if this fails).
-fn undo_staging(l: &Locked<'_>, rec: &BatchRecord) {
-    let _ = drive::remove_temps(l, rec);
+/// point (best effort: recovery does the same if this fails); returns the temps out of
+/// reach ([`drive::remove_temps`]).
+fn undo_staging(l: &Locked<'_>, rec: &BatchRecord) -> Vec<RelPath> {
+    let left = drive::remove_temps(l, rec)
+        .map(|(_, left)| left)
+        .unwrap_or_default();
     let dirs: Vec<RelPath> = rec.create_dirs.iter().rev().cloned().collect();
     let _ = drive::remove_empty_dirs(l, &dirs);
+    left
+}
+
+/// The abort note: the cause, and the temps out of reach if any.
+fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
+    Some(if left.is_empty() {
+        cause
+    } else {
+        let names: Vec<&str> = left.iter().map(|t| t.as_str()).collect();
+        format!("{cause}; temps out of reach: {}", names.join(", "))
+    })
 }
 
 /// Step 4: new directories, then one fsynced temp per file written.
@@ -225,11 +241,16 @@ fn revert_after_error(
         files: installed,
         ..DriveOptions::all(Side::Pre)
     };
-    let settled = drive::drive(l, batch.record(), opts, &after)
-        .and_then(|out| batch.settle(l, Side::Pre, out, note, false));
+    let mut left = Vec::new();
+    let settled = drive::drive(l, batch.record(), opts, &after).and_then(|out| {
+        left = out.temps_unreachable.clone();
+        batch.settle(l, Side::Pre, out, note_with(cause.note(), &left), false)
+    });
     let what = cause.note();
     match settled {
-        Ok(()) if batch.record().state == BatchState::Aborted => cause.into_error(batch.record()),
+        Ok(()) if batch.record().state == BatchState::Aborted => {
+            cause.into_error(batch.record(), left)
+        }
         Ok(()) => Error::NeedsAttention {
             tx,
             batch: id,

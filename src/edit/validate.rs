@@ -39,23 +39,33 @@ pub struct FileCheck<'a> {
     pub after: Option<&'a [u8]>,
     /// True if a text op edited a binary-looking file (see `FileCandidate`).
     pub text_op_on_binary: bool,
+    /// True if the file exists before and after and its metadata (mode) changes: a
+    /// change even when the bytes stay.
+    pub meta_changed: bool,
+}
+
+impl FileCheck<'_> {
+    /// Neither the bytes nor (for a file that stays) the metadata change.
+    fn unchanged(&self) -> bool {
+        self.before == self.after && !self.meta_changed
+    }
 }
 
 /// Validates all files of a revision.
 ///
 /// Codes, per file in this order:
 /// - `empty_candidate` (warning): `after` is empty while `before` was non-empty.
-/// - `candidate_equals_source` (warning): `after == before`.
+/// - `candidate_equals_source` (warning): `after == before` and the metadata stays.
 /// - `conflict_markers` (error): the candidate has more lines starting with
 ///   `<<<<<<< `, `>>>>>>> `, or equal to `=======` (ending `\n`, `\r\n` or EOF)
 ///   than the source; the message gives the 1-based line of the first new one.
 /// - `binary_content_edited` (warning): `text_op_on_binary`.
 ///
-/// Then `no_changes` (error, path `""`) if every file is unchanged (or there
-/// are no files).
+/// Then `no_changes` (error, path `""`) if every file is unchanged, bytes and metadata
+/// (or there are no files): a mode-only change is a change.
 pub fn validate(files: &[FileCheck<'_>]) -> Vec<Issue> {
     let mut issues: Vec<Issue> = files.iter().flat_map(check_file).collect();
-    if files.iter().all(|f| f.before == f.after) {
+    if files.iter().all(FileCheck::unchanged) {
         issues.push(issue(
             "no_changes",
             Severity::Error,
@@ -85,7 +95,7 @@ fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
             format!("{path} becomes empty; if you meant to remove it use delete_file, otherwise check the edit"),
         ));
     }
-    if file.before == file.after {
+    if file.unchanged() {
         issues.push(issue(
             "candidate_equals_source",
             Severity::Warning,
@@ -180,6 +190,7 @@ mod tests {
             before,
             after,
             text_op_on_binary: false,
+            meta_changed: false,
         }
     }
 
@@ -249,6 +260,7 @@ mod tests {
                 before: Some(b"same"),
                 after: Some(b"same"),
                 text_op_on_binary: true,
+                meta_changed: false,
             },
         ]);
         assert_eq!(

@@ -29,6 +29,17 @@ pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 use crate::edit::EditError;
 use crate::journal::records::{BatchState, TxRecord, TxState};
 
+/// The part of [`Error::CommitFailed`]'s message about temps left behind.
+fn temps_left_note(temps: &[String]) -> String {
+    if temps.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the temp file(s) {} could not be removed: a directory of the batch was moved away and replaced by a link meanwhile, so delete them where that directory went",
+        temps.join(", ")
+    )
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -147,7 +158,10 @@ pub enum Error {
     },
     /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
     /// is `Aborted` in the journal and the transaction can be committed again.
-    #[error("batch {batch} of tx {tx} failed and was reverted, no file changed: {cause}")]
+    #[error(
+        "batch {batch} of tx {tx} failed and was reverted, no file changed: {cause}{}",
+        temps_left_note(temps_left)
+    )]
     CommitFailed {
         /// Transaction id.
         tx: u64,
@@ -155,6 +169,10 @@ pub enum Error {
         batch: u64,
         /// The first error.
         cause: IoError,
+        /// Temp files (root-relative, as staged) that could not be removed because a
+        /// directory of the batch was moved away and replaced by a link or a file
+        /// meanwhile: they are wherever that directory went.
+        temps_left: Vec<String>,
     },
     /// A batch could neither finish nor revert by itself; the journal keeps everything
     /// needed. [`Attention::outcome`] says whether it may still land.

@@ -288,6 +288,19 @@ fn regression_a_directory_swapped_for_a_symlink_right_before_the_rename_cannot_e
     let j = faulty(&ws, FaultFs::before(Op::Rename, "z/victim.txt", swap));
     let err = j.commit(p.tx, Default::default()).unwrap_err();
     assert!(matches!(err, Error::CommitFailed { .. }), "{err:?}");
+    // The temp staged in z/ went with the directory: named, since nothing can reach it.
+    let Error::CommitFailed { temps_left, .. } = &err else {
+        unreachable!()
+    };
+    let left: Vec<String> = std::fs::read_dir(ws.path("z.orig"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(".ue-"))
+        .map(|n| format!("z/{n}"))
+        .collect();
+    assert_eq!(temps_left, &left);
+    assert_eq!(left.len(), 1);
+    assert!(err.to_string().contains(&left[0]), "{err}");
     assert_eq!(
         std::fs::read(outside.path().join("victim.txt")).unwrap(),
         b"same\n"
