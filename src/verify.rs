@@ -402,9 +402,10 @@ fn check_tx_links(
 }
 
 /// Why the rollback links of `t` disagree with each other or with the states, if they
-/// do: a tx is `rolled_back` exactly when it names the tx that rolled it back, that tx
-/// is a rollback of it that landed (committed, or itself rolled back since), and a
-/// rollback tx that is committed — its change live — has its target rolled back.
+/// do: a tx is `rolled_back` exactly when it names the tx that rolled it back, and that
+/// tx is a rollback of it that landed (committed, or itself rolled back since). (A
+/// committed rollback whose target is committed again is not a disagreement: a later
+/// rollback made the target's change live again and superseded it.)
 fn rollback_links_disagree(id: u64, t: &TxRecord, txs: &BTreeMap<u64, TxRecord>) -> Option<String> {
     match (t.state, t.rolled_back_by) {
         (TxState::RolledBack, None) => {
@@ -425,14 +426,6 @@ fn rollback_links_disagree(id: u64, t: &TxRecord, txs: &BTreeMap<u64, TxRecord>)
             return Some(format!(
                 "says tx {} rolled it back, but that tx is {}",
                 by.tx, by.state
-            ));
-        }
-    }
-    if let (TxState::Committed, Some(of)) = (t.state, t.rollback_of) {
-        if let Some(target) = txs.get(&of).filter(|o| o.state != TxState::RolledBack) {
-            return Some(format!(
-                "is a committed rollback of tx {of}, but tx {of} is {}",
-                target.state
             ));
         }
     }

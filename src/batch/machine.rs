@@ -17,9 +17,11 @@
 
 use super::drive::{DriveOutcome, Side};
 use crate::error::{Error, JournalError, Result, Transition};
-use crate::fs::{EntryKind, RelPath};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::fs::{snapshot, EntryKind, RelPath};
 use crate::journal::records::*;
-use crate::journal::Writer;
+use crate::journal::{ChainLink, Writer};
 use crate::lock::Locked;
 
 /// A batch in the journal, owned by the code driving it.
@@ -171,6 +173,7 @@ impl Batch {
     ) -> Result<Receipt> {
         let mut receipt = None;
         let note = by_recovery.then(|| "completed by recovery".to_string());
+        let links = chain_links(l, &self.rec)?;
         self.step(l, BatchState::Committed, note, |w, rec| {
             if by_recovery {
                 w.event(EventKind::Recovery {
@@ -189,7 +192,7 @@ impl Batch {
                 at_ms: w.now(),
                 by_recovery,
             };
-            w.issue_receipt(&r)?;
+            w.issue_receipt(&r, &links)?;
             receipt = Some(r);
             Ok(())
         })?;
@@ -267,6 +270,70 @@ impl Batch {
         self.rec = next;
         Ok(())
     }
+}
+
+/// For a rollback, what its batch did to the txs down its chain (docs/commit-protocol.md,
+/// "State machines"): the tx rolled back is undone by it; below it, changes alternate
+/// (live again, undone again, …), except where the disk decides: a tx whose committed
+/// batch's files all hold their post-images now is live, one whose files all hold their
+/// pre-images is undone (by the tx above it in the chain), and the alternation goes on
+/// from there. The history then says what the disk says, whatever forced rollbacks did
+/// to the chain.
+fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
+    let BatchKind::Rollback { of, .. } = rec.kind else {
+        return Ok(Vec::new());
+    };
+    let r = l.store.read()?;
+    // The files this batch wrote hold its post-images; the others are read.
+    let written: BTreeMap<&RelPath, FileState> =
+        rec.files.iter().map(|f| (&f.path, f.post)).collect();
+    let disk = |path: &RelPath| -> Option<FileState> {
+        match written.get(path) {
+            Some(s) => Some(*s),
+            None => snapshot::read_state(l.fs.as_ref(), &l.root, path)
+                .ok()
+                .map(|(s, _)| s),
+        }
+    };
+    let mut links = vec![ChainLink {
+        tx: of,
+        undone_by: Some(rec.tx),
+    }];
+    let mut seen = BTreeSet::from([rec.tx, of]);
+    let (mut above, mut next) = (of, r.tx_required(of)?.rollback_of);
+    // Down the chain, changes alternate: the tx below an undone one is live again, the
+    // one below that undone again. That is the answer unless the disk says otherwise.
+    let mut live_by_parity = true;
+    while let Some(x) = next.filter(|x| seen.insert(*x)) {
+        let t = r.tx_required(x)?;
+        next = t.rollback_of;
+        let batch = match t.committed {
+            Some(c) => r.batch(c.batch)?,
+            None => None,
+        };
+        let by_disk = batch.filter(|b| !b.files.is_empty()).and_then(|b| {
+            let states: Vec<Option<FileState>> = b.files.iter().map(|f| disk(&f.path)).collect();
+            let at = |side: fn(&BatchFile) -> FileState| {
+                b.files
+                    .iter()
+                    .zip(&states)
+                    .all(|(f, s)| *s == Some(side(f)))
+            };
+            match (at(|f| f.post), at(|f| f.pre)) {
+                (true, false) => Some(true),
+                (false, true) => Some(false),
+                _ => None,
+            }
+        });
+        let live = by_disk.unwrap_or(live_by_parity);
+        links.push(ChainLink {
+            tx: x,
+            undone_by: (!live).then_some(above),
+        });
+        live_by_parity = !live;
+        above = x;
+    }
+    Ok(links)
 }
 
 #[cfg(test)]

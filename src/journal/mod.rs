@@ -29,6 +29,7 @@ pub use gc::GcCounts;
 pub use migrations::SCHEMA_VERSION;
 pub use reader::Reader;
 pub use store::Store;
+pub use transitions::ChainLink;
 pub use writer::Writer;
 
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");

@@ -17,9 +17,19 @@
 use redb::ReadableTable;
 
 use super::{codec, get_rec, Writer};
-use super::{BATCHES, INFLIGHT, RECEIPTS, TXS};
+use super::{BATCHES, INFLIGHT, RECEIPTS};
 use crate::error::{Error, JournalError, Result, Transition, Verb};
 use crate::journal::records::*;
+
+/// What a rollback's receipt does to one tx down its chain ([`Writer::issue_receipt`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainLink {
+    /// The tx.
+    pub tx: u64,
+    /// `None`: its change is live (committed); `Some(by)`: undone, by the rollback `by`
+    /// (the tx above it in the chain).
+    pub undone_by: Option<u64>,
+}
 
 impl Writer {
     /// Insert a new transaction, `Open` with no revision yet (the caller adds revision 0
@@ -160,13 +170,13 @@ impl Writer {
 
     /// Insert the receipt of a completed batch with its `receipt_issued` event, and
     /// apply what it means to the transactions: its tx `Open → Committed` (the revision
-    /// and batch recorded in `committed`, its attention mark for this batch cleared).
-    /// A rollback of tx T also moves T `Committed → RolledBack` (by this tx), and walks
-    /// down T's `rollback_of` links, whose changes are alternately live again and undone
-    /// again: if T had rolled back S, S's change is live again (`RolledBack →
-    /// Committed`); if S had rolled back Q, Q's change is undone again (`Committed →
-    /// RolledBack`, by S); and so on.
-    pub fn issue_receipt(&mut self, receipt: &Receipt) -> Result<()> {
+    /// and batch recorded in `committed`, its attention mark for this batch cleared),
+    /// then each of `links` (for a rollback: the txs down its `rollback_of` chain whose
+    /// change the batch made live again or undone again, decided by the batch layer
+    /// from the disk, see `batch::machine`): `Committed` (live, no link) or
+    /// `RolledBack` with the tx that undid it. A tx already in the state it is given
+    /// only has its link updated.
+    pub fn issue_receipt(&mut self, receipt: &Receipt, links: &[ChainLink]) -> Result<()> {
         let v = codec::encode(receipt)?;
         self.txn
             .open_table(RECEIPTS)?
@@ -188,69 +198,19 @@ impl Writer {
             batch: receipt.batch,
         });
         self.put_tx(&tx)?;
-        let BatchKind::Rollback { of, .. } = receipt.kind else {
-            return Ok(());
-        };
-        // `by` undoes `undone`; then the tx `undone` had itself rolled back is live
-        // again, which undoes the one *that* had rolled back, and so on down the chain.
-        // Only the first step is required (the rolled-back tx must be committed); down
-        // the chain, the walk stops at a tx whose state a later receipt decided: one
-        // that another rollback undid since (it stays undone), or one already undone
-        // (it is now undone by the latest live rollback of it too).
-        let mut rec = self.tx(of)?;
-        self.move_tx(&mut rec, TxState::RolledBack)?;
-        let mut by = receipt.tx;
-        loop {
-            rec.rolled_back_by = Some(by);
+        for link in links {
+            let mut rec = self.tx(link.tx)?;
+            let (state, by) = match link.undone_by {
+                Some(by) => (TxState::RolledBack, Some(by)),
+                None => (TxState::Committed, None),
+            };
+            if rec.state != state {
+                self.move_tx(&mut rec, state)?;
+            }
+            rec.rolled_back_by = by;
             self.put_tx(&rec)?;
-            let Some(live) = rec.rollback_of else {
-                return Ok(());
-            };
-            // Live again only if it was `rec` that had undone it (a later rollback of
-            // it, still committed, keeps it undone).
-            let mut redone = self.tx(live)?;
-            if redone.state != TxState::RolledBack || redone.rolled_back_by != Some(rec.tx) {
-                return Ok(());
-            }
-            // Another rollback of it, still live, keeps it undone; the link names that
-            // one now.
-            if let Some(other) = self.live_rollback_of(live, rec.tx)? {
-                redone.rolled_back_by = Some(other);
-                return self.put_tx(&redone);
-            }
-            self.move_tx(&mut redone, TxState::Committed)?;
-            redone.rolled_back_by = None;
-            self.put_tx(&redone)?;
-            let Some(next) = redone.rollback_of else {
-                return Ok(());
-            };
-            rec = self.tx(next)?;
-            by = live;
-            match rec.state {
-                TxState::Committed => self.move_tx(&mut rec, TxState::RolledBack)?,
-                // Undone already, by another rollback still live: `live` undoes it too
-                // and is the latest to; the link names it, so that undoing `live`
-                // again is what makes it live again.
-                TxState::RolledBack => {
-                    rec.rolled_back_by = Some(by);
-                    return self.put_tx(&rec);
-                }
-                _ => return Ok(()),
-            }
         }
-    }
-
-    /// A committed rollback of `tx` other than `except`, if any. Scans every tx: it runs
-    /// only when a rollback of a rollback walks its chain.
-    fn live_rollback_of(&self, tx: u64, except: u64) -> Result<Option<u64>> {
-        let t = self.txn.open_table(TXS)?;
-        for item in t.iter()?.rev() {
-            let rec: TxRecord = codec::decode("txs", item?.1.value())?;
-            if rec.rollback_of == Some(tx) && rec.tx != except && rec.state == TxState::Committed {
-                return Ok(Some(rec.tx));
-            }
-        }
-        Ok(None)
+        Ok(())
     }
 
     /// The in-flight batch of `tx`, if any (a commit or rollback under way or
