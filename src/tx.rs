@@ -42,6 +42,10 @@ pub struct Preview {
     pub lines_removed: usize,
     /// Files a rebase could not merge; a conflicted revision cannot be committed.
     pub conflicts: Vec<FileConflict>,
+    /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
+    /// the tx cannot be committed, revised or aborted until recovery settles it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_attention: Option<u64>,
 }
 
 impl Preview {
@@ -54,7 +58,9 @@ impl Preview {
             agent: tx.agent.clone(),
             description: tx.description.clone(),
             base: rev.base,
+            needs_attention: tx.attention,
             ready_to_commit: tx.state == TxState::Open
+                && tx.attention.is_none()
                 && tx.rollback_of.is_none()
                 && rev.ready_to_commit(),
             lines_added: rev.files.iter().map(|f| f.diff.lines_added).sum(),
@@ -283,11 +289,15 @@ impl Journal {
     }
 }
 
-/// The tx, if it is open; else [`Error::WrongState`] for `verb`.
+/// The tx, if it is open and no batch of it is in flight; else [`Error::WrongState`]
+/// for `verb` (a batch in flight or needing attention is recovery's to settle first).
 pub(crate) fn open_tx(r: &crate::journal::Reader, tx: u64, verb: Verb) -> Result<TxRecord> {
     let rec = r.tx_required(tx)?;
     if rec.state != TxState::Open {
         return Err(Error::wrong_state(&rec, verb));
+    }
+    if let Some(b) = r.inflight_batch_of(tx)? {
+        return Err(Error::batch_in_flight(&rec, verb, b.batch, b.state));
     }
     Ok(rec)
 }

@@ -112,7 +112,10 @@ impl Journal {
             if opts.journal_backend.is_none()
                 && !root.join(STATE_DIR).join("journal.redb").is_file()
             {
-                return Err(Error::NotInitialized { root });
+                return Err(Error::NotInitialized {
+                    root,
+                    searched_up: false,
+                });
             }
             Self::open_inner(root, opts, false)
         })

@@ -6,9 +6,12 @@ use ultra_edit::{Attention, Error, NextStep};
 pub fn hint(e: &Error) -> Option<String> {
     let step = e.next_step()?;
     Some(match step {
-        NextStep::Init => {
-            "run `ultra-edit init` in the workspace's root directory, or pass --root DIR".into()
-        }
+        NextStep::Init => match e {
+            Error::NotInitialized {
+                searched_up: false, ..
+            } => "run `ultra-edit init` there, or give --root the directory that holds .ultra-edit/".into(),
+            _ => "run `ultra-edit init` in the workspace's root directory, or pass --root DIR".into(),
+        },
         NextStep::Log => "`ultra-edit log` lists the transactions".into(),
         NextStep::Show { tx } => format!("`ultra-edit show {tx}` shows it"),
         NextStep::Rebase { tx } => format!(
@@ -25,7 +28,10 @@ pub fn hint(e: &Error) -> Option<String> {
             "run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)"
         ),
         NextStep::RollBackAgain { of } => format!("run `ultra-edit rollback {of}` again"),
-        NextStep::PreviewAgain => "preview again (`ultra-edit preview`)".into(),
+        NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
+        NextStep::History { tx } => format!(
+            "`ultra-edit log` and `ultra-edit journal dump --tx {tx}` still show its history"
+        ),
         NextStep::Recover => match e {
             Error::NeedsAttention {
                 attention: Attention::CommitPointUnknown { .. },

@@ -124,12 +124,17 @@ impl Out {
                 .unwrap_or_default(),
             if p.state != TxState::Open {
                 "not open"
+            } else if p.needs_attention.is_some() {
+                "its batch needs attention"
             } else if p.ready_to_commit {
                 "ready to commit"
             } else {
                 "NOT ready to commit"
             }
         );
+        if let Some(b) = p.needs_attention {
+            s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
+        }
         for f in &p.files {
             s += &format!(
                 "  {} {}  +{} -{}\n",

@@ -66,10 +66,12 @@ pub enum Error {
         message: String,
     },
     /// No workspace journal at the root.
-    #[error("no ultra-edit journal at {root} (nor in a parent directory)")]
+    #[error("no ultra-edit journal at {root}{}", if *searched_up { " (nor in a parent directory)" } else { "" })]
     NotInitialized {
-        /// The workspace root.
+        /// The workspace root (or, when searched for, the directory the search began in).
         root: PathBuf,
+        /// Whether the parent directories were searched too (the CLI without --root).
+        searched_up: bool,
     },
     /// Unknown transaction id.
     #[error("no transaction {tx} in this journal")]
@@ -293,9 +295,12 @@ impl Error {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
             },
-            Error::WrongState { tx, reason, .. } => match reason {
+            Error::WrongState {
+                tx, reason, verb, ..
+            } => match reason {
                 StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
                 StateReason::RolledBack { by } => NextStep::Redo { by: *by },
+                StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },
                 StateReason::BatchInFlight {

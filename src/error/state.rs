@@ -305,6 +305,11 @@ pub enum NextStep {
     },
     /// Start over with a new preview.
     PreviewAgain,
+    /// Read what the journal kept of a pruned tx (`log`, `journal dump --tx`).
+    History {
+        /// The tx.
+        tx: u64,
+    },
     /// Let recovery settle the batch (`recover`, or any next command).
     Recover,
     /// Put the files back and recover, or recover overwriting them (`recover

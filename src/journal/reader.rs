@@ -87,6 +87,17 @@ impl Reader {
         Ok(out)
     }
 
+    /// The in-flight batch of `tx`, if any (a commit or rollback under way, interrupted,
+    /// or needing attention).
+    pub fn inflight_batch_of(&self, tx: u64) -> Result<Option<BatchRecord>> {
+        for id in self.inflight()? {
+            if let Some(b) = self.batch(id)?.filter(|b| b.tx == tx) {
+                return Ok(Some(b));
+            }
+        }
+        Ok(None)
+    }
+
     /// Visit every blob in key order with its reassembled, hash-checked bytes (an
     /// `Err` for a blob that is damaged or misses a chunk), and the bytes its own
     /// manifest and new chunks occupy is not tracked here (see `journal stats`).

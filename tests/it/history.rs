@@ -181,6 +181,35 @@ fn abort_is_refused_while_the_batch_is_past_its_commit_point() {
     let hint = v["error"]["hint"].as_str().unwrap();
     assert!(hint.contains("ultra-edit recover --overwrite"), "{hint}");
     assert_eq!(ws.journal.tx(1).unwrap().state, TxState::Open);
+    // Commit, revise and rebase say the same, not "stale" nor "changed meanwhile"; show
+    // tells it.
+    let plan_dir = tempfile::tempdir().unwrap();
+    let plan_file = plan_dir.path().join("p.json");
+    std::fs::write(
+        &plan_file,
+        r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"C\n"}]}"#,
+    )
+    .unwrap();
+    let plan_arg = plan_file.to_str().unwrap();
+    for args in [
+        &["--json", "commit", "1"][..],
+        &["--json", "rebase", "1"],
+        &["--json", "revise", "1", "--plan", plan_arg],
+    ] {
+        let out = run_ue(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let v = json_of(&out);
+        assert_eq!(v["error"]["kind"], "wrong_state", "{args:?}");
+        assert_eq!(
+            v["error"]["next_step"]["step"], "recover_foreign",
+            "{args:?}"
+        );
+    }
+    let shown = ws.journal.show(1, None).unwrap();
+    assert_eq!(
+        (shown.needs_attention, shown.ready_to_commit),
+        (Some(1), false)
+    );
     // Settled as the refusal says, the tx is committed, never "aborted and committed".
     let out = run_ue(ws.root(), &["recover", "--overwrite"], None);
     assert_eq!(out.status.code(), Some(0));

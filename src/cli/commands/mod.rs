@@ -116,5 +116,8 @@ fn discover_root() -> Result<PathBuf> {
     cwd.ancestors()
         .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
         .map(PathBuf::from)
-        .ok_or(Error::NotInitialized { root: cwd })
+        .ok_or(Error::NotInitialized {
+            root: cwd,
+            searched_up: true,
+        })
 }

@@ -196,22 +196,23 @@ impl Model {
     pub fn land_commit(&mut self, id: u64, batch: Vec<BFile>) {
         self.land(id, batch)
     }
-    /// Rollback `r` of `x` landed: `x` is rolled back; rolling back a rollback redoes
-    /// the tx it had rolled back (README). What happens to a tx further up the chain (the
-    /// original of an undone redo) is left to the invariants.
+    /// Rollback `r` of `x` landed: `x` is rolled back. The txs further down the chain
+    /// (the one `x` had rolled back, which a redo makes live again, and so on) are
+    /// settled by the library from the disk (docs/commit-protocol.md, "State
+    /// machines"): they are free, held to the invariants — a tx shown committed has
+    /// its change on disk.
     pub fn land_rollback(&mut self, x: u64, r: u64, batch: Vec<BFile>) {
         self.land(r, batch);
         let seq = self.seq;
         let xt = self.tx(x);
         xt.state = "rolled_back".into();
         xt.rolled_back_by = Some(r);
-        if let Some(y) = xt.rollback_of {
+        let mut below = xt.rollback_of;
+        let mut seen = std::collections::BTreeSet::new();
+        while let Some(y) = below.filter(|y| seen.insert(*y)) {
             let yt = self.tx(y);
-            yt.state = "committed".into();
-            yt.rolled_back_by = None;
-            if let Some(z) = yt.rollback_of {
-                self.tx(z).free = true;
-            }
+            yt.free = true;
+            below = yt.rollback_of;
         }
         // Every tx whose change `r` re-applies (even distance up the chain) is live again
         // where its post-images are back (a redo of a forced rollback brings back what
