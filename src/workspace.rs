@@ -77,7 +77,7 @@ impl Journal {
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let root = canonical_root(root)?;
+            let (root, given) = roots(root)?;
             let dir = root.join(STATE_DIR);
             fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
             // The journal holds the bytes of every previewed file, private ones
@@ -94,7 +94,7 @@ impl Journal {
                 .append(true)
                 .open(&lock)
                 .ctx("create", &lock)?;
-            Self::open_inner(root, opts, true)
+            Self::open_inner(root, given, opts, true)
         })
     }
 
@@ -108,17 +108,22 @@ impl Journal {
     /// [`Journal::open`] with options.
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let root = canonical_root(root)?;
+            let (root, given) = roots(root)?;
             if opts.journal_backend.is_none()
                 && !root.join(STATE_DIR).join("journal.redb").is_file()
             {
                 return Err(Error::NotInitialized { root });
             }
-            Self::open_inner(root, opts, false)
+            Self::open_inner(root, given, opts, false)
         })
     }
 
-    fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
+    fn open_inner(
+        root: PathBuf,
+        given_root: Option<PathBuf>,
+        opts: OpenOptions,
+        create: bool,
+    ) -> Result<Journal> {
         let dir = root.join(STATE_DIR);
         let fs: Arc<dyn FileSystem> = match opts.fs {
             Some(fs) => fs,
@@ -132,6 +137,7 @@ impl Journal {
             ws: Ws {
                 lock_path: dir.join("commit.lock"),
                 root,
+                given_root,
                 fs,
                 store,
             },
@@ -153,6 +159,21 @@ impl Journal {
     /// The canonical workspace root.
     pub fn root(&self) -> &Path {
         &self.ws.root
+    }
+
+    /// The root as it was given to [`Journal::open`], when that is another name for
+    /// it (a symlink to the root, or a path through one): absolute plan paths under it
+    /// are inside the root as well as those under [`Journal::root`].
+    pub fn given_root(&self) -> Option<&Path> {
+        self.ws.given_root.as_deref()
+    }
+
+    /// A plan's path as the root-relative path the journal records: relative to the
+    /// root, or absolute under the root or the root as given. Lexical only: the disk
+    /// checks (symlinks, kinds) run when a plan is previewed. Errors: the path-safety
+    /// refusals of [`crate::PathError`].
+    pub fn relative(&self, raw: &str) -> Result<crate::fs::RelPath, crate::PathError> {
+        self.ws.normalize(raw)
     }
 
     /// What the recovery run by the open did, if it ran.
@@ -195,8 +216,21 @@ impl Journal {
     }
 }
 
-fn canonical_root(root: &Path) -> Result<PathBuf> {
-    Ok(root.canonicalize().ctx("open workspace root", root)?)
+/// The canonical root, and the root as given when that is another name for it: made
+/// absolute (against the current directory) without resolving symlinks, `.` dropped.
+/// A given root with `..` is not kept: `..` after a symlink leaves the link's target,
+/// not the directory the text names, so only the canonical root is trusted then.
+fn roots(root: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+    let canonical = root.canonicalize().ctx("open workspace root", root)?;
+    let given = std::path::absolute(root)
+        .ok()
+        .map(|p| p.components().collect::<PathBuf>())
+        .filter(|p| {
+            !p.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        })
+        .filter(|p| *p != canonical);
+    Ok((canonical, given))
 }
 
 /// Run a public verb, turning a panic inside it (redb panics on some damaged journal

@@ -17,9 +17,13 @@ pub fn run() -> i32 {
     let json = cli.json;
     match commands::dispatch(cli) {
         Ok(code) => code,
-        Err(e) => {
-            render::error(&e, json);
-            e.exit_code()
+        Err(commands::Failed { error, root }) => {
+            let misplaced = root
+                .as_deref()
+                .map(|root| advice::misplaced(&error, root))
+                .unwrap_or_default();
+            render::error(&error, json, &misplaced);
+            error.exit_code()
         }
     }
 }

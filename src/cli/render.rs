@@ -555,8 +555,11 @@ fn severity(s: Severity) -> &'static str {
 /// error; with `--json` also `{"error": {kind, message, exit_code, hint?, next_step?,
 /// outcome?}, "tx"?}` on standard output (`next_step` and `outcome` are the library's
 /// data, `hint` the CLI's words for the next step).
-pub fn error(e: &Error, json: bool) {
-    let hint = super::advice::hint(e);
+///
+/// `misplaced` are plan paths missing at the root that exist relative to the current
+/// directory: their hint comes first, and `--json` lists them as `misplaced`.
+pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
+    let hint = super::advice::misplaced_hint(misplaced).or_else(|| super::advice::hint(e));
     if json {
         let mut err =
             json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
@@ -565,6 +568,9 @@ pub fn error(e: &Error, json: bool) {
         }
         if let Some(step) = e.next_step() {
             err["next_step"] = json!(step);
+        }
+        if !misplaced.is_empty() {
+            err["misplaced"] = json!(misplaced);
         }
         if let Error::NeedsAttention { attention, .. } = e {
             err["attention"] = json!(attention);

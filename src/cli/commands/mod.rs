@@ -16,18 +16,40 @@ use ultra_edit::{Error, IoError, Journal, OpenOptions, RecoverOptions, Result, S
 use super::args::{Cli, Command};
 use super::render::Out;
 
+/// A command that failed: the library's error, and the workspace root the command ran
+/// on when it got that far (for advice that depends on where the CLI runs).
+pub struct Failed {
+    /// The error.
+    pub error: Error,
+    /// The root (as given or discovered).
+    pub root: Option<PathBuf>,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Failed {
+        Failed { error, root: None }
+    }
+}
+
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
-pub fn dispatch(cli: Cli) -> Result<i32> {
+pub fn dispatch(cli: Cli) -> std::result::Result<i32, Failed> {
     let out = Out::new(cli.json);
     if let Command::Init = cli.command {
-        return init(&out, cli.root);
+        return Ok(init(&out, cli.root)?);
     }
-    let root = match cli.root {
+    let root = match cli.root.clone() {
         Some(root) => root,
         None => discover_root()?,
     };
-    let mut j = open(&out, &root, &cli.command)?;
+    run(&out, cli, &root).map_err(|error| Failed {
+        error,
+        root: Some(root),
+    })
+}
+
+fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
+    let mut j = open(&out, root, &cli.command)?;
     match cli.command {
         Command::Init => Ok(0),
         Command::Preview { plan } => tx::preview(&out, &j, &plan),
@@ -53,7 +75,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Log { limit } => tx::log(&out, &j, limit),
         Command::Recover { overwrite } => recover(&out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
-        Command::Journal { command } => journal::dispatch(&out, j, &root, command),
+        Command::Journal { command } => journal::dispatch(&out, j, root, command),
     }
 }
 
@@ -105,16 +127,31 @@ fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
 
 /// The nearest directory from the current one upwards that holds a journal, as git
 /// finds `.git`. Errors: [`Error::NotInitialized`] naming the current directory.
+///
+/// Walks up the current directory as the shell names it (`$PWD`, when it is the
+/// current directory), so a root reached through a symlink is found under that name
+/// and absolute plan paths under it are inside the root.
 fn discover_root() -> Result<PathBuf> {
-    let cwd = std::env::current_dir().map_err(|source| {
+    let cwd = current_dir()?;
+    cwd.ancestors()
+        .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
+        .map(PathBuf::from)
+        .ok_or(Error::NotInitialized { root: cwd })
+}
+
+/// The current directory as the shell names it: `$PWD` when it is absolute and is the
+/// current directory (it may go through a symlink), else `getcwd(3)`.
+pub fn current_dir() -> Result<PathBuf> {
+    let real = std::env::current_dir().map_err(|source| {
         Error::Io(IoError {
             op: "getcwd",
             path: ".".into(),
             source,
         })
     })?;
-    cwd.ancestors()
-        .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
+    let logical = std::env::var_os("PWD")
         .map(PathBuf::from)
-        .ok_or(Error::NotInitialized { root: cwd })
+        .filter(|p| p.is_absolute())
+        .filter(|p| p.canonicalize().is_ok_and(|c| c == real));
+    Ok(logical.unwrap_or(real))
 }
