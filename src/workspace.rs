@@ -76,26 +76,29 @@ impl Journal {
 
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
-        crate::workspace::guarded(|| {
-            let (root, given) = roots(root)?;
-            let dir = root.join(STATE_DIR);
-            fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
-            // The journal holds the bytes of every previewed file, private ones
-            // included: only the owner may enter the directory.
-            fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-                .ctx("chmod", &dir)?;
-            let ignore = dir.join(".gitignore");
-            if !ignore.exists() {
-                fs::write(&ignore, "*\n").ctx("write", &ignore)?;
-            }
-            let lock = dir.join("commit.lock");
-            fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&lock)
-                .ctx("create", &lock)?;
-            Self::open_inner(root, given, opts, true)
-        })
+        crate::workspace::guarded(|| Self::init_synced(root, opts, &mut Fsync))
+    }
+
+    /// `init`, with every sync going through `sync` (tests record them).
+    ///
+    /// Everything it creates is durable before it returns: `.ultra-edit/`, its
+    /// `.gitignore`, `commit.lock` and the journal are fsynced, then the directory
+    /// entries (`.ultra-edit/` itself, and the root that holds it). What it finds
+    /// incomplete it repairs: a `.gitignore` that does not ignore everything (empty
+    /// after a power cut, say) is rewritten, through a synced temp and a rename.
+    fn init_synced(root: &Path, opts: OpenOptions, sync: &mut dyn Syncer) -> Result<Journal> {
+        let (root, given) = roots(root)?;
+        let dir = root.join(STATE_DIR);
+        prepare_state_dir(&dir, sync)?;
+        let journal = Self::open_inner(root.clone(), given, opts, true)?;
+        let file = dir.join("journal.redb");
+        if file.is_file() {
+            let f = fs::File::open(&file).ctx("open", &file)?;
+            sync.file(&f, &file).ctx("fsync", &file)?;
+        }
+        sync.dir(&dir).ctx("fsync dir", &dir)?;
+        sync.dir(&root).ctx("fsync dir", &root)?;
+        Ok(journal)
     }
 
     /// Open the journal of an initialized workspace and run recovery if a batch is in
@@ -220,6 +223,69 @@ impl Journal {
 /// absolute (against the current directory) without resolving symlinks, `.` dropped.
 /// A given root with `..` is not kept: `..` after a symlink leaves the link's target,
 /// not the directory the text names, so only the canonical root is trusted then.
+/// The syncs `init` makes durable with ([`Fsync`]; tests record them).
+trait Syncer {
+    /// Make `file` (at `path`) durable.
+    fn file(&mut self, file: &fs::File, path: &Path) -> std::io::Result<()>;
+    /// Make the entries of the directory `path` durable.
+    fn dir(&mut self, path: &Path) -> std::io::Result<()>;
+}
+
+/// `fsync(2)`.
+struct Fsync;
+
+impl Syncer for Fsync {
+    fn file(&mut self, file: &fs::File, _: &Path) -> std::io::Result<()> {
+        file.sync_all()
+    }
+    fn dir(&mut self, path: &Path) -> std::io::Result<()> {
+        fs::File::open(path)?.sync_all()
+    }
+}
+
+/// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
+const GITIGNORE: &[u8] = b"*\n";
+
+/// Create (or repair) `.ultra-edit/`: the directory, private to its owner; a
+/// `.gitignore` that ignores everything in it; the lock file. Each file is synced;
+/// the directory entries are synced by the caller once the journal is there too.
+fn prepare_state_dir(dir: &Path, sync: &mut dyn Syncer) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !dir.is_dir() {
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .ctx("mkdir", dir)?;
+    }
+    // The journal holds the bytes of every previewed file, private ones included: only
+    // the owner may enter the directory.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).ctx("chmod", dir)?;
+    let ignore = dir.join(".gitignore");
+    let ignores_all = fs::read(&ignore)
+        .map(|b| b.split(|&c| c == b'\n').any(|l| l.trim_ascii() == b"*"))
+        .unwrap_or(false);
+    if ignores_all {
+        let f = fs::File::open(&ignore).ctx("open", &ignore)?;
+        sync.file(&f, &ignore).ctx("fsync", &ignore)?;
+    } else {
+        // Missing, empty (a power cut before it was synced) or not ignoring
+        // everything: written whole beside it, synced, then renamed over it.
+        let tmp = dir.join(".gitignore.new");
+        let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        std::io::Write::write_all(&mut f, GITIGNORE).ctx("write", &tmp)?;
+        sync.file(&f, &tmp).ctx("fsync", &tmp)?;
+        fs::rename(&tmp, &ignore).ctx("rename", &ignore)?;
+    }
+    let lock = dir.join("commit.lock");
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&lock)
+        .ctx("create", &lock)?;
+    sync.file(&f, &lock).ctx("fsync", &lock)?;
+    Ok(())
+}
+
 fn roots(root: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
     let canonical = root.canonicalize().ctx("open workspace root", root)?;
     let given = std::path::absolute(root)
@@ -251,10 +317,80 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
     fn journal_is_send_and_sync() {
         assert_send_sync::<super::Journal>();
+    }
+
+    /// Records what `init` syncs, as paths relative to the root (`.` for the root).
+    #[derive(Default)]
+    struct Recorder {
+        root: PathBuf,
+        synced: Vec<String>,
+    }
+
+    impl Recorder {
+        fn name(&self, what: &str, path: &Path) -> String {
+            let rel = path.strip_prefix(&self.root).unwrap_or(path);
+            let rel = if rel.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                rel.display().to_string()
+            };
+            format!("{what} {rel}")
+        }
+    }
+
+    impl Syncer for Recorder {
+        fn file(&mut self, file: &fs::File, path: &Path) -> std::io::Result<()> {
+            // What is synced is what is there: the file's bytes as they will stay.
+            let len = file.metadata()?.len();
+            let name = self.name("file", path);
+            self.synced.push(format!("{name} ({len} bytes)"));
+            Ok(())
+        }
+        fn dir(&mut self, path: &Path) -> std::io::Result<()> {
+            let name = self.name("dir", path);
+            self.synced.push(name);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn init_syncs_everything_it_creates_then_the_directory_entries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let mut rec = Recorder {
+            root: root.clone(),
+            ..Default::default()
+        };
+        let j = Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap();
+        let journal_len = fs::metadata(root.join(".ultra-edit/journal.redb"))
+            .unwrap()
+            .len();
+        drop(j);
+        assert_eq!(
+            rec.synced,
+            [
+                "file .ultra-edit/.gitignore.new (2 bytes)".to_string(),
+                "file .ultra-edit/commit.lock (0 bytes)".to_string(),
+                format!("file .ultra-edit/journal.redb ({journal_len} bytes)"),
+                "dir .ultra-edit".to_string(),
+                "dir .".to_string(),
+            ]
+        );
+        assert_eq!(fs::read(root.join(".ultra-edit/.gitignore")).unwrap(), b"*\n");
+        assert!(!root.join(".ultra-edit/.gitignore.new").exists());
+
+        // Again: nothing to repair, and everything is synced once more (a previous
+        // init may have been cut before its syncs).
+        rec.synced.clear();
+        drop(Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap());
+        assert_eq!(rec.synced[0], "file .ultra-edit/.gitignore (2 bytes)");
+        assert_eq!(rec.synced.len(), 5, "{:?}", rec.synced);
     }
 }

@@ -7,6 +7,7 @@ mod commit;
 mod crash;
 mod edges;
 mod enospc;
+mod fidelity_init;
 mod fidelity_lock;
 mod fidelity_paths;
 mod fixture_v3;
