@@ -32,6 +32,18 @@ impl Ws {
         rel.under(&self.root)
     }
 
+    /// `Ok` unless the journal was opened read-only (it is on a read-only
+    /// filesystem): then [`crate::Error::ReadOnly`], before anything is written.
+    pub fn writable(&self) -> crate::Result<()> {
+        if self.store.is_read_only() {
+            return Err(crate::Error::ReadOnly {
+                path: self.state_dir().join("journal.redb"),
+                what: "this command writes to it",
+            });
+        }
+        Ok(())
+    }
+
     /// The state directory (`.ultra-edit/`), which holds the journal and the lock
     /// file: the parent of [`Ws::lock_path`].
     pub fn state_dir(&self) -> &Path {

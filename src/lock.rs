@@ -169,12 +169,14 @@ pub(crate) struct Locked<'a> {
 impl<'a> Locked<'a> {
     /// Take `ws`'s commit lock, waiting up to `timeout` ([`CommitLock::acquire`]).
     pub fn acquire(ws: &'a Ws, timeout: Duration) -> Result<Locked<'a>> {
+        ws.writable()?;
         let lock = CommitLock::acquire(ws.state_dir(), &ws.lock_path, timeout)?;
         Ok(Locked { ws, _lock: lock })
     }
 
     /// Take it only if it is free now: `None` while another process holds it.
     pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
+        ws.writable()?;
         Ok(CommitLock::try_acquire(ws.state_dir(), &ws.lock_path)?
             .map(|lock| Locked { ws, _lock: lock }))
     }

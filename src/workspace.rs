@@ -65,6 +65,22 @@ pub struct Journal {
     pub(crate) lock_timeout: Duration,
     pub(crate) reingest: Option<ReingestHook>,
     opened_recovery: Option<RecoveryReport>,
+    unrecovered: Vec<PendingBatch>,
+}
+
+/// A batch in flight that recovery could not settle on open because the journal is on
+/// a read-only filesystem ([`Journal::unrecovered`]): the files it names may hold
+/// their old content, their new content or a mix, until recovery runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PendingBatch {
+    /// The batch.
+    pub batch: u64,
+    /// Its transaction.
+    pub tx: u64,
+    /// Its state: recovery reverts a `prepared` batch and completes a `committing` one.
+    pub state: crate::BatchState,
+    /// The files it names, root-relative.
+    pub paths: Vec<String>,
 }
 
 impl Journal {
@@ -76,7 +92,17 @@ impl Journal {
 
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
-        crate::workspace::guarded(|| Self::init_synced(root, opts, &mut Fsync))
+        crate::workspace::guarded(|| {
+            let dir = root.join(STATE_DIR);
+            let probe = if dir.is_dir() { &dir } else { root };
+            if crate::journal::on_read_only_media(probe) {
+                return Err(Error::ReadOnly {
+                    path: dir,
+                    what: "init creates or repairs the journal's directory there",
+                });
+            }
+            Self::init_synced(root, opts, &mut Fsync)
+        })
     }
 
     /// `init`, with every sync going through `sync` (tests record them).
@@ -147,8 +173,22 @@ impl Journal {
             lock_timeout: opts.lock_timeout,
             reingest: None,
             opened_recovery: None,
+            unrecovered: Vec::new(),
         };
-        if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
+        if j.ws.store.is_read_only() {
+            // Recovery writes; on read-only media it is reported, not attempted.
+            let r = j.ws.store.read()?;
+            for batch in r.inflight()? {
+                if let Some(b) = r.batch(batch)? {
+                    j.unrecovered.push(PendingBatch {
+                        batch,
+                        tx: b.tx,
+                        state: b.state,
+                        paths: b.files.iter().map(|f| f.path.to_string()).collect(),
+                    });
+                }
+            }
+        } else if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
             // A live holder of the lock owns its in-flight batch: leave it alone.
             if let Some(locked) = Locked::try_acquire(&j.ws)? {
                 let report = recovery::recover(&locked, false)?;
@@ -182,6 +222,19 @@ impl Journal {
     /// What the recovery run by the open did, if it ran.
     pub fn recovery_on_open(&self) -> Option<&RecoveryReport> {
         self.opened_recovery.as_ref()
+    }
+
+    /// Whether the journal was opened read-only, because it is on a read-only
+    /// filesystem: reading verbs (`log`, `show`, `dump`, `verify`, `stats`) work, and
+    /// every verb that writes fails with [`Error::ReadOnly`] before changing anything.
+    pub fn is_read_only(&self) -> bool {
+        self.ws.store.is_read_only()
+    }
+
+    /// The batches in flight that recovery did not settle on open because the journal
+    /// is read-only (empty otherwise).
+    pub fn unrecovered(&self) -> &[PendingBatch] {
+        &self.unrecovered
     }
 
     /// Set the reingest hook (see [`ReingestHook`]).
@@ -383,7 +436,10 @@ mod tests {
                 "dir .".to_string(),
             ]
         );
-        assert_eq!(fs::read(root.join(".ultra-edit/.gitignore")).unwrap(), b"*\n");
+        assert_eq!(
+            fs::read(root.join(".ultra-edit/.gitignore")).unwrap(),
+            b"*\n"
+        );
         assert!(!root.join(".ultra-edit/.gitignore.new").exists());
 
         // Again: nothing to repair, and everything is synced once more (a previous

@@ -109,6 +109,20 @@ impl Out {
         );
     }
 
+    /// Batches that recovery could not settle on open (read-only media): on standard
+    /// error, so that `--json` output stays one object.
+    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch]) {
+        for b in pending {
+            eprintln!(
+                "ultra-edit: batch {} of tx {} ({}) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, {} may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.",
+                b.batch,
+                b.tx,
+                b.state,
+                b.paths.join(", ")
+            );
+        }
+    }
+
     pub fn preview(&self, p: &Preview) -> Result<()> {
         if self.json {
             emit_json(p);

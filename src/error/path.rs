@@ -28,7 +28,10 @@ pub enum PathError {
     },
     /// The path ends with `/`, `/.` or `/..`: by POSIX rules it names a directory,
     /// and a plan's paths name files.
-    #[error("path {path:?} ends with {ending:?}, which names a directory, not a file; {}", file_hint(path, ending))]
+    #[error(
+        "path {path:?} ends with {ending:?}, which names a directory, not a file; {}",
+        file_hint(path, ending)
+    )]
     NamesDirectory {
         /// The path as given.
         path: String,

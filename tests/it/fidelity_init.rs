@@ -13,7 +13,9 @@ use crate::support::*;
 #[test]
 fn init_repairs_an_empty_or_wrong_gitignore_and_keeps_the_journal() {
     let ws = workspace();
-    let tx = ws.preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#).tx;
+    let tx = ws
+        .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
+        .tx;
     let ignore = ws.path(".ultra-edit/.gitignore");
     for (found, after) in [
         (&b""[..], &b"*\n"[..]),
@@ -32,7 +34,10 @@ fn init_repairs_an_empty_or_wrong_gitignore_and_keeps_the_journal() {
             String::from_utf8_lossy(found)
         );
         assert!(!ws.path(".ultra-edit/.gitignore.new").exists());
-        let mode = fs::metadata(ws.path(".ultra-edit")).unwrap().permissions().mode();
+        let mode = fs::metadata(ws.path(".ultra-edit"))
+            .unwrap()
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o700);
     }
     // The journal was kept: the tx is still there.

@@ -132,7 +132,10 @@ fn paused_commit(ws: &Ws, tx: u64, failpoint: &str) -> Reaped {
     let lock = ws.path(".ultra-edit/commit.lock");
     let deadline = Instant::now() + Duration::from_secs(10);
     while fs::read_to_string(&lock).unwrap_or_default().trim() != pid {
-        assert!(Instant::now() < deadline, "the paused commit never took the lock");
+        assert!(
+            Instant::now() < deadline,
+            "the paused commit never took the lock"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
     child
@@ -162,7 +165,11 @@ fn removing_or_replacing_the_lock_file_does_not_let_a_second_commit_in() {
 
 /// The batch states the journal's event log records for `tx`.
 fn batch_states(root: &Path, tx: u64) -> Vec<String> {
-    let out = run_ue(root, &["journal", "dump", "--json", "--tx", &tx.to_string()], None);
+    let out = run_ue(
+        root,
+        &["journal", "dump", "--json", "--tx", &tx.to_string()],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -220,8 +227,7 @@ fn journal_verify_reports_batch_state_events_that_break_the_state_machine() {
         for item in t.iter().unwrap() {
             let (k, v) = item.unwrap();
             last = k.value();
-            let ev: EventProbe =
-                ultra_edit::journal::codec::decode("events", v.value()).unwrap();
+            let ev: EventProbe = ultra_edit::journal::codec::decode("events", v.value()).unwrap();
             match ev.kind {
                 EventKind::BatchState {
                     state: BatchState::Prepared,

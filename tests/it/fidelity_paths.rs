@@ -98,7 +98,11 @@ fn a_root_given_through_a_symlink_accepts_absolute_paths_under_it_in_the_cli() {
 
     // Discovered from `$PWD` inside the alias (no --root): the same.
     fs::write(ws.join("shared/real.toml"), TOML).unwrap();
-    let out = ue_in(&alias.join("shared"), &["--json", "preview"], &port_plan(&abs));
+    let out = ue_in(
+        &alias.join("shared"),
+        &["--json", "preview"],
+        &port_plan(&abs),
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(json_of(&out)["files"][0]["path"], "shared/real.toml");
 }
@@ -166,8 +170,8 @@ fn a_path_ending_like_a_directory_is_refused_and_nothing_is_recorded() {
             r#"path "src/x/.." ends with "/..", which names a directory, not a file; give the path of a file"#,
         ),
     ] {
-        let json = json!({"edits": [{"op": "replace_file", "path": raw, "content": "two\n"}]})
-            .to_string();
+        let json =
+            json!({"edits": [{"op": "replace_file", "path": raw, "content": "two\n"}]}).to_string();
         match ws.journal.preview(&plan(&json)) {
             Err(Error::Path(e)) => {
                 assert_eq!(
@@ -227,7 +231,11 @@ fn names_that_differ_only_by_unicode_normalization_are_two_files() {
     ws.journal.rollback(receipt.tx, Default::default()).unwrap();
     assert_eq!(ws.read(nfc), b"NFC\n");
     assert_eq!(ws.read(nfd), b"nfd\n");
-    let dump = cli(ws.root(), &["journal", "dump", "--tx", &p.tx.to_string()], None);
+    let dump = cli(
+        ws.root(),
+        &["journal", "dump", "--tx", &p.tx.to_string()],
+        None,
+    );
     let dump = String::from_utf8_lossy(&dump.stdout);
     assert!(dump.contains(nfc) && dump.contains(nfd), "{dump}");
     assert!(ws.journal.verify().unwrap().ok);
@@ -238,8 +246,7 @@ fn a_plan_path_relative_to_the_current_directory_is_named_with_its_root_relative
     let ws = workspace();
     ws.write("json/tool.py", b"print('hi')\n");
     let sub = ws.root().join("json");
-    let plan =
-        r#"{"edits":[{"op":"replace_text","path":"tool.py","old":"hi","new":"hello"}]}"#;
+    let plan = r#"{"edits":[{"op":"replace_text","path":"tool.py","old":"hi","new":"hello"}]}"#;
     let root = ws.root().display().to_string();
     let hint = format!(
         "hint: plan paths are relative to the workspace root {root}, not to the current directory {root}/json; this file is missing at the root but found relative to the current directory: write \"json/tool.py\" (not \"tool.py\") in the plan"

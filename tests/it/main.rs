@@ -10,6 +10,7 @@ mod enospc;
 mod fidelity_init;
 mod fidelity_lock;
 mod fidelity_paths;
+mod fidelity_readonly;
 mod fixture_v3;
 mod fuzz;
 mod growth;

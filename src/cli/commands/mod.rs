@@ -97,6 +97,7 @@ fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
     }
+    out.unrecovered(j.unrecovered());
     Ok(j)
 }
 
