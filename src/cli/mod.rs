@@ -17,7 +17,8 @@ pub fn run() -> i32 {
     let json = cli.json;
     match commands::dispatch(cli) {
         Ok(code) => code,
-        Err(commands::Failed { error, root }) => {
+        Err(failed) => {
+            let commands::Failed { error, root } = *failed;
             let misplaced = root
                 .as_deref()
                 .map(|root| advice::misplaced(&error, root))

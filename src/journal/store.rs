@@ -384,13 +384,11 @@ impl redb::StorageBackend for MemOverlay {
             let pos = offset + at as u64;
             let (n, within) = (pos / OVERLAY_PAGE, (pos % OVERLAY_PAGE) as usize);
             let take = (OVERLAY_PAGE as usize - within).min(data.len() - at);
-            if !pages.contains_key(&n) {
-                let page = self.file_page(n)?;
-                pages.insert(n, page);
-            }
-            if let Some(p) = pages.get_mut(&n) {
-                p[within..within + take].copy_from_slice(&data[at..at + take]);
-            }
+            let page = match pages.entry(n) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(self.file_page(n)?),
+            };
+            page[within..within + take].copy_from_slice(&data[at..at + take]);
             at += take;
         }
         let mut len = Self::lock(&self.len);

@@ -25,15 +25,15 @@ pub struct Failed {
     pub root: Option<PathBuf>,
 }
 
-impl From<Error> for Failed {
-    fn from(error: Error) -> Failed {
-        Failed { error, root: None }
+impl From<Error> for Box<Failed> {
+    fn from(error: Error) -> Box<Failed> {
+        Box::new(Failed { error, root: None })
     }
 }
 
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
-pub fn dispatch(cli: Cli) -> std::result::Result<i32, Failed> {
+pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
     let out = Out::new(cli.json);
     if let Command::Init = cli.command {
         return Ok(init(&out, cli.root)?);
@@ -42,40 +42,42 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Failed> {
         Some(root) => root,
         None => discover_root()?,
     };
-    run(&out, cli, &root).map_err(|error| Failed {
-        error,
-        root: Some(root),
+    run(&out, cli, &root).map_err(|error| {
+        Box::new(Failed {
+            error,
+            root: Some(root),
+        })
     })
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let mut j = open(&out, root, &cli.command)?;
+    let mut j = open(out, root, &cli.command)?;
     match cli.command {
         Command::Init => Ok(0),
-        Command::Preview { plan } => tx::preview(&out, &j, &plan),
+        Command::Preview { plan } => tx::preview(out, &j, &plan),
         Command::Revise {
             tx,
             base,
             rebase,
             plan,
-        } => tx::revise(&out, &j, tx, base, rebase, &plan),
-        Command::Rebase { tx } => tx::rebase(&out, &j, tx),
-        Command::Show { tx, revision } => tx::show(&out, &j, tx, revision),
+        } => tx::revise(out, &j, tx, base, rebase, &plan),
+        Command::Rebase { tx } => tx::rebase(out, &j, tx),
+        Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
         Command::Commit {
             tx,
             revision,
             lock_timeout,
-        } => tx::commit(&out, &mut j, tx, revision, lock_timeout),
-        Command::Abort { tx } => tx::abort(&out, &j, tx),
+        } => tx::commit(out, &mut j, tx, revision, lock_timeout),
+        Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
             force,
             lock_timeout,
-        } => tx::rollback(&out, &mut j, tx, force, lock_timeout),
-        Command::Log { limit } => tx::log(&out, &j, limit),
-        Command::Recover { overwrite } => recover(&out, &j, overwrite),
+        } => tx::rollback(out, &mut j, tx, force, lock_timeout),
+        Command::Log { limit } => tx::log(out, &j, limit),
+        Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
-        Command::Journal { command } => journal::dispatch(&out, j, root, command),
+        Command::Journal { command } => journal::dispatch(out, j, root, command),
     }
 }
 
