@@ -14,7 +14,7 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
@@ -26,15 +26,6 @@ const EDIT_B: &str =
     r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    22\n"}]}"#;
 const EDIT_A: &str =
     r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper2"}]}"#;
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}; stdout: {}; stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
 
 /// Kills and reaps the child on drop, whatever the test's outcome.
 struct Reaped(Child);
@@ -71,14 +62,6 @@ fn second_commit_times_out(ws: &Ws, tx: u64) {
     assert_eq!(json_of(&out)["error"]["kind"], "lock_timeout");
     assert!(t0.elapsed() >= Duration::from_secs(1), "{:?}", t0.elapsed());
     assert_eq!(ws.tree(), before, "the second commit changed the tree");
-}
-
-fn flock_missing() -> Option<String> {
-    match Command::new("flock").arg("--version").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("`flock --version` exited {:?}", o.status)),
-        Err(e) => Some(format!("flock(1) not runnable: {e}")),
-    }
 }
 
 #[test]

@@ -41,15 +41,6 @@ fn port_plan(path: &Path) -> String {
         .to_string()
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}; stdout: {}; stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 /// `ultra-edit` run in `cwd` (with `$PWD` set to it, as a shell does) and no `--root`.
 fn ue_in(cwd: &Path, args: &[&str], stdin: &str) -> Output {
     use std::io::Write;

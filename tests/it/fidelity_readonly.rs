@@ -64,15 +64,6 @@ impl Drop for Mount {
     }
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}; stdout: {}; stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
 const READING: [&[&str]; 5] = [
     &["log"],
     &["show", "1"],
