@@ -43,6 +43,7 @@ impl Journal {
     /// foreign bytes.
     pub fn commit(&self, tx: u64, opts: CommitOptions) -> Result<Receipt> {
         crate::workspace::guarded(|| {
+            self.ws.writable()?;
             let rev = self.committable_revision(tx, opts.revision)?;
             let receipt = {
                 let locked = self.lock()?;

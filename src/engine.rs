@@ -3,10 +3,11 @@
 //! and the filesystem (docs/architecture.md, "Layers"). The public handle
 //! ([`crate::Journal`]) owns one.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::fs::{FileSystem, RelPath};
+use crate::error::PathError;
+use crate::fs::{path, FileSystem, RelPath};
 use crate::journal::Store;
 
 /// Engine state shared by the batch protocol, recovery, the revision builder and the
@@ -14,6 +15,9 @@ use crate::journal::Store;
 pub(crate) struct Ws {
     /// The canonical workspace root.
     pub root: PathBuf,
+    /// The root as the user gave it, when that is another name for it (a symlinked
+    /// alias): absolute plan paths under it are inside the root too.
+    pub given_root: Option<PathBuf>,
     /// The filesystem confined to `root`.
     pub fs: Arc<dyn FileSystem>,
     /// The journal.
@@ -44,5 +48,31 @@ impl Ws {
     /// The absolute path of `rel` under the root, for messages.
     pub fn abs(&self, rel: &RelPath) -> PathBuf {
         rel.under(&self.root)
+    }
+
+    /// `Ok` unless the journal was opened read-only (it is on a read-only
+    /// filesystem): then [`crate::Error::ReadOnly`], before anything is written.
+    pub fn writable(&self) -> crate::Result<()> {
+        if self.store.is_read_only() {
+            return Err(crate::Error::ReadOnly {
+                path: self.state_dir().join("journal.redb"),
+                what: "this command writes to it",
+            });
+        }
+        Ok(())
+    }
+
+    /// The state directory (`.ultra-edit/`), which holds the journal and the lock
+    /// file: the parent of [`Ws::lock_path`].
+    pub fn state_dir(&self) -> &Path {
+        self.lock_path.parent().unwrap_or(&self.root)
+    }
+
+    /// `raw`, a plan's path, as a root-relative path ([`path::normalize`]): relative
+    /// to the root, or absolute under the canonical root or the root as given.
+    pub fn normalize(&self, raw: &str) -> Result<RelPath, PathError> {
+        let mut roots: Vec<&Path> = vec![&self.root];
+        roots.extend(self.given_root.as_deref());
+        path::normalize(&roots, raw)
     }
 }

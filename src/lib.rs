@@ -59,5 +59,6 @@ pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
-    Journal, OpenOptions, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT, STATE_DIR,
+    Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT,
+    STATE_DIR,
 };

@@ -1,12 +1,25 @@
 //! The workspace commit lock: one batch at a time per workspace (docs/commit-protocol.md, step 1).
 //!
-//! An exclusive `flock(2)` (through `fs2`) on `<root>/.ultra-edit/commit.lock`. The
-//! kernel releases it when the holder's file descriptor closes, so a holder that dies
-//! never blocks anyone. The holder writes its pid into the file so a waiter that times
-//! out can name it.
+//! Two exclusive `flock(2)`s (through `fs2`), taken in this order:
+//!
+//! 1. on the state directory `<root>/.ultra-edit/` itself. This is the lock that
+//!    decides whether a batch is alive: the directory cannot be removed while it
+//!    holds the journal, so no one can end a holder's lock by deleting a path (issue
+//!    "a batch that no one can declare dead by deleting a file"). Should the directory
+//!    be renamed and another put in its place, a locker notices (the inode it locked is
+//!    no longer the one at the path) and locks the new one.
+//! 2. on `<root>/.ultra-edit/commit.lock`, which older versions and other tools
+//!    (`flock(1)`) lock; the holder writes its pid into it so a waiter that times out
+//!    can name it. After locking, the locked inode is checked to be the one at the
+//!    path (`fstat` vs `stat`, device and inode); if the file was removed or replaced
+//!    meanwhile, it is opened and locked again.
+//!
+//! The kernel releases both when the holder's file descriptors close, so a holder that
+//! dies never blocks anyone.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -21,53 +34,46 @@ const POLL_MS: u64 = 5;
 /// A held commit lock; released on drop.
 #[must_use = "the lock is released when this value is dropped"]
 pub struct CommitLock {
+    _dir: File,
     file: File,
 }
 
 impl CommitLock {
-    /// Take the lock at `path`, waiting up to `timeout`.
+    /// Take the lock of the state directory `dir` and of `path` (its `commit.lock`),
+    /// waiting up to `timeout` in all.
     ///
     /// Errors: [`Error::LockTimeout`] with the holder's pid when it could be read; an I/O
-    /// error if the lock file cannot be opened.
-    pub fn acquire(path: &Path, timeout: Duration) -> Result<CommitLock> {
+    /// error if the directory or the lock file cannot be opened.
+    pub fn acquire(dir: &Path, path: &Path, timeout: Duration) -> Result<CommitLock> {
         let start = Instant::now();
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)
-            .ctx("open", path)?;
-        loop {
-            match file.try_lock_exclusive() {
-                Ok(()) => break,
-                Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
-                Err(source) => {
-                    return Err(IoError {
-                        op: "flock",
-                        path: path.into(),
-                        source,
-                    }
-                    .into())
-                }
-            }
-            if start.elapsed() >= timeout {
-                return Err(Error::LockTimeout {
-                    path: PathBuf::from(path),
-                    waited_ms: start.elapsed().as_millis() as u64,
-                    holder: read_pid(path),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(POLL_MS));
-        }
-        let mut lock = CommitLock { file };
+        let timed_out = || Error::LockTimeout {
+            path: PathBuf::from(path),
+            waited_ms: start.elapsed().as_millis() as u64,
+            holder: read_pid(path),
+        };
+        let open_dir = || File::open(dir).ctx("open", dir);
+        let dir_file = lock_at(dir, open_dir, start, timeout)?.ok_or_else(timed_out)?;
+        let open_file = || {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(path)
+                .ctx("open", path)
+        };
+        let file = lock_at(path, open_file, start, timeout)?.ok_or_else(timed_out)?;
+        let mut lock = CommitLock {
+            _dir: dir_file,
+            file,
+        };
         lock.write_pid();
         Ok(lock)
     }
 
     /// Try once, without waiting: `None` when another holder has it.
-    pub fn try_acquire(path: &Path) -> Result<Option<CommitLock>> {
-        match Self::acquire(path, Duration::ZERO) {
+    pub fn try_acquire(dir: &Path, path: &Path) -> Result<Option<CommitLock>> {
+        match Self::acquire(dir, path, Duration::ZERO) {
             Ok(l) => Ok(Some(l)),
             Err(Error::LockTimeout { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -87,6 +93,53 @@ impl Drop for CommitLock {
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
         let _ = FileExt::unlock(&self.file);
+    }
+}
+
+/// Lock what `open` opens at `path`, polling until `timeout` since `start`: `None` on
+/// timeout. A lock taken on an inode that is no longer the one at `path` (removed or
+/// replaced meanwhile) is dropped and the path opened and locked again.
+fn lock_at(
+    path: &Path,
+    open: impl Fn() -> Result<File, IoError>,
+    start: Instant,
+    timeout: Duration,
+) -> Result<Option<File>> {
+    // Immediate retries after a lock on a stale inode; past them, such a lock counts as
+    // not taken (a path replaced over and over, or that cannot be stat'ed).
+    let mut stale = 0;
+    loop {
+        let file = open()?;
+        match file.try_lock_exclusive() {
+            Ok(()) if same_inode(&file, path) => return Ok(Some(file)),
+            // Removed or replaced since it was opened: the lock guards nothing.
+            Ok(()) if stale < 8 => {
+                stale += 1;
+                continue;
+            }
+            Ok(()) => {}
+            Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
+            Err(source) => {
+                return Err(IoError {
+                    op: "flock",
+                    path: path.into(),
+                    source,
+                }
+                .into())
+            }
+        }
+        if start.elapsed() >= timeout {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(POLL_MS));
+    }
+}
+
+/// Whether `file` is still the inode at `path` (same device and inode number).
+fn same_inode(file: &File, path: &Path) -> bool {
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
     }
 }
 
@@ -116,13 +169,16 @@ pub(crate) struct Locked<'a> {
 impl<'a> Locked<'a> {
     /// Take `ws`'s commit lock, waiting up to `timeout` ([`CommitLock::acquire`]).
     pub fn acquire(ws: &'a Ws, timeout: Duration) -> Result<Locked<'a>> {
-        let lock = CommitLock::acquire(&ws.lock_path, timeout)?;
+        ws.writable()?;
+        let lock = CommitLock::acquire(ws.state_dir(), &ws.lock_path, timeout)?;
         Ok(Locked { ws, _lock: lock })
     }
 
     /// Take it only if it is free now: `None` while another process holds it.
     pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
-        Ok(CommitLock::try_acquire(&ws.lock_path)?.map(|lock| Locked { ws, _lock: lock }))
+        ws.writable()?;
+        Ok(CommitLock::try_acquire(ws.state_dir(), &ws.lock_path)?
+            .map(|lock| Locked { ws, _lock: lock }))
     }
 }
 

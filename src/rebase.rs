@@ -35,6 +35,7 @@ impl Journal {
     /// module docs.
     pub fn rebase(&self, tx: u64) -> Result<Preview> {
         crate::workspace::guarded(|| {
+            self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Rebase)?;
             let working = revision::load_working(&self.ws, &latest)?;
             let mut out = BTreeMap::new();

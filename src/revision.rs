@@ -82,7 +82,7 @@ pub(crate) fn build(
     // Every path is checked before any is read: one bad path refuses the whole plan.
     let mut groups: BTreeMap<RelPath, Vec<(usize, &edit::Edit)>> = BTreeMap::new();
     for (i, e) in plan.edits.iter().enumerate() {
-        let rel = path::normalize(&ws.root, e.path())?;
+        let rel = ws.normalize(e.path())?;
         path::check_on_disk(ws.fs.as_ref(), &ws.root, &rel, e.path())?;
         groups.entry(rel).or_default().push((i, e));
     }

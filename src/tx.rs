@@ -154,6 +154,7 @@ impl Journal {
     /// [`Error::StaleRevision`], and those of [`Journal::preview`].
     pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
         crate::workspace::guarded(|| {
+            self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Revise)?;
             let base = match opts.base {
                 Some(n) if n > latest.revision => {

@@ -6,7 +6,9 @@
 //! - every reference resolves: a revision's tx, every snapshot/candidate/pre/post blob,
 //!   a tx's revisions, committed batch, rollback links; a receipt's batch;
 //! - every batch's state history is a legal path of the state machine
-//!   ([`BatchState::can_become`]) from `prepared` to its current state;
+//!   ([`BatchState::can_become`]) from `prepared` to its current state, both as its
+//!   record keeps it and as the event log's `batch_state` events tell it (a second
+//!   process that settled a live batch would show there);
 //! - the in-flight index holds exactly the non-terminal batches;
 //! - a batch has a receipt iff it is `committed`;
 //! - event sequence numbers are gap-free from 1.
@@ -137,6 +139,7 @@ impl Journal {
             check_receipts(&r, &mut v, &batches)?;
             check_inflight(&r, &mut v, &batches)?;
             check_events(&r, &mut v)?;
+            check_batch_events(&r, &mut v)?;
             check_tx_links(&mut v, &txs, &batches);
             v.ok = v.problems.is_empty();
             Ok(v)
@@ -364,6 +367,40 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
         expect = seq + 1;
         if let Err(e) = ev {
             v.problem(Subject::Event { seq }, e.without_advice());
+        }
+        Ok(())
+    })
+}
+
+/// Walk the event log: each batch's `batch_state` events, in order, must start at
+/// `prepared` and move along [`BatchState::can_become`].
+fn check_batch_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
+    let mut last: BTreeMap<u64, (u64, BatchState)> = BTreeMap::new();
+    let mut broken: BTreeSet<u64> = BTreeSet::new();
+    r.scan_events(|seq, ev| {
+        let Ok(EventKind::BatchState { batch, state, .. }) = ev else {
+            return Ok(());
+        };
+        if broken.contains(&batch) {
+            return Ok(());
+        }
+        let what = match last.get(&batch) {
+            None if state != BatchState::Prepared => Some(format!(
+                "its first batch_state event (event {seq}) is {state}, not prepared"
+            )),
+            Some((at, from)) if !from.can_become(state) => Some(format!(
+                "its batch_state events go {from} (event {at}) -> {state} (event {seq}), which the state machine does not allow"
+            )),
+            _ => None,
+        };
+        match what {
+            Some(what) => {
+                v.problem(Subject::Batch { batch }, what);
+                broken.insert(batch);
+            }
+            None => {
+                last.insert(batch, (seq, state));
+            }
         }
         Ok(())
     })

@@ -65,6 +65,22 @@ pub struct Journal {
     pub(crate) lock_timeout: Duration,
     pub(crate) reingest: Option<ReingestHook>,
     opened_recovery: Option<RecoveryReport>,
+    unrecovered: Vec<PendingBatch>,
+}
+
+/// A batch in flight that recovery could not settle on open because the journal is on
+/// a read-only filesystem ([`Journal::unrecovered`]): the files it names may hold
+/// their old content, their new content or a mix, until recovery runs.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct PendingBatch {
+    /// The batch.
+    pub batch: u64,
+    /// Its transaction.
+    pub tx: u64,
+    /// Its state: recovery reverts a `prepared` batch and completes a `committing` one.
+    pub state: crate::BatchState,
+    /// The files it names, root-relative.
+    pub paths: Vec<String>,
 }
 
 impl Journal {
@@ -77,25 +93,38 @@ impl Journal {
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let root = canonical_root(root)?;
             let dir = root.join(STATE_DIR);
-            fs::create_dir_all(&dir).ctx("mkdir", &dir)?;
-            // The journal holds the bytes of every previewed file, private ones
-            // included: only the owner may enter the directory.
-            fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700))
-                .ctx("chmod", &dir)?;
-            let ignore = dir.join(".gitignore");
-            if !ignore.exists() {
-                fs::write(&ignore, "*\n").ctx("write", &ignore)?;
+            let probe = if dir.is_dir() { &dir } else { root };
+            if crate::journal::on_read_only_media(probe) {
+                return Err(Error::ReadOnly {
+                    path: dir,
+                    what: "init creates or repairs the journal's directory there",
+                });
             }
-            let lock = dir.join("commit.lock");
-            fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&lock)
-                .ctx("create", &lock)?;
-            Self::open_inner(root, opts, true)
+            Self::init_synced(root, opts, &mut Fsync)
         })
+    }
+
+    /// `init`, with every sync going through `sync` (tests record them).
+    ///
+    /// Everything it creates is durable before it returns: `.ultra-edit/`, its
+    /// `.gitignore`, `commit.lock` and the journal are fsynced, then the directory
+    /// entries (`.ultra-edit/` itself, and the root that holds it). What it finds
+    /// incomplete it repairs: a `.gitignore` that does not ignore everything (empty
+    /// after a power cut, say) is rewritten, through a synced temp and a rename.
+    fn init_synced(root: &Path, opts: OpenOptions, sync: &mut dyn Syncer) -> Result<Journal> {
+        let (root, given) = roots(root)?;
+        let dir = root.join(STATE_DIR);
+        prepare_state_dir(&dir, sync)?;
+        let journal = Self::open_inner(root.clone(), given, opts, true)?;
+        let file = dir.join("journal.redb");
+        if file.is_file() {
+            let f = fs::File::open(&file).ctx("open", &file)?;
+            sync.file(&f, &file).ctx("fsync", &file)?;
+        }
+        sync.dir(&dir).ctx("fsync dir", &dir)?;
+        sync.dir(&root).ctx("fsync dir", &root)?;
+        Ok(journal)
     }
 
     /// Open the journal of an initialized workspace and run recovery if a batch is in
@@ -108,7 +137,7 @@ impl Journal {
     /// [`Journal::open`] with options.
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let root = canonical_root(root)?;
+            let (root, given) = roots(root)?;
             if opts.journal_backend.is_none()
                 && !root.join(STATE_DIR).join("journal.redb").is_file()
             {
@@ -117,11 +146,16 @@ impl Journal {
                     searched_up: false,
                 });
             }
-            Self::open_inner(root, opts, false)
+            Self::open_inner(root, given, opts, false)
         })
     }
 
-    fn open_inner(root: PathBuf, opts: OpenOptions, create: bool) -> Result<Journal> {
+    fn open_inner(
+        root: PathBuf,
+        given_root: Option<PathBuf>,
+        opts: OpenOptions,
+        create: bool,
+    ) -> Result<Journal> {
         let dir = root.join(STATE_DIR);
         let fs: Arc<dyn FileSystem> = match opts.fs {
             Some(fs) => fs,
@@ -136,14 +170,29 @@ impl Journal {
                 new_file_mode: 0o666 & !crate::engine::umask(),
                 lock_path: dir.join("commit.lock"),
                 root,
+                given_root,
                 fs,
                 store,
             },
             lock_timeout: opts.lock_timeout,
             reingest: None,
             opened_recovery: None,
+            unrecovered: Vec::new(),
         };
-        if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
+        if j.ws.store.is_read_only() {
+            // Recovery writes; on read-only media it is reported, not attempted.
+            let r = j.ws.store.read()?;
+            for batch in r.inflight()? {
+                if let Some(b) = r.batch(batch)? {
+                    j.unrecovered.push(PendingBatch {
+                        batch,
+                        tx: b.tx,
+                        state: b.state,
+                        paths: b.files.iter().map(|f| f.path.to_string()).collect(),
+                    });
+                }
+            }
+        } else if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
             // A live holder of the lock owns its in-flight batch: leave it alone.
             if let Some(locked) = Locked::try_acquire(&j.ws)? {
                 let report = recovery::recover(&locked, false)?;
@@ -159,9 +208,37 @@ impl Journal {
         &self.ws.root
     }
 
+    /// The root as it was given to [`Journal::open`], when that is another name for
+    /// it (a symlink to the root, or a path through one): absolute plan paths under it
+    /// are inside the root as well as those under [`Journal::root`].
+    pub fn given_root(&self) -> Option<&Path> {
+        self.ws.given_root.as_deref()
+    }
+
+    /// A plan's path as the root-relative path the journal records: relative to the
+    /// root, or absolute under the root or the root as given. Lexical only: the disk
+    /// checks (symlinks, kinds) run when a plan is previewed. Errors: the path-safety
+    /// refusals of [`crate::PathError`].
+    pub fn relative(&self, raw: &str) -> Result<crate::fs::RelPath, crate::PathError> {
+        self.ws.normalize(raw)
+    }
+
     /// What the recovery run by the open did, if it ran.
     pub fn recovery_on_open(&self) -> Option<&RecoveryReport> {
         self.opened_recovery.as_ref()
+    }
+
+    /// Whether the journal was opened read-only, because it is on a read-only
+    /// filesystem: reading verbs (`log`, `show`, `dump`, `verify`, `stats`) work, and
+    /// every verb that writes fails with [`Error::ReadOnly`] before changing anything.
+    pub fn is_read_only(&self) -> bool {
+        self.ws.store.is_read_only()
+    }
+
+    /// The batches in flight that recovery did not settle on open because the journal
+    /// is read-only (empty otherwise).
+    pub fn unrecovered(&self) -> &[PendingBatch] {
+        &self.unrecovered
     }
 
     /// Set the reingest hook (see [`ReingestHook`]).
@@ -199,8 +276,84 @@ impl Journal {
     }
 }
 
-fn canonical_root(root: &Path) -> Result<PathBuf> {
-    Ok(root.canonicalize().ctx("open workspace root", root)?)
+/// The canonical root, and the root as given when that is another name for it: made
+/// absolute (against the current directory) without resolving symlinks, `.` dropped.
+/// A given root with `..` is not kept: `..` after a symlink leaves the link's target,
+/// not the directory the text names, so only the canonical root is trusted then.
+/// The syncs `init` makes durable with ([`Fsync`]; tests record them).
+trait Syncer {
+    /// Make `file` (at `path`) durable.
+    fn file(&mut self, file: &fs::File, path: &Path) -> std::io::Result<()>;
+    /// Make the entries of the directory `path` durable.
+    fn dir(&mut self, path: &Path) -> std::io::Result<()>;
+}
+
+/// `fsync(2)`.
+struct Fsync;
+
+impl Syncer for Fsync {
+    fn file(&mut self, file: &fs::File, _: &Path) -> std::io::Result<()> {
+        file.sync_all()
+    }
+    fn dir(&mut self, path: &Path) -> std::io::Result<()> {
+        fs::File::open(path)?.sync_all()
+    }
+}
+
+/// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
+const GITIGNORE: &[u8] = b"*\n";
+
+/// Create (or repair) `.ultra-edit/`: the directory, private to its owner; a
+/// `.gitignore` that ignores everything in it; the lock file. Each file is synced;
+/// the directory entries are synced by the caller once the journal is there too.
+fn prepare_state_dir(dir: &Path, sync: &mut dyn Syncer) -> Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    if !dir.is_dir() {
+        fs::DirBuilder::new()
+            .mode(0o700)
+            .create(dir)
+            .ctx("mkdir", dir)?;
+    }
+    // The journal holds the bytes of every previewed file, private ones included: only
+    // the owner may enter the directory.
+    fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).ctx("chmod", dir)?;
+    let ignore = dir.join(".gitignore");
+    let ignores_all = fs::read(&ignore)
+        .map(|b| b.split(|&c| c == b'\n').any(|l| l.trim_ascii() == b"*"))
+        .unwrap_or(false);
+    if ignores_all {
+        let f = fs::File::open(&ignore).ctx("open", &ignore)?;
+        sync.file(&f, &ignore).ctx("fsync", &ignore)?;
+    } else {
+        // Missing, empty (a power cut before it was synced) or not ignoring
+        // everything: written whole beside it, synced, then renamed over it.
+        let tmp = dir.join(".gitignore.new");
+        let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        std::io::Write::write_all(&mut f, GITIGNORE).ctx("write", &tmp)?;
+        sync.file(&f, &tmp).ctx("fsync", &tmp)?;
+        fs::rename(&tmp, &ignore).ctx("rename", &ignore)?;
+    }
+    let lock = dir.join("commit.lock");
+    let f = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&lock)
+        .ctx("create", &lock)?;
+    sync.file(&f, &lock).ctx("fsync", &lock)?;
+    Ok(())
+}
+
+fn roots(root: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
+    let canonical = root.canonicalize().ctx("open workspace root", root)?;
+    let given = std::path::absolute(root)
+        .ok()
+        .map(|p| p.components().collect::<PathBuf>())
+        .filter(|p| {
+            !p.components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+        })
+        .filter(|p| *p != canonical);
+    Ok((canonical, given))
 }
 
 /// Run a public verb, turning a panic inside it (redb panics on some damaged journal
@@ -221,10 +374,83 @@ pub(crate) fn guarded<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     fn assert_send_sync<T: Send + Sync>() {}
 
     #[test]
     fn journal_is_send_and_sync() {
         assert_send_sync::<super::Journal>();
+    }
+
+    /// Records what `init` syncs, as paths relative to the root (`.` for the root).
+    #[derive(Default)]
+    struct Recorder {
+        root: PathBuf,
+        synced: Vec<String>,
+    }
+
+    impl Recorder {
+        fn name(&self, what: &str, path: &Path) -> String {
+            let rel = path.strip_prefix(&self.root).unwrap_or(path);
+            let rel = if rel.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                rel.display().to_string()
+            };
+            format!("{what} {rel}")
+        }
+    }
+
+    impl Syncer for Recorder {
+        fn file(&mut self, file: &fs::File, path: &Path) -> std::io::Result<()> {
+            // What is synced is what is there: the file's bytes as they will stay.
+            let len = file.metadata()?.len();
+            let name = self.name("file", path);
+            self.synced.push(format!("{name} ({len} bytes)"));
+            Ok(())
+        }
+        fn dir(&mut self, path: &Path) -> std::io::Result<()> {
+            let name = self.name("dir", path);
+            self.synced.push(name);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn init_syncs_everything_it_creates_then_the_directory_entries() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().canonicalize().unwrap();
+        let mut rec = Recorder {
+            root: root.clone(),
+            ..Default::default()
+        };
+        let j = Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap();
+        let journal_len = fs::metadata(root.join(".ultra-edit/journal.redb"))
+            .unwrap()
+            .len();
+        drop(j);
+        assert_eq!(
+            rec.synced,
+            [
+                "file .ultra-edit/.gitignore.new (2 bytes)".to_string(),
+                "file .ultra-edit/commit.lock (0 bytes)".to_string(),
+                format!("file .ultra-edit/journal.redb ({journal_len} bytes)"),
+                "dir .ultra-edit".to_string(),
+                "dir .".to_string(),
+            ]
+        );
+        assert_eq!(
+            fs::read(root.join(".ultra-edit/.gitignore")).unwrap(),
+            b"*\n"
+        );
+        assert!(!root.join(".ultra-edit/.gitignore.new").exists());
+
+        // Again: nothing to repair, and everything is synced once more (a previous
+        // init may have been cut before its syncs).
+        rec.synced.clear();
+        drop(Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap());
+        assert_eq!(rec.synced[0], "file .ultra-edit/.gitignore (2 bytes)");
+        assert_eq!(rec.synced.len(), 5, "{:?}", rec.synced);
     }
 }

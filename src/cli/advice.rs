@@ -1,5 +1,8 @@
 //! The CLI's words for the library's next steps ([`NextStep`]): a command to run.
 
+use std::path::{Component, Path, PathBuf};
+
+use serde::Serialize;
 use ultra_edit::{Attention, Error, NextStep};
 
 /// What to run next, as the CLI says it; `None` where the message already says it.
@@ -47,6 +50,94 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
+        NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
         _ => return None,
     })
+}
+
+/// A plan path that is missing at the root but names a file relative to the current
+/// directory: the plan was written as if paths were relative to where the CLI runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Misplaced {
+    /// The path as written in the plan.
+    pub path: String,
+    /// The root-relative path of the file it names from the current directory.
+    pub root_relative: String,
+    /// The workspace root.
+    #[serde(skip)]
+    pub root: PathBuf,
+    /// The current directory.
+    #[serde(skip)]
+    pub cwd: PathBuf,
+}
+
+/// For each missing file of `e` (`file_not_found`), the root-relative path it names
+/// from the current directory, when the CLI runs in a subdirectory of `root` and that
+/// file exists. Plan paths stay root-relative: this only says what to write instead.
+pub fn misplaced(e: &Error, root: &Path) -> Vec<Misplaced> {
+    let Error::Edit(edit) = e else {
+        return Vec::new();
+    };
+    let Ok(cwd) = super::commands::current_dir() else {
+        return Vec::new();
+    };
+    let (Ok(real_root), Ok(real_cwd)) = (root.canonicalize(), cwd.canonicalize()) else {
+        return Vec::new();
+    };
+    let Ok(sub) = real_cwd.strip_prefix(&real_root) else {
+        return Vec::new();
+    };
+    if sub.as_os_str().is_empty() {
+        return Vec::new();
+    }
+    edit.failures()
+        .into_iter()
+        .filter(|f| f.kind == "file_not_found" && !Path::new(&f.path).is_absolute())
+        .filter_map(|f| {
+            let rel = lexical(&sub.join(&f.path))?;
+            let named = real_root.join(&rel);
+            let is_file = named.symlink_metadata().is_ok_and(|m| m.is_file());
+            let rel = rel.to_str()?.to_string();
+            (is_file && rel != f.path).then(|| Misplaced {
+                path: f.path,
+                root_relative: rel,
+                root: root.to_path_buf(),
+                cwd: cwd.clone(),
+            })
+        })
+        .collect()
+}
+
+/// `p` (relative) with `.` and `..` resolved lexically; `None` if it leaves the root.
+fn lexical(p: &Path) -> Option<PathBuf> {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Normal(s) => out.push(s),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    return None;
+                }
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(out)
+}
+
+/// The hint for [`Misplaced`] paths: what is where, and what to write.
+pub fn misplaced_hint(m: &[Misplaced]) -> Option<String> {
+    let first = m.first()?;
+    let each: Vec<String> = m
+        .iter()
+        .map(|m| format!("{:?} (not {:?})", m.root_relative, m.path))
+        .collect();
+    Some(format!(
+        "plan paths are relative to the workspace root {}, not to the current directory {}; {} missing at the root but found relative to the current directory: write {} in the plan",
+        first.root.display(),
+        first.cwd.display(),
+        if m.len() == 1 { "this file is" } else { "these files are" },
+        each.join(", ")
+    ))
 }

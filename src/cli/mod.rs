@@ -17,9 +17,14 @@ pub fn run() -> i32 {
     let json = cli.json;
     match commands::dispatch(cli) {
         Ok(code) => code,
-        Err(e) => {
-            render::error(&e, json);
-            e.exit_code()
+        Err(failed) => {
+            let commands::Failed { error, root } = *failed;
+            let misplaced = root
+                .as_deref()
+                .map(|root| advice::misplaced(&error, root))
+                .unwrap_or_default();
+            render::error(&error, json, &misplaced);
+            error.exit_code()
         }
     }
 }

@@ -109,6 +109,20 @@ impl Out {
         );
     }
 
+    /// Batches that recovery could not settle on open (read-only media): on standard
+    /// error, so that `--json` output stays one object.
+    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch]) {
+        for b in pending {
+            eprintln!(
+                "ultra-edit: batch {} of tx {} ({}) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, {} may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.",
+                b.batch,
+                b.tx,
+                b.state,
+                b.paths.join(", ")
+            );
+        }
+    }
+
     pub fn preview(&self, p: &Preview) -> Result<()> {
         if self.json {
             emit_json(p);
@@ -560,8 +574,11 @@ fn severity(s: Severity) -> &'static str {
 /// error; with `--json` also `{"error": {kind, message, exit_code, hint?, next_step?,
 /// outcome?}, "tx"?}` on standard output (`next_step` and `outcome` are the library's
 /// data, `hint` the CLI's words for the next step).
-pub fn error(e: &Error, json: bool) {
-    let hint = super::advice::hint(e);
+///
+/// `misplaced` are plan paths missing at the root that exist relative to the current
+/// directory: their hint comes first, and `--json` lists them as `misplaced`.
+pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
+    let hint = super::advice::misplaced_hint(misplaced).or_else(|| super::advice::hint(e));
     if json {
         let mut err =
             json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
@@ -570,6 +587,9 @@ pub fn error(e: &Error, json: bool) {
         }
         if let Some(step) = e.next_step() {
             err["next_step"] = json!(step);
+        }
+        if !misplaced.is_empty() {
+            err["misplaced"] = json!(misplaced);
         }
         if let Error::NeedsAttention { attention, .. } = e {
             err["attention"] = json!(attention);

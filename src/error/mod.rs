@@ -65,6 +65,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// The journal is on a read-only filesystem and the verb needs to write it (or the
+    /// workspace); nothing was changed. Reading history works read-only.
+    #[error("{} is on a read-only filesystem and {what}; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)", path.display())]
+    ReadOnly {
+        /// The journal file (or the state directory, for `init`).
+        path: PathBuf,
+        /// What would have to be written.
+        what: &'static str,
+    },
     /// No workspace journal at the root.
     #[error("no ultra-edit journal at {root}{}", if *searched_up { " (nor in a parent directory)" } else { "" })]
     NotInitialized {
@@ -232,6 +241,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
             Error::UnknownRevision { .. } => "unknown_revision",
@@ -280,6 +290,7 @@ impl Error {
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
             Error::NotInitialized { .. } => NextStep::Init,
+            Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } => NextStep::Log,
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },

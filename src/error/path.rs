@@ -26,6 +26,18 @@ pub enum PathError {
         /// `.git` or `.ultra-edit`.
         area: &'static str,
     },
+    /// The path ends with `/`, `/.` or `/..`: by POSIX rules it names a directory,
+    /// and a plan's paths name files.
+    #[error(
+        "path {path:?} ends with {ending:?}, which names a directory, not a file; {}",
+        file_hint(path, ending)
+    )]
+    NamesDirectory {
+        /// The path as given.
+        path: String,
+        /// `"/"`, `"/."` or `"/.."`.
+        ending: &'static str,
+    },
     /// The file name has the form of ultra-edit's temp files (`.ue-*.tmp`).
     #[error("path {path:?} has the name form of ultra-edit's temp files (.ue-*.tmp); rename it")]
     TempName {
@@ -74,4 +86,17 @@ pub enum PathError {
         /// What was found.
         why: String,
     },
+}
+
+/// What to write instead of a path that ends like a directory's.
+fn file_hint(path: &str, ending: &str) -> String {
+    let mut file = path;
+    while let Some(f) = file.strip_suffix('/').or_else(|| file.strip_suffix("/.")) {
+        file = f;
+    }
+    if ending == "/.." || file.is_empty() || file == "." {
+        "give the path of a file".into()
+    } else {
+        format!("to edit the file, write {file:?}")
+    }
 }

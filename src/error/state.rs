@@ -319,6 +319,8 @@ pub enum NextStep {
     Retry,
     /// Wait for the lock holder, or wait longer (`--lock-timeout`).
     WaitForLock,
+    /// Remount the workspace's filesystem read-write, then run the command again.
+    RemountWritable,
     /// Fix the disk (full, read-only) or restore the journal ("When the journal is
     /// damaged" in the README).
     RepairJournal,

@@ -17,10 +17,18 @@ pub const MAX_PATH_BYTES: usize = 4096;
 
 /// Normalize `raw` to a root-relative, `/`-separated path.
 ///
-/// An absolute `raw` is accepted only when it lies under `root` (which must be
-/// canonical). Errors: [`PathError::Invalid`], [`PathError::OutsideRoot`],
-/// [`PathError::Reserved`].
-pub fn normalize(root: &Path, raw: &str) -> Result<RelPath, PathError> {
+/// An absolute `raw` is accepted only when it lies, lexically, under one of `roots`:
+/// the canonical root, and the root as the user gave it (a symlinked alias of it,
+/// absolute, without `.` or `..`; see [`crate::Journal::open`]). Either names the same
+/// directory, so the root-relative path is the same.
+///
+/// A path ending in `/`, `/.` or `/..` names a directory (POSIX), never a file:
+/// refused. Names are bytes, as on Linux: no Unicode normalization, so `café` in NFC
+/// and in NFD are two different files (docs/design.md, "Path safety").
+///
+/// Errors: [`PathError::Invalid`], [`PathError::OutsideRoot`], [`PathError::Reserved`],
+/// [`PathError::NamesDirectory`], [`PathError::TempName`].
+pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     let invalid = |why| PathError::Invalid {
         path: raw.to_string(),
         why,
@@ -34,13 +42,19 @@ pub fn normalize(root: &Path, raw: &str) -> Result<RelPath, PathError> {
     if raw.len() > MAX_PATH_BYTES {
         return Err(invalid("longer than 4096 bytes"));
     }
+    if let Some(ending) = directory_ending(raw) {
+        return Err(PathError::NamesDirectory {
+            path: raw.to_string(),
+            ending,
+        });
+    }
     let p = Path::new(raw);
-    let lexical: PathBuf;
     let rel: PathBuf = if p.is_absolute() {
-        lexical = lexical_absolute(p);
-        lexical
-            .strip_prefix(root)
-            .map_err(|_| PathError::OutsideRoot {
+        let lexical = lexical_absolute(p);
+        roots
+            .iter()
+            .find_map(|root| lexical.strip_prefix(root).ok())
+            .ok_or_else(|| PathError::OutsideRoot {
                 path: raw.to_string(),
             })?
             .to_path_buf()
@@ -91,6 +105,18 @@ pub fn normalize(root: &Path, raw: &str) -> Result<RelPath, PathError> {
         }
     }
     Ok(RelPath::from_normalized(&parts))
+}
+
+/// How `raw` ends if it ends the way a directory's path does: `/`, `/.` or `/..`
+/// (or is `.` or `..` itself, which the root rules refuse on their own).
+fn directory_ending(raw: &str) -> Option<&'static str> {
+    let (_, last) = raw.rsplit_once('/')?;
+    match last {
+        "" => Some("/"),
+        "." => Some("/."),
+        ".." => Some("/.."),
+        _ => None,
+    }
 }
 
 /// `p` with `.` and `..` resolved lexically (`/ws/../ws/x` → `/ws/x`).
@@ -178,7 +204,7 @@ mod tests {
     use super::*;
 
     fn n(raw: &str) -> Result<String, PathError> {
-        normalize(Path::new("/ws"), raw).map(String::from)
+        normalize(&[Path::new("/ws")], raw).map(String::from)
     }
 
     #[test]
@@ -205,7 +231,8 @@ mod tests {
         ));
         assert!(matches!(n("a\0b"), Err(PathError::Invalid { .. })));
         assert!(matches!(n(""), Err(PathError::Invalid { .. })));
-        assert!(matches!(n("a/.."), Err(PathError::Invalid { .. })));
+        assert!(matches!(n(".."), Err(PathError::OutsideRoot { .. })));
+        assert!(matches!(n("."), Err(PathError::Invalid { .. })));
         assert!(matches!(
             n(&"x".repeat(256)),
             Err(PathError::Invalid { .. })
@@ -227,5 +254,43 @@ mod tests {
             Err(PathError::TempName { .. })
         ));
         assert_eq!(n("/ws/../ws/x").unwrap(), "x");
+    }
+
+    #[test]
+    fn a_path_ending_like_a_directory_is_refused() {
+        for (raw, ending) in [
+            ("a.txt/", "/"),
+            ("src/lib.rs//", "/"),
+            ("a.txt/.", "/."),
+            ("a/b/..", "/.."),
+            ("a/..", "/.."),
+            ("/ws/a.txt/", "/"),
+        ] {
+            assert_eq!(
+                n(raw),
+                Err(PathError::NamesDirectory {
+                    path: raw.into(),
+                    ending
+                }),
+                "{raw}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_absolute_path_under_any_of_the_roots_is_inside() {
+        let roots = [Path::new("/real/ws"), Path::new("/home/me/ws-alias")];
+        let n = |raw| normalize(&roots, raw).map(String::from);
+        assert_eq!(n("/real/ws/a/b.txt").unwrap(), "a/b.txt");
+        assert_eq!(n("/home/me/ws-alias/a/b.txt").unwrap(), "a/b.txt");
+        assert_eq!(n("/home/me/ws-alias/./a/../b.txt").unwrap(), "b.txt");
+        assert!(matches!(
+            n("/home/me/ws-aliasx/a"),
+            Err(PathError::OutsideRoot { .. })
+        ));
+        assert!(matches!(
+            n("/home/me/ws-alias/../ws/a"),
+            Err(PathError::OutsideRoot { .. })
+        ));
     }
 }

@@ -28,6 +28,7 @@ pub(crate) use gc::gc_dropped_images;
 pub use gc::GcCounts;
 pub use migrations::SCHEMA_VERSION;
 pub use reader::Reader;
+pub(crate) use store::on_read_only_media;
 pub use store::Store;
 pub use transitions::ChainLink;
 pub use writer::Writer;

@@ -1,19 +1,35 @@
 //! [`Store`]: the redb database of one workspace, its schema migration and its backup.
 
 use std::ops::Bound;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
 
 use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
-use crate::error::{IoContext, JournalError, Result};
+use crate::error::{Error, IoContext, JournalError, Result};
 use crate::journal::records::now_ms;
 
 /// The redb database of one workspace.
 pub struct Store {
-    db: redb::Database,
+    db: Db,
     /// The journal file (None on a custom backend).
-    path: Option<std::path::PathBuf>,
+    path: Option<PathBuf>,
+}
+
+/// The journal opened for reading and writing, or, on a read-only filesystem, for
+/// reading only.
+enum Db {
+    Rw(redb::Database),
+    Ro(redb::ReadOnlyDatabase),
+    /// A journal a crashed writer left unclean, repaired in memory ([`MemOverlay`]):
+    /// read only, like `Ro`.
+    Repaired(redb::Database),
+}
+
+/// Whether `path`'s filesystem is mounted read-only (`statvfs`, `ST_RDONLY`).
+pub fn on_read_only_media(path: &Path) -> bool {
+    rustix::fs::statvfs(path)
+        .is_ok_and(|s| s.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
 }
 
 impl Store {
@@ -26,7 +42,14 @@ impl Store {
     /// before redb opens it for writing. (A file that needs redb's crash repair cannot
     /// be opened read-only; it is then repaired by the read-write open and checked
     /// after.)
+    ///
+    /// On a read-only filesystem the journal is opened read-only
+    /// ([`Store::is_read_only`]): reads work, every write is refused with
+    /// [`Error::ReadOnly`], and nothing is written or synced.
     pub fn open(path: &Path, create: bool) -> Result<Store> {
+        if on_read_only_media(path.parent().unwrap_or(path)) {
+            return Self::open_read_only(path, create);
+        }
         let builder = Self::builder();
         let mut backed_up = false;
         if path.is_file() && std::fs::metadata(path).map(|m| m.len()).unwrap_or(0) > 0 {
@@ -52,11 +75,75 @@ impl Store {
             builder.open(path)?
         };
         let store = Store {
-            db,
+            db: Db::Rw(db),
             path: Some(path.to_path_buf()),
         };
         store.migrate(!backed_up)?;
         Ok(store)
+    }
+
+    /// The journal on a read-only filesystem: opened without modifying it, if it
+    /// exists, is of this version's schema, and needs no crash repair by redb.
+    fn open_read_only(path: &Path, create: bool) -> Result<Store> {
+        let read_only = |what| Error::ReadOnly {
+            path: path.to_path_buf(),
+            what,
+        };
+        if create && !path.is_file() {
+            return Err(read_only("the journal would have to be created there"));
+        }
+        let db = match Self::builder().open_read_only(path) {
+            Ok(db) => Db::Ro(db),
+            // A writer crashed (the batch it ran is what recovery would settle): redb
+            // repairs such a file on open, which writes. Repair it in memory instead.
+            Err(redb::DatabaseError::RepairAborted) => {
+                let file = std::fs::File::open(path).ctx("open", path)?;
+                Db::Repaired(redb::Builder::new().create_with_backend(MemOverlay::new(file)?)?)
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let txn = match &db {
+            Db::Ro(d) => d.begin_read()?,
+            Db::Rw(d) | Db::Repaired(d) => d.begin_read()?,
+        };
+        let found = version_of(&txn)?;
+        drop(txn);
+        if found > SCHEMA_VERSION {
+            return Err(JournalError::SchemaTooNew {
+                found,
+                supported: SCHEMA_VERSION,
+            }
+            .into());
+        }
+        if found < SCHEMA_VERSION {
+            return Err(read_only(
+                "the journal was written by an older version and must be migrated, which writes to it",
+            ));
+        }
+        Ok(Store {
+            db,
+            path: Some(path.to_path_buf()),
+        })
+    }
+
+    /// Whether the journal was opened read-only (it is on a read-only filesystem).
+    pub fn is_read_only(&self) -> bool {
+        !matches!(self.db, Db::Rw(_))
+    }
+
+    /// The database for a write: [`Error::ReadOnly`] when opened read-only.
+    fn rw(&self) -> Result<&redb::Database> {
+        match &self.db {
+            Db::Rw(db) => Ok(db),
+            Db::Ro(_) | Db::Repaired(_) => Err(self.read_only()),
+        }
+    }
+
+    fn read_only(&self) -> Error {
+        Error::ReadOnly {
+            path: self.path.clone().unwrap_or_default(),
+            what: "this command writes to it",
+        }
     }
 
     /// Open (or create, when empty) a journal on a redb storage backend instead of the
@@ -76,14 +163,18 @@ impl Store {
         builder
     }
 
-    fn with_db(db: redb::Database, path: Option<std::path::PathBuf>) -> Result<Store> {
-        let store = Store { db, path };
+    fn with_db(db: redb::Database, path: Option<PathBuf>) -> Result<Store> {
+        let store = Store {
+            db: Db::Rw(db),
+            path,
+        };
         store.migrate(true)?;
         Ok(store)
     }
 
     fn migrate(&self, may_back_up: bool) -> Result<()> {
-        let found = version_of(&self.db.begin_read()?)?;
+        let db = self.rw()?;
+        let found = version_of(&db.begin_read()?)?;
         if found > SCHEMA_VERSION {
             return Err(JournalError::SchemaTooNew {
                 found,
@@ -99,7 +190,7 @@ impl Store {
                 backup(path, found)?;
             }
         }
-        let txn = self.db.begin_write()?;
+        let txn = db.begin_write()?;
         // Re-read inside the write txn: another process may have migrated meanwhile.
         let current = txn
             .open_table(META)?
@@ -119,7 +210,11 @@ impl Store {
     /// Returns false when redb could not compact now (another process is using the
     /// journal): nothing is lost, the pages are reused by later writes.
     pub fn compact(&mut self) -> Result<bool> {
-        match self.db.compact() {
+        let err = self.read_only();
+        let Db::Rw(db) = &mut self.db else {
+            return Err(err);
+        };
+        match db.compact() {
             Ok(done) => Ok(done),
             Err(
                 redb::CompactionError::TransactionInProgress
@@ -140,15 +235,17 @@ impl Store {
 
     /// A consistent read view.
     pub fn read(&self) -> Result<Reader> {
-        Ok(Reader {
-            txn: self.db.begin_read()?,
-        })
+        let txn = match &self.db {
+            Db::Rw(db) | Db::Repaired(db) => db.begin_read()?,
+            Db::Ro(db) => db.begin_read()?,
+        };
+        Ok(Reader { txn })
     }
 
     /// Run `f` in one write transaction and commit it durably (`Durability::Immediate`,
     /// redb's default). If `f` fails nothing is written.
     pub fn write<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        let txn = self.db.begin_write()?;
+        let txn = self.rw()?.begin_write()?;
         let next_seq = {
             let events = txn.open_table(EVENTS)?;
             let last = events.last()?.map(|(k, _)| k.value());
@@ -176,7 +273,7 @@ impl Store {
     /// Run `f` in a write transaction and then abort it: what `f` returns, with nothing
     /// of it recorded (`journal gc --dry-run`).
     pub fn write_dry_run<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        let txn = self.db.begin_write()?;
+        let txn = self.rw()?.begin_write()?;
         let mut w = Writer {
             txn,
             next_seq: 0,
@@ -205,6 +302,99 @@ fn backup(path: &Path, version: u64) -> Result<()> {
         .and_then(|f| f.sync_all())
         .ctx("fsync", &backup)?;
     Ok(())
+}
+
+/// The journal file as it is on disk, with every write kept in memory, page by page:
+/// redb can repair (in memory) a file that a crashed writer left unclean, on a
+/// filesystem where nothing may be written. Nothing reaches the disk; `sync_data` is a
+/// no-op.
+#[derive(Debug)]
+struct MemOverlay {
+    file: std::fs::File,
+    len: std::sync::Mutex<u64>,
+    pages: std::sync::Mutex<std::collections::HashMap<u64, Box<[u8]>>>,
+}
+
+const OVERLAY_PAGE: u64 = 4096;
+
+impl MemOverlay {
+    fn new(file: std::fs::File) -> Result<MemOverlay> {
+        let len = file.metadata().ctx("stat", "journal.redb")?.len();
+        Ok(MemOverlay {
+            file,
+            len: std::sync::Mutex::new(len),
+            pages: Default::default(),
+        })
+    }
+
+    /// Page `n` as the file has it (zeros past its end).
+    fn file_page(&self, n: u64) -> std::io::Result<Box<[u8]>> {
+        use std::os::unix::fs::FileExt;
+        let mut page = vec![0u8; OVERLAY_PAGE as usize].into_boxed_slice();
+        let mut done = 0;
+        while done < page.len() {
+            match self
+                .file
+                .read_at(&mut page[done..], n * OVERLAY_PAGE + done as u64)?
+            {
+                0 => break,
+                k => done += k,
+            }
+        }
+        Ok(page)
+    }
+
+    fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+        m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl redb::StorageBackend for MemOverlay {
+    fn len(&self) -> Result<u64, std::io::Error> {
+        Ok(*Self::lock(&self.len))
+    }
+    fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), std::io::Error> {
+        let pages = Self::lock(&self.pages);
+        let mut at = 0usize;
+        while at < out.len() {
+            let pos = offset + at as u64;
+            let (n, within) = (pos / OVERLAY_PAGE, (pos % OVERLAY_PAGE) as usize);
+            let take = (OVERLAY_PAGE as usize - within).min(out.len() - at);
+            match pages.get(&n) {
+                Some(p) => out[at..at + take].copy_from_slice(&p[within..within + take]),
+                None => {
+                    out[at..at + take].copy_from_slice(&self.file_page(n)?[within..within + take])
+                }
+            }
+            at += take;
+        }
+        Ok(())
+    }
+    fn set_len(&self, len: u64) -> Result<(), std::io::Error> {
+        *Self::lock(&self.len) = len;
+        Ok(())
+    }
+    fn sync_data(&self) -> Result<(), std::io::Error> {
+        Ok(())
+    }
+    fn write(&self, offset: u64, data: &[u8]) -> Result<(), std::io::Error> {
+        let mut pages = Self::lock(&self.pages);
+        let mut at = 0usize;
+        while at < data.len() {
+            let pos = offset + at as u64;
+            let (n, within) = (pos / OVERLAY_PAGE, (pos % OVERLAY_PAGE) as usize);
+            let take = (OVERLAY_PAGE as usize - within).min(data.len() - at);
+            let page = match pages.entry(n) {
+                std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+                std::collections::hash_map::Entry::Vacant(e) => e.insert(self.file_page(n)?),
+            };
+            page[within..within + take].copy_from_slice(&data[at..at + take]);
+            at += take;
+        }
+        let mut len = Self::lock(&self.len);
+        *len = (*len).max(offset + data.len() as u64);
+        Ok(())
+    }
 }
 
 /// A boxed backend is a backend (redb implements the trait for concrete types only).

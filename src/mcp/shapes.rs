@@ -70,18 +70,14 @@ pub fn abs(root: &Path, rel: &str) -> String {
 }
 
 /// The root-relative form of a path an agent gave (relative, or absolute inside the
-/// root), for matching against the journal's paths.
-pub fn rel_of(root: &Path, given: &str) -> String {
-    let p = Path::new(given);
-    let rel = p
-        .strip_prefix(root)
-        .map(|r| r.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| given.to_string());
-    let mut s = rel.as_str();
-    while let Some(rest) = s.strip_prefix("./") {
-        s = rest;
-    }
-    s.to_string()
+/// root or the root as given), for matching against the journal's paths: the
+/// library's own normalization ([`Journal::relative`]); a path it refuses is kept as
+/// given (the preview then refuses it with the reason).
+pub fn rel_of(journal: &Journal, given: &str) -> String {
+    journal
+        .relative(given)
+        .map(String::from)
+        .unwrap_or_else(|_| given.to_string())
 }
 
 /// The file on disk now: existence and hash.
@@ -293,9 +289,12 @@ mod tests {
 
     #[test]
     fn rel_of_strips_root_and_dot() {
-        let root = Path::new("/w/r");
-        assert_eq!(rel_of(root, "/w/r/src/a.rs"), "src/a.rs");
-        assert_eq!(rel_of(root, "./src/a.rs"), "src/a.rs");
-        assert_eq!(rel_of(root, "src/a.rs"), "src/a.rs");
+        let dir = tempfile::tempdir().unwrap();
+        let j = Journal::init(dir.path()).unwrap();
+        let abs = j.root().join("src/a.rs");
+        assert_eq!(rel_of(&j, abs.to_str().unwrap()), "src/a.rs");
+        assert_eq!(rel_of(&j, "./src/a.rs"), "src/a.rs");
+        assert_eq!(rel_of(&j, "src/a.rs"), "src/a.rs");
+        assert_eq!(rel_of(&j, "/elsewhere/a.rs"), "/elsewhere/a.rs");
     }
 }

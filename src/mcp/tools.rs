@@ -462,7 +462,7 @@ impl EditTools {
                     })?,
                     description: None,
                 };
-                let focus = rel_of(self.root(), &item.file_path);
+                let focus = rel_of(&self.journal, &item.file_path);
                 (
                     vec![PlanItem::WholeFile(self.whole_file_op(&item, base))],
                     Some(focus),
@@ -518,7 +518,7 @@ impl EditTools {
     /// m1nd's whole-file item as an op: `replace_file` if the file exists (in the base
     /// revision's candidate when revising, else on disk), `create_file` if not.
     fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Edit {
-        let rel = rel_of(self.root(), &item.file_path);
+        let rel = rel_of(&self.journal, &item.file_path);
         let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
             Some(f) => f.candidate.exists(),
             None => self.root().join(&rel).symlink_metadata().is_ok(),
@@ -577,7 +577,7 @@ impl EditTools {
                 return out.fail(
                     idx,
                     items,
-                    self.root(),
+                    &self.journal,
                     ToolError::from_engine(&Error::Edit(e), agent),
                     None,
                 )
@@ -589,7 +589,7 @@ impl EditTools {
                 return out.fail(
                     idx,
                     items,
-                    self.root(),
+                    &self.journal,
                     ToolError::from_engine(&e, agent),
                     None,
                 )
@@ -598,14 +598,14 @@ impl EditTools {
         if p.files.is_empty() {
             // Every file already has this content: nothing to write.
             let _ = self.journal.abort(p.tx);
-            return out.succeed(idx, items, self.root(), &p, None);
+            return out.succeed(idx, items, &self.journal, &p, None);
         }
         match self.journal.commit(p.tx, CommitOptions::default()) {
-            Ok(r) => out.succeed(idx, items, self.root(), &p, Some(r)),
+            Ok(r) => out.succeed(idx, items, &self.journal, &p, Some(r)),
             Err(e) => {
                 let err = ToolError::from_engine(&e, agent);
                 let _ = self.journal.abort(p.tx);
-                out.fail(idx, items, self.root(), err, Some(p.tx));
+                out.fail(idx, items, &self.journal, err, Some(p.tx));
             }
         }
     }
@@ -849,13 +849,13 @@ impl BatchOut {
         &mut self,
         idx: &[usize],
         items: &[WholeFile],
-        root: &Path,
+        journal: &Journal,
         p: &Preview,
         r: Option<Receipt>,
     ) {
         self.txs.push(p.tx);
         for (&i, item) in idx.iter().zip(items) {
-            let rel = rel_of(root, &item.file_path);
+            let rel = rel_of(journal, &item.file_path);
             let res = &mut self.results[i];
             res["success"] = json!(true);
             res["tx"] = json!(p.tx);
@@ -881,14 +881,14 @@ impl BatchOut {
         &mut self,
         idx: &[usize],
         items: &[WholeFile],
-        root: &Path,
+        journal: &Journal,
         err: ToolError,
         tx: Option<u64>,
     ) {
         let text = format!("{}: {} Hint: {}", err.kind, err.message, err.hint);
         let named: Vec<bool> = items
             .iter()
-            .map(|i| mentions(&err.message, &rel_of(root, &i.file_path)))
+            .map(|i| mentions(&err.message, &rel_of(journal, &i.file_path)))
             .collect();
         let culprit: Vec<&str> = items
             .iter()

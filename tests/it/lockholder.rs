@@ -14,7 +14,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ultra_edit::{Error, Journal};
@@ -23,14 +23,6 @@ use crate::support::*;
 
 const EDIT: &str =
     r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    22\n"}]}"#;
-
-fn flock_missing() -> Option<String> {
-    match Command::new("flock").arg("--version").output() {
-        Ok(o) if o.status.success() => None,
-        Ok(o) => Some(format!("`flock --version` exited {:?}", o.status)),
-        Err(e) => Some(format!("flock(1) not runnable: {e}")),
-    }
-}
 
 /// A process holding the commit lock: `flock -o` (the lock stays with the flock
 /// process, not its command) running a shell that writes the flock process's pid into
@@ -106,15 +98,6 @@ impl Drop for Holder {
 
 fn ue(root: &Path, args: &[&str]) -> Child {
     ue_command(root, args).spawn().unwrap()
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "exit {:?}; stdout: {}; stderr: {}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 fn lock_path(ws: &Ws) -> PathBuf {

@@ -16,44 +16,68 @@ use ultra_edit::{Error, IoError, Journal, OpenOptions, RecoverOptions, Result, S
 use super::args::{Cli, Command};
 use super::render::Out;
 
+/// A command that failed: the library's error, and the workspace root the command ran
+/// on when it got that far (for advice that depends on where the CLI runs).
+pub struct Failed {
+    /// The error.
+    pub error: Error,
+    /// The root (as given or discovered).
+    pub root: Option<PathBuf>,
+}
+
+impl From<Error> for Box<Failed> {
+    fn from(error: Error) -> Box<Failed> {
+        Box::new(Failed { error, root: None })
+    }
+}
+
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
-pub fn dispatch(cli: Cli) -> Result<i32> {
+pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
     let out = Out::new(cli.json);
     if let Command::Init = cli.command {
-        return init(&out, cli.root);
+        return Ok(init(&out, cli.root)?);
     }
-    let root = match cli.root {
+    let root = match cli.root.clone() {
         Some(root) => root,
         None => discover_root()?,
     };
-    let mut j = open(&out, &root, &cli.command)?;
+    run(&out, cli, &root).map_err(|error| {
+        Box::new(Failed {
+            error,
+            root: Some(root),
+        })
+    })
+}
+
+fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
+    let mut j = open(out, root, &cli.command)?;
     match cli.command {
         Command::Init => Ok(0),
-        Command::Preview { plan } => tx::preview(&out, &j, &plan),
+        Command::Preview { plan } => tx::preview(out, &j, &plan),
         Command::Revise {
             tx,
             base,
             rebase,
             plan,
-        } => tx::revise(&out, &j, tx, base, rebase, &plan),
-        Command::Rebase { tx } => tx::rebase(&out, &j, tx),
-        Command::Show { tx, revision } => tx::show(&out, &j, tx, revision),
+        } => tx::revise(out, &j, tx, base, rebase, &plan),
+        Command::Rebase { tx } => tx::rebase(out, &j, tx),
+        Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
         Command::Commit {
             tx,
             revision,
             lock_timeout,
-        } => tx::commit(&out, &mut j, tx, revision, lock_timeout),
-        Command::Abort { tx } => tx::abort(&out, &j, tx),
+        } => tx::commit(out, &mut j, tx, revision, lock_timeout),
+        Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
             force,
             lock_timeout,
-        } => tx::rollback(&out, &mut j, tx, force, lock_timeout),
-        Command::Log { limit } => tx::log(&out, &j, limit),
-        Command::Recover { overwrite } => recover(&out, &j, overwrite),
+        } => tx::rollback(out, &mut j, tx, force, lock_timeout),
+        Command::Log { limit } => tx::log(out, &j, limit),
+        Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
-        Command::Journal { command } => journal::dispatch(&out, j, &root, command),
+        Command::Journal { command } => journal::dispatch(out, j, root, command),
     }
 }
 
@@ -75,6 +99,7 @@ fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
     }
+    out.unrecovered(j.unrecovered());
     Ok(j)
 }
 
@@ -105,14 +130,12 @@ fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
 
 /// The nearest directory from the current one upwards that holds a journal, as git
 /// finds `.git`. Errors: [`Error::NotInitialized`] naming the current directory.
+///
+/// Walks up the current directory as the shell names it (`$PWD`, when it is the
+/// current directory), so a root reached through a symlink is found under that name
+/// and absolute plan paths under it are inside the root.
 fn discover_root() -> Result<PathBuf> {
-    let cwd = std::env::current_dir().map_err(|source| {
-        Error::Io(IoError {
-            op: "getcwd",
-            path: ".".into(),
-            source,
-        })
-    })?;
+    let cwd = current_dir()?;
     cwd.ancestors()
         .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
         .map(PathBuf::from)
@@ -120,4 +143,21 @@ fn discover_root() -> Result<PathBuf> {
             root: cwd,
             searched_up: true,
         })
+}
+
+/// The current directory as the shell names it: `$PWD` when it is absolute and is the
+/// current directory (it may go through a symlink), else `getcwd(3)`.
+pub fn current_dir() -> Result<PathBuf> {
+    let real = std::env::current_dir().map_err(|source| {
+        Error::Io(IoError {
+            op: "getcwd",
+            path: ".".into(),
+            source,
+        })
+    })?;
+    let logical = std::env::var_os("PWD")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .filter(|p| p.canonicalize().is_ok_and(|c| c == real));
+    Ok(logical.unwrap_or(real))
 }

@@ -333,10 +333,9 @@ impl Model {
             }
             let t = self.text(rng, None);
             let mode = if rng.chance(30) { 0o755 } else { 0o644 };
-            let mut e = json!({"op": "create_file", "path": p, "content": t});
-            if mode != 0o644 || rng.chance(30) {
-                e["mode"] = json!(format!("{mode:04o}"));
-            }
+            // Always an explicit mode: without one a re-created path takes its snapshot
+            // mode, which this model does not track (tests/it/fidelity.rs covers it).
+            let e = json!({"op": "create_file", "path": p, "content": t, "mode": format!("{mode:04o}")});
             return (e, Some(Some(self.remember(t.as_bytes(), mode))));
         };
         let Some(bytes) = self.bytes(b) else {

@@ -181,3 +181,23 @@ pub fn json_of(out: &Output) -> serde_json::Value {
         )
     })
 }
+
+/// An `Output` for an assertion message: exit status, stdout and stderr.
+pub fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}; stdout: {}; stderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Why `flock(1)` (util-linux) cannot be used here, if it cannot: tests that hold the
+/// lock with it are skipped with this reason.
+pub fn flock_missing() -> Option<String> {
+    match Command::new("flock").arg("--version").output() {
+        Ok(o) if o.status.success() => None,
+        Ok(o) => Some(format!("`flock --version` exited {:?}", o.status)),
+        Err(e) => Some(format!("flock(1) not runnable: {e}")),
+    }
+}

@@ -1,0 +1,235 @@
+//! Read-only media (issue 12, item 6): on a filesystem remounted read-only, the
+//! reading verbs (`log`, `show`, `journal dump/verify/stats`) work and print what they
+//! printed before; a batch that would need recovery is reported, not attempted; every
+//! writing verb fails with `read_only` (exit 1) and changes nothing.
+//!
+//! A real read-only mount: a tmpfs mounted in a temp dir and remounted `ro`. That
+//! needs root (CAP_SYS_ADMIN); elsewhere the tests are skipped with a printed reason.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use ultra_edit::{BatchState, Error, Journal, PendingBatch};
+
+use crate::support::*;
+
+/// A tmpfs mounted on a temp dir; unmounted on drop.
+struct Mount {
+    dir: tempfile::TempDir,
+}
+
+impl Mount {
+    /// `Err(reason)` where the machine cannot mount.
+    fn tmpfs() -> Result<Mount, String> {
+        if !rustix::process::geteuid().is_root() {
+            return Err("mounting a tmpfs needs root".into());
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=32m", "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .map_err(|e| format!("mount(8) not runnable: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "mount -t tmpfs failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
+        }
+        Ok(Mount { dir })
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    fn remount(&self, mode: &str) {
+        let out = Command::new("mount")
+            .args(["-o", &format!("remount,{mode}")])
+            .arg(self.dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "remount {mode}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+const READING: [&[&str]; 5] = [
+    &["log"],
+    &["show", "1"],
+    &["journal", "dump"],
+    &["journal", "verify"],
+    &["journal", "stats"],
+];
+
+/// A workspace on the mount: `a.txt`, tx 1 committed, tx 2 open. The journal handle is
+/// closed (a filesystem with a file open for writing cannot be remounted read-only).
+fn workspace_on(m: &Mount) -> PathBuf {
+    let root = m.path().join("ws");
+    fs::create_dir(&root).unwrap();
+    fs::write(root.join("a.txt"), b"one\n").unwrap();
+    let j = Journal::init(&root).unwrap();
+    let p = j
+        .preview(&plan(
+            r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"two\n"}]}"#,
+        ))
+        .unwrap();
+    j.commit(p.tx, Default::default()).unwrap();
+    j.preview(&plan(
+        r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"three\n"}]}"#,
+    ))
+    .unwrap();
+    root.canonicalize().unwrap()
+}
+
+/// Every writing verb: exit 1, kind `read_only`, the journal's path in the message.
+fn writing_verbs_are_refused(root: &Path) {
+    let journal = root.join(".ultra-edit/journal.redb");
+    let plan = r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"four\n"}]}"#;
+    for (args, stdin) in [
+        (&["--json", "commit", "2"][..], None),
+        (&["--json", "preview"], Some(plan)),
+        (&["--json", "revise", "2"], Some(plan)),
+        (&["--json", "abort", "2"], None),
+        (&["--json", "rollback", "1"], None),
+        (&["--json", "recover"], None),
+        (&["--json", "journal", "gc", "--keep-last", "1"], None),
+    ] {
+        let out = cli(root, args, stdin);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        let v = json_of(&out);
+        assert_eq!(v["error"]["kind"], "read_only", "{args:?}: {v}");
+        assert_eq!(
+            v["error"]["message"],
+            format!(
+                "{} is on a read-only filesystem and this command writes to it; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)",
+                journal.display()
+            ),
+            "{args:?}"
+        );
+        assert_eq!(v["error"]["next_step"]["step"], "remount_writable");
+    }
+    let out = cli(root, &["--json", "init"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(json_of(&out)["error"]["kind"], "read_only");
+}
+
+#[test]
+fn on_read_only_media_history_reads_and_writes_are_refused_plainly() {
+    let m = match Mount::tmpfs() {
+        Ok(m) => m,
+        Err(why) => {
+            println!("SKIPPED on_read_only_media_history_reads…: {why}");
+            return;
+        }
+    };
+    let root = workspace_on(&m);
+    let before: Vec<Output> = READING.iter().map(|a| cli(&root, a, None)).collect();
+    let tree = tree_state(&root);
+    let journal_bytes = fs::read(root.join(".ultra-edit/journal.redb")).unwrap();
+    m.remount("ro");
+
+    for (args, was) in READING.iter().zip(&before) {
+        let out = cli(&root, args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert_eq!(out.stdout, was.stdout, "{args:?}");
+        assert_eq!(out.stderr, b"", "{args:?}");
+    }
+    writing_verbs_are_refused(&root);
+
+    // The library: opened read-only, nothing pending, a write refused as ReadOnly.
+    let j = Journal::open(&root).unwrap();
+    assert!(j.is_read_only());
+    assert!(j.unrecovered().is_empty());
+    match j.preview(&plan(
+        r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"x\n"}]}"#,
+    )) {
+        Err(Error::ReadOnly { path, .. }) => {
+            assert_eq!(path, root.join(".ultra-edit/journal.redb"))
+        }
+        other => panic!("expected ReadOnly, got {other:?}"),
+    }
+    assert_eq!(j.log(None).unwrap().len(), 2);
+    drop(j);
+
+    assert_eq!(tree_state(&root), tree);
+    assert_eq!(
+        fs::read(root.join(".ultra-edit/journal.redb")).unwrap(),
+        journal_bytes
+    );
+    m.remount("rw");
+    let out = cli(&root, &["commit", "2"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"three\n");
+}
+
+/// A batch interrupted between its intent and its commit point (the process aborted),
+/// then the filesystem remounted read-only: reading works, the batch is reported, and
+/// recovery waits for a writable filesystem.
+#[cfg(feature = "failpoints")]
+#[test]
+fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
+    let m = match Mount::tmpfs() {
+        Ok(m) => m,
+        Err(why) => {
+            println!("SKIPPED on_read_only_media_an_interrupted_batch…: {why}");
+            return;
+        }
+    };
+    let root = workspace_on(&m);
+    let out = run_ue(
+        &root,
+        &["commit", "2"],
+        Some("batch::after_stage_file=return"),
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    let tree = tree_state(&root);
+    m.remount("ro");
+
+    let note = "ultra-edit: batch 2 of tx 2 (prepared) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, a.txt may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.\n";
+    for args in READING {
+        let out = cli(&root, args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), note, "{args:?}");
+    }
+    let out = cli(&root, &["log"], None);
+    let log = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(log.lines().count(), 2, "{log}");
+    assert!(log.lines().next().unwrap().starts_with("tx 2 "), "{log}");
+    assert!(log.contains(" open "), "{log}");
+
+    let j = Journal::open(&root).unwrap();
+    assert_eq!(
+        j.unrecovered(),
+        [PendingBatch {
+            batch: 2,
+            tx: 2,
+            state: BatchState::Prepared,
+            paths: vec!["a.txt".into()],
+        }]
+    );
+    assert!(j.recovery_on_open().is_none());
+    drop(j);
+    writing_verbs_are_refused(&root);
+    // Nothing was attempted: the staged temp is still there.
+    assert_eq!(tree_state(&root), tree);
+    assert!(tree.keys().any(|k| k.starts_with(".ue-2-")), "{tree:?}");
+
+    m.remount("rw");
+    let out = cli(&root, &["recover"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"two\n");
+    assert!(!tree_state(&root).keys().any(|k| k.starts_with(".ue-")));
+    let out = cli(&root, &["journal", "verify"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
