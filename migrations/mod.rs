@@ -13,6 +13,7 @@
 //! - `v0001_initial.rs` — schema v1: the tables themselves.
 //! - `v0002_tx_pruned.rs` — schema v2: `TxRecord.pruned`, for `journal gc`.
 //! - `v0003_chunked_blobs.rs` — schema v3: blobs as content-defined chunks.
+//! - `v0004_file_owner.rs` — schema v4: file states record owner and group.
 
 #[path = "v0001_initial.rs"]
 pub mod v0001_initial;
@@ -20,9 +21,11 @@ pub mod v0001_initial;
 pub mod v0002_tx_pruned;
 #[path = "v0003_chunked_blobs.rs"]
 pub mod v0003_chunked_blobs;
+#[path = "v0004_file_owner.rs"]
+pub mod v0004_file_owner;
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u64 = 3;
+pub const SCHEMA_VERSION: u64 = 4;
 
 /// A step from `from` to `from + 1`, run inside the migration's write transaction.
 pub struct Step {
@@ -45,5 +48,9 @@ pub const STEPS: &[Step] = &[
     Step {
         from: 2,
         run: v0003_chunked_blobs::run,
+    },
+    Step {
+        from: 3,
+        run: v0004_file_owner::run,
     },
 ];

@@ -18,6 +18,9 @@ use crate::workspace::Journal;
 pub struct CommitOptions {
     /// The revision to apply (default: the latest).
     pub revision: Option<u32>,
+    /// Accept that files this process cannot give their owner back (it is not root)
+    /// get its owner instead of refusing the commit ([`Error::OwnerNotKept`]).
+    pub allow_owner_change: bool,
 }
 
 /// Options of [`Journal::rollback`].
@@ -26,6 +29,8 @@ pub struct RollbackOptions {
     /// Overwrite files changed since the commit; their current bytes are stored in the
     /// journal first, so nothing is lost (docs/design.md, "Rollback").
     pub force: bool,
+    /// As [`CommitOptions::allow_owner_change`].
+    pub allow_owner_change: bool,
 }
 
 impl Journal {
@@ -51,7 +56,7 @@ impl Journal {
                 recovery::recover(&locked, false)?;
                 // Re-read under the lock: another process may have committed it meanwhile.
                 self.committable_revision(tx, Some(rev.revision))?;
-                let files: Vec<BatchFile> = rev
+                let mut files: Vec<BatchFile> = rev
                     .files
                     .iter()
                     .filter(|f| f.snapshot != f.candidate)
@@ -66,6 +71,7 @@ impl Journal {
                 if !stale.is_empty() {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }
+                gate::keep_owners(tx, &mut files, opts.allow_owner_change)?;
                 let new = NewBatch {
                     kind: BatchKind::Commit {
                         revision: rev.revision,
@@ -135,7 +141,7 @@ impl Journal {
                 for f in &batch.files {
                     let (state, bytes) =
                         snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
-                    if state != f.post {
+                    if !f.post.matches(&state) {
                         stale.push(f.path.to_string());
                     }
                     current.push((f, state, bytes));
@@ -144,14 +150,14 @@ impl Journal {
                     return Err(Error::StaleRollback { tx, paths: stale });
                 }
                 let revision = self.rollback_revision(&current)?;
-                let new = NewBatch {
+                let mut new = NewBatch {
                     kind: BatchKind::Rollback {
                         of: tx,
                         forced: opts.force && !stale.is_empty(),
                     },
                     files: current
                         .iter()
-                        .filter(|(f, state, _)| *state != f.pre)
+                        .filter(|(f, state, _)| !f.pre.matches(state))
                         .map(|(f, state, _)| BatchFile {
                             path: f.path.clone(),
                             pre: *state,
@@ -161,6 +167,7 @@ impl Journal {
                     create_dirs: Vec::new(),
                     remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
                 };
+                gate::keep_owners(tx, &mut new.files, opts.allow_owner_change)?;
                 // The rollback tx is created in the intent's own journal write: it never
                 // exists without its batch, so it ends with the batch (committed, or
                 // aborted when the batch is reverted) and is never left open.

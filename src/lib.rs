@@ -45,13 +45,13 @@ pub use commit::{CommitOptions, RollbackOptions};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{
-    Attention, Error, IoError, JournalError, NextStep, Outcome, PathError, Result, StateReason,
-    Transition, Verb,
+    Attention, Error, IoError, JournalError, NextStep, Outcome, OwnedPath, PathError, Result,
+    StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
-    EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Receipt,
+    EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
     RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};

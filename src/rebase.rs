@@ -20,7 +20,9 @@ use crate::error::Verb;
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
 use crate::fs::RelPath;
-use crate::journal::records::{FileConflict, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE};
+use crate::journal::records::{
+    FileConflict, FileMeta, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE,
+};
 use crate::revision::{self, Working};
 use crate::tx::Preview;
 use crate::workspace::Journal;
@@ -44,7 +46,7 @@ impl Journal {
             for (path, w) in working {
                 let (disk, disk_bytes) =
                     snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
-                if disk == w.snapshot {
+                if w.snapshot.matches(&disk) {
                     out.insert(path, w);
                     continue;
                 }
@@ -222,7 +224,16 @@ impl Sides<'_> {
             }
         };
         let state = match &bytes {
-            Some(b) => FileState::present(b, mode.unwrap_or(DEFAULT_NEW_FILE_MODE)),
+            Some(b) => FileState::with_meta(
+                b,
+                FileMeta {
+                    mode: mode.unwrap_or(DEFAULT_NEW_FILE_MODE),
+                    // The disk's owner (theirs, on rebase), else the one the file had.
+                    owner: (self.theirs.0.owner())
+                        .or(self.ours.0.owner())
+                        .or(self.base.0.owner()),
+                },
+            ),
             None => FileState::ABSENT,
         };
         (Merged { state, bytes }, conflict)

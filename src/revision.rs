@@ -137,7 +137,13 @@ pub(crate) fn build(
                 .or(base_state.mode())
                 .or(snapshot.mode())
                 .unwrap_or(ws.new_file_mode);
-            (FileState::present(&cand.bytes, mode), Some(cand.bytes))
+            // The owner is the file's (or, re-created, the snapshot's); a new file's is
+            // whatever the process gives it (not recorded).
+            let meta = FileMeta {
+                mode,
+                owner: base_state.owner().or(snapshot.owner()),
+            };
+            (FileState::with_meta(&cand.bytes, meta), Some(cand.bytes))
         } else {
             (FileState::ABSENT, None)
         };

@@ -107,10 +107,10 @@ pub(crate) fn drive(
             Err(e) => return Err(e),
         };
         let target = side.target(f);
-        if state == *target {
+        if target.matches(&state) {
             continue;
         }
-        if state != *side.other(f) {
+        if !side.other(f).matches(&state) {
             let note = "holds bytes that are neither the pre- nor the post-image";
             if !opts.overwrite {
                 out.foreign
@@ -176,7 +176,7 @@ fn write_side(
         r => ignore_not_found(r, "unlink", ws.abs(&tmp))?,
     }
     ws.fs
-        .write_synced(&tmp, &bytes, meta.mode)
+        .write_synced(&tmp, &bytes, &meta)
         .ctx("write temp", ws.abs(&tmp))?;
     ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))?;
     Ok(())

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use crate::engine::Ws;
-use crate::error::{IoContext, Result};
+use crate::error::{Error, IoContext, OwnedPath, Result};
 use crate::fs::{snapshot, EntryKind, RelPath};
-use crate::journal::records::{BatchFile, FileState};
+use crate::journal::records::{BatchFile, FileState, Owner};
 
 /// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
 /// Reading each path runs the on-disk path-safety check again (the gate's "path safety
@@ -18,12 +18,58 @@ pub(crate) fn stale_paths<'a>(
     let mut stale = Vec::new();
     for (rel, want) in expected {
         let (found, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
-        if found != *want {
+        if !want.matches(&found) {
             stale.push(rel.to_string());
         }
     }
     stale.sort();
     Ok(stale)
+}
+
+/// Make sure every file the batch writes keeps its recorded owner: a commit writes a new
+/// inode, which gets the process's owner unless the process can give it the old one.
+/// Root can; another user only its own uid and a group it belongs to (chown(2)). The
+/// files it cannot keep are refused ([`Error::OwnerNotKept`], nothing written) unless
+/// `allow_change`: then their post-images record no owner and they get the process's.
+pub(crate) fn keep_owners(tx: u64, files: &mut [BatchFile], allow_change: bool) -> Result<()> {
+    let euid = rustix::process::geteuid().as_raw();
+    if euid == 0 {
+        return Ok(());
+    }
+    let egid = rustix::process::getegid().as_raw();
+    let groups: Vec<u32> = rustix::process::getgroups()
+        .map(|g| g.into_iter().map(|g| g.as_raw()).collect())
+        .unwrap_or_default();
+    let settable = |o: &Owner| o.uid == euid && (o.gid == egid || groups.contains(&o.gid));
+    let mut refused = Vec::new();
+    for f in files.iter_mut() {
+        let FileState::File { meta, .. } = &mut f.post else {
+            continue;
+        };
+        match meta.owner {
+            Some(o) if !settable(&o) => {
+                if allow_change {
+                    meta.owner = None;
+                } else {
+                    refused.push(OwnedPath {
+                        path: f.path.to_string(),
+                        uid: o.uid,
+                        gid: o.gid,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::OwnerNotKept {
+            tx,
+            uid: euid,
+            files: refused,
+        })
+    }
 }
 
 /// Directories that must be created for the files a batch writes, parents first.

@@ -317,7 +317,7 @@ fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
                 b.files
                     .iter()
                     .zip(&states)
-                    .all(|(f, s)| *s == Some(side(f)))
+                    .all(|(f, s)| s.as_ref().is_some_and(|s| side(f).matches(s)))
             };
             match (at(|f| f.post), at(|f| f.pre)) {
                 (true, false) => Some(true),

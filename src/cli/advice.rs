@@ -50,6 +50,9 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
+        NextStep::AllowOwnerChange { tx } => format!(
+            "run it as the files' owner or as root, or pass --allow-owner-change to `ultra-edit commit {tx}` / `ultra-edit rollback` to accept the change"
+        ),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
         _ => return None,
     })

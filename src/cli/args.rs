@@ -97,6 +97,10 @@ pub enum Command {
         /// Seconds to wait for the commit lock.
         #[arg(long, default_value_t = 10.0)]
         lock_timeout: f64,
+        /// Accept that files this process cannot give back their owner (when not root)
+        /// get its owner instead.
+        #[arg(long)]
+        allow_owner_change: bool,
     },
     /// Rebase a stale preview onto the disk: a new revision whose snapshot is the disk
     /// and whose candidate is the three-way merge. Exits 4 if it conflicts.
@@ -122,6 +126,10 @@ pub enum Command {
         /// Seconds to wait for the commit lock.
         #[arg(long, default_value_t = 10.0)]
         lock_timeout: f64,
+        /// Accept that files this process cannot give back their owner (when not root)
+        /// get its owner instead.
+        #[arg(long)]
+        allow_owner_change: bool,
     },
     /// One line per transaction, newest first.
     Log {

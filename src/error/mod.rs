@@ -29,6 +29,17 @@ pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 use crate::edit::EditError;
 use crate::journal::records::{BatchState, TxRecord, TxState};
 
+/// A file and the owner it has ([`Error::OwnerNotKept`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct OwnedPath {
+    /// Root-relative path.
+    pub path: String,
+    /// Its owner's uid.
+    pub uid: u32,
+    /// Its group's gid.
+    pub gid: u32,
+}
+
 /// The part of [`Error::CommitFailed`]'s message about temps left behind.
 fn temps_left_note(temps: &[String]) -> String {
     if temps.is_empty() {
@@ -167,6 +178,18 @@ pub enum Error {
         /// The pid written into the lock file by the holder, if readable.
         holder: Option<u32>,
     },
+    /// A commit or rollback would change a file's owner: it writes a new inode, and this
+    /// process cannot give it the file's owner and group (it is not root, and the file
+    /// belongs to another user or to a group it is not in). Nothing was written.
+    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change (allow_owner_change, --allow-owner-change)", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
+    OwnerNotKept {
+        /// Transaction id.
+        tx: u64,
+        /// The process's effective uid.
+        uid: u32,
+        /// The files and the owners they would lose.
+        files: Vec<OwnedPath>,
+    },
     /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
     /// is `Aborted` in the journal and the transaction can be committed again.
     #[error(
@@ -228,6 +251,7 @@ impl Error {
             | Error::NothingToRebase { tx, .. }
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
+            | Error::OwnerNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. } => Some(*tx),
             _ => None,
         }
@@ -253,6 +277,7 @@ impl Error {
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
+            Error::OwnerNotKept { .. } => "owner_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
         }
     }
@@ -302,6 +327,7 @@ impl Error {
             Error::StaleRollback { tx, .. } => NextStep::ForceRollBack { tx: *tx },
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
+            Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,

@@ -317,6 +317,12 @@ pub enum NextStep {
     RecoverForeign,
     /// Run the same command again.
     Retry,
+    /// Accept that the files get this process's owner (`--allow-owner-change`), or run
+    /// as their owner or as root.
+    AllowOwnerChange {
+        /// The tx.
+        tx: u64,
+    },
     /// Wait for the lock holder, or wait longer (`--lock-timeout`).
     WaitForLock,
     /// Remount the workspace's filesystem read-write, then run the command again.

@@ -21,18 +21,24 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::failpoint::io_fault;
+use crate::journal::records::FileMeta;
 
 /// What is at a path, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EntryKind {
     /// Nothing.
     Absent,
-    /// A regular file with `links` hard links and permission bits `mode`.
+    /// A regular file with `links` hard links, permission bits `mode`, owner `uid` and
+    /// group `gid`.
     File {
         /// `st_nlink`.
         links: u64,
         /// `st_mode & 0o7777`.
         mode: u32,
+        /// `st_uid`.
+        uid: u32,
+        /// `st_gid`.
+        gid: u32,
     },
     /// A directory.
     Dir,
@@ -49,8 +55,10 @@ pub trait FileSystem: Send + Sync {
     fn entry(&self, path: &RelPath) -> io::Result<EntryKind>;
     /// Read a whole regular file.
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>>;
-    /// Create `path` (must not exist), write `bytes`, set `mode`, `fsync` the file.
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()>;
+    /// Create `path` (must not exist), write `bytes`, set `meta.mode` and, when
+    /// `meta.owner` is given, the owner and group (`fchown`), then `fsync` the file: its
+    /// bytes and metadata are durable before a name points at it.
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()>;
     /// `rename(from, to)`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
@@ -151,6 +159,8 @@ impl FileSystem for StdFs {
             FileType::RegularFile => EntryKind::File {
                 links: st.st_nlink as u64,
                 mode: st.st_mode as u32 & 0o7777,
+                uid: st.st_uid,
+                gid: st.st_gid,
             },
             _ => EntryKind::Other,
         })
@@ -169,7 +179,7 @@ impl FileSystem for StdFs {
         Ok(bytes)
     }
 
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
         io_fault!("fs::write");
         let (dir, name) = self.parent(path)?;
         let fd = rustix::fs::openat(
@@ -180,8 +190,16 @@ impl FileSystem for StdFs {
         )?;
         let mut f = File::from(fd);
         f.write_all(bytes)?;
+        // The owner first: a chown clears setuid/setgid bits, and the mode is exact.
+        if let Some(o) = meta.owner {
+            rustix::fs::fchown(
+                &f,
+                Some(rustix::fs::Uid::from_raw(o.uid)),
+                Some(rustix::fs::Gid::from_raw(o.gid)),
+            )?;
+        }
         // fchmod, not the open mode: the umask must not change the file's mode.
-        rustix::fs::fchmod(&f, Mode::from_raw_mode(mode as _))?;
+        rustix::fs::fchmod(&f, Mode::from_raw_mode(meta.mode as _))?;
         sync_file(&f)
     }
 

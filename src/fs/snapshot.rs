@@ -4,7 +4,7 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 use crate::fs::{path, EntryKind, FileSystem, RelPath};
-use crate::journal::records::FileState;
+use crate::journal::records::{FileMeta, FileState, Owner};
 
 /// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
 /// with [`path::check_on_disk`] first, so a symlink or hard-linked file is refused.
@@ -16,9 +16,13 @@ pub(crate) fn read_state(
 ) -> Result<(FileState, Option<Vec<u8>>)> {
     path::check_on_disk(fs, root, rel, rel)?;
     match fs.entry(rel).ctx("lstat", rel.under(root))? {
-        EntryKind::File { mode, .. } => {
+        EntryKind::File { mode, uid, gid, .. } => {
             let bytes = fs.read(rel).ctx("read", rel.under(root))?;
-            Ok((FileState::present(&bytes, mode), Some(bytes)))
+            let meta = FileMeta {
+                mode,
+                owner: Some(Owner { uid, gid }),
+            };
+            Ok((FileState::with_meta(&bytes, meta), Some(bytes)))
         }
         _ => Ok((FileState::ABSENT, None)),
     }

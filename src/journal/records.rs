@@ -112,6 +112,19 @@ pub enum FileState {
 pub struct FileMeta {
     /// Unix permission bits (`st_mode & 0o7777`).
     pub mode: u32,
+    /// Owner and group. `None`: not recorded — a file the batch creates gets whatever
+    /// owner the process gives it, and records of schema ≤ 3 did not keep it; a
+    /// comparison then ignores the owner ([`FileState::matches`]).
+    pub owner: Option<Owner>,
+}
+
+/// A file's owner and group (`st_uid`, `st_gid`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// User id.
+    pub uid: u32,
+    /// Group id.
+    pub gid: u32,
 }
 
 /// The mode of a file a plan creates without giving one.
@@ -121,13 +134,41 @@ impl FileState {
     /// The state of an absent path.
     pub const ABSENT: FileState = FileState::Absent;
 
-    /// The state of a file with `bytes` and permission bits `mode`.
+    /// The state of a file with `bytes` and permission bits `mode`, owner not recorded.
     pub fn present(bytes: &[u8], mode: u32) -> Self {
+        FileState::with_meta(bytes, FileMeta { mode, owner: None })
+    }
+
+    /// The state of a file with `bytes` and `meta`.
+    pub fn with_meta(bytes: &[u8], meta: FileMeta) -> Self {
         FileState::File {
             hash: BlobHash::of(bytes),
             size: bytes.len() as u64,
-            meta: FileMeta { mode },
+            meta,
         }
+    }
+
+    /// Whether `found` (read from the disk) is this state: the same existence, bytes and
+    /// mode, and — where this state recorded one — the same owner. The gate, the
+    /// install's last check and recovery decide with it; exact record equality is `==`.
+    pub fn matches(&self, found: &FileState) -> bool {
+        match (self, found) {
+            (FileState::Absent, FileState::Absent) => true,
+            (
+                FileState::File { hash, meta, .. },
+                FileState::File {
+                    hash: h2, meta: m2, ..
+                },
+            ) => {
+                hash == h2 && meta.mode == m2.mode && meta.owner.is_none_or(|o| m2.owner == Some(o))
+            }
+            _ => false,
+        }
+    }
+
+    /// The recorded owner, if any.
+    pub fn owner(&self) -> Option<Owner> {
+        self.meta().and_then(|m| m.owner)
     }
 
     /// Whether a regular file exists at the path.
@@ -172,6 +213,7 @@ struct FileStateRepr {
     hash: Option<BlobHash>,
     size: u64,
     mode: u32,
+    owner: Option<Owner>,
 }
 
 impl From<FileStateRepr> for FileState {
@@ -180,7 +222,10 @@ impl From<FileStateRepr> for FileState {
             (true, Some(hash)) => FileState::File {
                 hash,
                 size: r.size,
-                meta: FileMeta { mode: r.mode },
+                meta: FileMeta {
+                    mode: r.mode,
+                    owner: r.owner,
+                },
             },
             _ => FileState::Absent,
         }
@@ -194,7 +239,30 @@ impl From<FileState> for FileStateRepr {
             hash: s.hash(),
             size: s.size(),
             mode: s.mode().unwrap_or(0),
+            owner: s.owner(),
         }
+    }
+}
+
+/// The stored shape of a [`FileState`] in schema ≤ 3 (no owner), for the migration.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct FileStateV3 {
+    exists: bool,
+    hash: Option<BlobHash>,
+    size: u64,
+    mode: u32,
+}
+
+impl From<FileStateV3> for FileState {
+    fn from(r: FileStateV3) -> Self {
+        FileStateRepr {
+            exists: r.exists,
+            hash: r.hash,
+            size: r.size,
+            mode: r.mode,
+            owner: None,
+        }
+        .into()
     }
 }
 
@@ -819,32 +887,77 @@ mod file_state_tests {
 
     #[test]
     fn file_state_keeps_its_stored_and_printed_shape() {
-        let file = FileState::present(b"hi\n", 0o640);
+        let owner = Owner {
+            uid: 1000,
+            gid: 100,
+        };
+        let file = FileState::with_meta(
+            b"hi\n",
+            FileMeta {
+                mode: 0o640,
+                owner: Some(owner),
+            },
+        );
         assert_eq!(
             serde_json::to_value(file).unwrap(),
-            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640})
+            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640, "owner": {"uid": 1000, "gid": 100}})
         );
         assert_eq!(
             serde_json::to_value(FileState::Absent).unwrap(),
-            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0})
+            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0, "owner": null})
         );
-        for s in [file, FileState::Absent] {
+        for s in [file, FileState::present(b"x", 0o644), FileState::Absent] {
             let bytes = crate::journal::codec::encode(&s).unwrap();
-            // The bincode shape of the v1 struct: bool, Option<[u8; 32]>, u64, u32.
-            let legacy = (
+            // The bincode shape: the v1–v3 fields, then the owner (schema v4).
+            let shape = (
+                s.exists(),
+                s.hash().map(|h| h.0),
+                s.size(),
+                s.mode().unwrap_or(0),
+                s.owner().map(|o| (o.uid, o.gid)),
+            );
+            assert_eq!(bytes, crate::journal::codec::encode(&shape).unwrap());
+            let back: FileState = crate::journal::codec::decode("test", &bytes).unwrap();
+            assert_eq!(back, s);
+            // A v3 record of it decodes with no owner (the migration's reading).
+            let v3 = (
                 s.exists(),
                 s.hash().map(|h| h.0),
                 s.size(),
                 s.mode().unwrap_or(0),
             );
-            assert_eq!(bytes, crate::journal::codec::encode(&legacy).unwrap());
-            let back: FileState = crate::journal::codec::decode("test", &bytes).unwrap();
-            assert_eq!(back, s);
+            let old: FileStateV3 =
+                crate::journal::codec::decode("test", &crate::journal::codec::encode(&v3).unwrap())
+                    .unwrap();
+            assert_eq!(
+                FileState::from(old),
+                match s {
+                    FileState::File { hash, size, meta } => FileState::File {
+                        hash,
+                        size,
+                        meta: FileMeta {
+                            owner: None,
+                            ..meta
+                        },
+                    },
+                    FileState::Absent => FileState::Absent,
+                }
+            );
         }
-        // Equality is the comparison the gate makes: bytes and metadata.
-        assert_ne!(file, FileState::present(b"hi\n", 0o644));
-        assert_ne!(file, FileState::present(b"ho\n", 0o640));
-        assert_eq!(file, FileState::present(b"hi\n", 0o640));
+        // Equality is exact; `matches` ignores an owner not recorded.
+        assert_ne!(file, FileState::present(b"hi\n", 0o640));
+        assert!(FileState::present(b"hi\n", 0o640).matches(&file));
+        assert!(!file.matches(&FileState::present(b"hi\n", 0o640)));
+        assert!(!file.matches(&FileState::present(b"hi\n", 0o644)));
+        let other = FileState::with_meta(
+            b"hi\n",
+            FileMeta {
+                mode: 0o640,
+                owner: Some(Owner { uid: 0, gid: 100 }),
+            },
+        );
+        assert!(!file.matches(&other));
+        assert!(file.matches(&file));
     }
 }
 

@@ -209,6 +209,7 @@ impl EditTools {
         check_agent(&p, &agent, "roll back")?;
         let opts = RollbackOptions {
             force: a.bool("force")?.unwrap_or(false),
+            ..Default::default()
         };
         let receipt = self.engine(self.journal.rollback(tx, opts), &agent)?;
         let reingested = self.reingest(a.bool("reingest")?.unwrap_or(true), &[&receipt]);

@@ -139,3 +139,194 @@ fn new_files_take_their_mode_from_the_umask_unless_the_plan_names_one() {
     );
     assert_eq!(ws.mode("shared.txt"), 0o664);
 }
+
+fn owner_of(ws: &Ws, rel: &str) -> (u32, u32) {
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(ws.path(rel)).unwrap();
+    (md.uid(), md.gid())
+}
+
+fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+#[test]
+fn owner_and_group_are_kept_by_commit_rollback_and_redo() {
+    if !is_root() {
+        eprintln!("skipped: giving a file another owner needs root (CI runs as root)");
+        return;
+    }
+    let ws = workspace();
+    ws.write("app.conf", b"owner=deploy\nport=8080\n");
+    std::os::unix::fs::chown(ws.path("app.conf"), Some(1000), Some(1000)).unwrap();
+    chmod(&ws, "app.conf", 0o664);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"app.conf","old":"port=8080","new":"port=9090"}]}"#,
+    );
+    assert_eq!(
+        p.files[0].candidate.owner(),
+        Some(ultra_edit::Owner {
+            uid: 1000,
+            gid: 1000
+        })
+    );
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let state = |ws: &Ws| {
+        (
+            ws.read("app.conf"),
+            owner_of(ws, "app.conf"),
+            ws.mode("app.conf"),
+        )
+    };
+    assert_eq!(
+        state(&ws),
+        (b"owner=deploy\nport=9090\n".to_vec(), (1000, 1000), 0o664)
+    );
+    let undo = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap()
+        .tx;
+    assert_eq!(
+        state(&ws),
+        (b"owner=deploy\nport=8080\n".to_vec(), (1000, 1000), 0o664)
+    );
+    ws.journal
+        .rollback(undo, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        state(&ws),
+        (b"owner=deploy\nport=9090\n".to_vec(), (1000, 1000), 0o664)
+    );
+}
+
+#[test]
+fn an_owner_change_after_the_preview_is_a_stale_snapshot() {
+    if !is_root() {
+        eprintln!("skipped: changing a file's owner needs root (CI runs as root)");
+        return;
+    }
+    let ws = workspace();
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"src/a.rs","content":"x\n"}]}"#);
+    std::os::unix::fs::chown(ws.path("src/a.rs"), Some(1000), None).unwrap();
+    let before = ws.read("src/a.rs");
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(&err, ultra_edit::Error::StaleSnapshot { paths, .. } if paths == &["src/a.rs"]),
+        "{err:?}"
+    );
+    assert_eq!(ws.read("src/a.rs"), before);
+}
+
+#[test]
+fn a_process_that_cannot_keep_the_owner_refuses_unless_told_to_accept() {
+    if !is_root() {
+        eprintln!("skipped: the test makes a file owned by another user and drops to uid 65534");
+        return;
+    }
+    use std::os::unix::process::CommandExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let file = dir.path().join("a.conf");
+    std::fs::write(&file, b"v=1\n").unwrap();
+    std::os::unix::fs::chown(&file, Some(1000), Some(1000)).unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let nobody = |args: &[&str], stdin: &str| {
+        use std::io::Write;
+        let mut cmd = ue_command(dir.path(), args);
+        cmd.uid(65534)
+            .gid(65534)
+            .stdin(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    assert_eq!(nobody(&["init"], "").status.code(), Some(0));
+    let out = nobody(
+        &["preview"],
+        r#"{"edits":[{"op":"replace_file","path":"a.conf","content":"v=2\n"}]}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = nobody(&["--json", "commit", "1"], "");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "owner_not_kept");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("a.conf (1000:1000)") && msg.contains("uid 65534"),
+        "{msg}"
+    );
+    assert!(
+        v["error"]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-owner-change"),
+        "{v}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"v=1\n");
+    let out = nobody(&["commit", "1", "--allow-owner-change"], "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    use std::os::unix::fs::MetadataExt;
+    let md = std::fs::metadata(&file).unwrap();
+    assert_eq!(
+        (std::fs::read(&file).unwrap(), md.uid(), md.gid()),
+        (b"v=2\n".to_vec(), 65534, 65534)
+    );
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn recovery_gives_the_files_it_writes_their_owner() {
+    if !is_root() {
+        eprintln!("skipped: giving a file another owner needs root (CI runs as root)");
+        return;
+    }
+    for point in ["batch::after_commit_point", "batch::after_install_file"] {
+        let ws = workspace();
+        for f in ["a.conf", "b.conf"] {
+            ws.write(f, b"old\n");
+            std::os::unix::fs::chown(ws.path(f), Some(1000), Some(1001)).unwrap();
+        }
+        let p = ws.preview(
+            r#"{"edits":[{"op":"replace_file","path":"a.conf","content":"new\n"},{"op":"replace_file","path":"b.conf","content":"new\n"}]}"#,
+        );
+        let out = run_ue(
+            ws.root(),
+            &["commit", &p.tx.to_string()],
+            Some(&format!("{point}=return")),
+        );
+        assert_eq!(out.status.code(), None, "{point}: aborted by the failpoint");
+        assert_eq!(run_ue(ws.root(), &["recover"], None).status.code(), Some(0));
+        for f in ["a.conf", "b.conf"] {
+            assert_eq!(
+                (ws.read(f), owner_of(&ws, f)),
+                (b"new\n".to_vec(), (1000, 1001)),
+                "{point}: {f}"
+            );
+        }
+        // And a rollback that recovery completes, too.
+        let out = run_ue(
+            ws.root(),
+            &["rollback", &p.tx.to_string()],
+            Some(&format!("{point}=return")),
+        );
+        assert_eq!(
+            out.status.code(),
+            None,
+            "{point}: rollback aborted by the failpoint"
+        );
+        assert_eq!(run_ue(ws.root(), &["recover"], None).status.code(), Some(0));
+        for f in ["a.conf", "b.conf"] {
+            assert_eq!(
+                (ws.read(f), owner_of(&ws, f)),
+                (b"old\n".to_vec(), (1000, 1001)),
+                "{point}: {f} rolled back"
+            );
+        }
+    }
+}

@@ -2,6 +2,7 @@
 //! this binary unchanged, and `journal gc` and `journal verify` agree on every blob it
 //! references, the foreign bytes of a needs-attention batch included.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use redb::TableDefinition;
@@ -37,10 +38,26 @@ fn v3_fixture() -> tempfile::TempDir {
 }
 
 #[test]
-fn the_v3_fixture_opens_unchanged_and_verifies() {
+fn migration_from_the_committed_v3_fixture() {
     let dir = v3_fixture();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v3");
+    let original = std::fs::read(fixture.join("journal.redb")).unwrap();
+    // git keeps only the executable bit: give docs/notes.md back the 0600 it was
+    // committed with (the rollback below compares modes).
+    std::fs::set_permissions(
+        dir.path().join("docs/notes.md"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
     let files_before = tree_state(dir.path());
     let j = Journal::open(dir.path()).unwrap();
+    // The v3 file was backed up byte for byte before the step ran.
+    let backup = std::fs::read(dir.path().join(".ultra-edit/journal.redb.v3.bak")).unwrap();
+    assert_eq!(BlobHash::of(&backup), BlobHash::of(&original));
+    assert_eq!(
+        j.stats().unwrap().schema_version,
+        ultra_edit::SCHEMA_VERSION
+    );
     let v = j.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);
     assert_eq!(
@@ -66,8 +83,19 @@ fn the_v3_fixture_opens_unchanged_and_verifies() {
         ]
     );
     assert_eq!(tree_state(dir.path()), files_before);
-    // No backup: the schema is current, nothing was migrated.
-    assert!(!dir.path().join(".ultra-edit/journal.redb.v3.bak").exists());
+    // The migrated history still works: v3 states recorded no owner, and a rollback of
+    // a v3 commit restores the exact bytes and modes.
+    let r = j.rollback(4, Default::default()).unwrap();
+    assert_eq!(r.tx, 8);
+    assert_eq!(
+        std::fs::read(dir.path().join("src/main.rs")).unwrap(),
+        b"fn main() {\n    println!(\"world\");\n}\n"
+    );
+    assert!(r.files.iter().all(|f| f.pre.owner().is_some()));
+    j.commit(7, Default::default()).unwrap();
+    assert!(!dir.path().join("run.sh").exists());
+    let v = j.verify().unwrap();
+    assert!(v.ok, "{:?}", v.problems);
 }
 
 #[test]

@@ -383,7 +383,13 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     ws.journal.commit(p.tx, Default::default()).unwrap();
     let undo = |tx, force| {
         ws.journal
-            .rollback(tx, RollbackOptions { force })
+            .rollback(
+                tx,
+                RollbackOptions {
+                    force,
+                    ..Default::default()
+                },
+            )
             .unwrap()
             .tx
     };
@@ -426,7 +432,13 @@ fn two_rollbacks_of_one_commit_leave_states_that_follow_the_disk() {
     ws.journal.commit(p.tx, Default::default()).unwrap();
     let undo = |tx, force| {
         ws.journal
-            .rollback(tx, RollbackOptions { force })
+            .rollback(
+                tx,
+                RollbackOptions {
+                    force,
+                    ..Default::default()
+                },
+            )
             .unwrap()
             .tx
     };

@@ -111,7 +111,13 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     // kept in the journal.
     let r = ws
         .journal
-        .rollback(p.tx, RollbackOptions { force: true })
+        .rollback(
+            p.tx,
+            RollbackOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
         .unwrap();
     assert_eq!(
         r.kind,

@@ -11,7 +11,10 @@ mod tx;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ultra_edit::{Error, IoError, Journal, OpenOptions, RecoverOptions, Result, STATE_DIR};
+use ultra_edit::{
+    CommitOptions, Error, IoError, Journal, OpenOptions, RecoverOptions, Result, RollbackOptions,
+    STATE_DIR,
+};
 
 use super::args::{Cli, Command};
 use super::render::Out;
@@ -67,13 +70,33 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             tx,
             revision,
             lock_timeout,
-        } => tx::commit(out, &mut j, tx, revision, lock_timeout),
+            allow_owner_change,
+        } => tx::commit(
+            out,
+            &mut j,
+            tx,
+            CommitOptions {
+                revision,
+                allow_owner_change,
+            },
+            lock_timeout,
+        ),
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
             force,
             lock_timeout,
-        } => tx::rollback(out, &mut j, tx, force, lock_timeout),
+            allow_owner_change,
+        } => tx::rollback(
+            out,
+            &mut j,
+            tx,
+            RollbackOptions {
+                force,
+                allow_owner_change,
+            },
+            lock_timeout,
+        ),
         Command::Log { limit } => tx::log(out, &j, limit),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),

@@ -38,12 +38,11 @@ pub(super) fn commit(
     out: &Out,
     j: &mut Journal,
     tx: u64,
-    revision: Option<u32>,
+    opts: CommitOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    out.receipt(&j.commit(tx, CommitOptions { revision })?)
-        .map(|()| 0)
+    out.receipt(&j.commit(tx, opts)?).map(|()| 0)
 }
 
 pub(super) fn abort(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
@@ -54,12 +53,11 @@ pub(super) fn rollback(
     out: &Out,
     j: &mut Journal,
     tx: u64,
-    force: bool,
+    opts: RollbackOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    out.receipt(&j.rollback(tx, RollbackOptions { force })?)
-        .map(|()| 0)
+    out.receipt(&j.rollback(tx, opts)?).map(|()| 0)
 }
 
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {

@@ -15,6 +15,7 @@ use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use ultra_edit::fs::{EntryKind, FileSystem, RelPath, StdFs};
+use ultra_edit::FileMeta;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -126,9 +127,9 @@ impl FileSystem for FaultFs {
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
         self.std_fs().read(path)
     }
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
         self.check(Op::WriteSynced, path)?;
-        self.std_fs().write_synced(path, bytes, mode)
+        self.std_fs().write_synced(path, bytes, meta)
     }
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
         self.check(Op::Rename, to)?;

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ultra_edit::fs::{EntryKind, FileSystem, RelPath};
+use ultra_edit::FileMeta;
 
 use super::*;
 
@@ -22,6 +23,8 @@ enum Inode {
     File {
         bytes: Arc<Vec<u8>>,
         mode: u32,
+        /// (uid, gid).
+        owner: (u32, u32),
     },
     Dir {
         mode: u32,
@@ -146,9 +149,10 @@ impl Model {
                 continue;
             }
             let node = match self.node(ino) {
-                Inode::File { bytes, mode } => Inode::File {
+                Inode::File { bytes, mode, owner } => Inode::File {
                     bytes: bytes.clone(),
                     mode: *mode,
+                    owner: *owner,
                 },
                 Inode::Dir { mode, durable, .. } => {
                     stack.extend(durable.values().copied());
@@ -262,6 +266,7 @@ impl CrashFs {
         let ino = m.alloc(Inode::File {
             bytes: Arc::new(bytes.to_vec()),
             mode: mode & 0o7777,
+            owner: process_owner(),
         });
         m.entries_mut(at).insert(name.clone(), ino);
     }
@@ -316,6 +321,14 @@ impl CrashFs {
     }
 }
 
+/// The owner a file this process creates gets (effective uid and gid).
+fn process_owner() -> (u32, u32) {
+    (
+        rustix::process::geteuid().as_raw(),
+        rustix::process::getegid().as_raw(),
+    )
+}
+
 fn list(m: &Model) -> Tree {
     let mut out = Tree::new();
     let mut stack = vec![(ROOT, String::new())];
@@ -327,7 +340,7 @@ fn list(m: &Model) -> Tree {
                 format!("{prefix}/{name}")
             };
             match m.node(ino) {
-                Inode::File { bytes, mode } => {
+                Inode::File { bytes, mode, .. } => {
                     out.insert(
                         rel,
                         TreeEntry::File {
@@ -359,9 +372,11 @@ impl FileSystem for CrashFs {
             Err(e) => return Err(e),
         };
         Ok(match m.node(ino) {
-            Inode::File { mode, .. } => EntryKind::File {
+            Inode::File { mode, owner, .. } => EntryKind::File {
                 links: m.links(ino),
                 mode: *mode,
+                uid: owner.0,
+                gid: owner.1,
             },
             Inode::Dir { .. } => EntryKind::Dir,
         })
@@ -377,7 +392,7 @@ impl FileSystem for CrashFs {
         }
     }
 
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], mode: u32) -> io::Result<()> {
+    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -389,7 +404,8 @@ impl FileSystem for CrashFs {
         self.power.sync(|| format!("fsync {}", self.label(path)))?;
         let ino = m.alloc(Inode::File {
             bytes: Arc::new(bytes.to_vec()),
-            mode: mode & 0o7777,
+            mode: meta.mode & 0o7777,
+            owner: meta.owner.map_or_else(process_owner, |o| (o.uid, o.gid)),
         });
         m.entries_mut(dir).insert(name.to_string(), ino);
         Ok(())
