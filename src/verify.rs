@@ -147,19 +147,31 @@ impl Journal {
     }
 }
 
-fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeSet<BlobHash>> {
-    let mut keys = BTreeSet::new();
+/// The blobs present, and among them the damaged ones.
+struct Blobs {
+    present: BTreeSet<BlobHash>,
+    damaged: BTreeSet<BlobHash>,
+}
+
+fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<Blobs> {
+    let mut blobs = Blobs {
+        present: BTreeSet::new(),
+        damaged: BTreeSet::new(),
+    };
     // Reassembly checks every blob's bytes against its key (and that its chunks exist).
     r.scan_blobs(|key, bytes| {
         v.blobs += 1;
         match bytes {
             Ok(b) => v.blob_bytes += b.len() as u64,
-            Err(e) => v.problem(Subject::Blob { hash: key }, e.without_advice()),
+            Err(e) => {
+                v.problem(Subject::Blob { hash: key }, e.without_advice());
+                blobs.damaged.insert(key);
+            }
         }
-        keys.insert(key);
+        blobs.present.insert(key);
         Ok(())
     })?;
-    Ok(keys)
+    Ok(blobs)
 }
 
 fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>> {
@@ -178,11 +190,22 @@ fn check_txs(r: &Reader, v: &mut VerifyReport) -> Result<BTreeMap<u64, TxRecord>
     Ok(txs)
 }
 
-fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, r: &BlobRef<'_>, of: Subject) {
-    if !blobs.contains(&r.hash) {
+/// A record needs the blob of `r`: a problem if it is missing, and, if it is damaged,
+/// one naming the record and file that need it (the blob's own problem names only its
+/// hash).
+fn need_blob(v: &mut VerifyReport, blobs: &Blobs, r: &BlobRef<'_>, of: Subject) {
+    if !blobs.present.contains(&r.hash) {
         v.problem(
             of,
             format!("{} {}: blob {} is missing", r.path, r.role, r.hash),
+        );
+    } else if blobs.damaged.contains(&r.hash) {
+        v.problem(
+            of,
+            format!(
+                "{} {}: needs blob {}, which is damaged; showing and rolling back this record's transaction refuse, other transactions are unaffected",
+                r.path, r.role, r.hash
+            ),
         );
     }
 }
@@ -190,7 +213,7 @@ fn need_blob(v: &mut VerifyReport, blobs: &BTreeSet<BlobHash>, r: &BlobRef<'_>, 
 fn check_revisions(
     r: &Reader,
     v: &mut VerifyReport,
-    blobs: &BTreeSet<BlobHash>,
+    blobs: &Blobs,
     txs: &BTreeMap<u64, TxRecord>,
 ) -> Result<()> {
     let mut seen: BTreeMap<u64, u32> = BTreeMap::new();
@@ -233,7 +256,7 @@ fn check_revisions(
 fn check_batches(
     r: &Reader,
     v: &mut VerifyReport,
-    blobs: &BTreeSet<BlobHash>,
+    blobs: &Blobs,
     txs: &BTreeMap<u64, TxRecord>,
 ) -> Result<BTreeMap<u64, BatchRecord>> {
     let mut out = BTreeMap::new();

@@ -286,7 +286,7 @@ impl Error {
 impl Error {
     /// A [`Error::WrongState`] for `verb` from the tx's own state and links.
     pub(crate) fn wrong_state(rec: &TxRecord, verb: Verb) -> Error {
-        Error::state(rec, verb, StateReason::of(rec))
+        Error::state(rec, verb, StateReason::of(rec, verb))
     }
 
     /// A [`Error::WrongState`] for `verb` with `reason`.
@@ -333,8 +333,13 @@ impl Error {
                 _ => NextStep::Recover,
             },
             Error::WrongState {
-                tx, reason, verb, ..
+                tx,
+                reason,
+                verb,
+                pruned,
+                ..
             } => match reason {
+                StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
                 StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
                 StateReason::RolledBack { by } => NextStep::Redo { by: *by },
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },

@@ -83,9 +83,11 @@ pub enum StateReason {
 }
 
 impl StateReason {
-    /// The reason a tx's own state gives (its state and links), for `verb`.
-    pub(crate) fn of(rec: &TxRecord) -> StateReason {
-        if rec.pruned {
+    /// The reason a tx's own state gives (its state and links) for `verb`. That `journal
+    /// gc` pruned it is the reason only where the verb needs what gc dropped (`show`,
+    /// `rollback`); a pruned committed tx is, for `commit`, first of all committed.
+    pub(crate) fn of(rec: &TxRecord, verb: Verb) -> StateReason {
+        if rec.pruned && matches!(verb, Verb::Show | Verb::RollBack) {
             return StateReason::Pruned;
         }
         match (rec.state, rec.committed, rec.rolled_back_by) {

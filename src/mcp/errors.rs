@@ -191,6 +191,7 @@ impl ToolError {
                 };
                 ToolError::new("needs_attention", e.to_string(), hint)
                     .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+                    .with_detail(json!({"attention": attention, "outcome": attention.outcome()}))
             }
             Error::Path(_) => ToolError::new(
                 "path_refused",
@@ -384,5 +385,30 @@ mod tests {
         );
         assert_eq!(e.kind, "preview_consumed");
         assert!(e.hint.contains("edit_rollback"));
+    }
+
+    #[test]
+    fn needs_attention_says_as_data_whether_the_change_lands() {
+        let e = ToolError::from_engine(
+            &Error::NeedsAttention {
+                tx: 2,
+                batch: 3,
+                attention: crate::error::Attention::RevertNotRecorded {
+                    cause: "rename a.txt: EIO".into(),
+                    journal: "disk full".into(),
+                    installed: vec!["a.txt".into()],
+                },
+            },
+            "me",
+        );
+        let v = e.to_json();
+        assert_eq!(v["error"], "needs_attention");
+        assert_eq!(v["outcome"], "will_land");
+        assert_eq!(
+            v["attention"]["revert_not_recorded"]["installed"],
+            json!(["a.txt"])
+        );
+        assert!(e.hint.contains("the change will land"), "{}", e.hint);
+        assert_eq!(v["tx"], 2);
     }
 }

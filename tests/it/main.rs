@@ -2,6 +2,7 @@
 
 mod support;
 
+mod causes;
 mod cli;
 mod commit;
 mod crash;
