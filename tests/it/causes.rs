@@ -101,21 +101,8 @@ fn a_revert_that_cannot_finish_says_so_and_the_next_command_finishes_it() {
 
 #[test]
 fn verify_names_the_transactions_and_files_a_damaged_blob_breaks() {
-    let ws = workspace();
     let original = b"ORIGINAL-PRECIOUS-CONTENT-0123456789\n".repeat(4);
-    ws.write("f.txt", &original);
-    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#);
-    ws.journal.commit(p.tx, Default::default()).unwrap();
-    let Ws { dir, journal } = ws;
-    drop(journal);
-    let db = dir.path().join(".ultra-edit/journal.redb");
-    let mut bytes = std::fs::read(&db).unwrap();
-    let at = bytes
-        .windows(original.len())
-        .position(|w| w == &original[..])
-        .expect("blob stored inline");
-    bytes[at + 9] ^= 0x20;
-    std::fs::write(&db, &bytes).unwrap();
+    let (dir, _) = with_damaged_blob(&original);
     let v = Journal::open(dir.path()).unwrap().verify().unwrap();
     let hash = ultra_edit::BlobHash::of(&original);
     let about: Vec<(Subject, bool)> = v

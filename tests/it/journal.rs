@@ -17,31 +17,9 @@ fn raw_db(root: &Path) -> redb::Database {
     b.open(root.join(".ultra-edit/journal.redb")).unwrap()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dst = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            std::fs::create_dir_all(&dst).unwrap();
-            copy_dir(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).unwrap();
-        }
-    }
-}
-
 /// A workspace holding the schema-v1 fixture (journal + files), not yet opened.
 fn v1_fixture() -> tempfile::TempDir {
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/v1");
-    let dir = tempfile::tempdir().unwrap();
-    copy_dir(&fixture.join("workspace"), dir.path());
-    std::fs::create_dir(dir.path().join(".ultra-edit")).unwrap();
-    std::fs::copy(
-        fixture.join("journal.redb"),
-        dir.path().join(".ultra-edit/journal.redb"),
-    )
-    .unwrap();
-    dir
+    fixture("v1")
 }
 
 #[test]

@@ -68,24 +68,10 @@ fn regression_a_write_during_staging_stops_the_batch_and_is_kept() {
 
 #[test]
 fn regression_a_damaged_blob_is_never_restored() {
-    let ws = workspace();
     let original = b"ORIGINAL-PRECIOUS-CONTENT-0123456789\n".repeat(4);
-    ws.write("f.txt", &original);
-    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#);
-    ws.journal.commit(p.tx, Default::default()).unwrap();
-    let Ws { dir, journal } = ws;
-    drop(journal);
-    // Flip one byte of the stored pre-image inside the journal file.
-    let db = dir.path().join(".ultra-edit/journal.redb");
-    let mut bytes = std::fs::read(&db).unwrap();
-    let at = bytes
-        .windows(original.len())
-        .position(|w| w == &original[..])
-        .expect("blob stored inline");
-    bytes[at + 9] ^= 0x20;
-    std::fs::write(&db, &bytes).unwrap();
+    let (dir, tx) = with_damaged_blob(&original);
     let j = Journal::open(dir.path()).unwrap();
-    let err = j.rollback(p.tx, RollbackOptions::default()).unwrap_err();
+    let err = j.rollback(tx, RollbackOptions::default()).unwrap_err();
     assert!(
         matches!(
             err,

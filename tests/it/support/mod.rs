@@ -201,3 +201,55 @@ pub fn flock_missing() -> Option<String> {
         Err(e) => Some(format!("flock(1) not runnable: {e}")),
     }
 }
+
+/// Copy the tree `from` into the existing directory `to`.
+pub fn copy_dir(from: &Path, to: &Path) {
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            fs::create_dir_all(&dst).unwrap();
+            copy_dir(&e.path(), &dst);
+        } else {
+            fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+/// A workspace holding `tests/fixtures/<name>/` (its `workspace/` and `journal.redb`),
+/// not yet opened.
+pub fn fixture(name: &str) -> TempDir {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    let dir = tempfile::tempdir().unwrap();
+    copy_dir(&fixture.join("workspace"), dir.path());
+    fs::create_dir(dir.path().join(".ultra-edit")).unwrap();
+    fs::copy(
+        fixture.join("journal.redb"),
+        dir.path().join(".ultra-edit/journal.redb"),
+    )
+    .unwrap();
+    dir
+}
+
+/// A workspace whose only commit replaced `f.txt`, whose bytes (`original`, long enough
+/// to be stored inline and found) then had one byte flipped inside the closed journal
+/// file: a damaged blob. Returns the workspace's directory and the tx.
+pub fn with_damaged_blob(original: &[u8]) -> (TempDir, u64) {
+    let ws = workspace();
+    ws.write("f.txt", original);
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let Ws { dir, journal } = ws;
+    drop(journal);
+    let db = dir.path().join(".ultra-edit/journal.redb");
+    let mut bytes = fs::read(&db).unwrap();
+    let at = bytes
+        .windows(original.len())
+        .position(|w| w == original)
+        .expect("blob stored inline");
+    bytes[at + 9] ^= 0x20;
+    fs::write(&db, &bytes).unwrap();
+    (dir, p.tx)
+}
