@@ -137,14 +137,16 @@ impl Journal {
                 recovery::recover(&locked, false)?;
                 let (orig, batch) = self.rollbackable(tx)?;
                 let mut current = Vec::with_capacity(batch.files.len());
+                let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();
                 for f in &batch.files {
-                    let (state, bytes) =
+                    let (state, bytes, xattrs) =
                         snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
                     if !f.post.matches(&state) {
                         stale.push(f.path.to_string());
                     }
                     current.push((f, state, bytes));
+                    xattr_blobs.extend(xattrs);
                 }
                 if !stale.is_empty() && !opts.force {
                     return Err(Error::StaleRollback { tx, paths: stale });
@@ -172,7 +174,7 @@ impl Journal {
                 // exists without its batch, so it ends with the batch (committed, or
                 // aborted when the batch is reverted) and is never left open.
                 protocol::apply(&locked, new, |w| {
-                    record_rollback_tx(w, &orig, &current, revision)
+                    record_rollback_tx(w, &orig, &current, &xattr_blobs, revision)
                 })?
             };
             self.reingest(&paths_of(&receipt));
@@ -229,8 +231,12 @@ fn record_rollback_tx(
     w: &mut Writer,
     orig: &TxRecord,
     current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
+    xattr_blobs: &[Vec<u8>],
     files: Vec<FileRevision>,
 ) -> Result<u64> {
+    for b in xattr_blobs {
+        w.put_blob(b)?;
+    }
     for (_, state, bytes) in current {
         if let (Some(hash), Some(b)) = (state.hash(), bytes) {
             w.put_blob_hashed(hash, b)?;

@@ -52,7 +52,7 @@ pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
-    RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, DEFAULT_NEW_FILE_MODE,
+    RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};

@@ -44,7 +44,7 @@ impl Journal {
             let mut conflicts = Vec::new();
             let mut moved = false;
             for (path, w) in working {
-                let (disk, disk_bytes) =
+                let (disk, disk_bytes, disk_xattrs) =
                     snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
                 if w.snapshot.matches(&disk) {
                     out.insert(path, w);
@@ -58,7 +58,7 @@ impl Journal {
                 };
                 let (merged, conflict) = sides.merge(&path, ("candidate", "disk"));
                 conflicts.extend(conflict);
-                out.insert(path, merged.with_snapshot(disk, disk_bytes));
+                out.insert(path, merged.with_snapshot(disk, disk_bytes, disk_xattrs));
             }
             if !moved {
                 return Err(Error::NothingToRebase {
@@ -114,12 +114,15 @@ pub(crate) fn merge_onto(
         // The snapshot's bytes, moved from the side that carried them (every path
         // comes from ours or theirs, so one of them has it; `prior`'s snapshot bytes
         // are never used).
-        let snapshot_bytes = match (t.as_mut(), o.as_mut()) {
-            (Some(w), _) | (None, Some(w)) => w.snapshot_bytes.take(),
-            (None, None) => None,
+        let (snapshot_bytes, snapshot_xattrs) = match (t.as_mut(), o.as_mut()) {
+            (Some(w), _) | (None, Some(w)) => (w.snapshot_bytes.take(), w.snapshot_xattrs.take()),
+            (None, None) => (None, None),
         };
         conflicts.extend(conflict);
-        out.insert(path, merged.with_snapshot(snapshot, snapshot_bytes));
+        out.insert(
+            path,
+            merged.with_snapshot(snapshot, snapshot_bytes, snapshot_xattrs),
+        );
     }
     (out, conflicts)
 }
@@ -149,10 +152,16 @@ struct Merged {
 }
 
 impl Merged {
-    fn with_snapshot(self, snapshot: FileState, snapshot_bytes: Option<Vec<u8>>) -> Working {
+    fn with_snapshot(
+        self,
+        snapshot: FileState,
+        snapshot_bytes: Option<Vec<u8>>,
+        snapshot_xattrs: Option<Vec<u8>>,
+    ) -> Working {
         Working {
             snapshot,
             snapshot_bytes,
+            snapshot_xattrs,
             candidate: self.state,
             candidate_bytes: self.bytes,
             text_op_on_binary: false,
@@ -232,6 +241,9 @@ impl Sides<'_> {
                     owner: (self.theirs.0.owner())
                         .or(self.ours.0.owner())
                         .or(self.base.0.owner()),
+                    xattrs: (self.theirs.0.xattrs())
+                        .or(self.ours.0.xattrs())
+                        .or(self.base.0.xattrs()),
                 },
             ),
             None => FileState::ABSENT,

@@ -18,6 +18,9 @@ use crate::journal::Writer;
 pub(crate) struct Working {
     pub snapshot: FileState,
     pub snapshot_bytes: Option<Vec<u8>>,
+    /// The blob of the snapshot's extended attributes when the snapshot was read from
+    /// the disk now (recorded with the revision); `None` when it came from the journal.
+    pub snapshot_xattrs: Option<Vec<u8>>,
     pub candidate: FileState,
     pub candidate_bytes: Option<Vec<u8>>,
     pub text_op_on_binary: bool,
@@ -52,6 +55,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
             Working {
                 snapshot: f.snapshot,
                 snapshot_bytes: None,
+                snapshot_xattrs: None,
                 candidate: f.candidate,
                 candidate_bytes: load(&f.candidate)?,
                 text_op_on_binary: false,
@@ -103,8 +107,12 @@ pub(crate) fn build(
         // joining now, its snapshot itself (borrowed, not copied: a preview of a
         // large file holds one copy of its bytes, not two).
         let mut prior_file = touched.remove(&rel);
-        let (snapshot, snapshot_bytes) = match &mut prior_file {
-            Some(w) => (w.snapshot, w.snapshot_bytes.take()),
+        let (snapshot, snapshot_bytes, snapshot_xattrs) = match &mut prior_file {
+            Some(w) => (
+                w.snapshot,
+                w.snapshot_bytes.take(),
+                w.snapshot_xattrs.take(),
+            ),
             None => snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?,
         };
         let (base_state, base_bytes) = match &prior_file {
@@ -142,6 +150,7 @@ pub(crate) fn build(
             let meta = FileMeta {
                 mode,
                 owner: base_state.owner().or(snapshot.owner()),
+                xattrs: base_state.xattrs().or(snapshot.xattrs()),
             };
             (FileState::with_meta(&cand.bytes, meta), Some(cand.bytes))
         } else {
@@ -152,6 +161,7 @@ pub(crate) fn build(
             Working {
                 snapshot,
                 snapshot_bytes,
+                snapshot_xattrs,
                 candidate,
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
@@ -325,6 +335,9 @@ pub(crate) fn record_revision(
                 w.put_blob_hashed(hash, bytes)?;
             }
         }
+        if let Some(xattrs) = &working.snapshot_xattrs {
+            w.put_blob(xattrs)?;
+        }
     }
     let rec = RevisionRecord {
         tx,
@@ -378,6 +391,7 @@ mod tests {
         Working {
             snapshot: state(before),
             snapshot_bytes: before.map(<[u8]>::to_vec),
+            snapshot_xattrs: None,
             candidate: state(after),
             candidate_bytes: after.map(<[u8]>::to_vec),
             text_op_on_binary: false,

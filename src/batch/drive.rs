@@ -45,8 +45,9 @@ impl Side {
 pub(crate) struct DriveOutcome {
     /// Files rewritten (or unlinked) to reach the side.
     pub rewritten: Vec<String>,
-    /// Files left alone because they hold foreign bytes, with those bytes.
-    pub foreign: Vec<(ForeignWrite, Option<Vec<u8>>)>,
+    /// Files left alone because they hold foreign bytes, with the blobs of what was
+    /// found (bytes, extended attributes).
+    pub foreign: Vec<(ForeignWrite, Vec<Vec<u8>>)>,
     /// Files that held foreign bytes and were overwritten (`overwrite`); their bytes
     /// were stored in the journal first.
     pub overwritten: Vec<ForeignWrite>,
@@ -97,15 +98,18 @@ pub(crate) fn drive(
     let mut out = DriveOutcome::default();
     let mut dirs_to_sync = BTreeSet::new();
     for (index, f) in rec.files.iter().enumerate().take(opts.files) {
-        let (state, bytes) = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
+        let (state, bytes, xattrs) = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
             Ok(found) => found,
             Err(Error::Path(e)) => {
                 out.foreign
-                    .push((foreign(f, FileState::ABSENT, e.to_string()), None));
+                    .push((foreign(f, FileState::ABSENT, e.to_string()), Vec::new()));
                 continue;
             }
             Err(e) => return Err(e),
         };
+        // The blobs of what was found: kept in the journal before a foreign file is
+        // left or overwritten.
+        let found: Vec<Vec<u8>> = bytes.into_iter().chain(xattrs).collect();
         let target = side.target(f);
         if target.matches(&state) {
             continue;
@@ -114,12 +118,15 @@ pub(crate) fn drive(
             let note = "holds bytes that are neither the pre- nor the post-image";
             if !opts.overwrite {
                 out.foreign
-                    .push((foreign(f, state, format!("{note}; left untouched")), bytes));
+                    .push((foreign(f, state, format!("{note}; left untouched")), found));
                 continue;
             }
-            if let Some(b) = &bytes {
-                ws.store.write(|w| w.put_blob(b).map(|_| ()))?;
-            }
+            ws.store.write(|w| {
+                for b in &found {
+                    w.put_blob(b)?;
+                }
+                Ok(())
+            })?;
             out.overwritten.push(foreign(
                 f,
                 state,
@@ -166,7 +173,10 @@ fn write_side(
     let FileState::File { hash, meta, .. } = *target else {
         return ignore_not_found(ws.fs.remove_file(&f.path), "unlink", ws.abs(&f.path));
     };
-    let bytes = ws.store.read()?.blob_required(&hash)?;
+    let reader = ws.store.read()?;
+    let bytes = reader.blob_required(&hash)?;
+    let xattrs = reader.xattrs(target)?;
+    drop(reader);
     out.dirs_created.extend(ensure_parents(ws, &f.path)?);
     let tmp = temp_path(&f.path, rec, index);
     // A temp staged by the interrupted batch is removed here, before its slot is
@@ -176,7 +186,7 @@ fn write_side(
         r => ignore_not_found(r, "unlink", ws.abs(&tmp))?,
     }
     ws.fs
-        .write_synced(&tmp, &bytes, &meta)
+        .write_synced(&tmp, &bytes, &meta, &xattrs)
         .ctx("write temp", ws.abs(&tmp))?;
     ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))?;
     Ok(())

@@ -17,7 +17,7 @@ pub(crate) fn stale_paths<'a>(
 ) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for (rel, want) in expected {
-        let (found, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
+        let (found, _, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
         if !want.matches(&found) {
             stale.push(rel.to_string());
         }

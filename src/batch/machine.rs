@@ -292,7 +292,7 @@ fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
             Some(s) => Some(*s),
             None => snapshot::read_state(l.fs.as_ref(), &l.root, path)
                 .ok()
-                .map(|(s, _)| s),
+                .map(|(s, _, _)| s),
         }
     };
     let mut links = vec![ChainLink {

@@ -158,7 +158,12 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
         ws.fs
-            .write_synced(&tmp, &bytes, &meta)
+            .write_synced(
+                &tmp,
+                &bytes,
+                &meta,
+                &reader.xattrs(&f.post).map_err(StepError::Journal)?,
+            )
             .ctx("write temp", ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
     }

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::failpoint::io_fault;
-use crate::journal::records::FileMeta;
+use crate::journal::records::{FileMeta, Xattrs};
 
 /// What is at a path, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,10 +55,19 @@ pub trait FileSystem: Send + Sync {
     fn entry(&self, path: &RelPath) -> io::Result<EntryKind>;
     /// Read a whole regular file.
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>>;
-    /// Create `path` (must not exist), write `bytes`, set `meta.mode` and, when
-    /// `meta.owner` is given, the owner and group (`fchown`), then `fsync` the file: its
+    /// The `user.*` extended attributes of a regular file, sorted by name (empty where
+    /// the filesystem has none).
+    fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs>;
+    /// Create `path` (must not exist), write `bytes`, set `xattrs`, when `meta.owner` is
+    /// given the owner and group (`fchown`), and `meta.mode`, then `fsync` the file: its
     /// bytes and metadata are durable before a name points at it.
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()>;
+    fn write_synced(
+        &self,
+        path: &RelPath,
+        bytes: &[u8],
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()>;
     /// `rename(from, to)`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
@@ -179,7 +188,47 @@ impl FileSystem for StdFs {
         Ok(bytes)
     }
 
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
+    fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        let unsupported = |e: rustix::io::Errno| e == rustix::io::Errno::NOTSUP;
+        let len = match rustix::fs::flistxattr_query(&fd) {
+            Ok(n) => n,
+            Err(e) if unsupported(e) => return Ok(Xattrs::default()),
+            Err(e) => return Err(e.into()),
+        };
+        let mut list = vec![0u8; len];
+        let n = rustix::fs::flistxattr(&fd, &mut list[..])?;
+        let mut out = Vec::new();
+        for name in list[..n.min(len)].split(|b| *b == 0) {
+            let Ok(name) = std::str::from_utf8(name) else {
+                continue;
+            };
+            if !name.starts_with("user.") {
+                continue;
+            }
+            let size = rustix::fs::fgetxattr_query(&fd, name)?;
+            let mut value = vec![0u8; size];
+            let got = rustix::fs::fgetxattr(&fd, name, &mut value[..])?;
+            value.truncate(got);
+            out.push((name.to_string(), value));
+        }
+        out.sort();
+        Ok(Xattrs(out))
+    }
+
+    fn write_synced(
+        &self,
+        path: &RelPath,
+        bytes: &[u8],
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()> {
         io_fault!("fs::write");
         let (dir, name) = self.parent(path)?;
         let fd = rustix::fs::openat(
@@ -190,6 +239,9 @@ impl FileSystem for StdFs {
         )?;
         let mut f = File::from(fd);
         f.write_all(bytes)?;
+        for (name, value) in &xattrs.0 {
+            rustix::fs::fsetxattr(&f, name.as_str(), value, rustix::fs::XattrFlags::empty())?;
+        }
         // The owner first: a chown clears setuid/setgid bits, and the mode is exact.
         if let Some(o) = meta.owner {
             rustix::fs::fchown(

@@ -4,26 +4,38 @@ use std::path::Path;
 
 use crate::error::{IoContext, Result};
 use crate::fs::{path, EntryKind, FileSystem, RelPath};
-use crate::journal::records::{FileMeta, FileState, Owner};
+use crate::journal::records::{BlobHash, FileMeta, FileState, Owner, Xattrs};
 
 /// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
 /// with [`path::check_on_disk`] first, so a symlink or hard-linked file is refused.
-/// `root` is the filesystem's root, for error messages only.
+/// `root` is the filesystem's root, for error messages only. Also returns the blob of
+/// the file's extended attributes ([`Xattrs::encode`]) when it has any, which a caller
+/// that records the state stores (its hash is the state's `meta.xattrs`; a file with
+/// none names [`Xattrs::empty_hash`], which needs no blob).
+#[allow(clippy::type_complexity)]
 pub(crate) fn read_state(
     fs: &dyn FileSystem,
     root: &Path,
     rel: &RelPath,
-) -> Result<(FileState, Option<Vec<u8>>)> {
+) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
     path::check_on_disk(fs, root, rel, rel)?;
     match fs.entry(rel).ctx("lstat", rel.under(root))? {
         EntryKind::File { mode, uid, gid, .. } => {
             let bytes = fs.read(rel).ctx("read", rel.under(root))?;
+            let xattrs = fs.xattrs(rel).ctx("listxattr", rel.under(root))?;
+            let (hash, blob) = if xattrs.0.is_empty() {
+                (Xattrs::empty_hash(), None)
+            } else {
+                let blob = xattrs.encode();
+                (BlobHash::of(&blob), Some(blob))
+            };
             let meta = FileMeta {
                 mode,
                 owner: Some(Owner { uid, gid }),
+                xattrs: Some(hash),
             };
-            Ok((FileState::with_meta(&bytes, meta), Some(bytes)))
+            Ok((FileState::with_meta(&bytes, meta), Some(bytes), blob))
         }
-        _ => Ok((FileState::ABSENT, None)),
+        _ => Ok((FileState::ABSENT, None, None)),
     }
 }

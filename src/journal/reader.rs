@@ -87,6 +87,14 @@ impl Reader {
         Ok(out)
     }
 
+    /// The extended attributes a file state records (none when it records none).
+    pub fn xattrs(&self, state: &FileState) -> Result<Xattrs> {
+        match state.xattrs().filter(|h| *h != Xattrs::empty_hash()) {
+            Some(h) => Ok(Xattrs::decode(&self.blob_required(&h)?)?),
+            None => Ok(Xattrs::default()),
+        }
+    }
+
     /// The in-flight batch of `tx`, if any (a commit or rollback under way, interrupted,
     /// or needing attention).
     pub fn inflight_batch_of(&self, tx: u64) -> Result<Option<BatchRecord>> {

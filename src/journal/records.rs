@@ -116,6 +116,35 @@ pub struct FileMeta {
     /// owner the process gives it, and records of schema ≤ 3 did not keep it; a
     /// comparison then ignores the owner ([`FileState::matches`]).
     pub owner: Option<Owner>,
+    /// The blob of the file's `user.*` extended attributes ([`Xattrs`], encoded; the
+    /// empty set too). `None`: not recorded (a file the batch creates, records of
+    /// schema ≤ 3); a comparison then ignores them.
+    pub xattrs: Option<BlobHash>,
+}
+
+/// A file's `user.*` extended attributes, sorted by name: what a commit keeps besides
+/// the bytes, mode and owner (`security.*`, `trusted.*` and ACLs are not kept; see
+/// docs/on-disk-format.md). Stored as a blob, named by [`FileMeta::xattrs`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Xattrs(pub Vec<(String, Vec<u8>)>);
+
+impl Xattrs {
+    /// The blob bytes of this set (the journal's codec).
+    pub fn encode(&self) -> Vec<u8> {
+        crate::journal::codec::encode(self).unwrap_or_default()
+    }
+
+    /// The set a blob holds. Errors: [`crate::JournalError::Corrupt`].
+    pub fn decode(bytes: &[u8]) -> Result<Xattrs, crate::error::JournalError> {
+        crate::journal::codec::decode("blob (xattrs)", bytes)
+    }
+
+    /// The hash of the empty set. A state with no extended attributes names it, and
+    /// no blob is stored for it (nor required: [`BlobRef`]s leave it out).
+    pub fn empty_hash() -> BlobHash {
+        static EMPTY: std::sync::OnceLock<BlobHash> = std::sync::OnceLock::new();
+        *EMPTY.get_or_init(|| BlobHash::of(&Xattrs::default().encode()))
+    }
 }
 
 /// A file's owner and group (`st_uid`, `st_gid`).
@@ -136,7 +165,14 @@ impl FileState {
 
     /// The state of a file with `bytes` and permission bits `mode`, owner not recorded.
     pub fn present(bytes: &[u8], mode: u32) -> Self {
-        FileState::with_meta(bytes, FileMeta { mode, owner: None })
+        FileState::with_meta(
+            bytes,
+            FileMeta {
+                mode,
+                owner: None,
+                xattrs: None,
+            },
+        )
     }
 
     /// The state of a file with `bytes` and `meta`.
@@ -160,7 +196,10 @@ impl FileState {
                     hash: h2, meta: m2, ..
                 },
             ) => {
-                hash == h2 && meta.mode == m2.mode && meta.owner.is_none_or(|o| m2.owner == Some(o))
+                hash == h2
+                    && meta.mode == m2.mode
+                    && meta.owner.is_none_or(|o| m2.owner == Some(o))
+                    && meta.xattrs.is_none_or(|x| m2.xattrs == Some(x))
             }
             _ => false,
         }
@@ -169,6 +208,11 @@ impl FileState {
     /// The recorded owner, if any.
     pub fn owner(&self) -> Option<Owner> {
         self.meta().and_then(|m| m.owner)
+    }
+
+    /// The blob of the recorded extended attributes, if recorded.
+    pub fn xattrs(&self) -> Option<BlobHash> {
+        self.meta().and_then(|m| m.xattrs)
     }
 
     /// Whether a regular file exists at the path.
@@ -214,6 +258,7 @@ struct FileStateRepr {
     size: u64,
     mode: u32,
     owner: Option<Owner>,
+    xattrs: Option<BlobHash>,
 }
 
 impl From<FileStateRepr> for FileState {
@@ -225,6 +270,7 @@ impl From<FileStateRepr> for FileState {
                 meta: FileMeta {
                     mode: r.mode,
                     owner: r.owner,
+                    xattrs: r.xattrs,
                 },
             },
             _ => FileState::Absent,
@@ -240,6 +286,7 @@ impl From<FileState> for FileStateRepr {
             size: s.size(),
             mode: s.mode().unwrap_or(0),
             owner: s.owner(),
+            xattrs: s.xattrs(),
         }
     }
 }
@@ -261,6 +308,7 @@ impl From<FileStateV3> for FileState {
             size: r.size,
             mode: r.mode,
             owner: None,
+            xattrs: None,
         }
         .into()
     }
@@ -594,6 +642,8 @@ pub enum BlobRole {
     /// Bytes recovery found in a file of a batch and kept before leaving or
     /// overwriting them.
     ForeignBytes,
+    /// A file state's extended attributes ([`Xattrs`]).
+    Xattrs,
 }
 
 impl fmt::Display for BlobRole {
@@ -604,6 +654,7 @@ impl fmt::Display for BlobRole {
             BlobRole::PreImage => "pre-image",
             BlobRole::PostImage => "post-image",
             BlobRole::ForeignBytes => "foreign bytes",
+            BlobRole::Xattrs => "xattrs",
         })
     }
 }
@@ -624,9 +675,18 @@ fn refs_of<'a>(
     path: &'a str,
     states: impl IntoIterator<Item = (&'a FileState, BlobRole)>,
 ) -> impl Iterator<Item = BlobRef<'a>> {
-    states
-        .into_iter()
-        .filter_map(move |(s, role)| s.hash().map(|hash| BlobRef { hash, path, role }))
+    states.into_iter().flat_map(move |(s, role)| {
+        let content = s.hash().map(|hash| BlobRef { hash, path, role });
+        let xattrs = s
+            .xattrs()
+            .filter(|h| *h != Xattrs::empty_hash())
+            .map(|hash| BlobRef {
+                hash,
+                path,
+                role: BlobRole::Xattrs,
+            });
+        content.into_iter().chain(xattrs)
+    })
 }
 
 impl RevisionRecord {
@@ -896,25 +956,27 @@ mod file_state_tests {
             FileMeta {
                 mode: 0o640,
                 owner: Some(owner),
+                xattrs: None,
             },
         );
         assert_eq!(
             serde_json::to_value(file).unwrap(),
-            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640, "owner": {"uid": 1000, "gid": 100}})
+            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640, "owner": {"uid": 1000, "gid": 100}, "xattrs": null})
         );
         assert_eq!(
             serde_json::to_value(FileState::Absent).unwrap(),
-            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0, "owner": null})
+            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0, "owner": null, "xattrs": null})
         );
         for s in [file, FileState::present(b"x", 0o644), FileState::Absent] {
             let bytes = crate::journal::codec::encode(&s).unwrap();
-            // The bincode shape: the v1–v3 fields, then the owner (schema v4).
+            // The bincode shape: the v1–v3 fields, then owner and xattrs (schema v4).
             let shape = (
                 s.exists(),
                 s.hash().map(|h| h.0),
                 s.size(),
                 s.mode().unwrap_or(0),
                 s.owner().map(|o| (o.uid, o.gid)),
+                s.xattrs().map(|h| h.0),
             );
             assert_eq!(bytes, crate::journal::codec::encode(&shape).unwrap());
             let back: FileState = crate::journal::codec::decode("test", &bytes).unwrap();
@@ -954,6 +1016,7 @@ mod file_state_tests {
             FileMeta {
                 mode: 0o640,
                 owner: Some(Owner { uid: 0, gid: 100 }),
+                xattrs: None,
             },
         );
         assert!(!file.matches(&other));

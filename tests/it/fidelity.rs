@@ -330,3 +330,121 @@ fn recovery_gives_the_files_it_writes_their_owner() {
         }
     }
 }
+
+/// The `user.*` attributes of `rel`, sorted.
+fn user_xattrs(ws: &Ws, rel: &str) -> Vec<(String, Vec<u8>)> {
+    let path = ws.path(rel);
+    let mut list = vec![0u8; 4096];
+    let n = rustix::fs::listxattr(&path, &mut list[..]).unwrap();
+    let mut out: Vec<(String, Vec<u8>)> = list[..n]
+        .split(|b| *b == 0)
+        .filter_map(|name| std::str::from_utf8(name).ok())
+        .filter(|name| name.starts_with("user."))
+        .map(|name| {
+            let mut value = vec![0u8; 4096];
+            let got = rustix::fs::getxattr(&path, name, &mut value[..]).unwrap();
+            value.truncate(got);
+            (name.to_string(), value)
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Set `user.<name>` on `rel`; false when the filesystem has no user attributes.
+fn set_xattr(ws: &Ws, rel: &str, name: &str, value: &[u8]) -> bool {
+    match rustix::fs::setxattr(
+        ws.path(rel),
+        format!("user.{name}").as_str(),
+        value,
+        rustix::fs::XattrFlags::empty(),
+    ) {
+        Ok(()) => true,
+        Err(e) if e == rustix::io::Errno::NOTSUP => false,
+        Err(e) => panic!("setxattr: {e}"),
+    }
+}
+
+#[test]
+fn user_extended_attributes_are_kept_and_a_change_to_them_is_stale() {
+    let ws = workspace();
+    ws.write("tagged.txt", b"one\n");
+    if !set_xattr(&ws, "tagged.txt", "origin", b"https://example.test/x")
+        || !set_xattr(&ws, "tagged.txt", "checksum", b"\x00\x01\xff")
+    {
+        eprintln!("skipped: this filesystem has no user extended attributes");
+        return;
+    }
+    let want = vec![
+        ("user.checksum".to_string(), b"\x00\x01\xff".to_vec()),
+        (
+            "user.origin".to_string(),
+            b"https://example.test/x".to_vec(),
+        ),
+    ];
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"tagged.txt","old":"one","new":"two"}]}"#,
+    );
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(
+        (ws.read("tagged.txt"), user_xattrs(&ws, "tagged.txt")),
+        (b"two\n".to_vec(), want.clone())
+    );
+    let undo = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap()
+        .tx;
+    assert_eq!(
+        (ws.read("tagged.txt"), user_xattrs(&ws, "tagged.txt")),
+        (b"one\n".to_vec(), want.clone())
+    );
+    ws.journal
+        .rollback(undo, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        (ws.read("tagged.txt"), user_xattrs(&ws, "tagged.txt")),
+        (b"two\n".to_vec(), want)
+    );
+    assert!(ws.journal.verify().unwrap().ok);
+    // An attribute set after the preview makes the snapshot stale, as a content change.
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"tagged.txt","old":"two","new":"three"}]}"#,
+    );
+    assert!(set_xattr(&ws, "tagged.txt", "reviewed", b"yes"));
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(&err, ultra_edit::Error::StaleSnapshot { paths, .. } if paths == &["tagged.txt"]),
+        "{err:?}"
+    );
+    assert_eq!(ws.read("tagged.txt"), b"two\n");
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn recovery_gives_the_files_it_writes_their_extended_attributes() {
+    let ws = workspace();
+    ws.write("a.txt", b"old\n");
+    ws.write("b.txt", b"old\n");
+    if !set_xattr(&ws, "a.txt", "k", b"v") || !set_xattr(&ws, "b.txt", "k", b"w") {
+        eprintln!("skipped: this filesystem has no user extended attributes");
+        return;
+    }
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"new\n"},{"op":"replace_file","path":"b.txt","content":"new\n"}]}"#,
+    );
+    let out = run_ue(
+        ws.root(),
+        &["commit", &p.tx.to_string()],
+        Some("batch::after_commit_point=return"),
+    );
+    assert_eq!(out.status.code(), None, "aborted by the failpoint");
+    assert_eq!(run_ue(ws.root(), &["recover"], None).status.code(), Some(0));
+    for (f, v) in [("a.txt", b"v"), ("b.txt", b"w")] {
+        assert_eq!(
+            (ws.read(f), user_xattrs(&ws, f)),
+            (b"new\n".to_vec(), vec![("user.k".to_string(), v.to_vec())]),
+            "{f}"
+        );
+    }
+}

@@ -461,15 +461,21 @@ fn crashfs_drops_what_was_not_synced() {
     fs.put_file("a/f.txt", b"one", 0o644);
     fs.sync_all();
     let p = |rel: &str| RelPath::parse(rel).unwrap();
-    let mode = |mode| ultra_edit::FileMeta { mode, owner: None };
+    let mode = |mode| ultra_edit::FileMeta {
+        mode,
+        owner: None,
+        xattrs: None,
+    };
+    let none = ultra_edit::Xattrs::default();
 
     // A synced file whose directory was not synced: gone after a cut.
-    fs.write_synced(&p("a/new.txt"), b"new", &mode(0o600))
+    fs.write_synced(&p("a/new.txt"), b"new", &mode(0o600), &none)
         .unwrap();
     assert_eq!(fs.read(&p("a/new.txt")).unwrap(), b"new");
     assert!(!fs.durable_tree().contains_key("a/new.txt"));
     // A rename and an unlink: volatile until the dir is synced.
-    fs.write_synced(&p("a/.tmp"), b"two", &mode(0o640)).unwrap();
+    fs.write_synced(&p("a/.tmp"), b"two", &mode(0o640), &none)
+        .unwrap();
     fs.rename(&p("a/.tmp"), &p("a/f.txt")).unwrap();
     assert_eq!(fs.read(&p("a/f.txt")).unwrap(), b"two");
     let durable = fs.durable_image();
@@ -489,7 +495,8 @@ fn crashfs_drops_what_was_not_synced() {
     // A new directory needs its parent synced, its entries need itself synced.
     fs.create_dir(&p("b")).unwrap();
     fs.create_dir(&p("b/c")).unwrap();
-    fs.write_synced(&p("b/c/x"), b"x", &mode(0o644)).unwrap();
+    fs.write_synced(&p("b/c/x"), b"x", &mode(0o644), &none)
+        .unwrap();
     fs.sync_dir(&p("b/c")).unwrap();
     fs.sync_dir(&p("b")).unwrap();
     assert!(!fs.durable_tree().contains_key("b"), "root not synced yet");
@@ -505,7 +512,7 @@ fn crashfs_drops_what_was_not_synced() {
     assert_eq!(kind(fs.remove_dir(&p("a/f.txt"))), ErrorKind::NotADirectory);
     assert_eq!(kind(fs.remove_file(&p("nope"))), ErrorKind::NotFound);
     assert_eq!(
-        kind(fs.write_synced(&p("a/f.txt"), b"", &mode(0o644))),
+        kind(fs.write_synced(&p("a/f.txt"), b"", &mode(0o644), &none)),
         ErrorKind::AlreadyExists
     );
     assert_eq!(kind(fs.rename(&p("nope"), &p("a/q"))), ErrorKind::NotFound);

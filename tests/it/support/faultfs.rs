@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use ultra_edit::fs::{EntryKind, FileSystem, RelPath, StdFs};
-use ultra_edit::FileMeta;
+use ultra_edit::{FileMeta, Xattrs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -127,9 +127,18 @@ impl FileSystem for FaultFs {
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
         self.std_fs().read(path)
     }
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
+    fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
+        self.std_fs().xattrs(path)
+    }
+    fn write_synced(
+        &self,
+        path: &RelPath,
+        bytes: &[u8],
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()> {
         self.check(Op::WriteSynced, path)?;
-        self.std_fs().write_synced(path, bytes, meta)
+        self.std_fs().write_synced(path, bytes, meta, xattrs)
     }
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
         self.check(Op::Rename, to)?;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ultra_edit::fs::{EntryKind, FileSystem, RelPath};
-use ultra_edit::FileMeta;
+use ultra_edit::{FileMeta, Xattrs};
 
 use super::*;
 
@@ -25,6 +25,7 @@ enum Inode {
         mode: u32,
         /// (uid, gid).
         owner: (u32, u32),
+        xattrs: Xattrs,
     },
     Dir {
         mode: u32,
@@ -149,10 +150,16 @@ impl Model {
                 continue;
             }
             let node = match self.node(ino) {
-                Inode::File { bytes, mode, owner } => Inode::File {
+                Inode::File {
+                    bytes,
+                    mode,
+                    owner,
+                    xattrs,
+                } => Inode::File {
                     bytes: bytes.clone(),
                     mode: *mode,
                     owner: *owner,
+                    xattrs: xattrs.clone(),
                 },
                 Inode::Dir { mode, durable, .. } => {
                     stack.extend(durable.values().copied());
@@ -267,6 +274,7 @@ impl CrashFs {
             bytes: Arc::new(bytes.to_vec()),
             mode: mode & 0o7777,
             owner: process_owner(),
+            xattrs: Xattrs::default(),
         });
         m.entries_mut(at).insert(name.clone(), ino);
     }
@@ -392,7 +400,23 @@ impl FileSystem for CrashFs {
         }
     }
 
-    fn write_synced(&self, path: &RelPath, bytes: &[u8], meta: &FileMeta) -> io::Result<()> {
+    fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
+        self.power.alive()?;
+        let parts = self.parts(path)?;
+        let m = self.model();
+        match m.node(m.lookup(&parts)?) {
+            Inode::File { xattrs, .. } => Ok(xattrs.clone()),
+            Inode::Dir { .. } => Err(errno(EISDIR)),
+        }
+    }
+
+    fn write_synced(
+        &self,
+        path: &RelPath,
+        bytes: &[u8],
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
         let mut m = self.model();
@@ -406,6 +430,7 @@ impl FileSystem for CrashFs {
             bytes: Arc::new(bytes.to_vec()),
             mode: meta.mode & 0o7777,
             owner: meta.owner.map_or_else(process_owner, |o| (o.uid, o.gid)),
+            xattrs: xattrs.clone(),
         });
         m.entries_mut(dir).insert(name.to_string(), ino);
         Ok(())
