@@ -448,3 +448,27 @@ fn recovery_gives_the_files_it_writes_their_extended_attributes() {
         );
     }
 }
+
+#[test]
+fn a_file_its_owner_cannot_write_is_replaced_and_keeps_its_mode() {
+    // Decided (docs/on-disk-format.md): a read-only file in a writable directory is
+    // replaced like any other — the rename needs only the directory, as for `sed -i`
+    // and editors — and keeps its 0444.
+    let ws = workspace();
+    ws.write("locked.txt", b"frozen\n");
+    chmod(&ws, "locked.txt", 0o444);
+    let p =
+        ws.preview(r#"{"edits":[{"op":"replace_file","path":"locked.txt","content":"thawed\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(
+        (ws.read("locked.txt"), ws.mode("locked.txt")),
+        (b"thawed\n".to_vec(), 0o444)
+    );
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(
+        (ws.read("locked.txt"), ws.mode("locked.txt")),
+        (b"frozen\n".to_vec(), 0o444)
+    );
+}
