@@ -66,16 +66,6 @@ impl Batch {
     ) -> Result<Batch> {
         let rec = l.store.write(|w| {
             let tx = tx_of(w)?;
-            for f in &new.files {
-                for hash in [f.pre.hash(), f.post.hash()].into_iter().flatten() {
-                    if !w.has_blob(&hash)? {
-                        return Err(JournalError::Missing {
-                            what: format!("blob {hash} of {}", f.path),
-                        }
-                        .into());
-                    }
-                }
-            }
             let rec = BatchRecord {
                 batch: w.next_batch_id()?,
                 tx,
@@ -92,6 +82,16 @@ impl Batch {
                 }],
                 foreign: Vec::new(),
             };
+            // Every image the batch may need to write, bytes and attributes, is in the
+            // journal before anything is done (the rollback material).
+            for r in rec.blob_refs() {
+                if !w.has_blob(&r.hash)? {
+                    return Err(JournalError::Missing {
+                        what: format!("blob {} ({}) of {}", r.hash, r.role, r.path),
+                    }
+                    .into());
+                }
+            }
             w.put_batch(&rec)?;
             Ok(rec)
         })?;
