@@ -148,6 +148,19 @@ impl Journal {
                     current.push((f, state, bytes));
                     xattr_blobs.extend(xattrs);
                 }
+                // Nothing to do when every file already holds its old content (a later
+                // rollback of it, or an edit, undid it): say so rather than "changed".
+                // (A forced rollback still records itself, changing no file.)
+                if !opts.force
+                    && !batch.files.is_empty()
+                    && current.iter().all(|(f, state, _)| f.pre.matches(state))
+                {
+                    return Err(Error::state(
+                        &orig,
+                        Verb::RollBack,
+                        StateReason::AlreadyUndone,
+                    ));
+                }
                 if !stale.is_empty() && !opts.force {
                     return Err(Error::StaleRollback { tx, paths: stale });
                 }

@@ -62,7 +62,14 @@ impl CommitLock {
                 .open(path)
                 .ctx("open", path)
         };
-        let file = lock_at(path, open_file, start, timeout)?.ok_or_else(timed_out)?;
+        let file = match lock_at(path, open_file, start, timeout) {
+            Ok(Some(file)) => file,
+            // Release the directory's lock now rather than at close (see Drop).
+            other => {
+                let _ = FileExt::unlock(&dir_file);
+                return Err(other.err().unwrap_or_else(timed_out));
+            }
+        };
         let mut lock = CommitLock {
             _dir: dir_file,
             file,
@@ -90,9 +97,13 @@ impl CommitLock {
 }
 
 impl Drop for CommitLock {
+    /// Unlock explicitly, both locks: a child process forked by another thread of the
+    /// embedder (a test harness, a server) shares our open file descriptions until it
+    /// execs, and closing our descriptors alone would leave the locks held that long.
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
         let _ = FileExt::unlock(&self.file);
+        let _ = FileExt::unlock(&self._dir);
     }
 }
 
@@ -114,10 +125,13 @@ fn lock_at(
             Ok(()) if same_inode(&file, path) => return Ok(Some(file)),
             // Removed or replaced since it was opened: the lock guards nothing.
             Ok(()) if stale < 8 => {
+                let _ = FileExt::unlock(&file);
                 stale += 1;
                 continue;
             }
-            Ok(()) => {}
+            Ok(()) => {
+                let _ = FileExt::unlock(&file);
+            }
             Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
             Err(source) => {
                 return Err(IoError {

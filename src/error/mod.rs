@@ -352,6 +352,7 @@ impl Error {
                 StateReason::BatchInFlight { .. } => NextStep::Recover,
                 StateReason::ChangedMeanwhile => NextStep::Retry,
                 StateReason::RollbackTx { of } => NextStep::RollBackAgain { of: *of },
+                StateReason::AlreadyUndone => NextStep::Log,
             },
             Error::Journal(JournalError::IllegalTransition(_)) => NextStep::Retry,
             Error::Journal(_) => NextStep::RepairJournal,

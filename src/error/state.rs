@@ -80,6 +80,9 @@ pub enum StateReason {
         /// The tx it rolls back.
         of: u64,
     },
+    /// Every file it changed already holds its old content again (another
+    /// transaction, or an edit, undid its change): there is nothing to roll back.
+    AlreadyUndone,
 }
 
 impl StateReason {
@@ -128,6 +131,9 @@ impl StateReason {
             StateReason::RollbackTx { of } => {
                 format!("it is the rollback of tx {of}, which only a rollback applies, so it cannot {verb}")
             }
+            StateReason::AlreadyUndone => format!(
+                "every file it changed already holds its old content again, so there is nothing to roll back and it cannot {verb}"
+            ),
         }
     }
 }

@@ -398,10 +398,23 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     assert_eq!(undo(1, false), 4); // tx 1 undone again, by tx 4: X
                                    // Tx 3's change (Y) is not on disk: only a forced rollback takes it; it changes no
                                    // file (the disk already holds tx 3's old content) and makes tx 2 live again.
-    assert!(matches!(
-        ws.journal.rollback(3, RollbackOptions::default()),
-        Err(Error::StaleRollback { tx: 3, .. })
-    ));
+                                   // Plainly, it is refused as already undone (not as "changed since"); forced, it
+                                   // records itself.
+    let err = ws
+        .journal
+        .rollback(3, RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::WrongState {
+                tx: 3,
+                reason: StateReason::AlreadyUndone,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
     assert_eq!(undo(3, true), 5);
     assert_eq!(undo(5, false), 6);
     assert_eq!(ws.read("f.txt"), b"X\n");

@@ -79,6 +79,13 @@ impl Soak {
                 let Some(batch) = t.batch.as_ref().filter(|_| t.state == "committed") else {
                     return Predict::Fail(1, "wrong_state");
                 };
+                // Every file already back at its old content: nothing to roll back.
+                if !force
+                    && !batch.is_empty()
+                    && batch.iter().all(|f| f.pre == self.m.disk(&f.path))
+                {
+                    return Predict::Fail(1, "wrong_state");
+                }
                 if !force && batch.iter().any(|f| f.post != self.m.disk(&f.path)) {
                     return Predict::Fail(3, "stale_rollback");
                 }
