@@ -274,11 +274,12 @@ impl Batch {
 
 /// For a rollback, what its batch did to the txs down its chain (docs/commit-protocol.md,
 /// "State machines"): the tx rolled back is undone by it; below it, changes alternate
-/// (live again, undone again, …), except where the disk decides: a tx whose committed
-/// batch's files all hold their post-images now is live, one whose files all hold their
-/// pre-images is undone (by the tx above it in the chain), and the alternation goes on
-/// from there. The history then says what the disk says, whatever forced rollbacks did
-/// to the chain.
+/// (live again, undone again, …), except where the disk decides: a tx some of whose
+/// committed batch's files hold their post-images now and none its pre-images is live,
+/// one with pre-images and no post-images is undone (by the tx above it in the chain) —
+/// files changed since by other transactions hold neither and do not count — and the
+/// alternation goes on from there. The history then says what the disk says, whatever
+/// forced rollbacks did to the chain.
 fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
     let BatchKind::Rollback { of, .. } = rec.kind else {
         return Ok(Vec::new());
@@ -313,15 +314,18 @@ fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
         };
         let by_disk = batch.filter(|b| !b.files.is_empty()).and_then(|b| {
             let states: Vec<Option<FileState>> = b.files.iter().map(|f| disk(&f.path)).collect();
-            let at = |side: fn(&BatchFile) -> FileState| {
+            // How many of its files hold their post-images, and how many their pre-images
+            // (a file changed since by another tx holds neither).
+            let count = |side: fn(&BatchFile) -> FileState| {
                 b.files
                     .iter()
                     .zip(&states)
-                    .all(|(f, s)| s.as_ref().is_some_and(|s| side(f).matches(s)))
+                    .filter(|(f, s)| s.as_ref().is_some_and(|s| side(f).matches(s)))
+                    .count()
             };
-            match (at(|f| f.post), at(|f| f.pre)) {
-                (true, false) => Some(true),
-                (false, true) => Some(false),
+            match (count(|f| f.post), count(|f| f.pre)) {
+                (post, 0) if post > 0 => Some(true),
+                (0, pre) if pre > 0 => Some(false),
                 _ => None,
             }
         });
