@@ -367,8 +367,10 @@ impl Soak {
             }
             if let Some((_, Some(r))) = later.last() {
                 // An undo that left the file holding this tx's post-image (a forced
-                // rollback can): its change is on disk after all.
-                if self.m.disk(&f.path) == f.post {
+                // rollback can): its change is on disk after all. And a file that holds
+                // neither image (a forced rollback restored someone else's bytes) does
+                // not show the change undone: only its pre-image would.
+                if self.m.disk(&f.path) != f.pre {
                     continue;
                 }
                 let log = Run::of(self.cmd(&["log"], None).output().unwrap());
