@@ -125,6 +125,17 @@ impl StdFs {
         Ok(fd)
     }
 
+    /// `path` opened for reading, without following a final symlink.
+    fn open_read(&self, path: &RelPath) -> io::Result<OwnedFd> {
+        let (dir, name) = self.parent(path)?;
+        Ok(rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?)
+    }
+
     /// The parent's handle and the final name of `path`.
     fn parent<'p>(&self, path: &'p RelPath) -> io::Result<(OwnedFd, &'p str)> {
         let parts: Vec<&str> = path.components().collect();
@@ -176,26 +187,13 @@ impl FileSystem for StdFs {
     }
 
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
-        let (dir, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
         let mut bytes = Vec::new();
-        File::from(fd).read_to_end(&mut bytes)?;
+        File::from(self.open_read(path)?).read_to_end(&mut bytes)?;
         Ok(bytes)
     }
 
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
-        let (dir, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::empty(),
-        )?;
+        let fd = self.open_read(path)?;
         let unsupported = |e: rustix::io::Errno| e == rustix::io::Errno::NOTSUP;
         let len = match rustix::fs::flistxattr_query(&fd) {
             Ok(n) => n,

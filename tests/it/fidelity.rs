@@ -90,9 +90,7 @@ fn a_file_deleted_then_recreated_in_a_later_revision_keeps_its_mode() {
 /// The CLI in a child whose umask is `mask` (the umask is per process: a test must not
 /// change its own, which every test thread shares).
 fn ue_with_umask(ws: &Ws, mask: u32, args: &[&str], stdin: &str) -> std::process::Output {
-    use std::io::Write;
     let mut cmd = ue_command(ws.root(), args);
-    cmd.stdin(std::process::Stdio::piped());
     // SAFETY: umask(2) is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         cmd.pre_exec(move || {
@@ -100,14 +98,7 @@ fn ue_with_umask(ws: &Ws, mask: u32, args: &[&str], stdin: &str) -> std::process
             Ok(())
         });
     }
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    output_with_stdin(cmd, stdin)
 }
 
 #[test]
@@ -232,19 +223,9 @@ fn a_process_that_cannot_keep_the_owner_refuses_unless_told_to_accept() {
     std::os::unix::fs::chown(&file, Some(1000), Some(1000)).unwrap();
     std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
     let nobody = |args: &[&str], stdin: &str| {
-        use std::io::Write;
         let mut cmd = ue_command(dir.path(), args);
-        cmd.uid(65534)
-            .gid(65534)
-            .stdin(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
+        cmd.uid(65534).gid(65534);
+        output_with_stdin(cmd, stdin)
     };
     assert_eq!(nobody(&["init"], "").status.code(), Some(0));
     let out = nobody(

@@ -134,18 +134,9 @@ fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
 
 /// Run the `ultra-edit` binary with `--root root` and `args`, feeding `stdin`.
 pub fn cli(root: &Path, args: &[&str], stdin: Option<&str>) -> Output {
-    use std::io::Write;
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
-    cmd.arg("--root").arg(root).args(args);
-    cmd.stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .env("NO_COLOR", "1");
-    let mut child = cmd.spawn().unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
+    cmd.arg("--root").arg(root).args(args).env("NO_COLOR", "1");
+    output_with_stdin(cmd, stdin.unwrap_or(""))
 }
 
 /// The `ultra-edit` binary on `root` with `args`: no stdin, output piped, and no
@@ -169,6 +160,22 @@ pub fn run_ue(root: &Path, args: &[&str], failpoints: Option<&str>) -> Output {
         cmd.env("FAILPOINTS", f);
     }
     cmd.output().expect("spawn ultra-edit")
+}
+
+/// Run `cmd` with `stdin` fed to it, output captured.
+pub fn output_with_stdin(mut cmd: Command, stdin: &str) -> Output {
+    use std::io::Write;
+    cmd.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// Parse the single JSON object a `--json` command printed.
