@@ -37,6 +37,7 @@ pub mod mcp;
 mod rebase;
 mod recovery;
 mod revision;
+pub mod syntax;
 mod tx;
 mod verify;
 mod workspace;

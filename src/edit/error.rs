@@ -187,6 +187,105 @@ pub enum EditError {
         failures: Vec<EditError>,
     },
 
+    /// A symbol op's `symbol` names no definition of the file.
+    #[error(
+        "edit #{} ({op} in {path}): no definition {symbol:?} in the file; {hint}",
+        .index.saturating_add(1)
+    )]
+    SymbolNotFound {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_symbol"`.
+        op: &'static str,
+        /// The symbol path as written in the plan.
+        symbol: String,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// Definitions of that name in other scopes, or the file's top-level names,
+        /// and how symbols are addressed.
+        hint: String,
+    },
+
+    /// A symbol op's `symbol` names several definitions and no `occurrence` was given.
+    #[error(
+        "edit #{} ({op} in {path}): {symbol:?} names {} definitions ({}); add \"occurrence\": \
+         N (1-based, in file order) to pick one",
+        .index.saturating_add(1),
+        .candidates.len(),
+        join_candidates(.candidates)
+    )]
+    AmbiguousSymbol {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_symbol"`.
+        op: &'static str,
+        /// The symbol path as written in the plan.
+        symbol: String,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// Each definition of that path, in file order.
+        candidates: Vec<SymbolCandidate>,
+    },
+
+    /// The definition a symbol op names cannot be spliced as whole lines: it shares a
+    /// line with other code, or contains a parse error (so its extent is not known).
+    #[error(
+        "edit #{} ({op} in {path}): the definition {symbol:?} (lines {}-{}) {problem} at          line {line}; {}",
+        .index.saturating_add(1),
+        .first_line,
+        .last_line,
+        symbol_problem_hint(.problem)
+    )]
+    SymbolNotSplicable {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"delete_symbol"`.
+        op: &'static str,
+        /// The symbol path as written in the plan.
+        symbol: String,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// `"shares a line with other code"` or `"has a parse error"`.
+        problem: &'static str,
+        /// 1-based line of the problem.
+        line: usize,
+        /// 1-based first line of the definition (its signature).
+        first_line: usize,
+        /// 1-based last line of the definition.
+        last_line: usize,
+    },
+
+    /// A symbol op on a file whose definitions cannot be known: a language without a
+    /// grammar, or a file too large to parse.
+    #[error(
+        "edit #{} ({op} in {path}): {reason}; use replace_text or replace_lines for this file",
+        .index.saturating_add(1)
+    )]
+    UnsupportedLanguage {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_symbol"`.
+        op: &'static str,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// Why, e.g. which extensions have a grammar.
+        reason: String,
+    },
+
+    /// A symbol op in a build without the `syntax` feature (no grammars).
+    #[error(
+        "edit #{} ({op} in {path}): symbol edits need the `syntax` feature, and this build of          Ultra Edit was made without it; rebuild with `--features syntax` (the default CLI          build has it), or use replace_text or replace_lines",
+        .index.saturating_add(1)
+    )]
+    SyntaxFeatureDisabled {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_symbol"`.
+        op: &'static str,
+        /// 0-based plan index of the edit.
+        index: usize,
+    },
+
     /// `create_file` on a path that already exists.
     #[error("{path} already exists; use replace_file to overwrite it, or a text edit to change part of it")]
     FileExists {
@@ -210,16 +309,25 @@ impl EditError {
             EditError::UnsupportedEncoding { .. } => "unsupported_encoding",
             EditError::EncodingMismatch { .. } => "encoding_mismatch",
             EditError::UnresolvedTargets { .. } => "unresolved_targets",
+            EditError::SymbolNotFound { .. } => "symbol_not_found",
+            EditError::AmbiguousSymbol { .. } => "ambiguous_symbol",
+            EditError::SymbolNotSplicable { .. } => "symbol_not_splicable",
+            EditError::UnsupportedLanguage { .. } => "unsupported_language",
+            EditError::SyntaxFeatureDisabled { .. } => "syntax_feature_disabled",
         }
     }
 
     /// True for the failures of one edit's target (exit 6): a missing or ambiguous
-    /// text, a line range out of the file, an occurrence out of range, a file that is
-    /// missing or (for `create_file`) present — and several of them at once.
+    /// text or symbol, a symbol that cannot be spliced as whole lines, a line range out
+    /// of the file, an occurrence out of range, a file that is missing or (for
+    /// `create_file`) present — and several of them at once.
     pub fn is_target_failure(&self) -> bool {
         matches!(
             self,
             EditError::TargetNotFound { .. }
+                | EditError::SymbolNotFound { .. }
+                | EditError::AmbiguousSymbol { .. }
+                | EditError::SymbolNotSplicable { .. }
                 | EditError::AmbiguousTarget { .. }
                 | EditError::OccurrenceOutOfRange { .. }
                 | EditError::LineOutOfRange { .. }
@@ -237,7 +345,12 @@ impl EditError {
             | EditError::OccurrenceOutOfRange { index, .. }
             | EditError::LineOutOfRange { index, .. }
             | EditError::UnsupportedEncoding { index, .. }
-            | EditError::EncodingMismatch { index, .. } => Some(*index),
+            | EditError::EncodingMismatch { index, .. }
+            | EditError::SymbolNotFound { index, .. }
+            | EditError::AmbiguousSymbol { index, .. }
+            | EditError::SymbolNotSplicable { index, .. }
+            | EditError::UnsupportedLanguage { index, .. }
+            | EditError::SyntaxFeatureDisabled { index, .. } => Some(*index),
             _ => None,
         }
     }
@@ -281,9 +394,13 @@ pub struct TargetFailure {
     pub edit: Option<usize>,
     /// The file path as written in the plan.
     pub path: String,
-    /// 1-based lines of the matches of an ambiguous target.
+    /// 1-based lines of the matches of an ambiguous target (for a symbol, the first
+    /// line of each candidate's signature).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lines: Vec<usize>,
+    /// The definitions an ambiguous symbol names, with their kinds and lines.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub candidates: Vec<SymbolCandidate>,
     /// The failure's own message.
     pub message: String,
 }
@@ -300,7 +417,12 @@ impl EditError {
             | EditError::FileNotFound { path }
             | EditError::FileExists { path }
             | EditError::UnsupportedEncoding { path, .. }
-            | EditError::EncodingMismatch { path, .. } => Some(path),
+            | EditError::EncodingMismatch { path, .. }
+            | EditError::SymbolNotFound { path, .. }
+            | EditError::AmbiguousSymbol { path, .. }
+            | EditError::SymbolNotSplicable { path, .. }
+            | EditError::UnsupportedLanguage { path, .. }
+            | EditError::SyntaxFeatureDisabled { path, .. } => Some(path),
             EditError::InvalidPlan { .. } | EditError::UnresolvedTargets { .. } => None,
         }
     }
@@ -314,6 +436,13 @@ impl EditError {
             path: e.path().unwrap_or_default().to_string(),
             lines: match e {
                 EditError::AmbiguousTarget { lines, .. } => lines.clone(),
+                EditError::AmbiguousSymbol { candidates, .. } => {
+                    candidates.iter().map(|c| c.start_line).collect()
+                }
+                _ => Vec::new(),
+            },
+            candidates: match e {
+                EditError::AmbiguousSymbol { candidates, .. } => candidates.clone(),
                 _ => Vec::new(),
             },
             message: e.to_string(),
@@ -322,6 +451,47 @@ impl EditError {
             EditError::UnresolvedTargets { failures } => failures.iter().map(one).collect(),
             e if e.is_target_failure() => vec![one(e)],
             _ => Vec::new(),
+        }
+    }
+}
+
+/// One definition that an ambiguous symbol names, as errors list it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SymbolCandidate {
+    /// Its kind, e.g. `"function"`, `"impl"` (docs/symbols.md).
+    pub kind: String,
+    /// 1-based line where its signature starts.
+    pub start_line: usize,
+    /// 1-based last line.
+    pub end_line: usize,
+}
+
+fn join_candidates(candidates: &[SymbolCandidate]) -> String {
+    let parts: Vec<String> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            format!(
+                "{}: {} at lines {}-{}",
+                i + 1,
+                c.kind,
+                c.start_line,
+                c.end_line
+            )
+        })
+        .collect();
+    parts.join(", ")
+}
+
+fn symbol_problem_hint(problem: &str) -> &'static str {
+    match problem {
+        "has a parse error" => {
+            "its extent is not known while the file does not parse there; fix that line with \
+             replace_lines first, or edit by line number"
+        }
+        _ => {
+            "symbol ops splice whole lines, which would touch that code; use replace_text or \
+             replace_lines, or move the other code to its own line first"
         }
     }
 }

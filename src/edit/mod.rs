@@ -25,10 +25,11 @@ mod lines;
 pub mod merge;
 pub mod plan;
 pub mod resolve;
+mod symbol;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
-pub use error::{EditError, TargetFailure};
+pub use error::{EditError, SymbolCandidate, TargetFailure};
 pub use merge::{merge3, ConflictRegion, MergeResult};
 pub use plan::{Edit, Occurrence, Plan};
 pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};

@@ -236,6 +236,55 @@ pub enum Edit {
         /// File path.
         path: String,
     },
+    /// Replace a definition from its signature line through its last line with
+    /// `content` (whole lines); its leading trivia (decorators, attributes, comments
+    /// directly above) stays. Rules in docs/symbols.md.
+    ReplaceSymbol {
+        /// File path.
+        path: String,
+        /// The definition: names through scopes joined with `.`, e.g. `Config.load`.
+        symbol: String,
+        /// The new definition, whole lines (a missing final line terminator is added).
+        content: String,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Insert `text` (whole lines) right before a definition's first leading-trivia
+    /// line.
+    InsertBeforeSymbol {
+        /// File path.
+        path: String,
+        /// The definition, as for `replace_symbol`.
+        symbol: String,
+        /// Inserted lines (a missing final line terminator is added).
+        text: String,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Insert `text` (whole lines) right after a definition's last line.
+    InsertAfterSymbol {
+        /// File path.
+        path: String,
+        /// The definition, as for `replace_symbol`.
+        symbol: String,
+        /// Inserted lines (a missing final line terminator is added).
+        text: String,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Delete a definition's lines, its leading trivia included.
+    DeleteSymbol {
+        /// File path.
+        path: String,
+        /// The definition, as for `replace_symbol`.
+        symbol: String,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
 }
 
 impl Edit {
@@ -250,7 +299,11 @@ impl Edit {
             | Edit::Append { path, .. }
             | Edit::ReplaceFile { path, .. }
             | Edit::CreateFile { path, .. }
-            | Edit::DeleteFile { path } => path,
+            | Edit::DeleteFile { path }
+            | Edit::ReplaceSymbol { path, .. }
+            | Edit::InsertBeforeSymbol { path, .. }
+            | Edit::InsertAfterSymbol { path, .. }
+            | Edit::DeleteSymbol { path, .. } => path,
         }
     }
 
@@ -266,6 +319,10 @@ impl Edit {
             Edit::ReplaceFile { .. } => "replace_file",
             Edit::CreateFile { .. } => "create_file",
             Edit::DeleteFile { .. } => "delete_file",
+            Edit::ReplaceSymbol { .. } => "replace_symbol",
+            Edit::InsertBeforeSymbol { .. } => "insert_before_symbol",
+            Edit::InsertAfterSymbol { .. } => "insert_after_symbol",
+            Edit::DeleteSymbol { .. } => "delete_symbol",
         }
     }
 
@@ -278,17 +335,30 @@ impl Edit {
     }
 
     /// True for byte-splice ops: replace_text, replace_lines, insert_before,
-    /// insert_after, prepend, append.
+    /// insert_after, prepend, append, and the symbol ops.
     pub fn is_text_op(&self) -> bool {
-        matches!(
-            self,
-            Edit::ReplaceText { .. }
-                | Edit::ReplaceLines { .. }
-                | Edit::InsertBefore { .. }
-                | Edit::InsertAfter { .. }
-                | Edit::Prepend { .. }
-                | Edit::Append { .. }
-        )
+        self.symbol().is_some()
+            || matches!(
+                self,
+                Edit::ReplaceText { .. }
+                    | Edit::ReplaceLines { .. }
+                    | Edit::InsertBefore { .. }
+                    | Edit::InsertAfter { .. }
+                    | Edit::Prepend { .. }
+                    | Edit::Append { .. }
+            )
+    }
+
+    /// The `symbol` of a symbol op (`replace_symbol`, `insert_before_symbol`,
+    /// `insert_after_symbol`, `delete_symbol`); `None` for other ops.
+    pub fn symbol(&self) -> Option<&str> {
+        match self {
+            Edit::ReplaceSymbol { symbol, .. }
+            | Edit::InsertBeforeSymbol { symbol, .. }
+            | Edit::InsertAfterSymbol { symbol, .. }
+            | Edit::DeleteSymbol { symbol, .. } => Some(symbol),
+            _ => None,
+        }
     }
 
     /// The text a text op puts into the file (`new`, `content`, `text`); `None` for
@@ -300,7 +370,10 @@ impl Edit {
             Edit::InsertBefore { text, .. }
             | Edit::InsertAfter { text, .. }
             | Edit::Prepend { text, .. }
-            | Edit::Append { text, .. } => Some(text),
+            | Edit::Append { text, .. }
+            | Edit::InsertBeforeSymbol { text, .. }
+            | Edit::InsertAfterSymbol { text, .. } => Some(text),
+            Edit::ReplaceSymbol { content, .. } => Some(content),
             _ => None,
         }
     }
@@ -327,11 +400,59 @@ impl Edit {
                 self.check_mode()?;
                 self.content_bytes().map(|_| ())
             }
+            Edit::ReplaceSymbol {
+                symbol,
+                content: text,
+                occurrence,
+                ..
+            }
+            | Edit::InsertBeforeSymbol {
+                symbol,
+                text,
+                occurrence,
+                ..
+            }
+            | Edit::InsertAfterSymbol {
+                symbol,
+                text,
+                occurrence,
+                ..
+            } => {
+                self.check_symbol(symbol, *occurrence)?;
+                if text.is_empty() {
+                    let field = if self.op_name() == "replace_symbol" {
+                        "\"content\" is empty; to remove the definition use delete_symbol"
+                    } else {
+                        "\"text\" is empty; give the lines to insert"
+                    };
+                    return Err(self.invalid(field));
+                }
+                Ok(())
+            }
+            Edit::DeleteSymbol {
+                symbol, occurrence, ..
+            } => self.check_symbol(symbol, *occurrence),
             Edit::ReplaceLines { .. }
             | Edit::Prepend { .. }
             | Edit::Append { .. }
             | Edit::DeleteFile { .. } => Ok(()),
         }
+    }
+
+    fn check_symbol(&self, symbol: &str, occurrence: Option<usize>) -> Result<(), EditError> {
+        if symbol.is_empty() || symbol.split('.').any(str::is_empty) {
+            return Err(self.invalid(format!(
+                "\"symbol\": {symbol:?} is not a symbol path; give the names of the enclosing \
+                 definitions and the definition's own, joined with '.', e.g. \"Config.load\" \
+                 (docs/symbols.md)"
+            )));
+        }
+        if occurrence == Some(0) {
+            return Err(self.invalid(
+                "\"occurrence\": 0 is not valid; occurrences are 1-based (1 = first definition)",
+            ));
+        }
+        Ok(())
     }
 
     /// The new bytes of a whole-file op (`content`, or `content_base64` decoded);
@@ -578,6 +699,40 @@ impl Plan {
                         }
                     }
                     Edit::DeleteFile { .. } => {}
+                    Edit::ReplaceSymbol {
+                        symbol,
+                        content,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        text(&mut m, "content", content);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
+                    Edit::InsertBeforeSymbol {
+                        symbol,
+                        text: t,
+                        occurrence: o,
+                        ..
+                    }
+                    | Edit::InsertAfterSymbol {
+                        symbol,
+                        text: t,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        text(&mut m, "text", t);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
+                    Edit::DeleteSymbol {
+                        symbol,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
                 }
                 Value::Object(m)
             })
@@ -633,7 +788,11 @@ mod tests {
           {"op":"append","path":"p","text":"tail\n"},
           {"op":"replace_file","path":"d","content_base64":"AAEC","mode":420},
           {"op":"create_file","path":"e","content":""},
-          {"op":"delete_file","path":"f"}]}"#;
+          {"op":"delete_file","path":"f"},
+          {"op":"replace_symbol","path":"g.py","symbol":"A.f","content":"def f():\n    pass\n","occurrence":2},
+          {"op":"insert_before_symbol","path":"g.py","symbol":"B","text":"x = 1\n"},
+          {"op":"insert_after_symbol","path":"g.py","symbol":"C","text":"y = 2\n","occurrence":1},
+          {"op":"delete_symbol","path":"g.py","symbol":"D.e"}]}"#;
         let plan = parse(json).unwrap();
         let recorded = plan.to_recorded_json();
         assert_eq!(parse(&recorded).unwrap(), plan);

@@ -16,6 +16,7 @@ use super::error::{display_needle, EditError};
 use super::lines::line_spans;
 use super::lines::{count_lines, line_range};
 use super::plan::{Edit, Occurrence};
+use super::symbol::{Action, SymbolEdit};
 use super::validate::{Issue, Severity};
 
 /// The state of one file before edits.
@@ -339,6 +340,45 @@ impl Target<'_> {
                 let (range, text) = self.line_splice(*start, *end, content.as_bytes())?;
                 push(range, text);
             }
+            Edit::ReplaceSymbol {
+                symbol,
+                content,
+                occurrence,
+                ..
+            } => {
+                let (range, text) = self
+                    .symbol(symbol, *occurrence)
+                    .splice(Action::Replace(content))?;
+                push(range, text);
+            }
+            Edit::InsertBeforeSymbol {
+                symbol,
+                text,
+                occurrence,
+                ..
+            } => {
+                let (range, text) = self
+                    .symbol(symbol, *occurrence)
+                    .splice(Action::InsertBefore(text))?;
+                push(range, text);
+            }
+            Edit::InsertAfterSymbol {
+                symbol,
+                text,
+                occurrence,
+                ..
+            } => {
+                let (range, text) = self
+                    .symbol(symbol, *occurrence)
+                    .splice(Action::InsertAfter(text))?;
+                push(range, text);
+            }
+            Edit::DeleteSymbol {
+                symbol, occurrence, ..
+            } => {
+                let (range, text) = self.symbol(symbol, *occurrence).splice(Action::Delete)?;
+                push(range, text);
+            }
             _ => {
                 return Err(EditError::invalid_plan(format!(
                     "{} {}: not a text edit",
@@ -347,6 +387,17 @@ impl Target<'_> {
             }
         }
         Ok(None)
+    }
+
+    fn symbol<'s>(&'s self, symbol: &'s str, occurrence: Option<usize>) -> SymbolEdit<'s> {
+        SymbolEdit {
+            path: self.path,
+            base: self.base,
+            index: self.index,
+            op: self.op,
+            symbol,
+            occurrence,
+        }
     }
 
     /// Picks the byte offset of the match of `needle` selected by `occurrence`

@@ -1,0 +1,459 @@
+//! The rules of the symbol ops (docs/symbols.md), each with exact bytes.
+
+use super::super::plan::Edit;
+use super::super::resolve::{apply_file_edits, FileBase};
+use super::super::EditError;
+
+/// Applies one plan (JSON edits array) to `base` of file `path`.
+fn apply(path: &str, base: &str, edits: serde_json::Value) -> Result<String, EditError> {
+    apply_bytes(path, base.as_bytes(), edits)
+        .map(|b| String::from_utf8(b).unwrap_or_else(|e| panic!("not UTF-8: {e}")))
+}
+
+fn apply_bytes(path: &str, base: &[u8], edits: serde_json::Value) -> Result<Vec<u8>, EditError> {
+    let edits: Vec<Edit> = serde_json::from_value(edits).unwrap_or_else(|e| panic!("{e}"));
+    let with_index: Vec<(usize, &Edit)> = edits.iter().enumerate().collect();
+    apply_file_edits(
+        path,
+        FileBase {
+            bytes: Some(base),
+            mode: None,
+        },
+        &with_index,
+    )
+    .map(|c| c.bytes)
+}
+
+fn op(op: &str, path: &str, symbol: &str, field: Option<(&str, &str)>) -> serde_json::Value {
+    let mut v = serde_json::json!({"op": op, "path": path, "symbol": symbol});
+    if let Some((k, t)) = field {
+        v[k] = t.into();
+    }
+    v
+}
+
+fn replace(path: &str, symbol: &str, content: &str) -> serde_json::Value {
+    op("replace_symbol", path, symbol, Some(("content", content)))
+}
+
+fn before(path: &str, symbol: &str, text: &str) -> serde_json::Value {
+    op("insert_before_symbol", path, symbol, Some(("text", text)))
+}
+
+fn after(path: &str, symbol: &str, text: &str) -> serde_json::Value {
+    op("insert_after_symbol", path, symbol, Some(("text", text)))
+}
+
+fn delete(path: &str, symbol: &str) -> serde_json::Value {
+    op("delete_symbol", path, symbol, None)
+}
+
+const PY_DECORATED: &str = "@lru_cache(maxsize=8)\ndef load(path):\n    return read(path)\n\n\ndef save(path, data):\n    write(path, data)\n";
+
+#[test]
+fn python_decorator_stays_on_replace() {
+    let out = apply(
+        "cfg.py",
+        PY_DECORATED,
+        serde_json::json!([replace(
+            "cfg.py",
+            "load",
+            "def load(path):\n    return read(path) or {}\n"
+        )]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("@lru_cache(maxsize=8)\ndef load(path):\n    return read(path) or {}\n\n\ndef save(path, data):\n    write(path, data)\n")
+    );
+}
+
+#[test]
+fn python_multi_line_value_insert_after() {
+    let base =
+        "SOME_CONFIG = {\n    \"a\": {\n        \"v\": 1,\n    },\n}\n\n\ndef f():\n    return 1\n";
+    let out = apply(
+        "cfg.py",
+        base,
+        serde_json::json!([after("cfg.py", "SOME_CONFIG", "NEW = 2\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("SOME_CONFIG = {\n    \"a\": {\n        \"v\": 1,\n    },\n}\nNEW = 2\n\n\ndef f():\n    return 1\n")
+    );
+}
+
+pub(crate) const TSX_HISTORY: &str = "export const History: FC = () => {\n  const render = () => {\n    return 'hello';\n  };\n\n  return <div>{render()}</div>;\n};\n";
+
+#[test]
+fn tsx_nested_arrow_function_replaced_in_place() {
+    let out = apply(
+        "History.tsx",
+        TSX_HISTORY,
+        serde_json::json!([replace(
+            "History.tsx",
+            "History.render",
+            "  const render = () => {\n    return 'bye';\n  };\n"
+        )]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("export const History: FC = () => {\n  const render = () => {\n    return 'bye';\n  };\n\n  return <div>{render()}</div>;\n};\n")
+    );
+}
+
+/// Extent: from the signature's first line through the last line, terminator
+/// (`;`, `}`) included; content gets the file's terminator when it lacks one.
+#[test]
+fn extent_is_whole_lines_and_content_gets_a_final_terminator() {
+    let base = "fn a() {\n    1\n}\n\nstruct S;\n";
+    let out = apply(
+        "x.rs",
+        base,
+        serde_json::json!([replace("x.rs", "a", "fn a() {\n    2\n}")]),
+    );
+    assert_eq!(out.as_deref(), Ok("fn a() {\n    2\n}\n\nstruct S;\n"));
+    let out = apply(
+        "x.rs",
+        base,
+        serde_json::json!([replace("x.rs", "S", "struct S(u8);")]),
+    );
+    assert_eq!(out.as_deref(), Ok("fn a() {\n    1\n}\n\nstruct S(u8);\n"));
+}
+
+#[test]
+fn a_definition_sharing_a_line_is_refused() {
+    let base = "const A: u8 = 1; const B: u8 = 2;\nfn f() {}\n";
+    let e = apply("x.rs", base, serde_json::json!([delete("x.rs", "B")]));
+    match e {
+        Err(EditError::SymbolNotSplicable {
+            problem,
+            line,
+            first_line,
+            last_line,
+            ..
+        }) => assert_eq!(
+            (problem, line, first_line, last_line),
+            ("shares a line with other code", 1, 1, 1)
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A trailing comment or semicolon is not other code.
+    let base = "fn f() {} // the f\nfunction g() {};\n";
+    assert_eq!(
+        apply(
+            "x.rs",
+            "fn f() {} // the f\nfn h() {}\n",
+            serde_json::json!([delete("x.rs", "f")])
+        )
+        .as_deref(),
+        Ok("fn h() {}\n")
+    );
+    assert_eq!(
+        apply("x.js", base, serde_json::json!([delete("x.js", "g")])).as_deref(),
+        Ok("fn f() {} // the f\n")
+    );
+}
+
+/// Rust: doc comments and attributes stay for replace and go for delete.
+#[test]
+fn rust_attributes_and_doc_comments_are_leading_trivia() {
+    let base = "use std::fmt;\n\n/// Opens it.\n#[inline]\npub fn open() -> u8 {\n    1\n}\n\nfn next() {}\n";
+    let out = apply(
+        "j.rs",
+        base,
+        serde_json::json!([replace("j.rs", "open", "pub fn open() -> u8 {\n    2\n}\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("use std::fmt;\n\n/// Opens it.\n#[inline]\npub fn open() -> u8 {\n    2\n}\n\nfn next() {}\n")
+    );
+    let out = apply("j.rs", base, serde_json::json!([delete("j.rs", "open")]));
+    assert_eq!(out.as_deref(), Ok("use std::fmt;\n\n\nfn next() {}\n"));
+    let out = apply(
+        "j.rs",
+        base,
+        serde_json::json!([before("j.rs", "open", "const X: u8 = 0;\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("use std::fmt;\n\nconst X: u8 = 0;\n/// Opens it.\n#[inline]\npub fn open() -> u8 {\n    1\n}\n\nfn next() {}\n")
+    );
+}
+
+/// A comment separated by a blank line is not the definition's, nor is an inner doc
+/// comment (`//!`).
+#[test]
+fn trivia_stops_at_a_blank_line_and_inner_docs() {
+    let base = "//! Crate.\n// Section.\n\n// About f.\nfn f() {}\n";
+    let out = apply("x.rs", base, serde_json::json!([delete("x.rs", "f")]));
+    assert_eq!(out.as_deref(), Ok("//! Crate.\n// Section.\n\n"));
+    let base = "//! Crate.\nfn f() {}\n";
+    let out = apply("x.rs", base, serde_json::json!([delete("x.rs", "f")]));
+    assert_eq!(out.as_deref(), Ok("//! Crate.\n"));
+}
+
+/// Python: decorators go with a deleted function; insert_before goes above them.
+#[test]
+fn python_decorators_go_on_delete_and_insert_before_goes_above_them() {
+    let out = apply(
+        "c.py",
+        PY_DECORATED,
+        serde_json::json!([delete("c.py", "load")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("\n\ndef save(path, data):\n    write(path, data)\n")
+    );
+    let out = apply(
+        "c.py",
+        PY_DECORATED,
+        serde_json::json!([before("c.py", "load", "import functools")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok(format!("import functools\n{PY_DECORATED}").as_str())
+    );
+}
+
+/// insert_after goes right after the last line; the blank lines around stay.
+#[test]
+fn insert_after_keeps_blank_lines_where_they_were() {
+    let base = "def a():\n    return 1\n\n\ndef b():\n    return 2\n";
+    let out = apply(
+        "m.py",
+        base,
+        serde_json::json!([after("m.py", "a", "\n\ndef a2():\n    return 3\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("def a():\n    return 1\n\n\ndef a2():\n    return 3\n\n\ndef b():\n    return 2\n")
+    );
+}
+
+/// CRLF, BOM and indentation outside the splice stay byte for byte; inserted text
+/// without a final terminator gets the file's CRLF.
+#[test]
+fn crlf_bom_and_indentation_outside_stay() {
+    let base = "\u{feff}class A:\r\n    def m(self):\r\n        return 1\r\n\r\n    def n(self):\r\n        return 2\r\n";
+    let out = apply(
+        "a.py",
+        base,
+        serde_json::json!([
+            replace("a.py", "A.m", "    def m(self):\r\n        return 9"),
+            after("a.py", "A.n", "    X = 1")
+        ]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("\u{feff}class A:\r\n    def m(self):\r\n        return 9\r\n\r\n    def n(self):\r\n        return 2\r\n    X = 1\r\n")
+    );
+    // Line 1 after a BOM: the BOM stays when the first definition is deleted or
+    // has text inserted before it.
+    let out = apply(
+        "a.py",
+        "\u{feff}x = 1\ny = 2\n",
+        serde_json::json!([delete("a.py", "x")]),
+    );
+    assert_eq!(out.as_deref(), Ok("\u{feff}y = 2\n"));
+    let out = apply(
+        "a.py",
+        "\u{feff}x = 1\n",
+        serde_json::json!([before("a.py", "x", "w = 0")]),
+    );
+    assert_eq!(out.as_deref(), Ok("\u{feff}w = 0\nx = 1\n"));
+}
+
+/// The last definition of a file without a final newline: the file keeps having none.
+#[test]
+fn a_file_without_final_newline_keeps_having_none() {
+    let base = "fn a() {}\nfn b() {}";
+    assert_eq!(
+        apply(
+            "x.rs",
+            base,
+            serde_json::json!([replace("x.rs", "b", "fn b() { 1 }\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\nfn b() { 1 }")
+    );
+    assert_eq!(
+        apply(
+            "x.rs",
+            base,
+            serde_json::json!([after("x.rs", "b", "fn c() {}\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\nfn b() {}\nfn c() {}")
+    );
+}
+
+/// Methods in an `impl` are `Type.method`; a struct and its impl share the name, and
+/// the name alone means the struct.
+#[test]
+fn rust_impl_methods_and_the_struct_of_the_same_name() {
+    let base = "struct Journal;\n\nimpl Journal {\n    fn open() {}\n}\n\nimpl Drop for Journal {\n    fn drop(&mut self) {}\n}\n";
+    let out = apply(
+        "j.rs",
+        base,
+        serde_json::json!([replace("j.rs", "Journal.open", "    fn open() { 1; }\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("struct Journal;\n\nimpl Journal {\n    fn open() { 1; }\n}\n\nimpl Drop for Journal {\n    fn drop(&mut self) {}\n}\n")
+    );
+    let out = apply(
+        "j.rs",
+        base,
+        serde_json::json!([replace("j.rs", "Journal", "struct Journal(u8);\n")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("struct Journal(u8);\n\nimpl Journal {\n    fn open() {}\n}\n\nimpl Drop for Journal {\n    fn drop(&mut self) {}\n}\n")
+    );
+}
+
+/// Several definitions of one path: an ambiguity report with each kind and lines,
+/// then `occurrence` picks one in file order.
+#[test]
+fn ambiguity_lists_kinds_and_lines_and_occurrence_picks() {
+    let base = "function f(a: string): void;\nfunction f(a: number): void;\nfunction f(a: any) {\n  return a;\n}\n";
+    match apply("o.ts", base, serde_json::json!([delete("o.ts", "f")])) {
+        Err(e @ EditError::AmbiguousSymbol { .. }) => {
+            let EditError::AmbiguousSymbol { ref candidates, .. } = e else {
+                unreachable!()
+            };
+            let got: Vec<(&str, usize, usize)> = candidates
+                .iter()
+                .map(|c| (c.kind.as_str(), c.start_line, c.end_line))
+                .collect();
+            assert_eq!(
+                got,
+                [("function", 1, 1), ("function", 2, 2), ("function", 3, 5)]
+            );
+            assert_eq!(
+                e.to_string(),
+                "edit #1 (delete_symbol in o.ts): \"f\" names 3 definitions (1: function at lines \
+                 1-1, 2: function at lines 2-2, 3: function at lines 3-5); add \"occurrence\": N \
+                 (1-based, in file order) to pick one"
+            );
+            assert_eq!(e.failures()[0].lines, [1, 2, 3]);
+        }
+        other => panic!("{other:?}"),
+    }
+    let mut edit = delete("o.ts", "f");
+    edit["occurrence"] = 3.into();
+    let out = apply("o.ts", base, serde_json::json!([edit.clone()]));
+    assert_eq!(
+        out.as_deref(),
+        Ok("function f(a: string): void;\nfunction f(a: number): void;\n")
+    );
+    edit["occurrence"] = 4.into();
+    assert!(matches!(
+        apply("o.ts", base, serde_json::json!([edit])),
+        Err(EditError::OccurrenceOutOfRange {
+            occurrence: 4,
+            count: 3,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn a_missing_symbol_names_the_candidates() {
+    let e = apply(
+        "h.tsx",
+        TSX_HISTORY,
+        serde_json::json!([delete("h.tsx", "render")]),
+    );
+    match e {
+        Err(EditError::SymbolNotFound { hint, .. }) => {
+            assert!(
+                hint.starts_with("did you mean \"History.render\"?"),
+                "{hint}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = apply(
+        "h.tsx",
+        TSX_HISTORY,
+        serde_json::json!([delete("h.tsx", "Nope")]),
+    );
+    match e {
+        Err(EditError::SymbolNotFound { hint, .. }) => {
+            assert!(
+                hint.starts_with("its top-level definitions are \"History\";"),
+                "{hint}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn unknown_languages_are_refused() {
+    match apply(
+        "notes.txt",
+        "a\n",
+        serde_json::json!([delete("notes.txt", "a")]),
+    ) {
+        Err(e @ EditError::UnsupportedLanguage { .. }) => {
+            assert_eq!(e.code(), "unsupported_language");
+            assert!(!e.is_target_failure());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_definition_with_a_parse_error_is_refused() {
+    let base = "fn f() {\n    let = ;\n}\n";
+    match apply("x.rs", base, serde_json::json!([delete("x.rs", "f")])) {
+        Err(EditError::SymbolNotSplicable { problem, line, .. }) => {
+            assert_eq!((problem, line), ("has a parse error", 2))
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Go methods are `Receiver.Method`; a Go type's doc comment is its trivia.
+#[test]
+fn go_methods_by_receiver() {
+    let base = "package j\n\n// Journal is.\ntype Journal struct{}\n\n// Open opens.\nfunc (j *Journal) Open() error {\n\treturn nil\n}\n";
+    let out = apply(
+        "j.go",
+        base,
+        serde_json::json!([delete("j.go", "Journal.Open")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("package j\n\n// Journal is.\ntype Journal struct{}\n\n")
+    );
+    let out = apply(
+        "j.go",
+        base,
+        serde_json::json!([replace("j.go", "Journal", "type Journal struct{ n int }")]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("package j\n\n// Journal is.\ntype Journal struct{ n int }\n\n// Open opens.\nfunc (j *Journal) Open() error {\n\treturn nil\n}\n")
+    );
+}
+
+/// JavaScript: a class method, and `export` belongs to the definition.
+#[test]
+fn javascript_methods_and_exports() {
+    let base = "export class K {\n  m() {\n    return 1;\n  }\n}\n\nexport function f() {}\n";
+    let out = apply(
+        "k.js",
+        base,
+        serde_json::json!([
+            replace("k.js", "K.m", "  m() {\n    return 2;\n  }\n"),
+            delete("k.js", "f")
+        ]),
+    );
+    assert_eq!(
+        out.as_deref(),
+        Ok("export class K {\n  m() {\n    return 2;\n  }\n}\n\n")
+    );
+}

@@ -1,0 +1,215 @@
+//! Source languages: which files are parsed, their definitions (symbols) and their
+//! parse errors, through tree-sitter grammars.
+//!
+//! Used by the symbol ops of a plan (`replace_symbol`, `insert_before_symbol`,
+//! `insert_after_symbol`, `delete_symbol`; docs/symbols.md), by the `syntax_error`
+//! validation (docs/design.md, "Preview") and by the enclosing-symbol name of a diff's
+//! hunk headers (git's function-name context).
+//!
+//! The language of a file comes from its extension only ([`Language::of_path`]); a
+//! file of another language is never parsed. The grammars are C code compiled into
+//! the binary by the Cargo feature `syntax`; without it [`ENABLED`] is false,
+//! [`outline`] fails with [`OutlineError::FeatureDisabled`] and nothing is parsed.
+//!
+//! Units: byte offsets into the file's bytes (a UTF-8 byte-order mark included),
+//! 1-based lines, 1-based columns counted in characters.
+
+#[cfg(feature = "syntax")]
+mod lang;
+#[cfg(feature = "syntax")]
+mod tree;
+
+/// True when the crate was built with the `syntax` feature (the grammars).
+pub const ENABLED: bool = cfg!(feature = "syntax");
+
+/// Largest file (bytes) that is parsed: larger files get no symbol ops, no
+/// `syntax_error` check and no names in hunk headers (parsing costs time and about
+/// 100 bytes of memory per syntax node).
+pub const PARSE_MAX_BYTES: usize = 8 << 20;
+
+/// A language whose files are parsed, chosen by file extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Language {
+    /// `.rs`
+    Rust,
+    /// `.py`, `.pyi`
+    Python,
+    /// `.js`, `.mjs`, `.cjs`, `.jsx` (the grammar includes JSX)
+    JavaScript,
+    /// `.ts`, `.mts`, `.cts`
+    TypeScript,
+    /// `.tsx`
+    Tsx,
+    /// `.go`
+    Go,
+}
+
+impl Language {
+    /// The language of `path` by its extension (case-sensitive, as the tools of
+    /// these languages take it); `None` for any other file.
+    pub fn of_path(path: &str) -> Option<Language> {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let (_, ext) = name.rsplit_once('.')?;
+        Some(match ext {
+            "rs" => Language::Rust,
+            "py" | "pyi" => Language::Python,
+            "js" | "mjs" | "cjs" | "jsx" => Language::JavaScript,
+            "ts" | "mts" | "cts" => Language::TypeScript,
+            "tsx" => Language::Tsx,
+            "go" => Language::Go,
+            _ => return None,
+        })
+    }
+
+    /// The language's name as messages show it, e.g. `"Rust"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Language::Rust => "Rust",
+            Language::Python => "Python",
+            Language::JavaScript => "JavaScript",
+            Language::TypeScript => "TypeScript",
+            Language::Tsx => "TSX",
+            Language::Go => "Go",
+        }
+    }
+}
+
+/// One definition (symbol) of a file, with the byte ranges the symbol ops splice.
+///
+/// `trivia_start <= signature_start < end`; all three lie at line boundaries:
+/// `trivia_start` and `signature_start` at the start of a line (after a UTF-8
+/// byte-order mark on line 1), `end` just after the last line's terminator (or at the
+/// end of a file without a final newline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Definition {
+    /// The kind, e.g. `"function"`, `"method"`, `"class"`, `"impl"` (per language in
+    /// docs/symbols.md).
+    pub kind: &'static str,
+    /// The names of the enclosing definitions and its own, joined with `.`
+    /// (`History.render`, `Journal.open`).
+    pub path: String,
+    /// A Rust `impl` block: addressed by its type's name only when no other
+    /// definition has that path (docs/symbols.md).
+    pub impl_block: bool,
+    /// Start of the first line of its leading trivia (decorators, attributes,
+    /// comments directly above it), or of its first line when it has none.
+    pub trivia_start: usize,
+    /// Start of the line where its signature begins (after decorators).
+    pub signature_start: usize,
+    /// Just after its last line, terminator included.
+    pub end: usize,
+    /// 1-based line of `trivia_start`.
+    pub trivia_line: usize,
+    /// 1-based line of `signature_start`.
+    pub signature_line: usize,
+    /// 1-based last line.
+    pub last_line: usize,
+    /// A 1-based line that it shares with other code (so its lines cannot be
+    /// spliced without touching that code), if any.
+    pub shared_line: Option<usize>,
+    /// The 1-based line of a parse error inside it, if any (its extent is then
+    /// not trustworthy).
+    pub parse_error: Option<usize>,
+}
+
+/// Why a file has no outline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutlineError {
+    /// Built without the `syntax` feature.
+    FeatureDisabled,
+    /// No grammar for the file's extension.
+    UnknownLanguage,
+    /// The file is larger than [`PARSE_MAX_BYTES`].
+    TooLarge,
+}
+
+/// The definitions of `bytes` (the content of `path`), in order of their first byte.
+///
+/// # Errors
+/// [`OutlineError`]: no `syntax` feature, an unknown language, or a file over
+/// [`PARSE_MAX_BYTES`].
+pub fn outline(path: &str, bytes: &[u8]) -> Result<Vec<Definition>, OutlineError> {
+    let language = Language::of_path(path).ok_or(OutlineError::UnknownLanguage)?;
+    if bytes.len() > PARSE_MAX_BYTES {
+        return Err(OutlineError::TooLarge);
+    }
+    outline_of(language, bytes)
+}
+
+#[cfg(feature = "syntax")]
+fn outline_of(language: Language, bytes: &[u8]) -> Result<Vec<Definition>, OutlineError> {
+    Ok(tree::outline(language, bytes))
+}
+
+#[cfg(not(feature = "syntax"))]
+fn outline_of(_: Language, _: &[u8]) -> Result<Vec<Definition>, OutlineError> {
+    Err(OutlineError::FeatureDisabled)
+}
+
+/// The parse errors of a file: how many, and where the first one is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseReport {
+    /// Number of error and missing-token nodes in the syntax tree (0 = parses cleanly).
+    pub errors: usize,
+    /// 1-based line of the first one (0 when there is none).
+    pub line: usize,
+    /// 1-based column (characters) of the first one (0 when there is none).
+    pub column: usize,
+}
+
+/// The parse errors of `bytes` (the content of `path`); `None` when the file is not
+/// parsed: an unknown language, a file over [`PARSE_MAX_BYTES`], or no `syntax`
+/// feature.
+pub fn parse_errors(path: &str, bytes: &[u8]) -> Option<ParseReport> {
+    let language = Language::of_path(path)?;
+    if bytes.len() > PARSE_MAX_BYTES {
+        return None;
+    }
+    parse_errors_of(language, bytes)
+}
+
+#[cfg(feature = "syntax")]
+fn parse_errors_of(language: Language, bytes: &[u8]) -> Option<ParseReport> {
+    tree::parse_errors(language, bytes)
+}
+
+#[cfg(not(feature = "syntax"))]
+fn parse_errors_of(_: Language, _: &[u8]) -> Option<ParseReport> {
+    None
+}
+
+/// The definitions of one side of a diff, to name the symbol around each hunk.
+#[derive(Debug, Default)]
+pub struct HunkNames {
+    defs: Vec<(usize, usize, String)>,
+}
+
+impl HunkNames {
+    /// The definitions of `bytes` (the content of `path`); empty when the file is not
+    /// parsed (see [`outline`]).
+    pub fn of(path: &str, bytes: &[u8]) -> HunkNames {
+        let defs = outline(path, bytes).unwrap_or_default();
+        HunkNames {
+            defs: defs
+                .into_iter()
+                .map(|d| (d.signature_line, d.last_line, d.path))
+                .collect(),
+        }
+    }
+}
+
+/// The text after `@@ -a,b +c,d @@` of a hunk whose first changed line is `line`
+/// (1-based, in the old side): the `.`-joined path of the innermost definition whose
+/// lines (signature to last line) hold it, as git's function-name context names the
+/// function around a hunk. `None` when no definition holds it.
+pub fn hunk_context(names: &HunkNames, line: usize) -> Option<&str> {
+    names
+        .defs
+        .iter()
+        .filter(|(first, last, _)| (*first..=*last).contains(&line))
+        .min_by_key(|(first, last, _)| last - first)
+        .map(|(_, _, path)| path.as_str())
+}
+
+#[cfg(all(test, feature = "syntax"))]
+mod tests;

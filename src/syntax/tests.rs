@@ -1,0 +1,188 @@
+use super::*;
+
+fn dump(path: &str, src: &str) -> Vec<String> {
+    outline(path, src.as_bytes())
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}-{}-{}{}{}",
+                d.kind,
+                d.path,
+                d.trivia_line,
+                d.signature_line,
+                d.last_line,
+                d.shared_line
+                    .map(|l| format!(" shared@{l}"))
+                    .unwrap_or_default(),
+                d.parse_error
+                    .map(|l| format!(" error@{l}"))
+                    .unwrap_or_default()
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn rust_outline() {
+    let rust = "//! crate doc\n\nuse std::fs;\n\n/// Doc.\n#[derive(Debug)]\npub struct Journal {\n    a: u8,\n}\n\nimpl<T> Display for crate::Journal<T> {\n    /// open it\n    #[inline]\n    pub fn open() -> u8 {\n        fn inner() {}\n        1\n    }\n}\n\nconst A: u8 = 1; const B: u8 = 2;\nmacro_rules! m { () => {} }\ntrait T { fn f(&self); }\nmod x { fn y() {} }\nstatic S: u8 = 0;\ntype Alias = u8;\nenum E { V }\nunion U { a: u8 }\n";
+    assert_eq!(
+        dump("a.rs", rust),
+        [
+            "struct Journal 5-7-9",
+            "impl Journal 11-11-18",
+            "method Journal.open 12-14-17",
+            "function Journal.open.inner 15-15-15",
+            "const A 20-20-20 shared@20",
+            "const B 20-20-20 shared@20",
+            "macro m 21-21-21",
+            "trait T 22-22-22",
+            "method T.f 22-22-22 shared@22",
+            "mod x 23-23-23",
+            "function x.y 23-23-23 shared@23",
+            "static S 24-24-24",
+            "type Alias 25-25-25",
+            "enum E 26-26-26",
+            "union U 27-27-27",
+        ]
+    );
+}
+
+#[test]
+fn python_outline() {
+    let py = "import os\n\n# about load\n@lru_cache(maxsize=8)\ndef load(path):\n    return read(path)\n\n\nclass A:\n    X = 1\n    @property\n    def m(self):\n        def inner():\n            y = 2\n        return 1\n\nSOME_CONFIG = {\n    \"a\": 1,\n}\nx: int = 3\na, b = 1, 2\n";
+    assert_eq!(
+        dump("a.py", py),
+        [
+            "function load 3-5-6",
+            "class A 9-9-15",
+            "variable A.X 10-10-10",
+            "method A.m 11-12-15",
+            "function A.m.inner 13-13-14",
+            "variable SOME_CONFIG 17-17-19",
+            "variable x 20-20-20",
+        ]
+    );
+}
+
+#[test]
+fn typescript_outline() {
+    let tsx = "export const History: FC = () => {\n  const render = () => {\n    return 'hello';\n  };\n\n  return <div>{render()}</div>;\n};\n\n/** doc */\n@Component()\nexport class A {\n  @Input() x: number;\n  m(): void {}\n}\ninterface I { p: string; q(): void }\ntype T = number;\nenum E { A }\nnamespace N.M { function f() {} }\ndeclare module \"foo\" {}\nexport default function g() {}\nfunction h(a: string): void;\nabstract class B { abstract k(): void; }\n";
+    assert_eq!(
+        dump("a.tsx", tsx),
+        [
+            "function History 1-1-7",
+            "function History.render 2-2-4",
+            "class A 9-11-14",
+            "field A.x 12-12-12",
+            "method A.m 13-13-13",
+            "interface I 15-15-15",
+            "property I.p 15-15-15 shared@15",
+            "method I.q 15-15-15 shared@15",
+            "type T 16-16-16",
+            "enum E 17-17-17",
+            "namespace N.M 18-18-18",
+            "function N.M.f 18-18-18 shared@18",
+            "module foo 19-19-19",
+            "function g 20-20-20",
+            "function h 21-21-21",
+            "class B 22-22-22",
+            "method B.k 22-22-22 shared@22",
+        ]
+    );
+    // The same file as TypeScript (no JSX) parses its non-JSX definitions alike.
+    assert_eq!(dump("a.ts", "type T = number;\n"), ["type T 1-1-1"]);
+}
+
+#[test]
+fn javascript_outline() {
+    let js = "// c\nfunction f() {}\nclass K { #p = 1; static s = 2; get x() { return 1 } m() {} }\nlet a = 1, b = 2;\nvar v = function () {};\nexport const C = class {};\nfunction* gen() {}\nconst n = 1;\n";
+    assert_eq!(
+        dump("a.mjs", js),
+        [
+            "function f 1-2-2",
+            "class K 3-3-3",
+            "field K.#p 3-3-3 shared@3",
+            "field K.s 3-3-3 shared@3",
+            "method K.x 3-3-3 shared@3",
+            "method K.m 3-3-3 shared@3",
+            "function v 5-5-5",
+            "class C 6-6-6",
+            "function gen 7-7-7",
+            "variable n 8-8-8",
+        ]
+    );
+}
+
+#[test]
+fn go_outline() {
+    let go = "package main\n\n// Journal is.\ntype Journal struct {\n\tA int\n}\n\n// Open opens.\nfunc (j *Journal) Open() error {\n\treturn nil\n}\n\nfunc (l List[T]) Len() int { return 0 }\n\nfunc main() {}\n\nconst (\n\tA = 1\n\tB = 2\n)\n\nvar x, y = 1, 2\ntype I interface{ M() }\nvar z = 3\n";
+    assert_eq!(
+        dump("a.go", go),
+        [
+            "struct Journal 3-4-6",
+            "method Journal.Open 8-9-11",
+            "method List.Len 13-13-13",
+            "function main 15-15-15",
+            "const A 18-18-18",
+            "const B 19-19-19",
+            "interface I 23-23-23",
+            "var z 24-24-24",
+        ]
+    );
+}
+
+#[test]
+fn languages_by_extension() {
+    let got: Vec<Option<Language>> = ["a.rs", "d/b.pyi", "c.jsx", "x.cts", "y.tsx", "z.go", "Makefile", "a.RS", "rs"]
+        .iter()
+        .map(|p| Language::of_path(p))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            Some(Language::Rust),
+            Some(Language::Python),
+            Some(Language::JavaScript),
+            Some(Language::TypeScript),
+            Some(Language::Tsx),
+            Some(Language::Go),
+            None,
+            None,
+            None
+        ]
+    );
+    assert_eq!(outline("notes.txt", b"fn a() {}\n"), Err(OutlineError::UnknownLanguage));
+    assert_eq!(parse_errors("notes.txt", b"fn a( {\n"), None);
+}
+
+#[test]
+fn parse_errors_count_and_locate_the_first() {
+    let clean = parse_errors("a.rs", b"fn main() {}\n");
+    assert_eq!(clean, Some(ParseReport { errors: 0, line: 0, column: 0 }));
+    let broken = parse_errors("a.py", "x = \"é\"\ndef f(:\n    pass\n".as_bytes());
+    assert_eq!(broken, Some(ParseReport { errors: 1, line: 2, column: 7 }));
+    // A BOM is not an error, and columns count characters.
+    let bom = parse_errors("a.go", "\u{feff}package a\n".as_bytes());
+    assert_eq!(bom.map(|r| r.errors), Some(0));
+}
+
+#[test]
+fn hunk_names_are_the_innermost_definition() {
+    let names = HunkNames::of("a.rs", b"impl A {\n    fn f() {\n        1;\n    }\n}\n\nfn g() {}\n");
+    let got: Vec<Option<&str>> = (1..=8).map(|l| hunk_context(&names, l)).collect();
+    assert_eq!(
+        got,
+        [Some("A"), Some("A.f"), Some("A.f"), Some("A.f"), Some("A"), None, Some("g"), None]
+    );
+}
+
+/// A file nested far deeper than any stack would hold parses and outlines without
+/// recursion.
+#[test]
+fn deep_nesting_does_not_overflow() {
+    let depth = 20_000;
+    let src = format!("fn f() {{ let x = {}1{}; }}\n", "(".repeat(depth), ")".repeat(depth));
+    assert_eq!(dump("a.rs", &src), ["function f 1-1-1"]);
+    assert_eq!(parse_errors("a.rs", src.as_bytes()).map(|r| r.errors), Some(0));
+}

@@ -1,0 +1,292 @@
+//! Parsing with tree-sitter: the outline of a file's definitions and its parse errors.
+//!
+//! Every walk over a syntax tree is iterative (an explicit stack or a tree cursor),
+//! so a deeply nested file cannot overflow the thread's stack.
+
+use tree_sitter::{Node, Parser, Tree};
+
+use super::lang::{self, Found};
+use super::{Definition, Language, ParseReport};
+
+/// The UTF-8 byte-order mark: not given to the parser (grammars do not expect it),
+/// and added back to every offset.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// A parsed file: its tree over the bytes after a BOM, and the table of line starts.
+struct Parsed<'a> {
+    bytes: &'a [u8],
+    /// Length of the BOM before the parsed bytes (0 or 3).
+    bom: usize,
+    tree: Tree,
+    /// Byte offset of the start of each line (line 1 at 0).
+    line_starts: Vec<usize>,
+}
+
+fn parse(language: Language, bytes: &[u8]) -> Option<Parsed<'_>> {
+    let bom = if bytes.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
+    let mut parser = Parser::new();
+    parser.set_language(&lang::grammar(language)).ok()?;
+    let tree = parser.parse(bytes.get(bom..)?, None)?;
+    let mut line_starts = vec![0];
+    line_starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
+    Some(Parsed {
+        bytes,
+        bom,
+        tree,
+        line_starts,
+    })
+}
+
+impl Parsed<'_> {
+    fn start(&self, node: Node<'_>) -> usize {
+        node.start_byte() + self.bom
+    }
+
+    fn end(&self, node: Node<'_>) -> usize {
+        node.end_byte() + self.bom
+    }
+
+    /// 1-based line of byte `at`.
+    fn line_of(&self, at: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= at).max(1)
+    }
+
+    /// Start of the line holding byte `at` (after the BOM on line 1).
+    fn line_start(&self, at: usize) -> usize {
+        let start = self
+            .line_starts
+            .get(self.line_of(at) - 1)
+            .copied()
+            .unwrap_or(0);
+        start.max(self.bom.min(at))
+    }
+
+    /// Just after the terminator of the line holding byte `at` (or the end of file).
+    fn line_end(&self, at: usize) -> usize {
+        self.line_starts
+            .get(self.line_of(at))
+            .copied()
+            .unwrap_or(self.bytes.len())
+    }
+
+    /// 1-based line of the last byte of `node` (its start for an empty node).
+    fn last_line(&self, node: Node<'_>) -> usize {
+        let (start, end) = (self.start(node), self.end(node));
+        self.line_of(end.saturating_sub(1).max(start))
+    }
+
+    fn text(&self, node: Node<'_>) -> &[u8] {
+        self.bytes
+            .get(self.start(node)..self.end(node))
+            .unwrap_or_default()
+    }
+}
+
+/// The definitions of a file, in order of their first byte (see [`super::outline`]).
+pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
+    let Some(parsed) = parse(language, bytes) else {
+        return Vec::new();
+    };
+    let mut defs: Vec<Definition> = Vec::new();
+    // (node, index in `defs` of the innermost enclosing definition)
+    let mut stack: Vec<(Node<'_>, Option<usize>)> = vec![(parsed.tree.root_node(), None)];
+    while let Some((node, parent)) = stack.pop() {
+        let mut scope = parent;
+        if let Some(found) = lang::classify(language, node, &|n| parsed.text(n)) {
+            let mut path = parent
+                .and_then(|i| defs.get(i))
+                .map(|d| format!("{}.", d.path))
+                .unwrap_or_default();
+            if let Some(receiver) = &found.receiver {
+                path.push_str(receiver);
+                path.push('.');
+            }
+            path.push_str(&found.name);
+            defs.push(definition(&parsed, language, &found, path));
+            scope = Some(defs.len() - 1);
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, scope)));
+    }
+    defs.sort_by_key(|d| (d.trivia_start, d.signature_start));
+    defs
+}
+
+/// The line extents of one found definition.
+fn definition(
+    parsed: &Parsed<'_>,
+    language: Language,
+    found: &Found<'_>,
+    path: String,
+) -> Definition {
+    let outer = found.outer;
+    let signature = signature_start(parsed, outer);
+    let first = leading_trivia(parsed, outer).unwrap_or(parsed.start(outer));
+    let end_byte = parsed.end(outer);
+    let last_line = parsed.last_line(outer);
+    let before = parsed
+        .bytes
+        .get(parsed.line_start(first)..first)
+        .unwrap_or_default();
+    let line_end = parsed.line_end(end_byte.saturating_sub(1).max(parsed.start(outer)));
+    let after = parsed.bytes.get(end_byte..line_end).unwrap_or_default();
+    let shared_line = if !before.iter().all(u8::is_ascii_whitespace) {
+        Some(parsed.line_of(first))
+    } else if !only_trailing_comment(language, after) {
+        Some(last_line)
+    } else {
+        None
+    };
+    Definition {
+        kind: found.kind,
+        path,
+        impl_block: found.impl_block,
+        trivia_start: parsed.line_start(first),
+        signature_start: parsed.line_start(signature),
+        end: line_end,
+        trivia_line: parsed.line_of(first),
+        signature_line: parsed.line_of(signature),
+        last_line,
+        shared_line,
+        parse_error: outer
+            .has_error()
+            .then(|| first_error(outer).map(|e| parsed.line_of(parsed.start(e))))
+            .flatten(),
+    }
+}
+
+/// True when the rest of a definition's last line holds nothing but whitespace,
+/// semicolons and a comment.
+fn only_trailing_comment(language: Language, after: &[u8]) -> bool {
+    let rest: &[u8] = {
+        let skip = after
+            .iter()
+            .position(|b| !(b.is_ascii_whitespace() || *b == b';'))
+            .unwrap_or(after.len());
+        &after[skip..]
+    };
+    let comment: &[&[u8]] = match language {
+        Language::Python => &[b"#"],
+        _ => &[b"//", b"/*"],
+    };
+    rest.is_empty() || comment.iter().any(|c| rest.starts_with(c))
+}
+
+/// Where the signature of `outer` starts: its first child that is not a decorator
+/// (Python's `decorated_definition`, a decorated JavaScript/TypeScript class or
+/// `export`), or `outer` itself.
+fn signature_start(parsed: &Parsed<'_>, outer: Node<'_>) -> usize {
+    let mut cursor = outer.walk();
+    let first = outer
+        .children(&mut cursor)
+        .find(|c| c.kind() != "decorator" && !c.kind().contains("comment"));
+    match first {
+        Some(child) if outer.child(0).is_some_and(|c| c.kind() == "decorator") => {
+            parsed.start(child)
+        }
+        _ => parsed.start(outer),
+    }
+}
+
+/// The first byte of the leading trivia of `outer`: the run of comments, attributes
+/// and decorators just before it, each starting its own line, with no blank line
+/// between them and the definition. `None` when there is none.
+fn leading_trivia(parsed: &Parsed<'_>, outer: Node<'_>) -> Option<usize> {
+    let mut first: Option<usize> = None;
+    let mut next_line = parsed.line_of(parsed.start(outer));
+    let mut at = outer.prev_sibling();
+    while let Some(sibling) = at {
+        let kind = sibling.kind();
+        let trivia = kind.contains("comment") || kind == "attribute_item" || kind == "decorator";
+        let start = parsed.start(sibling);
+        let end_line = parsed.last_line(sibling);
+        let own_line = parsed
+            .bytes
+            .get(parsed.line_start(start)..start)
+            .is_some_and(|b| b.iter().all(u8::is_ascii_whitespace));
+        // A comment ending on the definition's first line but starting its own line
+        // (`/* a */ fn f`) is trivia too; a blank line ends the run.
+        if !trivia || !own_line || end_line + 1 < next_line || is_inner_doc(parsed, sibling) {
+            break;
+        }
+        first = Some(start);
+        next_line = parsed.line_of(start);
+        at = sibling.prev_sibling();
+    }
+    first
+}
+
+/// A Rust inner doc comment or attribute (`//!`, `/*!`, `#![…]`): it documents the
+/// enclosing item, not the next one.
+fn is_inner_doc(parsed: &Parsed<'_>, node: Node<'_>) -> bool {
+    let text = parsed.text(node);
+    text.starts_with(b"//!") || text.starts_with(b"/*!") || text.starts_with(b"#!")
+}
+
+/// The first error or missing-token node under `node`, in document order.
+fn first_error(node: Node<'_>) -> Option<Node<'_>> {
+    let mut found = None;
+    visit_errors(node, |n| {
+        found = Some(n);
+        false
+    });
+    found
+}
+
+/// Calls `f` on each error or missing-token node under `node` in document order,
+/// until it returns false. Descends only into subtrees that contain errors.
+fn visit_errors<'t>(node: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) {
+    if !node.has_error() {
+        return;
+    }
+    let mut cursor = node.walk();
+    loop {
+        let n = cursor.node();
+        let is_error = n.is_error() || n.is_missing();
+        if is_error && !f(n) {
+            return;
+        }
+        // An ERROR node's own subtree is not searched for more: it is one error.
+        if !is_error && n.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.node() == node {
+                return;
+            }
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return;
+            }
+        }
+    }
+}
+
+/// The parse errors of a file (see [`super::parse_errors`]).
+pub(super) fn parse_errors(language: Language, bytes: &[u8]) -> Option<ParseReport> {
+    let parsed = parse(language, bytes)?;
+    let mut report = ParseReport {
+        errors: 0,
+        line: 0,
+        column: 0,
+    };
+    visit_errors(parsed.tree.root_node(), |n| {
+        if report.errors == 0 {
+            let at = parsed.start(n);
+            let line_start = parsed.line_start(at);
+            report.line = parsed.line_of(at);
+            let before = parsed.bytes.get(line_start..at).unwrap_or_default();
+            report.column = String::from_utf8_lossy(before).chars().count() + 1;
+        }
+        report.errors += 1;
+        true
+    });
+    Some(report)
+}
