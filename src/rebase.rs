@@ -71,7 +71,7 @@ impl Journal {
             }
             .to_recorded_json();
             let (txrec, rev) =
-                revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
+                revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts, &[])?;
             Ok(Preview::new(&txrec, rev))
         })
     }

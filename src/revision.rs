@@ -185,9 +185,10 @@ pub(crate) fn append(
     plan_json: String,
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
+    allow: &[String],
 ) -> Result<(TxRecord, RevisionRecord)> {
     let tx = txrec.tx;
-    let content = RevisionContent::of(files, conflicts);
+    let content = RevisionContent::of(files, conflicts).allowing(allow);
     ws.store.write(|w| {
         let now = w.tx(tx)?;
         if now.revisions != txrec.revisions
@@ -284,6 +285,17 @@ impl RevisionContent {
             validation,
             conflicts,
         }
+    }
+}
+
+impl RevisionContent {
+    /// The validation with the errors of codes in `allow` (a plan's `"allow"`) made
+    /// warnings (see [`edit::allow`]).
+    pub fn allowing(mut self, allow: &[String]) -> Self {
+        if !allow.is_empty() {
+            self.validation = edit::allow(std::mem::take(&mut self.validation), allow);
+        }
+        self
     }
 }
 

@@ -128,7 +128,7 @@ impl Journal {
         crate::workspace::guarded(|| {
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
             let plan_json = plan.to_recorded_json();
-            let content = RevisionContent::of(files, Vec::new());
+            let content = RevisionContent::of(files, Vec::new()).allowing(&plan.allow);
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
@@ -201,6 +201,7 @@ impl Journal {
                 plan.to_recorded_json(),
                 files,
                 conflicts,
+                &plan.allow,
             )?;
             Ok(Preview::new(&txrec, rev))
         })

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use similar::{capture_diff_slices_deadline, group_diff_ops, Algorithm, DiffOp, DiffTag};
 
 use super::lines::{count_lines, split_lines, LineCursor};
+use crate::syntax::{hunk_context, HunkNames};
 
 /// Lines of context around each hunk.
 const CONTEXT_LINES: usize = 3;
@@ -115,8 +116,16 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     let ops = file_line_ops(old, new);
     (diff.lines_added, diff.lines_removed) = count_changes(&ops);
     let (mut old_lines, mut new_lines) = (LineCursor::new(old), LineCursor::new(new));
+    let mut names: Option<HunkNames> = None;
     for hunk in group_diff_ops(ops, CONTEXT_LINES) {
-        if !render_hunk(&mut diff.unified, &hunk, &mut old_lines, &mut new_lines) {
+        let names = names.get_or_insert_with(|| HunkNames::of(path, old));
+        if !render_hunk(
+            &mut diff.unified,
+            &hunk,
+            &mut old_lines,
+            &mut new_lines,
+            names,
+        ) {
             diff.unified.push_str(TRUNCATED);
             break;
         }
@@ -604,25 +613,41 @@ fn count_changes(ops: &[DiffOp]) -> (usize, usize) {
     })
 }
 
-/// Appends one hunk: `@@ -a,b +c,d @@` then its lines. False when `out` reached
-/// [`UNIFIED_MAX_BYTES`] and the hunk was cut.
+/// Appends one hunk: `@@ -a,b +c,d @@`, then the name of the definition around its
+/// first change when the old side has one (git's function-name context; see
+/// [`hunk_context`]), then its lines. False when `out` reached [`UNIFIED_MAX_BYTES`]
+/// and the hunk was cut.
 fn render_hunk(
     out: &mut String,
     hunk: &[DiffOp],
     old: &mut LineCursor<'_>,
     new: &mut LineCursor<'_>,
+    names: &HunkNames,
 ) -> bool {
     let (Some(first), Some(last)) = (hunk.first(), hunk.last()) else {
         return true;
     };
     let old_range = first.old_range().start..last.old_range().end;
     let new_range = first.new_range().start..last.new_range().end;
-    let _ = writeln!(
+    // The old side's 1-based line of the first change: the first removed line, or for
+    // an insertion the line it follows.
+    let changed = hunk.iter().find_map(|op| match *op {
+        DiffOp::Equal { .. } => None,
+        DiffOp::Insert { old_index, .. } => Some(old_index),
+        DiffOp::Delete { old_index, .. } | DiffOp::Replace { old_index, .. } => Some(old_index + 1),
+    });
+    let _ = write!(
         out,
         "@@ -{} +{} @@",
         hunk_range(old_range.start, old_range.len()),
         hunk_range(new_range.start, new_range.len())
     );
+    match changed.and_then(|line| hunk_context(names, line)) {
+        Some(name) => {
+            let _ = writeln!(out, " {name}");
+        }
+        None => out.push('\n'),
+    }
     for op in hunk {
         let (tag, old_span, new_span) = op.as_tag_tuple();
         let (old_part, new_part) = (old_span, new_span);

@@ -117,6 +117,11 @@ pub struct Plan {
     pub agent: Option<String>,
     /// The edits, in plan order (their 0-based position is the "plan index").
     pub edits: Vec<Edit>,
+    /// Validation error codes this plan's revision may have without blocking a
+    /// commit (they are recorded as warnings): only `"syntax_error"`
+    /// ([`super::validate::ALLOWABLE`]), for a file meant to stay broken for now.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allow: Vec<String>,
 }
 
 /// One edit of a plan. Paths are relative to the workspace root.
@@ -595,6 +600,17 @@ impl Plan {
                 "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
             )));
         }
+        if let Some(code) = self
+            .allow
+            .iter()
+            .find(|c| !super::validate::ALLOWABLE.contains(&c.as_str()))
+        {
+            return Err(EditError::invalid_plan(format!(
+                "\"allow\": {code:?} is not a validation error a plan may allow; the only one \
+                 is \"syntax_error\" (merge conflicts, conflict markers and empty revisions \
+                 must be fixed)"
+            )));
+        }
         self.edits.iter().try_for_each(Edit::check)
     }
 
@@ -745,6 +761,9 @@ impl Plan {
             plan.insert("agent".into(), Value::from(a.as_str()));
         }
         plan.insert("edits".into(), Value::Array(edits));
+        if !self.allow.is_empty() {
+            plan.insert("allow".into(), Value::from(self.allow.clone()));
+        }
         Value::Object(plan).to_string()
     }
 
@@ -778,7 +797,7 @@ mod tests {
     /// parses back to the same plan), and names a long string by size and hash.
     #[test]
     fn recorded_json_is_the_plan_with_long_strings_named_by_hash() {
-        let json = r#"{"description":"d","agent":"a","edits":[
+        let json = r#"{"description":"d","agent":"a","allow":["syntax_error"],"edits":[
           {"op":"replace_text","path":"a","old":"x","new":"y","occurrence":2},
           {"op":"replace_lines","path":"b","start":1,"end":2,"content":"z\n"},
           {"op":"insert_before","path":"c","anchor":"k","text":"t"},

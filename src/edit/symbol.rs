@@ -245,3 +245,37 @@ fn whole_lines<'e>(text: &'e str, terminator: &[u8]) -> Cow<'e, [u8]> {
 #[cfg(all(test, feature = "syntax"))]
 #[path = "symbol_tests.rs"]
 mod tests;
+
+/// Without the grammars every symbol op fails with a typed error, and nothing else
+/// changes.
+#[cfg(all(test, not(feature = "syntax")))]
+mod without_syntax {
+    use super::super::plan::Edit;
+    use super::super::resolve::{apply_file_edits, FileBase};
+    use super::super::EditError;
+
+    #[test]
+    fn symbol_ops_need_the_syntax_feature() {
+        let edit = Edit::DeleteSymbol {
+            path: "a.rs".into(),
+            symbol: "f".into(),
+            occurrence: None,
+        };
+        let base = FileBase {
+            bytes: Some(b"fn f() {}\n"),
+            mode: None,
+        };
+        let e = apply_file_edits("a.rs", base, &[(0, &edit)]);
+        match e {
+            Err(e @ EditError::SyntaxFeatureDisabled { .. }) => {
+                assert_eq!(e.code(), "syntax_feature_disabled");
+                assert!(
+                    e.to_string()
+                        .contains("symbol edits need the `syntax` feature"),
+                    "{e}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -60,6 +60,14 @@ impl FileCheck<'_> {
 ///   `<<<<<<< `, `>>>>>>> `, or equal to `=======` (ending `\n`, `\r\n` or EOF)
 ///   than the source; the message gives the 1-based line of the first new one.
 /// - `binary_content_edited` (warning): `text_op_on_binary`.
+/// - `syntax_error` (error): the candidate of a Rust, Python, JavaScript,
+///   TypeScript/TSX or Go file (by extension) has parse errors and the file had none
+///   (or did not exist); the message gives the first one's 1-based line and column
+///   (characters). A plan can allow it (`"allow": ["syntax_error"]`, see
+///   [`allow`]).
+/// - `syntax_errors_increased` (warning): such a file already had parse errors and
+///   the candidate has more. Files of other languages, and files over
+///   [`crate::syntax::PARSE_MAX_BYTES`], are not parsed.
 ///
 /// Then `no_changes` (error, path `""`) if every file is unchanged, bytes and metadata
 /// (or there are no files): a mode-only change is a change.
@@ -116,6 +124,7 @@ fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
             format!("{path} line {line}: new merge conflict marker; resolve the conflict and remove the markers before committing"),
         ));
     }
+    issues.extend(syntax_issue(file));
     if file.text_op_on_binary {
         issues.push(issue(
             "binary_content_edited",
@@ -125,6 +134,79 @@ fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
         ));
     }
     issues
+}
+
+/// Codes of validation errors that a plan may allow (its `"allow"` list).
+pub const ALLOWABLE: &[&str] = &["syntax_error"];
+
+/// `issues` with the errors whose codes are in `allowed` (a plan's `"allow"`) made
+/// warnings, their messages saying so: the revision is then committable while the
+/// finding stays recorded and shown.
+pub fn allow(mut issues: Vec<Issue>, allowed: &[String]) -> Vec<Issue> {
+    for issue in &mut issues {
+        if issue.severity == Severity::Error && allowed.contains(&issue.code) {
+            issue.severity = Severity::Warning;
+            issue.message = format!(
+                "{} (allowed by the plan's \"allow\": [\"{}\"], so it does not block a commit)",
+                issue.message, issue.code
+            );
+        }
+    }
+    issues
+}
+
+/// The `syntax_error` error or `syntax_errors_increased` warning of a changed file.
+fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
+    let after = file.after?;
+    if file.before == file.after {
+        return None;
+    }
+    let path = file.path;
+    let language = crate::syntax::Language::of_path(path)?.name();
+    let now = crate::syntax::parse_errors(path, after)?;
+    if now.errors == 0 {
+        return None;
+    }
+    let before = match file.before {
+        Some(before) => crate::syntax::parse_errors(path, before)?.errors,
+        None => 0,
+    };
+    let (line, column) = (now.line, now.column);
+    let region = match now.end_line > line {
+        true => format!(", the first from line {line} through line {}", now.end_line),
+        false => String::new(),
+    };
+    if before == 0 {
+        let was = match file.before {
+            Some(_) => "the file parsed cleanly before",
+            None => "a new file",
+        };
+        return Some(issue(
+            "syntax_error",
+            Severity::Error,
+            path,
+            format!(
+                "{path} line {line}, column {column}: the candidate does not parse as {language} \
+                 ({} parse error{}{region}; {was}); fix the edit, or allow it with \"allow\": \
+                 [\"syntax_error\"] in the plan if the file is meant to be broken for now",
+                now.errors,
+                if now.errors == 1 { "" } else { "s" },
+            ),
+        ));
+    }
+    (now.errors > before).then(|| {
+        issue(
+            "syntax_errors_increased",
+            Severity::Warning,
+            path,
+            format!(
+                "{path}: parse errors as {language} grow from {before} to {} (the first at line \
+                 {line}, column {column}); the file did not parse cleanly before, so this does \
+                 not block a commit, but check the edit",
+                now.errors
+            ),
+        )
+    })
 }
 
 fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
@@ -306,5 +388,69 @@ mod tests {
         let issues = validate(&[]);
         let json = serde_json::to_string(&issues[0]).unwrap_or_default();
         assert!(json.contains("\"severity\":\"error\""), "{json}");
+    }
+
+    fn at<'a>(path: &'a str, before: Option<&'a [u8]>, after: Option<&'a [u8]>) -> FileCheck<'a> {
+        FileCheck {
+            path,
+            ..check(before, after)
+        }
+    }
+
+    #[cfg(feature = "syntax")]
+    #[test]
+    fn a_candidate_that_stops_parsing_is_a_syntax_error() {
+        let issues = validate(&[at(
+            "m.py",
+            Some(b"def f():\n    pass\n"),
+            Some(b"def f(:\n    pass\n"),
+        )]);
+        assert_eq!(codes(&issues), ["syntax_error"]);
+        assert_eq!(issues[0].severity, Severity::Error);
+        assert_eq!(
+            issues[0].message,
+            "m.py line 1, column 7: the candidate does not parse as Python (1 parse error; the \
+             file parsed cleanly before); fix the edit, or allow it with \"allow\": \
+             [\"syntax_error\"] in the plan if the file is meant to be broken for now"
+        );
+        // A new file that does not parse: the same error.
+        let issues = validate(&[at("n.go", None, Some(b"package n\nfunc {\n"))]);
+        assert_eq!(codes(&issues), ["syntax_error"]);
+        assert!(
+            issues[0].message.contains("a new file"),
+            "{}",
+            issues[0].message
+        );
+        // Allowed by the plan: a warning that says so.
+        let allowed = allow(issues, &["syntax_error".to_string()]);
+        assert_eq!(allowed[0].severity, Severity::Warning);
+        assert!(allowed[0].message.ends_with(
+            "(allowed by the plan's \"allow\": [\"syntax_error\"], so it does not block a commit)"
+        ));
+    }
+
+    #[cfg(feature = "syntax")]
+    #[test]
+    fn a_broken_file_warns_when_its_errors_grow_and_other_languages_are_not_parsed() {
+        let before: &[u8] = b"fn f( {\n}\n";
+        let issues = validate(&[at(
+            "a.rs",
+            Some(before),
+            Some(b"fn f( {\n}\nstruct ;\nlet = ;\n"),
+        )]);
+        assert_eq!(codes(&issues), ["syntax_errors_increased"]);
+        assert_eq!(issues[0].severity, Severity::Warning);
+        // Fewer or as many errors: nothing.
+        let issues = validate(&[at("a.rs", Some(before), Some(b"fn f( {\n}\n\n"))]);
+        assert_eq!(codes(&issues), Vec::<&str>::new());
+        let issues = validate(&[at("a.txt", Some(b"fn f() {}\n"), Some(b"fn f( {\n"))]);
+        assert_eq!(codes(&issues), Vec::<&str>::new());
+    }
+
+    #[cfg(not(feature = "syntax"))]
+    #[test]
+    fn without_the_grammars_nothing_is_parsed() {
+        let issues = validate(&[at("a.rs", Some(b"fn f() {}\n"), Some(b"fn f( {\n"))]);
+        assert_eq!(codes(&issues), Vec::<&str>::new());
     }
 }

@@ -337,6 +337,11 @@ fn edit_hint(code: &str) -> &'static str {
         "overlapping_edits" => "merge the overlapping edits into one, or make the second one with edit_revise",
         "file_not_found" => "the file does not exist: use create_file (or m1nd's file_path + new_content, which creates it)",
         "file_exists" => "the file exists already: use replace_file or a text edit (m1nd's file_path + new_content replaces it)",
+        "symbol_not_found" => "name the definition by its scope path joined with '.', e.g. \"Config.load\" (the error lists definitions of that name elsewhere, or the top-level ones); nothing was changed",
+        "ambiguous_symbol" => "add \"occurrence\": N (1-based, in file order) to pick one of the definitions listed in candidates, with their kinds and lines",
+        "symbol_not_splicable" => "symbol ops replace whole lines: edit this definition with replace_text or replace_lines instead; nothing was changed",
+        "unsupported_language" => "symbol ops work in Rust, Python, JavaScript, TypeScript/TSX and Go files: use replace_text or replace_lines for this one; nothing was changed",
+        "syntax_feature_disabled" => "this build has no grammars (Cargo feature `syntax`): use replace_text or replace_lines; nothing was changed",
         _ => "fix the edit and resend; nothing was changed",
     }
 }

@@ -35,7 +35,7 @@ pub const TOOL_NAMES: [&str; 10] = [
     "journal_dump",
 ];
 
-const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, prepend, append, replace_file, create_file, delete_file; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
+const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, prepend, append, replace_file, create_file, delete_file, replace_symbol, insert_before_symbol, insert_after_symbol, delete_symbol; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
 
 const EDIT_REVISE: &str = "Change the candidate of an open preview before committing it: the edits (same forms as edit_preview's edits, or m1nd's {file_path, new_content} at top level) apply to the latest revision's candidate, not to the disk, so line numbers and matched text refer to what the last edit_preview/edit_revise returned. Returns the new revision in edit_preview's shape, under the same preview_id. Give base_revision if the edits were written against an older revision; add rebase=true to merge them onto the latest. Only the agent that made the preview can revise it.";
 
@@ -81,6 +81,8 @@ fn edit_item() -> Value {
     let occurrence = json!({"type": "integer", "minimum": 1, "description": "1-based match to use when the text occurs more than once."});
     let occurrence_or_all = json!({"anyOf": [{"type": "integer", "minimum": 1}, {"const": "all"}], "description": "1-based match to use when old occurs more than once, or \"all\" to replace every match."});
     let mode = json!({"type": ["integer", "string"], "description": "Unix mode, as an octal string like \"0755\"."});
+    let symbol = json!({"type": "string", "description": "A definition: the names of its enclosing definitions and its own, joined with '.' (e.g. \"Config.load\")."});
+    let symbol_occurrence = json!({"type": "integer", "minimum": 1, "description": "1-based definition (in file order) to use when symbol names several; the error lists each one's kind and lines."});
     json!({
         "anyOf": [
             {"type": "object", "description": "Replace the exact bytes of old (must match once, or pick occurrence; \"occurrence\": \"all\" replaces every non-overlapping match, left to right, and validation_issues reports how many as occurrences_replaced).",
@@ -110,6 +112,18 @@ fn edit_item() -> Value {
             {"type": "object", "description": "Delete an existing file.",
              "properties": {"op": {"const": "delete_file"}, "path": path},
              "required": ["op", "path"]},
+            {"type": "object", "description": "Replace a definition (function, method, class, …; Rust, Python, JavaScript, TypeScript/TSX, Go) from its signature line through its last line with content (whole lines; a missing final newline is added). Decorators, attributes and comments directly above it stay. symbol is the names of the enclosing definitions and its own joined with '.', e.g. \"Config.load\", \"History.render\", \"Journal.open\" (a method in an impl).",
+             "properties": {"op": {"const": "replace_symbol"}, "path": path, "symbol": symbol, "content": {"type": "string"}, "occurrence": symbol_occurrence},
+             "required": ["op", "path", "symbol", "content"]},
+            {"type": "object", "description": "Insert text (whole lines) right before a definition, above its decorators, attributes and comments.",
+             "properties": {"op": {"const": "insert_before_symbol"}, "path": path, "symbol": symbol, "text": {"type": "string"}, "occurrence": symbol_occurrence},
+             "required": ["op", "path", "symbol", "text"]},
+            {"type": "object", "description": "Insert text (whole lines) right after a definition's last line (a multi-line value included); blank lines around stay where they were.",
+             "properties": {"op": {"const": "insert_after_symbol"}, "path": path, "symbol": symbol, "text": {"type": "string"}, "occurrence": symbol_occurrence},
+             "required": ["op", "path", "symbol", "text"]},
+            {"type": "object", "description": "Delete a definition's lines with its decorators, attributes and the comments directly above it.",
+             "properties": {"op": {"const": "delete_symbol"}, "path": path, "symbol": symbol, "occurrence": symbol_occurrence},
+             "required": ["op", "path", "symbol"]},
             {"type": "object", "description": "m1nd's whole-file item: replace the file with new_content, or create it if it does not exist.",
              "properties": {"file_path": path, "new_content": {"type": "string"}, "description": {"type": "string"}},
              "required": ["file_path", "new_content"]}

@@ -681,6 +681,7 @@ impl<'a> PlanItem<'a> {
             description,
             agent: Some(agent.to_string()),
             edits,
+            allow: Vec::new(),
         };
         plan.check()?;
         Ok(plan)

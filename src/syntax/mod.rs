@@ -155,6 +155,9 @@ pub struct ParseReport {
     pub line: usize,
     /// 1-based column (characters) of the first one (0 when there is none).
     pub column: usize,
+    /// 1-based last line of the first one: the parser could not make sense of the
+    /// text from `line` through this line (0 when there is none).
+    pub end_line: usize,
 }
 
 /// The parse errors of `bytes` (the content of `path`); `None` when the file is not
@@ -189,9 +192,12 @@ impl HunkNames {
     /// parsed (see [`outline`]).
     pub fn of(path: &str, bytes: &[u8]) -> HunkNames {
         let defs = outline(path, bytes).unwrap_or_default();
+        // A name that is not plain one-line text (a string-named TypeScript module
+        // with a control character, say) is not shown in a diff header.
         HunkNames {
             defs: defs
                 .into_iter()
+                .filter(|d| d.path.len() <= 200 && !d.path.chars().any(char::is_control))
                 .map(|d| (d.signature_line, d.last_line, d.path))
                 .collect(),
         }

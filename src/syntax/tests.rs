@@ -134,10 +134,12 @@ fn go_outline() {
 
 #[test]
 fn languages_by_extension() {
-    let got: Vec<Option<Language>> = ["a.rs", "d/b.pyi", "c.jsx", "x.cts", "y.tsx", "z.go", "Makefile", "a.RS", "rs"]
-        .iter()
-        .map(|p| Language::of_path(p))
-        .collect();
+    let got: Vec<Option<Language>> = [
+        "a.rs", "d/b.pyi", "c.jsx", "x.cts", "y.tsx", "z.go", "Makefile", "a.RS", "rs",
+    ]
+    .iter()
+    .map(|p| Language::of_path(p))
+    .collect();
     assert_eq!(
         got,
         [
@@ -152,16 +154,35 @@ fn languages_by_extension() {
             None
         ]
     );
-    assert_eq!(outline("notes.txt", b"fn a() {}\n"), Err(OutlineError::UnknownLanguage));
+    assert_eq!(
+        outline("notes.txt", b"fn a() {}\n"),
+        Err(OutlineError::UnknownLanguage)
+    );
     assert_eq!(parse_errors("notes.txt", b"fn a( {\n"), None);
 }
 
 #[test]
 fn parse_errors_count_and_locate_the_first() {
     let clean = parse_errors("a.rs", b"fn main() {}\n");
-    assert_eq!(clean, Some(ParseReport { errors: 0, line: 0, column: 0 }));
+    assert_eq!(
+        clean,
+        Some(ParseReport {
+            errors: 0,
+            line: 0,
+            column: 0,
+            end_line: 0
+        })
+    );
     let broken = parse_errors("a.py", "x = \"é\"\ndef f(:\n    pass\n".as_bytes());
-    assert_eq!(broken, Some(ParseReport { errors: 1, line: 2, column: 7 }));
+    assert_eq!(
+        broken,
+        Some(ParseReport {
+            errors: 1,
+            line: 2,
+            column: 7,
+            end_line: 2
+        })
+    );
     // A BOM is not an error, and columns count characters.
     let bom = parse_errors("a.go", "\u{feff}package a\n".as_bytes());
     assert_eq!(bom.map(|r| r.errors), Some(0));
@@ -169,11 +190,23 @@ fn parse_errors_count_and_locate_the_first() {
 
 #[test]
 fn hunk_names_are_the_innermost_definition() {
-    let names = HunkNames::of("a.rs", b"impl A {\n    fn f() {\n        1;\n    }\n}\n\nfn g() {}\n");
+    let names = HunkNames::of(
+        "a.rs",
+        b"impl A {\n    fn f() {\n        1;\n    }\n}\n\nfn g() {}\n",
+    );
     let got: Vec<Option<&str>> = (1..=8).map(|l| hunk_context(&names, l)).collect();
     assert_eq!(
         got,
-        [Some("A"), Some("A.f"), Some("A.f"), Some("A.f"), Some("A"), None, Some("g"), None]
+        [
+            Some("A"),
+            Some("A.f"),
+            Some("A.f"),
+            Some("A.f"),
+            Some("A"),
+            None,
+            Some("g"),
+            None
+        ]
     );
 }
 
@@ -182,7 +215,42 @@ fn hunk_names_are_the_innermost_definition() {
 #[test]
 fn deep_nesting_does_not_overflow() {
     let depth = 20_000;
-    let src = format!("fn f() {{ let x = {}1{}; }}\n", "(".repeat(depth), ")".repeat(depth));
+    let src = format!(
+        "fn f() {{ let x = {}1{}; }}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
     assert_eq!(dump("a.rs", &src), ["function f 1-1-1"]);
-    assert_eq!(parse_errors("a.rs", src.as_bytes()).map(|r| r.errors), Some(0));
+    assert_eq!(
+        parse_errors("a.rs", src.as_bytes()).map(|r| r.errors),
+        Some(0)
+    );
+}
+
+/// Errors inside an error region count: a second break in a file that one break
+/// already wrapped in a single error region makes the count grow.
+#[test]
+fn errors_inside_an_error_region_count() {
+    let broken =
+        "fn main() {\n    if ready() {\n        go();\n}\n\nfn ready() -> bool {\n    true\n}\n";
+    let one = parse_errors("a.rs", broken.as_bytes());
+    assert_eq!(
+        one,
+        Some(ParseReport {
+            errors: 1,
+            line: 1,
+            column: 1,
+            end_line: 8
+        })
+    );
+    let two = parse_errors("a.rs", format!("struct ;\n{broken}").as_bytes());
+    assert_eq!(
+        two,
+        Some(ParseReport {
+            errors: 2,
+            line: 1,
+            column: 1,
+            end_line: 9
+        })
+    );
 }

@@ -251,8 +251,9 @@ fn visit_errors<'t>(node: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) {
         if is_error && !f(n) {
             return;
         }
-        // An ERROR node's own subtree is not searched for more: it is one error.
-        if !is_error && n.has_error() && cursor.goto_first_child() {
+        // An ERROR node's subtree is searched too: the parser often wraps a whole
+        // region in one, and the errors inside it are what grows when more breaks.
+        if n.has_error() && cursor.goto_first_child() {
             continue;
         }
         loop {
@@ -276,6 +277,7 @@ pub(super) fn parse_errors(language: Language, bytes: &[u8]) -> Option<ParseRepo
         errors: 0,
         line: 0,
         column: 0,
+        end_line: 0,
     };
     visit_errors(parsed.tree.root_node(), |n| {
         if report.errors == 0 {
@@ -284,6 +286,7 @@ pub(super) fn parse_errors(language: Language, bytes: &[u8]) -> Option<ParseRepo
             report.line = parsed.line_of(at);
             let before = parsed.bytes.get(line_start..at).unwrap_or_default();
             report.column = String::from_utf8_lossy(before).chars().count() + 1;
+            report.end_line = parsed.last_line(n);
         }
         report.errors += 1;
         true

@@ -2,6 +2,9 @@
 
 mod support;
 
+#[cfg(feature = "syntax")]
+mod symbols;
+
 mod causes;
 mod cli;
 mod commit;
