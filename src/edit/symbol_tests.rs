@@ -457,3 +457,270 @@ fn javascript_methods_and_exports() {
         Ok("export class K {\n  m() {\n    return 2;\n  }\n}\n\n")
     );
 }
+
+/// Model-based: files made of known definitions (with and without trivia, blank
+/// lines, CRLF, a BOM, a missing final newline) in Python and Rust; every symbol op on
+/// any of them gives exactly the bytes of the line model — so no byte outside the
+/// definition's lines (plus its trivia, for delete) ever changes.
+mod model {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// One definition of a generated file: its lines, and where its trivia ends.
+    #[derive(Debug, Clone)]
+    struct Item {
+        /// The symbol path.
+        symbol: String,
+        /// Lines (without terminators): trivia first, then the definition.
+        lines: Vec<String>,
+        /// How many of `lines` are trivia.
+        trivia: usize,
+    }
+
+    /// A Python or Rust item number `i` of kind `kind` with trivia `trivia` (0–2 lines).
+    fn item(rust: bool, i: usize, kind: u8, trivia: usize, body: usize) -> Item {
+        let (symbol, mut lines, tl): (String, Vec<String>, Vec<String>) = match (rust, kind % 3) {
+            (false, 0) => (
+                format!("f{i}"),
+                std::iter::once(format!("def f{i}(x):"))
+                    .chain((0..body).map(|k| format!("    y{k} = x")))
+                    .chain(std::iter::once("    return x".to_string()))
+                    .collect(),
+                vec![format!("# about f{i}"), format!("@deco{i}")],
+            ),
+            (false, 1) => (
+                format!("V{i}"),
+                std::iter::once(format!("V{i} = {{"))
+                    .chain((0..body).map(|k| format!("    \"k{k}\": {{\"v\": {k}}},")))
+                    .chain(std::iter::once("}".to_string()))
+                    .collect(),
+                vec![format!("# V{i} holds"), format!("# the values")],
+            ),
+            (false, _) => (
+                format!("C{i}.m"),
+                vec![
+                    format!("class C{i}:"),
+                    "    def m(self):".into(),
+                    "        return 1".into(),
+                ],
+                vec![format!("# class C{i}"), format!("@dataclass")],
+            ),
+            (true, 0) => (
+                format!("f{i}"),
+                std::iter::once(format!("pub fn f{i}() -> u8 {{"))
+                    .chain((0..body).map(|k| format!("    let _y{k} = {k};")))
+                    .chain(["    1".to_string(), "}".to_string()])
+                    .collect(),
+                vec![format!("/// Does f{i}."), "#[inline]".into()],
+            ),
+            (true, 1) => (
+                format!("K{i}"),
+                std::iter::once(format!("const K{i}: [u8; {body}] = ["))
+                    .chain((0..body).map(|k| format!("    {k},")))
+                    .chain(std::iter::once("];".to_string()))
+                    .collect(),
+                vec![format!("// K{i}."), "#[allow(dead_code)]".into()],
+            ),
+            (true, _) => (
+                format!("S{i}.m"),
+                vec![
+                    format!("impl S{i} {{"),
+                    "    fn m(&self) {}".into(),
+                    "}".into(),
+                ],
+                vec![format!("/// Impl of S{i}."), "#[cfg(test)]".into()],
+            ),
+        };
+        // The trivia of a method item sits above the class / impl (which is not the
+        // target), so it is no trivia of the method: only the method's own lines count.
+        let nested = kind % 3 == 2;
+        let trivia_lines: Vec<String> = tl.into_iter().take(trivia).collect();
+        let n = trivia_lines.len();
+        if nested {
+            // The target is line 2 only (the method): model it as an item of one line
+            // inside a container whose other lines are fixed context.
+            let mut all = trivia_lines;
+            all.append(&mut lines);
+            return Item {
+                symbol,
+                lines: all,
+                trivia: usize::MAX - n, // marks "method at offset n + 1"
+            };
+        }
+        let mut all = trivia_lines;
+        all.append(&mut lines);
+        Item {
+            symbol,
+            lines: all,
+            trivia: n,
+        }
+    }
+
+    /// (file bytes, per item: (symbol, first trivia line, signature line, last line)),
+    /// lines 1-based.
+    fn file(
+        rust: bool,
+        specs: &[(u8, usize, usize, usize)],
+        crlf: bool,
+        bom: bool,
+        final_newline: bool,
+    ) -> (Vec<u8>, Vec<(String, usize, usize, usize)>) {
+        let term = if crlf { "\r\n" } else { "\n" };
+        let mut lines: Vec<String> = Vec::new();
+        let mut spans = Vec::new();
+        if rust {
+            lines.push("//! Module.".into());
+        } else {
+            lines.push("import os".into());
+        }
+        for (i, &(kind, trivia, body, blanks)) in specs.iter().enumerate() {
+            // A free comment, then a blank line: never anyone's trivia.
+            if blanks == 2 {
+                lines.push(if rust {
+                    "// free".into()
+                } else {
+                    "# free".into()
+                });
+            }
+            lines.extend((0..blanks.max(1)).map(|_| String::new()));
+            let it = item(rust, i, kind, trivia, body);
+            let first = lines.len() + 1;
+            let (trivia_line, signature, last) = if it.trivia >= usize::MAX / 2 {
+                let n = usize::MAX - it.trivia;
+                let method = first + n + 1;
+                (method, method, method + if rust { 0 } else { 1 })
+            } else {
+                (first, first + it.trivia, first + it.lines.len() - 1)
+            };
+            lines.extend(it.lines);
+            spans.push((it.symbol, trivia_line, signature, last));
+        }
+        let mut text = String::new();
+        if bom {
+            text.push('\u{feff}');
+        }
+        for (k, line) in lines.iter().enumerate() {
+            text.push_str(line);
+            if k + 1 < lines.len() || final_newline {
+                text.push_str(term);
+            }
+        }
+        (text.into_bytes(), spans)
+    }
+
+    /// Lines of `bytes`, each with its terminator (the BOM stays on line 1).
+    fn split(bytes: &[u8]) -> Vec<Vec<u8>> {
+        bytes
+            .split_inclusive(|&b| b == b'\n')
+            .map(<[u8]>::to_vec)
+            .collect()
+    }
+
+    /// The expected bytes of `op` on the definition at (trivia, signature, last).
+    fn expected(base: &[u8], op: u8, text: &str, span: (usize, usize, usize)) -> Vec<u8> {
+        let (trivia, signature, last) = span;
+        let mut lines = split(base);
+        let bom = base.starts_with(b"\xEF\xBB\xBF");
+        let crlf_of = |l: &[u8]| l.ends_with(b"\r\n");
+        let last_line = lines[last - 1].clone();
+        let term: &[u8] = if last_line.ends_with(b"\n") {
+            if crlf_of(&last_line) {
+                b"\r\n"
+            } else {
+                b"\n"
+            }
+        } else if crlf_of(&lines[0]) {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        let mut t = text.as_bytes().to_vec();
+        if !t.ends_with(b"\n") {
+            t.extend_from_slice(term);
+        }
+        let eof_open = !last_line.ends_with(b"\n");
+        // Line 1 keeps its BOM when lines from 1 on are replaced or removed.
+        let keep_bom = |lines: &mut Vec<Vec<u8>>, from: usize| -> Vec<u8> {
+            if from == 1 && bom {
+                lines[0].drain(..3);
+                b"\xEF\xBB\xBF".to_vec()
+            } else {
+                Vec::new()
+            }
+        };
+        let joined = |ls: &[Vec<u8>]| ls.concat();
+        match op % 4 {
+            0 => {
+                let head = keep_bom(&mut lines, signature);
+                if eof_open {
+                    t.truncate(t.len() - term.len());
+                }
+                [
+                    joined(&lines[..signature - 1]),
+                    head,
+                    t,
+                    joined(&lines[last..]),
+                ]
+                .concat()
+            }
+            1 => {
+                let head = keep_bom(&mut lines, trivia);
+                [
+                    joined(&lines[..trivia - 1]),
+                    head,
+                    t,
+                    joined(&lines[trivia - 1..]),
+                ]
+                .concat()
+            }
+            2 => {
+                if eof_open {
+                    let body = t[..t.len() - term.len()].to_vec();
+                    t = [term.to_vec(), body].concat();
+                }
+                [joined(&lines[..last]), t, joined(&lines[last..])].concat()
+            }
+            _ => {
+                let head = keep_bom(&mut lines, trivia);
+                [joined(&lines[..trivia - 1]), head, joined(&lines[last..])].concat()
+            }
+        }
+    }
+
+    fn spec() -> impl Strategy<Value = (u8, usize, usize, usize)> {
+        (0u8..3, 0usize..3, 1usize..4, 0usize..3)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+        #[test]
+        fn symbol_ops_touch_only_the_definitions_lines(
+            rust in any::<bool>(),
+            specs in prop::collection::vec(spec(), 1..5),
+            crlf in any::<bool>(),
+            bom in any::<bool>(),
+            final_newline in any::<bool>(),
+            pick in any::<prop::sample::Index>(),
+            op in 0u8..4,
+            text in prop_oneof![Just("X = 1\n"), Just("Y = 2"), Just("# one\n# two\n"), Just("\n\nZ = 3\n")],
+        ) {
+            let (base, spans) = file(rust, &specs, crlf, bom, final_newline);
+            let (symbol, trivia, signature, last) = spans[pick.index(spans.len())].clone();
+            let path = if rust { "m.rs" } else { "m.py" };
+            let edit = match op {
+                0 => replace(path, &symbol, text),
+                1 => before(path, &symbol, text),
+                2 => after(path, &symbol, text),
+                _ => delete(path, &symbol),
+            };
+            let got = apply_bytes(path, &base, serde_json::json!([edit]));
+            let want = expected(&base, op, text, (trivia, signature, last));
+            prop_assert_eq!(
+                got.map(|b| String::from_utf8_lossy(&b).into_owned()),
+                Ok(String::from_utf8_lossy(&want).into_owned()),
+                "{} on {:?} in\n{}", ["replace", "insert_before", "insert_after", "delete"][op as usize], symbol, String::from_utf8_lossy(&base)
+            );
+        }
+    }
+}
