@@ -714,6 +714,25 @@ fn render_lines(out: &mut String, prefix: char, lines: &[&[u8]]) -> bool {
 mod tests {
     use super::*;
 
+    /// Hunk headers name the innermost definition around the first change, as git's
+    /// function-name context does; files of unknown languages get none.
+    #[cfg(feature = "syntax")]
+    #[test]
+    fn hunk_headers_name_the_enclosing_definition() {
+        let body: String = (1..=8).map(|k| format!("        x{k} = {k}\n")).collect();
+        let old = format!("class A:\n    def m(self):\n{body}        return 1\n\n\ndef g():\n    pass\n");
+        let new = old.replace("x5 = 5", "x5 = 50").replace("    pass", "    return");
+        let d = candidate_diff("a.py", Some(old.as_bytes()), Some(new.as_bytes()));
+        let headers: Vec<&str> = d.unified.lines().filter(|l| l.starts_with("@@")).collect();
+        assert_eq!(headers, ["@@ -4,7 +4,7 @@ A.m", "@@ -12,4 +12,4 @@ g"]);
+        // An insertion after a definition's last line names that definition.
+        let added = old.replace("    pass\n", "    pass\nz = 1\n");
+        let d = candidate_diff("a.py", Some(old.as_bytes()), Some(added.as_bytes()));
+        assert!(d.unified.contains("@@ -13,3 +13,4 @@ g\n"), "{}", d.unified);
+        let d = candidate_diff("a.txt", Some(old.as_bytes()), Some(new.as_bytes()));
+        assert!(d.unified.contains("@@ -4,7 +4,7 @@\n"), "{}", d.unified);
+    }
+
     #[test]
     fn identical_inputs_give_empty_diff() {
         let d = candidate_diff("a.txt", Some(b"x\ny\n"), Some(b"x\ny\n"));
