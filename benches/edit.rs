@@ -3,6 +3,10 @@
 //!
 //! - `preview_one_edit/{1KiB,100KiB,1MiB,10MiB}`: one `replace_text` in one file
 //!   (read, blake3, resolve, diff, validation, one durable journal write).
+//! - `replace_symbol_10k_lines/{replace_text,replace_symbol}`: one edit of one function
+//!   in a Rust file of 10 000 lines (1 000 functions), as exact text and by symbol
+//!   name: the difference is the cost of finding the definition (feature `syntax`);
+//!   both pay the syntax validation and the hunk header's symbol name.
 //! - `commit_4KiB_files/{1,10,100,1000}`: the full ApplyBatch protocol with its fsyncs;
 //!   each iteration's preview is set-up, not timed.
 //! - `rollback_4KiB_files/{1,10,100,1000}`: rolling back the latest commit or rollback
@@ -44,6 +48,54 @@ fn bench_preview(c: &mut Criterion) {
         .expect("plan");
         g.bench_function(BenchmarkId::from_parameter(label), |b| {
             b.iter(|| j.preview(&plan).expect("preview"))
+        });
+    }
+    g.finish();
+}
+
+/// A Rust file of `n` functions of 10 lines each.
+fn functions(n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            format!(
+                "/// Function {i}.\npub fn f{i}(x: u64) -> u64 {{\n    let a = x + {i};\n    let b = a * 3;\n    \
+                 let c = b ^ a;\n    if c > 10 {{\n        return c;\n    }}\n    a + b\n}}\n"
+            )
+        })
+        .collect()
+}
+
+fn bench_replace_symbol(c: &mut Criterion) {
+    if !ultra_edit::syntax::ENABLED {
+        return;
+    }
+    let mut g = c.benchmark_group("replace_symbol_10k_lines");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .sampling_mode(SamplingMode::Flat);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let text = functions(1000);
+    assert_eq!(text.lines().count(), 10_000);
+    fs::write(dir.path().join("f.rs"), &text).expect("write");
+    let j = Journal::init(dir.path()).expect("init");
+    let plan = |edit: serde_json::Value| {
+        Plan::from_json(
+            serde_json::json!({ "edits": [edit] })
+                .to_string()
+                .as_bytes(),
+        )
+        .expect("plan")
+    };
+    let by_text = plan(serde_json::json!({"op": "replace_text", "path": "f.rs",
+        "old": "    let a = x + 500;\n", "new": "    let a = x + 501;\n"}));
+    let by_symbol = plan(
+        serde_json::json!({"op": "replace_symbol", "path": "f.rs", "symbol": "f500",
+        "content": "pub fn f500(x: u64) -> u64 {\n    x\n}\n"}),
+    );
+    for (label, plan) in [("replace_text", &by_text), ("replace_symbol", &by_symbol)] {
+        g.bench_function(BenchmarkId::from_parameter(label), |b| {
+            b.iter(|| j.preview(plan).expect("preview"))
         });
     }
     g.finish();
@@ -105,5 +157,11 @@ fn bench_rollback(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_preview, bench_commit, bench_rollback);
+criterion_group!(
+    benches,
+    bench_preview,
+    bench_replace_symbol,
+    bench_commit,
+    bench_rollback
+);
 criterion_main!(benches);

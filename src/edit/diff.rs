@@ -720,8 +720,11 @@ mod tests {
     #[test]
     fn hunk_headers_name_the_enclosing_definition() {
         let body: String = (1..=8).map(|k| format!("        x{k} = {k}\n")).collect();
-        let old = format!("class A:\n    def m(self):\n{body}        return 1\n\n\ndef g():\n    pass\n");
-        let new = old.replace("x5 = 5", "x5 = 50").replace("    pass", "    return");
+        let old =
+            format!("class A:\n    def m(self):\n{body}        return 1\n\n\ndef g():\n    pass\n");
+        let new = old
+            .replace("x5 = 5", "x5 = 50")
+            .replace("    pass", "    return");
         let d = candidate_diff("a.py", Some(old.as_bytes()), Some(new.as_bytes()));
         let headers: Vec<&str> = d.unified.lines().filter(|l| l.starts_with("@@")).collect();
         assert_eq!(headers, ["@@ -4,7 +4,7 @@ A.m", "@@ -12,4 +12,4 @@ g"]);
