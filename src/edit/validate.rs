@@ -163,7 +163,7 @@ fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
     }
     let path = file.path;
     let language = crate::syntax::Language::of_path(path)?.name();
-    let now = crate::syntax::parse_errors(path, after)?;
+    let now = crate::syntax::parse_errors_since(path, after, file.before)?;
     if now.errors == 0 {
         return None;
     }

@@ -164,20 +164,28 @@ pub struct ParseReport {
 /// parsed: an unknown language, a file over [`PARSE_MAX_BYTES`], or no `syntax`
 /// feature.
 pub fn parse_errors(path: &str, bytes: &[u8]) -> Option<ParseReport> {
+    parse_errors_since(path, bytes, None)
+}
+
+/// As [`parse_errors`], with `before`, an earlier version of the same file, whose
+/// syntax tree is reused for the parts that did not change (tree-sitter's incremental
+/// parsing: the result is that of a full parse, in a fraction of its time).
+pub fn parse_errors_since(path: &str, bytes: &[u8], before: Option<&[u8]>) -> Option<ParseReport> {
     let language = Language::of_path(path)?;
     if bytes.len() > PARSE_MAX_BYTES {
         return None;
     }
-    parse_errors_of(language, bytes)
+    let before = before.filter(|b| b.len() <= PARSE_MAX_BYTES);
+    parse_errors_of(language, bytes, before)
 }
 
 #[cfg(feature = "syntax")]
-fn parse_errors_of(language: Language, bytes: &[u8]) -> Option<ParseReport> {
-    tree::parse_errors(language, bytes)
+fn parse_errors_of(language: Language, bytes: &[u8], before: Option<&[u8]>) -> Option<ParseReport> {
+    tree::parse_errors(language, bytes, before)
 }
 
 #[cfg(not(feature = "syntax"))]
-fn parse_errors_of(_: Language, _: &[u8]) -> Option<ParseReport> {
+fn parse_errors_of(_: Language, _: &[u8], _: Option<&[u8]>) -> Option<ParseReport> {
     None
 }
 

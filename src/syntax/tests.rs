@@ -254,3 +254,27 @@ fn errors_inside_an_error_region_count() {
         })
     );
 }
+
+/// An incremental parse (the earlier version's tree, edited) reports what a full
+/// parse of the same bytes reports.
+#[test]
+fn incremental_parses_match_full_parses() {
+    let before = "fn a() {\n    1\n}\n\nfn b() {\n    if x {\n        y();\n    }\n}\n";
+    let afters = [
+        before.replace("    }\n}", "}"),
+        before.replace("y();", "y(;"),
+        before.replace("fn a", "struct ;\nfn a"),
+        format!("{before}fn c() {{}}\n"),
+        before.replace("1", "let = ;"),
+        String::new(),
+        format!("\u{feff}{before}"),
+    ];
+    for after in &afters {
+        super::tree::cache::clear();
+        let full = parse_errors("a.rs", after.as_bytes());
+        super::tree::cache::clear();
+        let _ = parse_errors("a.rs", before.as_bytes());
+        let incremental = parse_errors_since("a.rs", after.as_bytes(), Some(before.as_bytes()));
+        assert_eq!(incremental, full, "{after:?}");
+    }
+}

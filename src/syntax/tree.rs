@@ -23,14 +23,36 @@ struct Parsed<'a> {
 }
 
 fn parse(language: Language, bytes: &[u8]) -> Option<Parsed<'_>> {
+    parse_from(language, bytes, None)
+}
+
+/// Like [`parse`]; when `before` is given (an earlier version of the same file), its
+/// tree is edited to the one changed region of `bytes` (common prefix and suffix set
+/// aside) and the parser reuses the unchanged subtrees: tree-sitter's incremental
+/// parsing, which gives the tree a full parse would.
+fn parse_from<'a>(
+    language: Language,
+    bytes: &'a [u8],
+    before: Option<&[u8]>,
+) -> Option<Parsed<'a>> {
     let bom = if bytes.starts_with(UTF8_BOM) {
         UTF8_BOM.len()
     } else {
         0
     };
-    let mut parser = Parser::new();
-    parser.set_language(&lang::grammar(language)).ok()?;
-    let tree = parser.parse(bytes.get(bom..)?, None)?;
+    let body = bytes.get(bom..)?;
+    let key = cache::Key::of(language, body);
+    let tree = match cache::get(&key) {
+        Some(tree) => tree,
+        None => {
+            let mut parser = Parser::new();
+            parser.set_language(&lang::grammar(language)).ok()?;
+            let old = before.and_then(|b| edited_tree(language, b, bom, body));
+            let tree = parser.parse(body, old.as_ref())?;
+            cache::put(key, &tree, body.len());
+            tree
+        }
+    };
     let mut line_starts = vec![0];
     line_starts.extend(memchr::memchr_iter(b'\n', bytes).map(|i| i + 1));
     Some(Parsed {
@@ -39,6 +61,108 @@ fn parse(language: Language, bytes: &[u8]) -> Option<Parsed<'_>> {
         tree,
         line_starts,
     })
+}
+
+/// The tree of `before` (parsed, or from the cache) edited to become `after`'s
+/// starting point; `None` when `before` has a different BOM.
+fn edited_tree(language: Language, before: &[u8], bom: usize, after: &[u8]) -> Option<Tree> {
+    let old_bom = if before.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
+    if old_bom != bom {
+        return None;
+    }
+    let old = before.get(bom..)?;
+    let mut tree = parse(language, before)?.tree;
+    let prefix = old.iter().zip(after).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(after.len()) - prefix;
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(after.iter().rev())
+        .take(max_suffix)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let point = |text: &[u8], at: usize| {
+        let head = text.get(..at).unwrap_or_default();
+        let row = memchr::memchr_iter(b'\n', head).count();
+        let column = at - memchr::memrchr(b'\n', head).map_or(0, |i| i + 1);
+        tree_sitter::Point { row, column }
+    };
+    let (old_end, new_end) = (old.len() - suffix, after.len() - suffix);
+    tree.edit(&tree_sitter::InputEdit {
+        start_byte: prefix,
+        old_end_byte: old_end,
+        new_end_byte: new_end,
+        start_position: point(old, prefix),
+        old_end_position: point(old, old_end),
+        new_end_position: point(after, new_end),
+    });
+    Some(tree)
+}
+
+/// The trees of the last few files parsed, by content: a preview parses the same
+/// bytes several times (the symbol ops find definitions in the base, the diff names
+/// the definitions around its hunks in the same base, the validation edits that tree
+/// into the candidate's), and a parse of a 10 000-line file takes tens of
+/// milliseconds. Only files up to [`CACHED_MAX_BYTES`] are kept (a tree takes several
+/// times its file's size).
+pub(super) mod cache {
+    use std::sync::Mutex;
+
+    use tree_sitter::Tree;
+
+    use super::Language;
+
+    /// Trees kept.
+    const ENTRIES: usize = 4;
+    /// Largest file (bytes) whose tree is kept.
+    pub(super) const CACHED_MAX_BYTES: usize = 1 << 20;
+
+    /// The language and the blake3 hash of the parsed bytes.
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    pub(super) struct Key(Language, [u8; 32]);
+
+    impl Key {
+        pub(super) fn of(language: Language, bytes: &[u8]) -> Key {
+            Key(language, *blake3::hash(bytes).as_bytes())
+        }
+    }
+
+    /// Most recently used last.
+    static TREES: Mutex<Vec<(Key, Tree)>> = Mutex::new(Vec::new());
+
+    pub(super) fn get(key: &Key) -> Option<Tree> {
+        let mut trees = TREES.lock().ok()?;
+        let at = trees.iter().position(|(k, _)| k == key)?;
+        let entry = trees.remove(at);
+        let tree = entry.1.clone();
+        trees.push(entry);
+        Some(tree)
+    }
+
+    /// Forgets every tree (tests compare incremental and full parses with it).
+    #[cfg(test)]
+    pub(in crate::syntax) fn clear() {
+        if let Ok(mut trees) = TREES.lock() {
+            trees.clear();
+        }
+    }
+
+    pub(super) fn put(key: Key, tree: &Tree, len: usize) {
+        if len > CACHED_MAX_BYTES {
+            return;
+        }
+        if let Ok(mut trees) = TREES.lock() {
+            trees.retain(|(k, _)| *k != key);
+            if trees.len() >= ENTRIES {
+                trees.remove(0);
+            }
+            trees.push((key, tree.clone()));
+        }
+    }
 }
 
 impl Parsed<'_> {
@@ -270,9 +394,14 @@ fn visit_errors<'t>(node: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) {
     }
 }
 
-/// The parse errors of a file (see [`super::parse_errors`]).
-pub(super) fn parse_errors(language: Language, bytes: &[u8]) -> Option<ParseReport> {
-    let parsed = parse(language, bytes)?;
+/// The parse errors of a file (see [`super::parse_errors`]); `before`, an earlier
+/// version of it, makes the parse incremental.
+pub(super) fn parse_errors(
+    language: Language,
+    bytes: &[u8],
+    before: Option<&[u8]>,
+) -> Option<ParseReport> {
+    let parsed = parse_from(language, bytes, before)?;
     let mut report = ParseReport {
         errors: 0,
         line: 0,
