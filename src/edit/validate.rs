@@ -172,10 +172,15 @@ fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
         None => 0,
     };
     let (line, column) = (now.line, now.column);
-    let region = match now.end_line > line {
+    let mut region = match now.end_line > line {
         true => format!(", the first from line {line} through line {}", now.end_line),
         false => String::new(),
     };
+    if let Some((l, c)) = now.unclosed {
+        region.push_str(&format!(
+            "; the bracket at line {l}, column {c} looks unclosed"
+        ));
+    }
     if before == 0 {
         let was = match file.before {
             Some(_) => "the file parsed cleanly before",

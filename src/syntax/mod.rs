@@ -158,6 +158,12 @@ pub struct ParseReport {
     /// 1-based last line of the first one: the parser could not make sense of the
     /// text from `line` through this line (0 when there is none).
     pub end_line: usize,
+    /// In a file with errors, an opening bracket that looks unclosed, as (1-based line,
+    /// 1-based column in characters): one left open at the end of the file, or closed
+    /// by a bracket of another kind, or by a closing bracket that starts a line
+    /// indented less than the opening bracket's line (the usual trace of a dropped
+    /// `}`). A heuristic of brace languages (not Python); `None` when nothing looks so.
+    pub unclosed: Option<(usize, usize)>,
 }
 
 /// The parse errors of `bytes` (the content of `path`); `None` when the file is not

@@ -170,7 +170,8 @@ fn parse_errors_count_and_locate_the_first() {
             errors: 0,
             line: 0,
             column: 0,
-            end_line: 0
+            end_line: 0,
+            unclosed: None
         })
     );
     let broken = parse_errors("a.py", "x = \"é\"\ndef f(:\n    pass\n".as_bytes());
@@ -180,7 +181,8 @@ fn parse_errors_count_and_locate_the_first() {
             errors: 1,
             line: 2,
             column: 7,
-            end_line: 2
+            end_line: 2,
+            unclosed: None
         })
     );
     // A BOM is not an error, and columns count characters.
@@ -240,19 +242,12 @@ fn errors_inside_an_error_region_count() {
             errors: 1,
             line: 1,
             column: 1,
-            end_line: 8
+            end_line: 8,
+            unclosed: Some((2, 16))
         })
     );
     let two = parse_errors("a.rs", format!("struct ;\n{broken}").as_bytes());
-    assert_eq!(
-        two,
-        Some(ParseReport {
-            errors: 2,
-            line: 1,
-            column: 1,
-            end_line: 9
-        })
-    );
+    assert_eq!(two.map(|r| (r.errors, r.line, r.end_line)), Some((2, 1, 9)));
 }
 
 /// An incremental parse (the earlier version's tree, edited) reports what a full
@@ -277,4 +272,14 @@ fn incremental_parses_match_full_parses() {
         let incremental = parse_errors_since("a.rs", after.as_bytes(), Some(before.as_bytes()));
         assert_eq!(incremental, full, "{after:?}");
     }
+}
+
+/// The unclosed-bracket hint: a bracket left open at the end, one closed by another
+/// kind, and none for a file whose brackets balance.
+#[test]
+fn unclosed_brackets_are_pointed_at() {
+    let at = |src: &str| parse_errors("a.go", src.as_bytes()).and_then(|r| r.unclosed);
+    assert_eq!(at("package a\n\nfunc f() {\n\tg(1\n}\n"), Some((4, 3)));
+    assert_eq!(at("package a\n\nfunc f() {\n\tg()\n"), Some((3, 10)));
+    assert_eq!(at("package a\n\nfunc f() {\n\tg() +\n}\n"), None);
 }

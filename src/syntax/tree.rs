@@ -407,6 +407,7 @@ pub(super) fn parse_errors(
         line: 0,
         column: 0,
         end_line: 0,
+        unclosed: None,
     };
     visit_errors(parsed.tree.root_node(), |n| {
         if report.errors == 0 {
@@ -420,5 +421,75 @@ pub(super) fn parse_errors(
         report.errors += 1;
         true
     });
+    if report.errors > 0 && language != Language::Python {
+        report.unclosed = unclosed_bracket(&parsed).map(|at| {
+            let line_start = parsed.line_start(at);
+            let before = parsed.bytes.get(line_start..at).unwrap_or_default();
+            (
+                parsed.line_of(at),
+                String::from_utf8_lossy(before).chars().count() + 1,
+            )
+        });
+    }
     Some(report)
+}
+
+/// The byte offset of an opening bracket that looks unclosed (see
+/// [`ParseReport::unclosed`]), from the bracket tokens of the tree in document order
+/// (brackets inside strings and comments are not tokens).
+fn unclosed_bracket(parsed: &Parsed<'_>) -> Option<usize> {
+    let indent = |at: usize| -> Option<usize> {
+        let start = parsed.line_start(at);
+        let head = parsed.bytes.get(start..at)?;
+        head.iter()
+            .all(|b| *b == b' ' || *b == b'\t')
+            .then_some(head.len())
+    };
+    let line_indent = |at: usize| -> usize {
+        let start = parsed.line_start(at);
+        let line = parsed.bytes.get(start..).unwrap_or_default();
+        line.iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count()
+    };
+    // (opening bracket's kind, its offset)
+    let mut open: Vec<(&str, usize)> = Vec::new();
+    let mut cursor = parsed.tree.root_node().walk();
+    loop {
+        let node = cursor.node();
+        if node.child_count() == 0 && !node.is_missing() {
+            let at = parsed.start(node);
+            match node.kind() {
+                k @ ("{" | "(" | "[") => open.push((k, at)),
+                k @ ("}" | ")" | "]") => {
+                    let wanted = match k {
+                        "}" => "{",
+                        ")" => "(",
+                        _ => "[",
+                    };
+                    let (kind, from) = open.pop()?;
+                    if kind != wanted {
+                        return Some(from);
+                    }
+                    // A closing bracket that starts its line, indented less than the
+                    // line of the bracket it closes.
+                    if indent(at).is_some_and(|i| i < line_indent(from)) {
+                        return Some(from);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return open.last().map(|&(_, at)| at);
+            }
+        }
+    }
 }

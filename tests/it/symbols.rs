@@ -123,7 +123,8 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
     assert_eq!(
         issues[0]["message"],
         "src/main.rs line 1, column 1: the candidate does not parse as Rust (1 parse error, the \
-         first from line 1 through line 8; the file parsed cleanly before); fix the edit, or allow it with \"allow\": [\"syntax_error\"] \
+         first from line 1 through line 8; the bracket at line 2, column 16 looks unclosed; \
+         the file parsed cleanly before); fix the edit, or allow it with \"allow\": [\"syntax_error\"] \
          in the plan if the file is meant to be broken for now"
     );
     let tx = v["tx"].as_u64().unwrap().to_string();
