@@ -166,32 +166,47 @@ pub struct ParseReport {
     pub unclosed: Option<(usize, usize)>,
 }
 
-/// The parse errors of `bytes` (the content of `path`); `None` when the file is not
-/// parsed: an unknown language, a file over [`PARSE_MAX_BYTES`], or no `syntax`
-/// feature.
+/// The parse errors of `bytes` (the content of `path`), without
+/// [`ParseReport::unclosed`]; `None` when the file is not parsed: an unknown
+/// language, a file over [`PARSE_MAX_BYTES`], or no `syntax` feature.
 pub fn parse_errors(path: &str, bytes: &[u8]) -> Option<ParseReport> {
-    parse_errors_since(path, bytes, None)
+    report(path, bytes, None, false)
 }
 
-/// As [`parse_errors`], with `before`, an earlier version of the same file, whose
-/// syntax tree is reused for the parts that did not change (tree-sitter's incremental
-/// parsing: the result is that of a full parse, in a fraction of its time).
+/// As [`parse_errors`], with [`ParseReport::unclosed`] when there are errors, and
+/// with `before`, an earlier version of the same file, whose syntax tree is reused
+/// for the parts that did not change (tree-sitter's incremental parsing: the result
+/// is that of a full parse, in a fraction of its time).
 pub fn parse_errors_since(path: &str, bytes: &[u8], before: Option<&[u8]>) -> Option<ParseReport> {
+    report(path, bytes, before, true)
+}
+
+fn report(
+    path: &str,
+    bytes: &[u8],
+    before: Option<&[u8]>,
+    with_unclosed: bool,
+) -> Option<ParseReport> {
     let language = Language::of_path(path)?;
     if bytes.len() > PARSE_MAX_BYTES {
         return None;
     }
     let before = before.filter(|b| b.len() <= PARSE_MAX_BYTES);
-    parse_errors_of(language, bytes, before)
+    parse_errors_of(language, bytes, before, with_unclosed)
 }
 
 #[cfg(feature = "syntax")]
-fn parse_errors_of(language: Language, bytes: &[u8], before: Option<&[u8]>) -> Option<ParseReport> {
-    tree::parse_errors(language, bytes, before)
+fn parse_errors_of(
+    language: Language,
+    bytes: &[u8],
+    before: Option<&[u8]>,
+    with_unclosed: bool,
+) -> Option<ParseReport> {
+    tree::parse_errors(language, bytes, before, with_unclosed)
 }
 
 #[cfg(not(feature = "syntax"))]
-fn parse_errors_of(_: Language, _: &[u8], _: Option<&[u8]>) -> Option<ParseReport> {
+fn parse_errors_of(_: Language, _: &[u8], _: Option<&[u8]>, _: bool) -> Option<ParseReport> {
     None
 }
 

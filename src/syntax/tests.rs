@@ -235,7 +235,7 @@ fn deep_nesting_does_not_overflow() {
 fn errors_inside_an_error_region_count() {
     let broken =
         "fn main() {\n    if ready() {\n        go();\n}\n\nfn ready() -> bool {\n    true\n}\n";
-    let one = parse_errors("a.rs", broken.as_bytes());
+    let one = parse_errors_since("a.rs", broken.as_bytes(), None);
     assert_eq!(
         one,
         Some(ParseReport {
@@ -266,7 +266,7 @@ fn incremental_parses_match_full_parses() {
     ];
     for after in &afters {
         super::tree::cache::clear();
-        let full = parse_errors("a.rs", after.as_bytes());
+        let full = parse_errors_since("a.rs", after.as_bytes(), None);
         super::tree::cache::clear();
         let _ = parse_errors("a.rs", before.as_bytes());
         let incremental = parse_errors_since("a.rs", after.as_bytes(), Some(before.as_bytes()));
@@ -278,7 +278,7 @@ fn incremental_parses_match_full_parses() {
 /// kind, and none for a file whose brackets balance.
 #[test]
 fn unclosed_brackets_are_pointed_at() {
-    let at = |src: &str| parse_errors("a.go", src.as_bytes()).and_then(|r| r.unclosed);
+    let at = |src: &str| parse_errors_since("a.go", src.as_bytes(), None).and_then(|r| r.unclosed);
     assert_eq!(at("package a\n\nfunc f() {\n\tg(1\n}\n"), Some((4, 3)));
     assert_eq!(at("package a\n\nfunc f() {\n\tg()\n"), Some((3, 10)));
     assert_eq!(at("package a\n\nfunc f() {\n\tg() +\n}\n"), None);

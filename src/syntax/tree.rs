@@ -5,7 +5,9 @@
 
 use tree_sitter::{Node, Parser, Tree};
 
-use super::lang::{self, Found};
+use std::collections::HashMap;
+
+use super::lang::{self, Found, Up};
 use super::{Definition, Language, ParseReport};
 
 /// The UTF-8 byte-order mark: not given to the parser (grammars do not expect it),
@@ -211,16 +213,25 @@ impl Parsed<'_> {
 }
 
 /// The definitions of a file, in order of their first byte (see [`super::outline`]).
+///
+/// One walk over the tree, in time linear in its size: the ancestors of each node
+/// and the leading trivia of each child are known from the walk itself, never asked
+/// of tree-sitter (`Node::parent` and `Node::prev_sibling` search from the root or the
+/// first sibling).
 pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
     let Some(parsed) = parse(language, bytes) else {
         return Vec::new();
     };
     let mut defs: Vec<Definition> = Vec::new();
-    // (node, index in `defs` of the innermost enclosing definition)
-    let mut stack: Vec<(Node<'_>, Option<usize>)> = vec![(parsed.tree.root_node(), None)];
-    while let Some((node, parent)) = stack.pop() {
+    // First byte of the leading trivia of a node (by id), when it has any.
+    let mut trivia: HashMap<usize, usize> = HashMap::new();
+    // (node, its ancestors, index in `defs` of the innermost enclosing definition)
+    let root = parsed.tree.root_node();
+    let mut stack: Vec<(Node<'_>, Up<'_>, Option<usize>)> = vec![(root, Up::root(), None)];
+    let mut cursor = root.walk();
+    while let Some((node, up, parent)) = stack.pop() {
         let mut scope = parent;
-        if let Some(found) = lang::classify(language, node, &|n| parsed.text(n)) {
+        if let Some(found) = lang::classify(language, node, &up, &|n| parsed.text(n)) {
             let mut path = parent
                 .and_then(|i| defs.get(i))
                 .map(|d| format!("{}.", d.path))
@@ -230,27 +241,41 @@ pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
                 path.push('.');
             }
             path.push_str(&found.name);
-            defs.push(definition(&parsed, language, &found, path));
+            let first = trivia.get(&found.outer.id()).copied();
+            defs.push(definition(&parsed, language, &found, path, first));
             scope = Some(defs.len() - 1);
         }
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev().map(|c| (c, scope)));
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        for (i, child) in children.iter().enumerate() {
+            if let Some(first) = leading_trivia(&parsed, &children[..i], *child) {
+                trivia.insert(child.id(), first);
+            }
+        }
+        let below = up.child_of(node);
+        stack.extend(
+            children
+                .into_iter()
+                .rev()
+                .filter(|c| c.is_named())
+                .map(|c| (c, below, scope)),
+        );
     }
     defs.sort_by_key(|d| (d.trivia_start, d.signature_start));
     defs
 }
 
-/// The line extents of one found definition.
+/// The line extents of one found definition whose leading trivia starts at byte
+/// `first_trivia` (if it has any).
 fn definition(
     parsed: &Parsed<'_>,
     language: Language,
     found: &Found<'_>,
     path: String,
+    first_trivia: Option<usize>,
 ) -> Definition {
     let outer = found.outer;
     let signature = signature_start(parsed, outer);
-    let first = leading_trivia(parsed, outer).unwrap_or(parsed.start(outer));
+    let first = first_trivia.unwrap_or(parsed.start(outer));
     let end_byte = parsed.end(outer);
     let last_line = parsed.last_line(outer);
     let before = parsed
@@ -317,16 +342,22 @@ fn signature_start(parsed: &Parsed<'_>, outer: Node<'_>) -> usize {
     }
 }
 
-/// The first byte of the leading trivia of `outer`: the run of comments, attributes
-/// and decorators just before it, each starting its own line, with no blank line
-/// between them and the definition. `None` when there is none.
-fn leading_trivia(parsed: &Parsed<'_>, outer: Node<'_>) -> Option<usize> {
+/// The first byte of the leading trivia of `node`, whose earlier siblings are
+/// `before`: the run of comments, attributes and decorators just before it, each
+/// starting its own line, with no blank line between them and `node`. `None` when
+/// there is none, and for a node that is trivia itself (so that a long run of
+/// comments is not scanned once per comment).
+fn leading_trivia(parsed: &Parsed<'_>, before: &[Node<'_>], node: Node<'_>) -> Option<usize> {
+    let is_trivia = |n: Node<'_>| {
+        let kind = n.kind();
+        kind.contains("comment") || kind == "attribute_item" || kind == "decorator"
+    };
+    if is_trivia(node) || !node.is_named() {
+        return None;
+    }
     let mut first: Option<usize> = None;
-    let mut next_line = parsed.line_of(parsed.start(outer));
-    let mut at = outer.prev_sibling();
-    while let Some(sibling) = at {
-        let kind = sibling.kind();
-        let trivia = kind.contains("comment") || kind == "attribute_item" || kind == "decorator";
+    let mut next_line = parsed.line_of(parsed.start(node));
+    for &sibling in before.iter().rev() {
         let start = parsed.start(sibling);
         let end_line = parsed.last_line(sibling);
         let own_line = parsed
@@ -335,12 +366,15 @@ fn leading_trivia(parsed: &Parsed<'_>, outer: Node<'_>) -> Option<usize> {
             .is_some_and(|b| b.iter().all(u8::is_ascii_whitespace));
         // A comment ending on the definition's first line but starting its own line
         // (`/* a */ fn f`) is trivia too; a blank line ends the run.
-        if !trivia || !own_line || end_line + 1 < next_line || is_inner_doc(parsed, sibling) {
+        if !is_trivia(sibling)
+            || !own_line
+            || end_line + 1 < next_line
+            || is_inner_doc(parsed, sibling)
+        {
             break;
         }
         first = Some(start);
         next_line = parsed.line_of(start);
-        at = sibling.prev_sibling();
     }
     first
 }
@@ -395,11 +429,14 @@ fn visit_errors<'t>(node: Node<'t>, mut f: impl FnMut(Node<'t>) -> bool) {
 }
 
 /// The parse errors of a file (see [`super::parse_errors`]); `before`, an earlier
-/// version of it, makes the parse incremental.
+/// version of it, makes the parse incremental. `with_unclosed` asks for
+/// [`ParseReport::unclosed`] too: one more walk over the tree, done only for a report
+/// that is shown.
 pub(super) fn parse_errors(
     language: Language,
     bytes: &[u8],
     before: Option<&[u8]>,
+    with_unclosed: bool,
 ) -> Option<ParseReport> {
     let parsed = parse_from(language, bytes, before)?;
     let mut report = ParseReport {
@@ -421,7 +458,7 @@ pub(super) fn parse_errors(
         report.errors += 1;
         true
     });
-    if report.errors > 0 && language != Language::Python {
+    if with_unclosed && report.errors > 0 && language != Language::Python {
         report.unclosed = unclosed_bracket(&parsed).map(|at| {
             let line_start = parsed.line_start(at);
             let before = parsed.bytes.get(line_start..at).unwrap_or_default();

@@ -5,9 +5,9 @@
 
 use tree_sitter::Node;
 
-use super::{field_name, Found, Text};
+use super::{field_name, Found, Text, Up};
 
-pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>> {
+pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     match node.kind() {
         "function_declaration" => Some(Found::new(
             "function",
@@ -28,7 +28,7 @@ pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>>
             Some(Found::new(
                 kind,
                 field_name(node, "name", text)?,
-                spec_outer(node),
+                spec_outer(node, up.get(0)),
             ))
         }
         "const_spec" | "var_spec" => {
@@ -43,15 +43,15 @@ pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>>
                 "var"
             };
             let name = String::from_utf8_lossy(text(*name)).into_owned();
-            Some(Found::new(kind, name, spec_outer(node)))
+            Some(Found::new(kind, name, spec_outer(node, up.get(0))))
         }
         _ => None,
     }
 }
 
 /// The declaration around a spec when it is its only spec, else the spec.
-fn spec_outer(spec: Node<'_>) -> Node<'_> {
-    let Some(parent) = spec.parent() else {
+fn spec_outer<'t>(spec: Node<'t>, parent: Option<Node<'t>>) -> Node<'t> {
+    let Some(parent) = parent else {
         return spec;
     };
     let mut cursor = parent.walk();

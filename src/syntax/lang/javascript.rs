@@ -6,18 +6,19 @@
 
 use tree_sitter::Node;
 
-use super::{field_name, wrapped_by, Found, Text};
+use super::{field_name, wrapped_by, Found, Text, Up};
 
 /// Wrappers that belong to the definition they hold.
 pub(super) const WRAPPERS: &[&str] = &["export_statement"];
 
-pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>> {
-    classify_in(node, text, WRAPPERS)
+pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
+    classify_in(node, up, text, WRAPPERS)
 }
 
 /// As [`classify`], with `wrappers` (TypeScript adds `declare`).
 pub(super) fn classify_in<'t>(
     node: Node<'t>,
+    up: &Up<'t>,
     text: &Text<'_>,
     wrappers: &[&str],
 ) -> Option<Found<'t>> {
@@ -26,15 +27,22 @@ pub(super) fn classify_in<'t>(
         "class_declaration" => ("class", "name"),
         "method_definition" => ("method", "name"),
         "field_definition" => ("field", "property"),
-        "lexical_declaration" | "variable_declaration" => return declaration(node, text, wrappers),
+        "lexical_declaration" | "variable_declaration" => {
+            return declaration(node, up, text, wrappers)
+        }
         _ => return None,
     };
-    let outer = wrapped_by(node, wrappers);
+    let (outer, _) = wrapped_by(node, up, wrappers);
     Some(Found::new(kind, field_name(node, field, text)?, outer))
 }
 
 /// A `const` / `let` / `var` declaration of exactly one name.
-fn declaration<'t>(node: Node<'t>, text: &Text<'_>, wrappers: &[&str]) -> Option<Found<'t>> {
+fn declaration<'t>(
+    node: Node<'t>,
+    up: &Up<'t>,
+    text: &Text<'_>,
+    wrappers: &[&str],
+) -> Option<Found<'t>> {
     let mut cursor = node.walk();
     let mut declarators = node
         .named_children(&mut cursor)
@@ -54,5 +62,5 @@ fn declaration<'t>(node: Node<'t>, text: &Text<'_>, wrappers: &[&str]) -> Option
         _ => "variable",
     };
     let name = String::from_utf8_lossy(text(name)).into_owned();
-    Some(Found::new(kind, name, wrapped_by(node, wrappers)))
+    Some(Found::new(kind, name, wrapped_by(node, up, wrappers).0))
 }

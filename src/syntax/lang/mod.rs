@@ -54,18 +54,53 @@ pub(super) fn grammar(language: Language) -> tree_sitter::Language {
     }
 }
 
-/// The definition at `node`, if it is one.
+/// The nearest ancestors of a node, parent first (as many as the walk knows, up to
+/// [`Up::DEPTH`]). Passed down by the walk because `Node::parent` searches from the
+/// root, which costs time in the number of siblings before the node.
+#[derive(Clone, Copy)]
+pub(super) struct Up<'t> {
+    nodes: [Option<Node<'t>>; Up::DEPTH],
+}
+
+impl<'t> Up<'t> {
+    /// Ancestors kept: enough for the deepest test of a language (a Python method's
+    /// class is three levels up).
+    pub(super) const DEPTH: usize = 4;
+
+    /// No ancestors (the root).
+    pub(super) fn root() -> Self {
+        Up {
+            nodes: [None; Up::DEPTH],
+        }
+    }
+
+    /// The ancestors of a child of `parent`, whose ancestors are `self`.
+    pub(super) fn child_of(&self, parent: Node<'t>) -> Self {
+        let mut nodes = [None; Up::DEPTH];
+        nodes[0] = Some(parent);
+        nodes[1..].copy_from_slice(&self.nodes[..Up::DEPTH - 1]);
+        Up { nodes }
+    }
+
+    /// The `n`-th ancestor (0 = parent).
+    pub(super) fn get(&self, n: usize) -> Option<Node<'t>> {
+        self.nodes.get(n).copied().flatten()
+    }
+}
+
+/// The definition at `node` (whose ancestors are `up`), if it is one.
 pub(super) fn classify<'t>(
     language: Language,
     node: Node<'t>,
+    up: &Up<'t>,
     text: &Text<'_>,
 ) -> Option<Found<'t>> {
     match language {
-        Language::Rust => rust::classify(node, text),
-        Language::Python => python::classify(node, text),
-        Language::JavaScript => javascript::classify(node, text),
-        Language::TypeScript | Language::Tsx => typescript::classify(node, text),
-        Language::Go => go::classify(node, text),
+        Language::Rust => rust::classify(node, up, text),
+        Language::Python => python::classify(node, up, text),
+        Language::JavaScript => javascript::classify(node, up, text),
+        Language::TypeScript | Language::Tsx => typescript::classify(node, up, text),
+        Language::Go => go::classify(node, up, text),
     }
 }
 
@@ -76,11 +111,12 @@ pub(super) fn field_name(node: Node<'_>, field: &str, text: &Text<'_>) -> Option
         .filter(|n| !n.is_empty())
 }
 
-/// `node`'s parent when it has kind `kind`, else `node`.
-pub(super) fn wrapped_by<'t>(node: Node<'t>, kinds: &[&str]) -> Node<'t> {
-    let mut outer = node;
-    while let Some(parent) = outer.parent().filter(|p| kinds.contains(&p.kind())) {
-        outer = parent;
+/// The outermost of `node` and its ancestors (`up`) that are wrappers of kinds
+/// `kinds`, with how many levels up it is (0 = `node` itself).
+pub(super) fn wrapped_by<'t>(node: Node<'t>, up: &Up<'t>, kinds: &[&str]) -> (Node<'t>, usize) {
+    let mut outer = (node, 0);
+    while let Some(parent) = up.get(outer.1).filter(|p| kinds.contains(&p.kind())) {
+        outer = (parent, outer.1 + 1);
     }
     outer
 }

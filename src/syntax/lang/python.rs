@@ -3,22 +3,22 @@
 
 use tree_sitter::Node;
 
-use super::{field_name, wrapped_by, Found, Text};
+use super::{field_name, wrapped_by, Found, Text, Up};
 
-pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>> {
+pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     match node.kind() {
         "function_definition" | "class_definition" => {
-            let outer = wrapped_by(node, &["decorated_definition"]);
+            let (outer, level) = wrapped_by(node, up, &["decorated_definition"]);
             let kind = match node.kind() {
                 "class_definition" => "class",
-                _ if in_class(outer) => "method",
+                _ if in_class_body(up.get(level), up.get(level + 1)) => "method",
                 _ => "function",
             };
             Some(Found::new(kind, field_name(node, "name", text)?, outer))
         }
         "expression_statement" => {
-            let level = node.parent()?;
-            let module_or_class = level.kind() == "module" || in_class_body(level);
+            let level = up.get(0)?;
+            let module_or_class = level.kind() == "module" || in_class_body(Some(level), up.get(1));
             if !module_or_class || node.named_child_count() != 1 {
                 return None;
             }
@@ -33,14 +33,8 @@ pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>>
     }
 }
 
-/// `node` is a statement of a class body.
-fn in_class(node: Node<'_>) -> bool {
-    node.parent().is_some_and(in_class_body)
-}
-
-fn in_class_body(block: Node<'_>) -> bool {
-    block.kind() == "block"
-        && block
-            .parent()
-            .is_some_and(|p| p.kind() == "class_definition")
+/// `block` (with parent `parent`) is the body of a class.
+fn in_class_body(block: Option<Node<'_>>, parent: Option<Node<'_>>) -> bool {
+    block.is_some_and(|b| b.kind() == "block")
+        && parent.is_some_and(|p| p.kind() == "class_definition")
 }

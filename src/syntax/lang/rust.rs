@@ -4,16 +4,15 @@
 
 use tree_sitter::Node;
 
-use super::{field_name, Found, Text};
+use super::{field_name, Found, Text, Up};
 
-pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>> {
+pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     let kind = match node.kind() {
         "function_item" | "function_signature_item" => {
-            let in_impl = node
-                .parent()
-                .filter(|p| p.kind() == "declaration_list")
-                .and_then(|p| p.parent())
-                .is_some_and(|g| matches!(g.kind(), "impl_item" | "trait_item"));
+            let in_impl = up.get(0).is_some_and(|p| p.kind() == "declaration_list")
+                && up
+                    .get(1)
+                    .is_some_and(|g| matches!(g.kind(), "impl_item" | "trait_item"));
             if in_impl {
                 "method"
             } else {

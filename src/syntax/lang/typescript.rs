@@ -5,11 +5,11 @@
 
 use tree_sitter::Node;
 
-use super::{field_name, javascript, wrapped_by, Found, Text};
+use super::{field_name, javascript, wrapped_by, Found, Text, Up};
 
 const WRAPPERS: &[&str] = &["export_statement", "ambient_declaration"];
 
-pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>> {
+pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     let kind = match node.kind() {
         "interface_declaration" => "interface",
         "type_alias_declaration" => "type",
@@ -21,9 +21,9 @@ pub(super) fn classify<'t>(node: Node<'t>, text: &Text<'_>) -> Option<Found<'t>>
         "method_signature" | "abstract_method_signature" => "method",
         "public_field_definition" => "field",
         "property_signature" => "property",
-        _ => return javascript::classify_in(node, text, WRAPPERS),
+        _ => return javascript::classify_in(node, up, text, WRAPPERS),
     };
     let name = field_name(node, "name", text)?;
     let name = name.trim_matches(|c| c == '"' || c == '\'').to_string();
-    Some(Found::new(kind, name, wrapped_by(node, WRAPPERS)))
+    Some(Found::new(kind, name, wrapped_by(node, up, WRAPPERS).0))
 }
