@@ -221,8 +221,8 @@ impl SymbolEdit<'_> {
                     .to_string()
             }
             OutlineError::TooLarge => format!(
-                "the file is larger than {} MiB, the most that is parsed for symbol edits",
-                syntax::PARSE_MAX_BYTES >> 20
+                "the file is larger than {} KiB, the most that is parsed for symbol edits",
+                syntax::PARSE_MAX_BYTES >> 10
             ),
         };
         EditError::UnsupportedLanguage {

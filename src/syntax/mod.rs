@@ -23,9 +23,11 @@ mod tree;
 pub const ENABLED: bool = cfg!(feature = "syntax");
 
 /// Largest file (bytes) that is parsed: larger files get no symbol ops, no
-/// `syntax_error` check and no names in hunk headers (parsing costs time and about
-/// 100 bytes of memory per syntax node).
-pub const PARSE_MAX_BYTES: usize = 8 << 20;
+/// `syntax_error` check and no names in hunk headers. A full parse of 1 MiB of Rust
+/// takes about 130 ms on the benchmark machine and its tree takes several times the
+/// file's size (docs/benchmarks.md, "Symbol ops and syntax validation"); hand-written
+/// source files are far smaller, generated ones can be far larger.
+pub const PARSE_MAX_BYTES: usize = 1 << 20;
 
 /// A language whose files are parsed, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -120,8 +120,8 @@ pub(super) mod cache {
 
     /// Trees kept.
     const ENTRIES: usize = 4;
-    /// Largest file (bytes) whose tree is kept.
-    pub(super) const CACHED_MAX_BYTES: usize = 1 << 20;
+    /// Largest file (bytes) whose tree is kept: every file that is parsed.
+    pub(super) const CACHED_MAX_BYTES: usize = crate::syntax::PARSE_MAX_BYTES;
 
     /// The language and the blake3 hash of the parsed bytes.
     #[derive(Clone, Copy, PartialEq, Eq)]
