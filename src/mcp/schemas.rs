@@ -139,6 +139,7 @@ pub fn tool_definitions() -> Vec<ToolDef> {
     let new_content =
         json!({"type": "string", "description": "m1nd shape: the file's complete new content."});
     let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: the latest)."});
+    let allow = json!({"type": "array", "items": {"enum": ["syntax_error"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): \"syntax_error\", for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now."});
     let tx = json!({"type": ["string", "integer"], "description": "Transaction id: the preview_id of the commit to undo."});
     vec![
         ToolDef {
@@ -146,7 +147,7 @@ pub fn tool_definitions() -> Vec<ToolDef> {
             description: EDIT_PREVIEW,
             input_schema: schema(
                 json!({"agent_id": agent_id(), "file_path": file_path, "new_content": new_content,
-                       "description": description, "edits": edits}),
+                       "description": description, "edits": edits, "allow": allow}),
                 &["agent_id"],
             ),
             read_only: false,
@@ -157,7 +158,7 @@ pub fn tool_definitions() -> Vec<ToolDef> {
             description: EDIT_REVISE,
             input_schema: schema(
                 json!({"preview_id": preview_id(), "agent_id": agent_id(), "edits": edits,
-                       "file_path": file_path, "new_content": new_content,
+                       "file_path": file_path, "new_content": new_content, "allow": allow,
                        "base_revision": {"type": "integer", "minimum": 0, "description": "The revision the edits were written against (default: the latest)."},
                        "rebase": {"type": "boolean", "default": false, "description": "Merge edits written against an older base_revision onto the latest."}}),
                 &["preview_id", "agent_id"],

@@ -511,7 +511,10 @@ impl EditTools {
             descriptions.insert(0, d);
         }
         let description = (!descriptions.is_empty()).then(|| descriptions.join("; "));
-        let plan = PlanItem::plan(items, agent, description)
+        let mut plan = PlanItem::plan(items, agent, description)
+            .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
+        plan.allow = a.strings("allow")?;
+        plan.check()
             .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
         Ok((plan, focus))
     }
@@ -731,6 +734,21 @@ impl Args<'_> {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
             Some(_) => Err(self.wrong_type(key, "a string")),
+        }
+    }
+
+    /// An array of strings; empty when absent.
+    fn strings(&self, key: &str) -> Result<Vec<String>, ToolError> {
+        match self.map.get(key) {
+            None | Some(Value::Null) => Ok(Vec::new()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.clone()),
+                    _ => Err(self.wrong_type(key, "an array of strings")),
+                })
+                .collect(),
+            Some(_) => Err(self.wrong_type(key, "an array of strings")),
         }
     }
 

@@ -114,7 +114,7 @@ fn a_newer_schema_is_refused_and_left_untouched() {
 #[test]
 fn stats_count_everything() {
     let ws = workspace();
-    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
+    let p = ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal
         .rollback(p.tx, RollbackOptions::default())

@@ -158,7 +158,7 @@ impl Soak {
             ("a.txt", b"k0 one\nk0 two\nk0 three\n", 0o644),
             ("b.txt", b"crlf one\r\ncrlf two\r\nno final newline", 0o644),
             ("run.sh", b"#!/bin/sh\necho hi\n", 0o755),
-            ("src/c.rs", b"fn c() {}\n\nfn c2() {}\n", 0o600),
+            ("src/c.txt", b"fn c() {}\n\nfn c2() {}\n", 0o600),
         ];
         for (p, bytes, mode) in initial {
             let abs = dir.path().join(p);

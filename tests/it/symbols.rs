@@ -151,6 +151,19 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
         .unwrap_or_else(|| panic!("commit of a broken candidate succeeded"));
     assert_eq!(e.kind, "validation_failed");
     assert_eq!(ws.read("src/main.rs"), before);
+    // MCP's "allow" argument makes it a warning.
+    let v = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "b", "edits": plan["edits"], "allow": ["syntax_error"]}),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(v["validation"]["ready_to_commit"], true, "{v}");
+    assert_eq!(v["validation_issues"][0]["severity"], "warning", "{v}");
+    let id = v["preview_id"].as_str().unwrap_or_default().to_string();
+    tools
+        .call("edit_abort", json!({"preview_id": id, "agent_id": "b"}))
+        .unwrap_or_else(|e| panic!("{e:?}"));
     // A plan that allows it gets a warning, and the commit goes through.
     let mut allowed = plan.clone();
     allowed["allow"] = json!(["syntax_error"]);

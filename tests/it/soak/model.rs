@@ -6,13 +6,15 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::{json, Value};
 
-/// The paths every plan draws from: top level and nested directories.
+/// The paths every plan draws from: top level and nested directories. None has the
+/// extension of a language the grammars parse (feature `syntax`): the soak's random
+/// lines would be syntax errors, which the model does not predict.
 pub const PATHS: [&str; 6] = [
     "a.txt",
     "b.txt",
     "run.sh",
-    "src/c.rs",
-    "src/deep/d.rs",
+    "src/c.txt",
+    "src/deep/d.txt",
     "docs/new/e.md",
 ];
 
