@@ -557,15 +557,17 @@ mod model {
         }
     }
 
-    /// (file bytes, per item: (symbol, first trivia line, signature line, last line)),
-    /// lines 1-based.
+    /// (symbol, first trivia line, signature line, last line), lines 1-based.
+    type Span = (String, usize, usize, usize);
+
+    /// The file's bytes and each item's [`Span`].
     fn file(
         rust: bool,
         specs: &[(u8, usize, usize, usize)],
         crlf: bool,
         bom: bool,
         final_newline: bool,
-    ) -> (Vec<u8>, Vec<(String, usize, usize, usize)>) {
+    ) -> (Vec<u8>, Vec<Span>) {
         let term = if crlf { "\r\n" } else { "\n" };
         let mut lines: Vec<String> = Vec::new();
         let mut spans = Vec::new();
