@@ -60,6 +60,10 @@ pub enum Command {
         /// Edit plan JSON file, or - for standard input (default: standard input).
         #[arg(long, default_value = "-")]
         plan: String,
+        /// A validation error this revision may have without blocking `commit` (recorded
+        /// as a warning), as the plan's "allow" list says; only `syntax_error`.
+        #[arg(long = "allow", value_name = "CODE")]
+        allow: Vec<String>,
     },
     /// Add a revision to TX: a plan applied to the latest revision's candidates.
     Revise {
@@ -76,6 +80,10 @@ pub enum Command {
         /// Edit plan JSON file, or - for standard input.
         #[arg(long, default_value = "-")]
         plan: String,
+        /// A validation error this revision may have without blocking `commit` (recorded
+        /// as a warning), as the plan's "allow" list says; only `syntax_error`.
+        #[arg(long = "allow", value_name = "CODE")]
+        allow: Vec<String>,
     },
     /// Show a revision: snapshots, candidate diff, validation.
     Show {

@@ -186,6 +186,29 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["validation"][0]["code"], "syntax_errors_increased", "{v}");
     assert_eq!(v["validation"][0]["severity"], "warning");
+    // The command's --allow does the same as the plan's "allow".
+    ws.write("src/ok.rs", b"fn ok() {}\n");
+    let broken = json!({"edits": [{"op": "append", "path": "src/ok.rs", "text": "fn (\n"}]});
+    let (code, _) = preview(&ws, &broken);
+    assert_eq!(code, 4);
+    let out = cli(
+        ws.root(),
+        &["--json", "preview", "--allow", "syntax_error"],
+        Some(&broken.to_string()),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", json_of(&out));
+    let v = json_of(&out);
+    assert_eq!(
+        (&v["validation"][0]["code"], &v["validation"][0]["severity"]),
+        (&json!("syntax_error"), &json!("warning")),
+        "{v}"
+    );
+    let out = cli(
+        ws.root(),
+        &["--json", "preview", "--allow", "no_changes"],
+        Some(&plan.to_string()),
+    );
+    assert_eq!(json_of(&out)["error"]["kind"], "invalid_plan");
     // Only syntax_error can be allowed.
     let (code, v) = preview(
         &ws,

@@ -57,13 +57,14 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
     let mut j = open(out, root, &cli.command)?;
     match cli.command {
         Command::Init => Ok(0),
-        Command::Preview { plan } => tx::preview(out, &j, &plan),
+        Command::Preview { plan, allow } => tx::preview(out, &j, &plan, allow),
         Command::Revise {
             tx,
             base,
             rebase,
             plan,
-        } => tx::revise(out, &j, tx, base, rebase, &plan),
+            allow,
+        } => tx::revise(out, &j, tx, base, rebase, &plan, allow),
         Command::Rebase { tx } => tx::rebase(out, &j, tx),
         Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
         Command::Commit {

@@ -10,8 +10,8 @@ use ultra_edit::{
 
 use crate::cli::render::Out;
 
-pub(super) fn preview(out: &Out, j: &Journal, plan: &str) -> Result<i32> {
-    previewed(out, &j.preview(&read_plan(plan)?)?)
+pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
+    previewed(out, &j.preview(&read_plan(plan, allow)?)?)
 }
 
 pub(super) fn revise(
@@ -21,9 +21,10 @@ pub(super) fn revise(
     base: Option<u32>,
     rebase: bool,
     plan: &str,
+    allow: Vec<String>,
 ) -> Result<i32> {
     let opts = ReviseOptions { base, rebase };
-    previewed(out, &j.revise(tx, opts, &read_plan(plan)?)?)
+    previewed(out, &j.revise(tx, opts, &read_plan(plan, allow)?)?)
 }
 
 pub(super) fn rebase(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
@@ -82,8 +83,9 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
 }
 
-/// Read a plan from a file or `-` (standard input) and parse it.
-fn read_plan(src: &str) -> Result<Plan> {
+/// Read a plan from a file or `-` (standard input) and parse it; `allow` (the
+/// command's `--allow` codes) joins the plan's own `"allow"` list.
+fn read_plan(src: &str, allow: Vec<String>) -> Result<Plan> {
     if src == "-" && std::io::stdin().is_terminal() {
         return Err(EditError::InvalidPlan {
             message: "no edit plan: pass --plan FILE, or pipe the plan's JSON on standard input"
@@ -104,5 +106,10 @@ fn read_plan(src: &str) -> Result<Plan> {
             source,
         })
     })?;
-    Ok(Plan::from_json(&bytes)?)
+    let mut plan = Plan::from_json(&bytes)?;
+    if !allow.is_empty() {
+        plan.allow.extend(allow);
+        plan.check()?;
+    }
+    Ok(plan)
 }
