@@ -16,7 +16,7 @@ use super::error::{display_needle, EditError};
 use super::lines::line_spans;
 use super::lines::{count_lines, line_range};
 use super::plan::{Edit, Occurrence};
-use super::symbol::{Action, SymbolEdit};
+use super::symbol::{Action, Outline, SymbolEdit};
 use super::validate::{Issue, Severity};
 
 /// The state of one file before edits.
@@ -106,6 +106,7 @@ pub fn apply_file_edits(
         });
     }
     let mut is_utf8: Option<bool> = None;
+    let outline = Outline::default();
     let mut splices = Vec::new();
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -125,6 +126,7 @@ pub fn apply_file_edits(
             index,
             op: edit.op_name(),
             plan: edits,
+            outline: &outline,
         };
         match target.resolve(edit, &mut splices) {
             Ok(note) => notes.extend(note),
@@ -252,6 +254,8 @@ struct Target<'a> {
     index: usize,
     op: &'static str,
     plan: &'a [(usize, &'a Edit)],
+    /// The file's definitions, found once for all symbol ops of the file.
+    outline: &'a Outline,
 }
 
 impl Target<'_> {
@@ -397,6 +401,7 @@ impl Target<'_> {
             op: self.op,
             symbol,
             occurrence,
+            outline: self.outline,
         }
     }
 

@@ -15,6 +15,7 @@
 //! before the inserted text instead. Nothing outside the range changes.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 use std::ops::Range;
 
 use super::error::{EditError, SymbolCandidate};
@@ -47,7 +48,12 @@ pub(super) struct SymbolEdit<'a> {
     pub symbol: &'a str,
     /// 1-based definition among those of that path.
     pub occurrence: Option<usize>,
+    /// The file's outline, shared by the symbol ops of one file.
+    pub outline: &'a Outline,
 }
+
+/// The outline of one file, found by its first symbol op and kept for the others.
+pub(super) type Outline = OnceCell<Result<Vec<Definition>, OutlineError>>;
 
 impl SymbolEdit<'_> {
     /// The splice of `action` on the definition this edit names.
@@ -60,7 +66,11 @@ impl SymbolEdit<'_> {
         &self,
         action: Action<'e>,
     ) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
-        let defs = syntax::outline(self.path, self.base).map_err(|e| self.unavailable(e))?;
+        let defs = self
+            .outline
+            .get_or_init(|| syntax::outline(self.path, self.base))
+            .as_ref()
+            .map_err(|e| self.unavailable(*e))?;
         let def = self.select(&defs)?;
         let problem = match (def.parse_error, def.shared_line) {
             (Some(line), _) => Some(("has a parse error", line)),

@@ -459,101 +459,178 @@ fn javascript_methods_and_exports() {
 }
 
 /// Model-based: files made of known definitions (with and without trivia, blank
-/// lines, CRLF, a BOM, a missing final newline) in Python and Rust; every symbol op on
-/// any of them gives exactly the bytes of the line model — so no byte outside the
-/// definition's lines (plus its trivia, for delete) ever changes.
+/// lines, CRLF, a BOM, a missing final newline) in Python, Rust, Go and TypeScript;
+/// every symbol op on any of them gives exactly the bytes of the line model — so no
+/// byte outside the definition's lines (plus its trivia, for delete) ever changes.
 mod model {
     use proptest::prelude::*;
 
     use super::*;
 
-    /// One definition of a generated file: its lines, and where its trivia ends.
-    #[derive(Debug, Clone)]
+    /// The languages of the model: Python, Rust, Go, TypeScript.
+    const LANGS: [(&str, &str, &str); 4] = [
+        ("m.py", "import os", "#"),
+        ("m.rs", "//! Module.", "//"),
+        ("m.go", "package m", "//"),
+        ("m.ts", "import x from 'x';", "//"),
+    ];
+
+    /// One definition of a generated file: its symbol, its lines (trivia first), and
+    /// its (first trivia, signature, last) lines as 0-based offsets into them.
     struct Item {
-        /// The symbol path.
         symbol: String,
-        /// Lines (without terminators): trivia first, then the definition.
         lines: Vec<String>,
-        /// How many of `lines` are trivia.
-        trivia: usize,
+        span: (usize, usize, usize),
     }
 
-    /// A Python or Rust item number `i` of kind `kind` with trivia `trivia` (0–2 lines).
-    fn item(rust: bool, i: usize, kind: u8, trivia: usize, body: usize) -> Item {
-        let (symbol, mut lines, tl): (String, Vec<String>, Vec<String>) = match (rust, kind % 3) {
-            (false, 0) => (
+    /// Item number `i` of language `lang`, of kind `kind` (0–2), with `trivia` (0–2)
+    /// trivia lines and `body` (1–3) body lines.
+    fn item(lang: usize, i: usize, kind: u8, trivia: usize, body: usize) -> Item {
+        let body_lines = |f: &dyn Fn(usize) -> String| (0..body).map(f).collect::<Vec<_>>();
+        let s = |x: &str| x.to_string();
+        // (symbol, trivia lines on offer, definition lines, the method's offset and
+        // length when the target is a method inside a container)
+        let (symbol, offered, mut def, method): (
+            String,
+            Vec<String>,
+            Vec<String>,
+            Option<(usize, usize)>,
+        ) = match (lang, kind % 3) {
+            (0, 0) => (
                 format!("f{i}"),
-                std::iter::once(format!("def f{i}(x):"))
-                    .chain((0..body).map(|k| format!("    y{k} = x")))
-                    .chain(std::iter::once("    return x".to_string()))
-                    .collect(),
                 vec![format!("# about f{i}"), format!("@deco{i}")],
+                [
+                    vec![format!("def f{i}(x):")],
+                    body_lines(&|k| format!("    y{k} = x")),
+                    vec![s("    return x")],
+                ]
+                .concat(),
+                None,
             ),
-            (false, 1) => (
+            (0, 1) => (
                 format!("V{i}"),
-                std::iter::once(format!("V{i} = {{"))
-                    .chain((0..body).map(|k| format!("    \"k{k}\": {{\"v\": {k}}},")))
-                    .chain(std::iter::once("}".to_string()))
-                    .collect(),
-                vec![format!("# V{i} holds"), format!("# the values")],
+                vec![format!("# V{i} holds"), s("# the values")],
+                [
+                    vec![format!("V{i} = {{")],
+                    body_lines(&|k| format!("    \"k{k}\": {{\"v\": {k}}},")),
+                    vec![s("}")],
+                ]
+                .concat(),
+                None,
             ),
-            (false, _) => (
+            (0, _) => (
                 format!("C{i}.m"),
+                vec![format!("# class C{i}"), s("@dataclass")],
                 vec![
                     format!("class C{i}:"),
-                    "    def m(self):".into(),
-                    "        return 1".into(),
+                    s("    def m(self):"),
+                    s("        return 1"),
                 ],
-                vec![format!("# class C{i}"), format!("@dataclass")],
+                Some((1, 2)),
             ),
-            (true, 0) => (
+            (1, 0) => (
                 format!("f{i}"),
-                std::iter::once(format!("pub fn f{i}() -> u8 {{"))
-                    .chain((0..body).map(|k| format!("    let _y{k} = {k};")))
-                    .chain(["    1".to_string(), "}".to_string()])
-                    .collect(),
-                vec![format!("/// Does f{i}."), "#[inline]".into()],
+                vec![format!("/// Does f{i}."), s("#[inline]")],
+                [
+                    vec![format!("pub fn f{i}() -> u8 {{")],
+                    body_lines(&|k| format!("    let _y{k} = {k};")),
+                    vec![s("    1"), s("}")],
+                ]
+                .concat(),
+                None,
             ),
-            (true, 1) => (
+            (1, 1) => (
                 format!("K{i}"),
-                std::iter::once(format!("const K{i}: [u8; {body}] = ["))
-                    .chain((0..body).map(|k| format!("    {k},")))
-                    .chain(std::iter::once("];".to_string()))
-                    .collect(),
-                vec![format!("// K{i}."), "#[allow(dead_code)]".into()],
+                vec![format!("// K{i}."), s("#[allow(dead_code)]")],
+                [
+                    vec![format!("const K{i}: [u8; {body}] = [")],
+                    body_lines(&|k| format!("    {k},")),
+                    vec![s("];")],
+                ]
+                .concat(),
+                None,
             ),
-            (true, _) => (
+            (1, _) => (
                 format!("S{i}.m"),
+                vec![format!("/// Impl of S{i}."), s("#[cfg(test)]")],
+                vec![format!("impl S{i} {{"), s("    fn m(&self) {}"), s("}")],
+                Some((1, 1)),
+            ),
+            (2, 0) => (
+                format!("S{i}.M"),
+                vec![format!("// M does {i}."), s("//")],
+                [
+                    vec![format!("func (s *S{i}) M() int {{")],
+                    body_lines(&|k| format!("\ty{k} := {k}")),
+                    vec![s("\treturn 1"), s("}")],
+                ]
+                .concat(),
+                None,
+            ),
+            (2, 1) => (
+                format!("V{i}"),
+                vec![format!("// V{i} holds"), s("// the values.")],
+                [
+                    vec![format!("var V{i} = []int{{")],
+                    body_lines(&|k| format!("\t{k},")),
+                    vec![s("}")],
+                ]
+                .concat(),
+                None,
+            ),
+            (2, _) => (
+                format!("T{i}"),
+                vec![format!("// T{i} is."), s("//")],
+                vec![format!("type T{i} struct {{"), s("\tA int"), s("}")],
+                None,
+            ),
+            (_, 0) => (
+                format!("f{i}"),
+                vec![format!("/** Does f{i}. */"), s("// more")],
+                [
+                    vec![format!("export function f{i}(): number {{")],
+                    body_lines(&|k| format!("  const y{k} = {k};")),
+                    vec![s("  return 1;"), s("}")],
+                ]
+                .concat(),
+                None,
+            ),
+            (_, 1) => (
+                format!("V{i}"),
+                vec![format!("// V{i} holds"), s("// the values.")],
+                [
+                    vec![format!("export const V{i} = {{")],
+                    body_lines(&|k| format!("  k{k}: {{ v: {k} }},")),
+                    vec![s("};")],
+                ]
+                .concat(),
+                None,
+            ),
+            (_, _) => (
+                format!("C{i}.m"),
+                vec![s("@sealed"), format!("// class C{i}")],
                 vec![
-                    format!("impl S{i} {{"),
-                    "    fn m(&self) {}".into(),
-                    "}".into(),
+                    format!("class C{i} {{"),
+                    s("  m(): number {"),
+                    s("    return 1;"),
+                    s("  }"),
+                    s("}"),
                 ],
-                vec![format!("/// Impl of S{i}."), "#[cfg(test)]".into()],
+                Some((1, 3)),
             ),
         };
-        // The trivia of a method item sits above the class / impl (which is not the
-        // target), so it is no trivia of the method: only the method's own lines count.
-        let nested = kind % 3 == 2;
-        let trivia_lines: Vec<String> = tl.into_iter().take(trivia).collect();
-        let n = trivia_lines.len();
-        if nested {
-            // The target is line 2 only (the method): model it as an item of one line
-            // inside a container whose other lines are fixed context.
-            let mut all = trivia_lines;
-            all.append(&mut lines);
-            return Item {
-                symbol,
-                lines: all,
-                trivia: usize::MAX - n, // marks "method at offset n + 1"
-            };
-        }
-        let mut all = trivia_lines;
-        all.append(&mut lines);
+        let mut lines: Vec<String> = offered.into_iter().take(trivia).collect();
+        let n = lines.len();
+        lines.append(&mut def);
+        // A method's trivia would sit above it; the container's trivia is not its.
+        let span = match method {
+            Some((at, len)) => (n + at, n + at, n + at + len - 1),
+            None => (0, n, lines.len() - 1),
+        };
         Item {
             symbol,
-            lines: all,
-            trivia: n,
+            lines,
+            span,
         }
     }
 
@@ -562,41 +639,27 @@ mod model {
 
     /// The file's bytes and each item's [`Span`].
     fn file(
-        rust: bool,
+        lang: usize,
         specs: &[(u8, usize, usize, usize)],
         crlf: bool,
         bom: bool,
         final_newline: bool,
     ) -> (Vec<u8>, Vec<Span>) {
         let term = if crlf { "\r\n" } else { "\n" };
-        let mut lines: Vec<String> = Vec::new();
+        let (_, header, comment) = LANGS[lang];
+        let mut lines: Vec<String> = vec![header.to_string()];
         let mut spans = Vec::new();
-        if rust {
-            lines.push("//! Module.".into());
-        } else {
-            lines.push("import os".into());
-        }
         for (i, &(kind, trivia, body, blanks)) in specs.iter().enumerate() {
             // A free comment, then a blank line: never anyone's trivia.
             if blanks == 2 {
-                lines.push(if rust {
-                    "// free".into()
-                } else {
-                    "# free".into()
-                });
+                lines.push(format!("{comment} free"));
             }
             lines.extend((0..blanks.max(1)).map(|_| String::new()));
-            let it = item(rust, i, kind, trivia, body);
+            let it = item(lang, i, kind, trivia, body);
             let first = lines.len() + 1;
-            let (trivia_line, signature, last) = if it.trivia >= usize::MAX / 2 {
-                let n = usize::MAX - it.trivia;
-                let method = first + n + 1;
-                (method, method, method + if rust { 0 } else { 1 })
-            } else {
-                (first, first + it.trivia, first + it.lines.len() - 1)
-            };
+            let (t, sig, last) = it.span;
+            spans.push((it.symbol, first + t, first + sig, first + last));
             lines.extend(it.lines);
-            spans.push((it.symbol, trivia_line, signature, last));
         }
         let mut text = String::new();
         if bom {
@@ -698,7 +761,7 @@ mod model {
         #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
         #[test]
         fn symbol_ops_touch_only_the_definitions_lines(
-            rust in any::<bool>(),
+            lang in 0usize..4,
             specs in prop::collection::vec(spec(), 1..5),
             crlf in any::<bool>(),
             bom in any::<bool>(),
@@ -707,9 +770,9 @@ mod model {
             op in 0u8..4,
             text in prop_oneof![Just("X = 1\n"), Just("Y = 2"), Just("# one\n# two\n"), Just("\n\nZ = 3\n")],
         ) {
-            let (base, spans) = file(rust, &specs, crlf, bom, final_newline);
+            let (base, spans) = file(lang, &specs, crlf, bom, final_newline);
             let (symbol, trivia, signature, last) = spans[pick.index(spans.len())].clone();
-            let path = if rust { "m.rs" } else { "m.py" };
+            let path = LANGS[lang].0;
             let edit = match op {
                 0 => replace(path, &symbol, text),
                 1 => before(path, &symbol, text),
