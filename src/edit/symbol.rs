@@ -71,7 +71,7 @@ impl SymbolEdit<'_> {
             .get_or_init(|| syntax::outline(self.path, self.base))
             .as_ref()
             .map_err(|e| self.unavailable(*e))?;
-        let def = self.select(&defs)?;
+        let def = self.select(defs)?;
         let problem = match (def.parse_error, def.shared_line) {
             (Some(line), _) => Some(("has a parse error", line)),
             (None, Some(line)) => Some(("shares a line with other code", line)),

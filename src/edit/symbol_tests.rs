@@ -483,19 +483,16 @@ mod model {
         span: (usize, usize, usize),
     }
 
+    /// (symbol, trivia lines on offer, definition lines, the method's offset and
+    /// length when the target is a method inside a container).
+    type Shape = (String, Vec<String>, Vec<String>, Option<(usize, usize)>);
+
     /// Item number `i` of language `lang`, of kind `kind` (0–2), with `trivia` (0–2)
     /// trivia lines and `body` (1–3) body lines.
     fn item(lang: usize, i: usize, kind: u8, trivia: usize, body: usize) -> Item {
         let body_lines = |f: &dyn Fn(usize) -> String| (0..body).map(f).collect::<Vec<_>>();
         let s = |x: &str| x.to_string();
-        // (symbol, trivia lines on offer, definition lines, the method's offset and
-        // length when the target is a method inside a container)
-        let (symbol, offered, mut def, method): (
-            String,
-            Vec<String>,
-            Vec<String>,
-            Option<(usize, usize)>,
-        ) = match (lang, kind % 3) {
+        let (symbol, offered, mut def, method): Shape = match (lang, kind % 3) {
             (0, 0) => (
                 format!("f{i}"),
                 vec![format!("# about f{i}"), format!("@deco{i}")],
