@@ -97,11 +97,11 @@ impl SymbolEdit<'_> {
             .ends_with(b"\n");
         Ok(match action {
             Action::Replace(content) => {
-                let mut text = whole_lines(content, terminator);
-                if at_eof_without_newline {
-                    let keep = text.len() - terminator.len();
-                    text.to_mut().truncate(keep);
-                }
+                let text = whole_lines(content, terminator);
+                let text = match at_eof_without_newline {
+                    true => Cow::Owned(without_final_terminator(&text).to_vec()),
+                    false => text,
+                };
                 (def.signature_start..def.end, text)
             }
             Action::InsertBefore(text) => (
@@ -109,11 +109,11 @@ impl SymbolEdit<'_> {
                 whole_lines(text, terminator),
             ),
             Action::InsertAfter(text) => {
-                let mut text = whole_lines(text, terminator);
-                if at_eof_without_newline {
-                    let lines = text.len() - terminator.len();
-                    text = Cow::Owned([terminator, &text[..lines]].concat());
-                }
+                let text = whole_lines(text, terminator);
+                let text = match at_eof_without_newline {
+                    true => Cow::Owned([terminator, without_final_terminator(&text)].concat()),
+                    false => text,
+                };
                 (def.end..def.end, text)
             }
             Action::Delete => (def.trivia_start..def.end, Cow::Borrowed(&b""[..])),
@@ -242,6 +242,13 @@ impl SymbolEdit<'_> {
             reason,
         }
     }
+}
+
+/// `text` without its final line terminator (`\r\n` or `\n`), if it has one.
+fn without_final_terminator(text: &[u8]) -> &[u8] {
+    text.strip_suffix(b"\r\n")
+        .or_else(|| text.strip_suffix(b"\n"))
+        .unwrap_or(text)
 }
 
 /// `text` ending with a line terminator: `terminator` is added when it has none.

@@ -716,7 +716,8 @@ mod model {
             0 => {
                 let head = keep_bom(&mut lines, signature);
                 if eof_open {
-                    t.truncate(t.len() - term.len());
+                    let own = if t.ends_with(b"\r\n") { 2 } else { 1 };
+                    t.truncate(t.len() - own);
                 }
                 [
                     joined(&lines[..signature - 1]),
@@ -738,7 +739,8 @@ mod model {
             }
             2 => {
                 if eof_open {
-                    let body = t[..t.len() - term.len()].to_vec();
+                    let own = if t.ends_with(b"\r\n") { 2 } else { 1 };
+                    let body = t[..t.len() - own].to_vec();
                     t = [term.to_vec(), body].concat();
                 }
                 [joined(&lines[..last]), t, joined(&lines[last..])].concat()
@@ -765,7 +767,7 @@ mod model {
             final_newline in any::<bool>(),
             pick in any::<prop::sample::Index>(),
             op in 0u8..4,
-            text in prop_oneof![Just("X = 1\n"), Just("Y = 2"), Just("# one\n# two\n"), Just("\n\nZ = 3\n")],
+            text in prop_oneof![Just("X = 1\n"), Just("Y = 2"), Just("# one\n# two\n"), Just("\n\nZ = 3\n"), Just("W = 4\r\n"), Just("\n")],
         ) {
             let (base, spans) = file(lang, &specs, crlf, bom, final_newline);
             let (symbol, trivia, signature, last) = spans[pick.index(spans.len())].clone();
@@ -785,4 +787,38 @@ mod model {
             );
         }
     }
+}
+
+/// At the end of a CRLF file without a final newline, text that ends with its own LF
+/// loses exactly that LF (not two bytes), and a lone newline is not an underflow.
+#[test]
+fn eof_without_newline_strips_the_texts_own_terminator() {
+    let base = "fn a() {}\r\nfn b() {}";
+    assert_eq!(
+        apply(
+            "x.rs",
+            base,
+            serde_json::json!([replace("x.rs", "b", "fn b() { 1 }\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\r\nfn b() { 1 }")
+    );
+    assert_eq!(
+        apply(
+            "x.rs",
+            base,
+            serde_json::json!([replace("x.rs", "b", "\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\r\n")
+    );
+    assert_eq!(
+        apply(
+            "x.rs",
+            base,
+            serde_json::json!([after("x.rs", "b", "fn c() {}\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\r\nfn b() {}\r\nfn c() {}")
+    );
 }

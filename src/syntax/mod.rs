@@ -244,7 +244,7 @@ pub fn hunk_context(names: &HunkNames, line: usize) -> Option<&str> {
         .defs
         .iter()
         .filter(|(first, last, _)| (*first..=*last).contains(&line))
-        .min_by_key(|(first, last, _)| last - first)
+        .min_by_key(|(first, last, _)| last.saturating_sub(*first))
         .map(|(_, _, path)| path.as_str())
 }
 
