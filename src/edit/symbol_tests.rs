@@ -822,3 +822,97 @@ fn eof_without_newline_strips_the_texts_own_terminator() {
         Ok("fn a() {}\r\nfn b() {}\r\nfn c() {}")
     );
 }
+
+/// Hostile input: token soup in every language (unbalanced brackets, decorators
+/// anywhere, CR, invalid UTF-8, a BOM). Every definition the outline reports lies on
+/// line boundaries in order, and every symbol op on it returns a candidate or a typed
+/// error, never a panic.
+mod hostile {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::syntax::outline;
+
+    const PATHS: [&str; 6] = ["h.rs", "h.py", "h.js", "h.ts", "h.tsx", "h.go"];
+
+    fn token() -> impl Strategy<Value = &'static [u8]> {
+        prop::sample::select(vec![
+            &b"fn f() "[..],
+            b"def g(x):",
+            b"class C",
+            b"impl S ",
+            b"func (s *S) M() ",
+            b"const K = ",
+            b"{",
+            b"}",
+            b"(",
+            b")",
+            b"[",
+            b"]",
+            b";",
+            b":",
+            b"=",
+            b"\n",
+            b"\r\n",
+            b"\r",
+            b"    ",
+            b"\t",
+            b"@d\n",
+            b"#[a]\n",
+            b"// c\n",
+            b"# c\n",
+            b"/** d */\n",
+            b"x",
+            b"\"s{\"",
+            b"'",
+            b"export ",
+            b"\xFF",
+            b"\xC3\xA9",
+            b"=>",
+            b"package p\n",
+        ])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        #[test]
+        fn outlines_of_token_soup_hold_their_invariants(
+            path in prop::sample::select(PATHS.to_vec()),
+            bom in any::<bool>(),
+            tokens in prop::collection::vec(token(), 0..60),
+            op in 0u8..4,
+            pick in any::<prop::sample::Index>(),
+        ) {
+            let mut base: Vec<u8> = if bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+            for t in &tokens {
+                base.extend_from_slice(t);
+            }
+            let defs = outline(path, &base).unwrap_or_default();
+            let line_start = |at: usize| at == 0 || (bom && at == 3) || base.get(at - 1) == Some(&b'\n');
+            for d in &defs {
+                prop_assert!(d.trivia_start <= d.signature_start && d.signature_start <= d.end, "{d:?}");
+                prop_assert!(d.end <= base.len(), "{d:?}");
+                prop_assert!(line_start(d.trivia_start) && line_start(d.signature_start), "{d:?}");
+                prop_assert!(d.end == base.len() || base[d.end - 1] == b'\n', "{d:?}");
+                prop_assert!(d.trivia_line <= d.signature_line && d.signature_line <= d.last_line, "{d:?}");
+            }
+            let symbol = match defs.is_empty() {
+                true => "f".to_string(),
+                false => defs[pick.index(defs.len())].path.clone(),
+            };
+            let edit = match op {
+                0 => replace(path, &symbol, "x\n"),
+                1 => before(path, &symbol, "y"),
+                2 => after(path, &symbol, "z\r\n"),
+                _ => delete(path, &symbol),
+            };
+            match apply_bytes(path, &base, serde_json::json!([edit])) {
+                Ok(_) => {}
+                Err(e) => prop_assert!(
+                    e.is_target_failure() || matches!(e, EditError::UnsupportedLanguage { .. }),
+                    "{e:?}"
+                ),
+            }
+        }
+    }
+}
