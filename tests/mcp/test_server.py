@@ -249,7 +249,7 @@ async def test_commit_source_modified(ws):
 
 async def test_commit_confirm_false(ws):
     async with server(ws) as s:
-        p = await preview(s, "hello.py", "confirm test\n")
+        p = await preview(s, "hello.py", "print('confirm test')\n")
         text, err = await refused(s, "edit_commit", preview_id=p["preview_id"], agent_id=AGENT, confirm=False)
         assert "confirm" in text and "Example:" in text, text
         assert '"confirm":true' in text.split("Example:")[1].replace(" ", ""), text
@@ -260,7 +260,7 @@ async def test_commit_confirm_false(ws):
         assert ws.read("hello.py") == HELLO
         # The handle is still good.
         await commit(s, p["preview_id"])
-    assert ws.read("hello.py") == "confirm test\n"
+    assert ws.read("hello.py") == "print('confirm test')\n"
 
 
 async def test_commit_handle_not_found(ws):
