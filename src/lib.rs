@@ -23,6 +23,7 @@
 //! has the protocol's crash table, the on-disk format and the threat model.
 
 mod batch;
+pub mod clock;
 mod commit;
 mod dump;
 pub mod edit;
@@ -31,8 +32,10 @@ pub mod error;
 mod failpoint;
 pub mod fs;
 mod gc;
+pub mod handle;
 pub mod journal;
 mod lock;
+pub mod policy;
 pub mod mcp;
 mod rebase;
 mod recovery;
@@ -41,7 +44,10 @@ mod tx;
 mod verify;
 mod workspace;
 
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{CommitOptions, RollbackOptions};
+pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
+pub use policy::{Identical, Markers, Policy, SamePath};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{

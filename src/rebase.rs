@@ -35,8 +35,10 @@ impl Journal {
     /// Errors: [`Error::WrongState`] (tx not open), [`Error::NothingToRebase`] (no file
     /// moved), path and I/O errors reading the disk. Conflicts are not errors: see the
     /// module docs.
-    pub fn rebase(&self, tx: u64) -> Result<Preview> {
+    pub fn rebase(&self, tx: impl Into<crate::TxRef>) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.resolve(tx)?;
             self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Rebase)?;
             let working = revision::load_working(&self.ws, &latest)?;
@@ -72,7 +74,7 @@ impl Journal {
             .to_recorded_json();
             let (txrec, rev) =
                 revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
-            Ok(Preview::new(&txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev))
         })
     }
 }

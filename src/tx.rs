@@ -15,8 +15,11 @@ use crate::workspace::Journal;
 /// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preview {
-    /// Transaction id: the handle the other verbs take.
+    /// Transaction number in this journal (the CLI's `TX`).
     pub tx: u64,
+    /// The transaction's handle: its journal's id and `tx`, as a string
+    /// (`"3f9a2c1b7d4e8a60-7"`). Every verb takes it; another journal refuses it.
+    pub handle: crate::TxHandle,
     /// Revision number.
     pub revision: u32,
     /// Latest revision of the tx.
@@ -49,9 +52,13 @@ pub struct Preview {
 }
 
 impl Preview {
-    pub(crate) fn new(tx: &TxRecord, rev: RevisionRecord) -> Self {
+    pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,
+            handle: crate::TxHandle {
+                journal,
+                tx: tx.tx,
+            },
             revision: rev.revision,
             latest_revision: tx.revisions.saturating_sub(1),
             state: tx.state,
@@ -75,8 +82,10 @@ impl Preview {
 /// One line of `log`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogEntry {
-    /// Transaction id.
+    /// Transaction number.
     pub tx: u64,
+    /// Its handle (see [`Preview::handle`]).
+    pub handle: crate::TxHandle,
     /// Creation time, ms since epoch.
     pub created_ms: u64,
     /// Agent.
@@ -133,7 +142,7 @@ impl Journal {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
-            Ok(Preview::new(&tx, rev))
+            Ok(Preview::new(self.id(), &tx, rev))
         })
     }
 
@@ -152,8 +161,15 @@ impl Journal {
     /// Errors: [`Error::UnknownTx`], [`Error::UnknownRevision`], [`Error::WrongState`]
     /// (the tx is not open, or another process revised it meanwhile),
     /// [`Error::StaleRevision`], and those of [`Journal::preview`].
-    pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
+    pub fn revise(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        opts: ReviseOptions,
+        plan: &Plan,
+    ) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.resolve(tx)?;
             self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Revise)?;
             let base = match opts.base {
@@ -202,7 +218,89 @@ impl Journal {
                 files,
                 conflicts,
             )?;
-            Ok(Preview::new(&txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev))
+        })
+    }
+
+    /// The age of `tx`'s preview, in milliseconds: the journal clock's now minus the
+    /// tx's `created_ms` (0 for a tx made "in the future" of the clock). Errors:
+    /// [`Error::UnknownTx`], [`Error::ForeignHandle`].
+    pub fn preview_age(&self, tx: impl Into<crate::TxRef>) -> Result<u64> {
+        let rec = self.tx(tx)?;
+        Ok(self.ws.store.now_ms().saturating_sub(rec.created_ms))
+    }
+
+    /// `Ok` if `tx` is open and its preview is not older than `max_age` (or
+    /// `max_age` is `None`), else [`Error::PreviewExpired`] or [`Error::WrongState`]:
+    /// what [`Journal::commit`] checks, for a front end that wants the same rule on
+    /// other verbs (the MCP server checks it before `edit_revise` and `edit_rebase`).
+    pub fn check_preview_age(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let rec = self.tx(tx)?;
+        self.check_age(&rec, max_age)
+    }
+
+    pub(crate) fn check_age(
+        &self,
+        rec: &TxRecord,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let Some(max) = max_age else { return Ok(()) };
+        let age_ms = self.ws.store.now_ms().saturating_sub(rec.created_ms);
+        let max_age_ms = u64::try_from(max.as_millis()).unwrap_or(u64::MAX);
+        if rec.state == TxState::Open && age_ms > max_age_ms {
+            return Err(Error::PreviewExpired {
+                tx: rec.tx,
+                age_ms,
+                max_age_ms,
+            });
+        }
+        Ok(())
+    }
+
+    /// Abort every open preview older than `older_than` (by the journal clock), in one
+    /// journal write, without taking the commit lock: a commit running meanwhile is
+    /// never disturbed, because the abort and the commit's intent are both journal
+    /// writes that check the tx's state, and redb runs them one after the other — a
+    /// tx whose batch is in flight is skipped, and a commit that comes second finds
+    /// its tx aborted and writes nothing. Returns the handles of the txs aborted,
+    /// oldest first. Cost: one read of every tx record, and one durable journal write
+    /// (none when nothing is old enough).
+    pub fn abort_expired(&self, older_than: std::time::Duration) -> Result<Vec<crate::TxHandle>> {
+        crate::workspace::guarded(|| {
+            self.ws.writable()?;
+            let now = self.ws.store.now_ms();
+            let max = u64::try_from(older_than.as_millis()).unwrap_or(u64::MAX);
+            let mut old = Vec::new();
+            self.ws.store.read()?.txs_newest_first(|tx| {
+                if tx.state == TxState::Open
+                    && tx.rollback_of.is_none()
+                    && now.saturating_sub(tx.created_ms) > max
+                {
+                    old.push(tx.tx);
+                }
+                Ok(true)
+            })?;
+            if old.is_empty() {
+                return Ok(Vec::new());
+            }
+            old.reverse();
+            let aborted = self.ws.store.write(|w| {
+                let mut aborted = Vec::new();
+                for &tx in &old {
+                    // Re-checked inside the write: a commit may have won meanwhile.
+                    let rec = w.tx(tx)?;
+                    if rec.state == TxState::Open && w.inflight_batch_of(tx)?.is_none() {
+                        w.abort_tx(tx)?;
+                        aborted.push(tx);
+                    }
+                }
+                Ok(aborted)
+            })?;
+            Ok(aborted.into_iter().map(|tx| self.handle(tx)).collect())
         })
     }
 
@@ -215,27 +313,32 @@ impl Journal {
     }
 
     /// The record of `tx`. Errors: [`Error::UnknownTx`].
-    pub fn tx(&self, tx: u64) -> Result<TxRecord> {
-        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(tx))
+    pub fn tx(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
+        let tx = tx.into();
+        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(self.resolve(tx)?))
     }
 
     /// A revision of `tx` (default: the latest) as recorded.
-    pub fn show(&self, tx: u64, revision: Option<u32>) -> Result<Preview> {
+    pub fn show(&self, tx: impl Into<crate::TxRef>, revision: Option<u32>) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.resolve(tx)?;
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
             if txrec.pruned {
                 return Err(Error::wrong_state(&txrec, Verb::Show));
             }
             let rev = r.revision_of(&txrec, revision)?;
-            Ok(Preview::new(&txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev))
         })
     }
 
     /// Abort an open tx: it accepts nothing further. Errors: [`Error::WrongState`] when
     /// the tx is not open, [`Error::LockTimeout`] while a commit holds the lock.
-    pub fn abort(&self, tx: u64) -> Result<TxRecord> {
+    pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.resolve(tx)?;
             // Under the commit lock: a commit of this tx in progress finishes first (and
             // the abort is then refused), never the two at once.
             let locked = self.lock()?;
@@ -269,6 +372,7 @@ impl Journal {
                 let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
                 out.push(LogEntry {
                     tx: tx.tx,
+                    handle: self.handle(tx.tx),
                     created_ms: tx.created_ms,
                     agent: tx.agent.clone(),
                     description: tx.description.clone(),

@@ -19,10 +19,12 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// A transaction id as printed in the `tx` field (`7`; `tx-7` is accepted too).
-pub fn parse_tx(s: &str) -> Result<u64, String> {
-    s.strip_prefix("tx-").unwrap_or(s).parse().map_err(|_| {
-        format!("{s:?} is not a transaction id (a number, as printed in the `tx` field)")
+/// A transaction: its number in the journal at hand, as printed in the `tx` field (`7`;
+/// `tx-7` is accepted too), or its handle, as printed in the `handle` field
+/// (`3f9a2c1b7d4e8a60-7`), which another journal refuses.
+pub fn parse_tx(s: &str) -> Result<ultra_edit::TxRef, String> {
+    s.parse().map_err(|_| {
+        format!("{s:?} is not a transaction id (a number, as printed in the `tx` field, or a handle like 3f9a2c1b7d4e8a60-7, as printed in the `handle` field)")
     })
 }
 
@@ -65,7 +67,7 @@ pub enum Command {
     Revise {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// The revision the plan was written against (default: the latest). An older
         /// one is refused (exit 3) unless --rebase.
         #[arg(long)]
@@ -81,7 +83,7 @@ pub enum Command {
     Show {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Revision (default: the latest).
         #[arg(long)]
         revision: Option<u32>,
@@ -90,7 +92,7 @@ pub enum Command {
     Commit {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Revision (default: the latest).
         #[arg(long)]
         revision: Option<u32>,
@@ -107,19 +109,19 @@ pub enum Command {
     Rebase {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
     },
     /// Abort an open transaction.
     Abort {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
     },
     /// Restore the exact pre-commit state of TX's files, as a new transaction.
     Rollback {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Overwrite files changed since the commit (their bytes are kept in the journal).
         #[arg(long)]
         force: bool,
@@ -164,7 +166,7 @@ pub enum JournalCommand {
     Dump {
         /// Only records about this transaction.
         #[arg(long, value_parser = parse_tx)]
-        tx: Option<u64>,
+        tx: Option<ultra_edit::TxRef>,
         /// Start at an event sequence number (e.g. 120) or a time (RFC 3339, e.g.
         /// 2026-11-30T08:00:00Z).
         #[arg(long, value_parser = parse_since)]

@@ -93,6 +93,49 @@ pub enum Error {
         /// Whether the parent directories were searched too (the CLI without --root).
         searched_up: bool,
     },
+    /// A transaction handle of another journal: nothing was read or written. A handle
+    /// names the journal that made it (src/handle.rs); the same tx number in this
+    /// journal is another transaction.
+    #[error("transaction handle {handle} belongs to journal {}, not to this one ({journal}){}; nothing was changed", handle.journal, original_root.as_ref().map(|r| format!(": it was made when this journal was at {}, and this copy of it is another history", r.display())).unwrap_or_default())]
+    ForeignHandle {
+        /// The handle given.
+        handle: crate::handle::TxHandle,
+        /// This journal's id.
+        journal: crate::handle::JournalId,
+        /// When the handle was made by this journal at the root it was made for, and
+        /// the journal has since been copied to another root: that root.
+        original_root: Option<PathBuf>,
+    },
+    /// A state directory ([`crate::OpenOptions::state_dir`]) that holds the journal of
+    /// another root; nothing was changed.
+    #[error("state directory {} holds the journal of {}, not of {}; nothing was changed. Give each root its own state directory", state_dir.display(), made_for.display(), root.display())]
+    StateDirOfOtherRoot {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The root its journal was made for.
+        made_for: PathBuf,
+        /// The root it was opened for.
+        root: PathBuf,
+    },
+    /// A state directory that cannot hold a journal; nothing was changed.
+    #[error("state directory {} cannot be used: {reason}", state_dir.display())]
+    InvalidStateDir {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The preview is older than the max preview age: it was not committed and nothing
+    /// was written. A fresh preview of the same plan sees the disk as it is now.
+    #[error("preview tx {tx} expired: it was made {age_ms} ms ago and the max preview age is {max_age_ms} ms; nothing was written, preview again")]
+    PreviewExpired {
+        /// Transaction id.
+        tx: u64,
+        /// Its age, in milliseconds (journal clock's now − the tx's `created_ms`).
+        age_ms: u64,
+        /// The max age in force, in milliseconds.
+        max_age_ms: u64,
+    },
     /// Unknown transaction id.
     #[error("no transaction {tx} in this journal")]
     UnknownTx {
@@ -252,7 +295,8 @@ impl Error {
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
-            | Error::NeedsAttention { tx, .. } => Some(*tx),
+            | Error::NeedsAttention { tx, .. }
+            | Error::PreviewExpired { tx, .. } => Some(*tx),
             _ => None,
         }
     }
@@ -268,6 +312,10 @@ impl Error {
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
+            Error::ForeignHandle { .. } => "foreign_handle",
+            Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
+            Error::InvalidStateDir { .. } => "invalid_state_dir",
+            Error::PreviewExpired { .. } => "preview_expired",
             Error::UnknownRevision { .. } => "unknown_revision",
             Error::WrongState { .. } => "wrong_state",
             Error::StaleSnapshot { .. } => "stale_snapshot",
@@ -317,6 +365,7 @@ impl Error {
             Error::NotInitialized { .. } => NextStep::Init,
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } => NextStep::Log,
+            Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },
             Error::StaleRevision { tx, latest, .. } => NextStep::ReviseOnLatest {

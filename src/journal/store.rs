@@ -7,13 +7,17 @@ use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
 
 use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
 use crate::error::{Error, IoContext, JournalError, Result};
-use crate::journal::records::now_ms;
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
 
 /// The redb database of one workspace.
 pub struct Store {
     db: Db,
     /// The journal file (None on a custom backend).
     path: Option<PathBuf>,
+    /// Where the time of every write comes from ([`Store::set_clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 /// The journal opened for reading and writing, or, on a read-only filesystem, for
@@ -77,6 +81,7 @@ impl Store {
         let store = Store {
             db: Db::Rw(db),
             path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
         };
         store.migrate(!backed_up)?;
         Ok(store)
@@ -123,6 +128,7 @@ impl Store {
         Ok(Store {
             db,
             path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -167,6 +173,7 @@ impl Store {
         let store = Store {
             db: Db::Rw(db),
             path,
+            clock: Arc::new(SystemClock),
         };
         store.migrate(true)?;
         Ok(store)
@@ -233,6 +240,53 @@ impl Store {
             .map(|m| m.len())
     }
 
+    /// Take the time of every later write from `clock` (default: the system clock).
+    pub fn set_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.clock = clock;
+    }
+
+    /// Now, by the store's clock (ms since the Unix epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The journal's identity: its nonce (schema v5) and the root it was made for, if
+    /// recorded yet.
+    pub fn identity(&self) -> Result<Identity> {
+        let r = self.read()?;
+        let t = r.txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
+        let nonce = t.get("nonce")?.map(|v| v.value().to_vec()).ok_or_else(|| {
+            JournalError::Missing {
+                what: "the journal's nonce (table identity)".into(),
+            }
+        })?;
+        let made_for = t.get("root")?.map(|v| {
+            use std::os::unix::ffi::OsStrExt;
+            PathBuf::from(std::ffi::OsStr::from_bytes(v.value()))
+        });
+        Ok(Identity { nonce, made_for })
+    }
+
+    /// Record `root` as the root the journal was made for, unless one is recorded:
+    /// the first writable open of a journal does it. Returns the recorded root.
+    pub fn record_root(&self, root: &Path) -> Result<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let txn = self.rw()?.begin_write()?;
+        let recorded = {
+            let mut t = txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
+            let existing = t.get("root")?.map(|v| v.value().to_vec());
+            match existing {
+                Some(bytes) => PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)),
+                None => {
+                    t.insert("root", root.as_os_str().as_bytes())?;
+                    root.to_path_buf()
+                }
+            }
+        };
+        txn.commit()?;
+        Ok(recorded)
+    }
+
     /// A consistent read view.
     pub fn read(&self) -> Result<Reader> {
         let txn = match &self.db {
@@ -254,7 +308,7 @@ impl Store {
         let mut w = Writer {
             txn,
             next_seq,
-            now: now_ms(),
+            now: self.clock.now_ms(),
         };
         let out = f(&mut w)?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
@@ -277,12 +331,21 @@ impl Store {
         let mut w = Writer {
             txn,
             next_seq: 0,
-            now: now_ms(),
+            now: self.clock.now_ms(),
         };
         let out = f(&mut w)?;
         w.txn.abort()?;
         Ok(out)
     }
+}
+
+/// A journal's identity (schema v5; `migrations/v0005_journal_id.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// 16 random bytes drawn when the journal got its identity.
+    pub nonce: Vec<u8>,
+    /// The canonical root the journal was made for (its first writable open).
+    pub made_for: Option<PathBuf>,
 }
 
 /// The schema version recorded in `meta` (0 for a journal without tables).

@@ -26,6 +26,8 @@ pub struct ToolError {
     pub example: Option<Box<Value>>,
     /// The transaction concerned.
     pub tx: Option<u64>,
+    /// Its handle (printed as `preview_id`), when the journal is known.
+    pub handle: Option<crate::TxHandle>,
     /// Extra structured fields (e.g. apply_batch's per-file results).
     pub detail: Map<String, Value>,
 }
@@ -39,6 +41,7 @@ impl ToolError {
             hint: hint.into(),
             example: None,
             tx: None,
+            handle: None,
             detail: Map::new(),
         }
     }
@@ -59,6 +62,22 @@ impl ToolError {
     pub fn with_detail(mut self, detail: Value) -> Self {
         if let Value::Object(m) = detail {
             self.detail.extend(m);
+        }
+        self
+    }
+
+    /// Name the transaction by its handle in journal `journal`: `preview_id` in the
+    /// structured result, and in the example wherever it names the bare tx number.
+    pub fn in_journal(mut self, journal: crate::JournalId) -> Self {
+        let Some(tx) = self.tx else { return self };
+        let handle = crate::TxHandle { journal, tx };
+        self.handle = Some(handle);
+        if let Some(Value::Object(m)) = self.example.as_deref_mut() {
+            for key in ["preview_id", "tx"] {
+                if m.get(key) == Some(&json!(tx.to_string())) || m.get(key) == Some(&json!(tx)) {
+                    m.insert(key.into(), json!(handle.to_string()));
+                }
+            }
         }
         self
     }
@@ -112,6 +131,9 @@ impl ToolError {
         }
         if let Some(tx) = self.tx {
             m.insert("tx".into(), json!(tx));
+        }
+        if let Some(h) = self.handle {
+            m.insert("preview_id".into(), json!(h.to_string()));
         }
         for (k, v) in &self.detail {
             m.entry(k.clone()).or_insert_with(|| v.clone());
@@ -205,6 +227,19 @@ impl ToolError {
                     f => err.with_detail(json!({ "failures": f })),
                 }
             }
+            Error::ForeignHandle { .. } => ToolError::new(
+                "foreign_handle",
+                e.to_string(),
+                "this preview_id was made by another workspace's journal (another root, or a copy of this one); send it to the server of that workspace, or call edit_preview here for a preview of this workspace",
+            )
+            .with_example(json!({"tool": "journal_log", "agent_id": agent})),
+            Error::PreviewExpired { .. } => ToolError::new(
+                "preview_expired",
+                e.to_string(),
+                "call edit_preview again to make a fresh preview (the file may have changed since)",
+            )
+            .with_example(json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}))
+            .with_detail(json!({"age_ms": match e { Error::PreviewExpired { age_ms, .. } => *age_ms, _ => 0 }, "max_age_ms": match e { Error::PreviewExpired { max_age_ms, .. } => *max_age_ms, _ => 0 }})),
             _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
         };
         err.with_tx(tx)

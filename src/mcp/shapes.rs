@@ -204,7 +204,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         ready_to_commit: p.ready_to_commit && !any_changed,
     };
     json!({
-        "preview_id": p.tx.to_string(),
+        "preview_id": p.handle.to_string(),
         "file_path": abs(root, &focus),
         "snapshot": snapshot,
         "diff": diff,
@@ -227,7 +227,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
 }
 
 fn next_step(p: &Preview, v: PreviewValidationReport) -> String {
-    let id = p.tx;
+    let id = p.handle;
     match p.state {
         TxState::Committed => format!("committed; edit_rollback with tx \"{id}\" undoes it"),
         TxState::Aborted => "aborted; call edit_preview to start again".into(),
@@ -259,7 +259,7 @@ pub fn commit_json(
         .unwrap_or_default();
     let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
     json!({
-        "preview_id": p.tx.to_string(),
+        "preview_id": p.handle.to_string(),
         "file_path": abs(j.root(), &focus),
         "bytes_written": r.bytes_written,
         "lines_added": p.lines_added,

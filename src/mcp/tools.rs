@@ -3,9 +3,8 @@
 //! Nothing here knows MCP: [`EditTools::call`] is what the rmcp server calls, and what
 //! an embedder with its own MCP stack (m1nd) can route its `edit_*` tool calls to.
 
-use std::collections::HashMap;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -17,7 +16,7 @@ use crate::commit::{CommitOptions, RollbackOptions};
 use crate::dump::DumpFilter;
 use crate::edit::{Edit, EditError, Plan};
 use crate::error::Error;
-use crate::journal::records::{now_ms, Receipt, TxState};
+use crate::journal::records::{Receipt, TxState};
 use crate::tx::{Preview, ReviseOptions};
 use crate::workspace::Journal;
 
@@ -30,9 +29,6 @@ pub struct EditTools {
     journal: Arc<Journal>,
     preview_ttl: Option<Duration>,
     reingest: Option<ReingestFn>,
-    /// `created_ms` of txs, which never changes: filled from previews made here and
-    /// from `log` for the others.
-    created: Mutex<HashMap<u64, u64>>,
 }
 
 /// What an agent's call resolved to.
@@ -45,12 +41,13 @@ impl EditTools {
             journal,
             preview_ttl: None,
             reingest: None,
-            created: Mutex::new(HashMap::new()),
         }
     }
 
     /// Refuse to continue (commit, revise, rebase) a preview made longer than `ttl`
-    /// ago. Default: none, since previews are durable.
+    /// ago, by the journal's clock: the library's max preview age
+    /// ([`crate::CommitOptions::max_preview_age`], [`Journal::check_preview_age`]),
+    /// refused as `preview_expired`. Default: none, since previews are durable.
     pub fn with_preview_ttl(mut self, ttl: Option<Duration>) -> Self {
         self.preview_ttl = ttl;
         self
@@ -85,7 +82,8 @@ impl EditTools {
             }
         };
         let a = Args { tool: name, map };
-        match name {
+        let id = self.journal.id();
+        let outcome = match name {
             "edit_preview" => self.edit_preview(&a, start),
             "edit_revise" => self.edit_revise(&a, start),
             "edit_rebase" => self.edit_rebase(&a, start),
@@ -104,7 +102,9 @@ impl EditTools {
                     super::TOOL_NAMES.join(", ")
                 ),
             )),
-        }
+        };
+        // Every error names its tx by handle, as every result does.
+        outcome.map_err(|e| e.in_journal(id))
     }
 
     fn root(&self) -> &Path {
@@ -117,9 +117,6 @@ impl EditTools {
         let agent = a.agent()?;
         let (plan, focus) = self.plan(a, &agent, None)?;
         let p = self.engine(self.journal.preview(&plan), &agent)?;
-        if let Ok(mut m) = self.created.lock() {
-            m.insert(p.tx, now_ms());
-        }
         Ok(self.preview_out(&p, focus.as_deref(), start))
     }
 
@@ -148,8 +145,8 @@ impl EditTools {
         let revision = a.u64("revision")?.map(|n| n as u32);
         let p = self.show(tx, revision, &agent)?;
         let mut out = self.preview_out(&p, None, start);
-        if let Some(created) = self.created_ms(tx) {
-            out["age_ms"] = json!(now_ms().saturating_sub(created));
+        if let Ok(age) = self.journal.preview_age(tx) {
+            out["age_ms"] = json!(age);
         }
         out["expired"] = json!(p.state == TxState::Open && self.expired(tx).is_some());
         Ok(out)
@@ -160,7 +157,7 @@ impl EditTools {
         let (tx, _) = self.open_handle(a, &agent, false)?;
         let rec = self.engine(self.journal.abort(tx), &agent)?;
         Ok(json!({
-            "preview_id": tx.to_string(),
+            "preview_id": self.journal.handle(tx).to_string(),
             "tx": tx,
             "state": rec.state,
             "aborted": true,
@@ -181,11 +178,15 @@ impl EditTools {
                 ),
                 "review the preview's diff, then resend edit_commit with confirm=true",
             )
-            .with_example(json!({"tool": "edit_commit", "preview_id": tx.to_string(), "agent_id": agent, "confirm": true}))
+            .with_example(json!({"tool": "edit_commit", "preview_id": self.journal.handle(tx).to_string(), "agent_id": agent, "confirm": true}))
             .with_tx(Some(tx)));
         }
         let reingest = a.bool("reingest")?.unwrap_or(true);
-        let receipt = self.engine(self.journal.commit(tx, CommitOptions::default()), &agent)?;
+        let opts = CommitOptions {
+            max_preview_age: self.preview_ttl,
+            ..Default::default()
+        };
+        let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
         let reingested = self.reingest(reingest, &[&receipt]);
         Ok(shapes::commit_json(
             &self.journal,
@@ -216,7 +217,7 @@ impl EditTools {
         let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
         Ok(json!({
             "tx": receipt.tx,
-            "preview_id": receipt.tx.to_string(),
+            "preview_id": self.journal.handle(receipt.tx).to_string(),
             "rolled_back": tx,
             "batch": receipt.batch,
             "files": paths,
@@ -225,7 +226,7 @@ impl EditTools {
             "updated_node_ids": [],
             "receipt": receipt,
             "elapsed_ms": ms(start),
-            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", receipt.tx),
+            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx)),
         }))
     }
 
@@ -271,9 +272,6 @@ impl EditTools {
         let limit = a.u64("limit")?.unwrap_or(50) as usize;
         let agent = a.str("agent_id")?;
         let entries = self.engine(self.journal.log(None), "")?;
-        if let Ok(mut m) = self.created.lock() {
-            m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
-        }
         let picked: Vec<_> = entries
             .into_iter()
             .filter(|e| agent.is_none() || e.agent == agent)
@@ -329,14 +327,16 @@ impl EditTools {
 
     fn preview_out(&self, p: &Preview, focus: Option<&str>, start: Instant) -> Value {
         let mut out = shapes::preview_json(&self.journal, p, focus, ms(start));
-        if let (Some(ttl), Some(created)) = (self.preview_ttl, self.created_ms(p.tx)) {
-            let left = (created + ttl.as_millis() as u64).saturating_sub(now_ms());
-            out["expires_in_ms"] = json!(left);
+        if let (Some(ttl), Ok(age)) = (self.preview_ttl, self.journal.preview_age(p.tx)) {
+            let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            out["expires_in_ms"] = json!(ttl_ms.saturating_sub(age));
         }
         out
     }
 
-    /// The tx id in argument `key`: a number, or a string like `"7"` / `"tx-7"`.
+    /// The tx in argument `key`: a handle (`"3f9a2c1b7d4e8a60-7"`, refused as
+    /// `foreign_handle` when it names another journal), or a tx number of this
+    /// journal (`7`, `"7"`, `"tx-7"`).
     fn handle(&self, a: &Args, key: &str, agent: &str) -> Result<u64, ToolError> {
         match a.map.get(key) {
             None | Some(Value::Null) => Err(ToolError::invalid_args(
@@ -347,11 +347,12 @@ impl EditTools {
             Some(Value::Number(n)) => n
                 .as_u64()
                 .ok_or_else(|| errors::not_found(&n.to_string(), agent)),
-            Some(Value::String(s)) => s
-                .trim()
-                .trim_start_matches("tx-")
-                .parse()
-                .map_err(|_| errors::not_found(s, agent)),
+            Some(Value::String(s)) => {
+                let r: crate::TxRef = s.parse().map_err(|_| errors::not_found(s, agent))?;
+                self.journal
+                    .resolve(r)
+                    .map_err(|e| ToolError::from_engine(&e, agent))
+            }
             Some(other) => Err(errors::not_found(&other.to_string(), agent)),
         }
     }
@@ -382,32 +383,13 @@ impl EditTools {
         Ok((tx, p))
     }
 
-    fn created_ms(&self, tx: u64) -> Option<u64> {
-        if let Some(&c) = self.created.lock().ok()?.get(&tx) {
-            return Some(c);
-        }
-        let entries = self.journal.log(None).ok()?;
-        let mut m = self.created.lock().ok()?;
-        m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
-        m.get(&tx).copied()
-    }
-
-    /// `Some(error)` if `tx` is older than the preview lifetime.
+    /// `Some(error)` if `tx` is older than the preview lifetime (the library's
+    /// [`crate::Error::PreviewExpired`], as a tool error).
     fn expired(&self, tx: u64) -> Option<ToolError> {
-        let ttl = self.preview_ttl?;
-        let age = now_ms().saturating_sub(self.created_ms(tx)?);
-        (age > ttl.as_millis() as u64).then(|| {
-            ToolError::new(
-                "preview_expired",
-                format!(
-                    "preview {tx} expired: it was made {:.1} s ago and this server keeps previews for {} s (--preview-ttl); nothing was written",
-                    age as f64 / 1000.0,
-                    ttl.as_secs_f64()
-                ),
-                "call edit_preview again to make a fresh preview (the file may have changed since)",
-            )
-            .with_tx(Some(tx))
-        })
+        match self.journal.check_preview_age(tx, self.preview_ttl) {
+            Err(e @ Error::PreviewExpired { .. }) => Some(ToolError::from_engine(&e, "")),
+            _ => None,
+        }
     }
 
     /// Call the reingest hook once with every path of `receipts`.

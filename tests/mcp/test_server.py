@@ -143,8 +143,9 @@ async def test_list_tools(ws):
 async def test_preview_happy_path(ws):
     async with server(ws) as s:
         out = await preview(s, str(ws.path("hello.py")), HELLO_99, description="bump return value")
-    assert re.fullmatch(r"[0-9]+", out["preview_id"]), out["preview_id"]
-    assert out["tx"] == int(out["preview_id"]) and out["revision"] == 0
+    # The preview_id is the tx's handle: the journal's id and the tx number.
+    assert re.fullmatch(r"[0-9a-f]{16}-[0-9]+", out["preview_id"]), out["preview_id"]
+    assert out["tx"] == int(out["preview_id"].split("-")[1]) and out["revision"] == 0
     assert out["file_path"] == str(ws.path("hello.py"))
     snap = out["snapshot"]
     assert snap["file_exists"] is True
@@ -213,9 +214,10 @@ async def test_commit_handle_expired(ws):
         shown = await ok(s, "edit_show", preview_id=p["preview_id"])
         assert shown["expired"] is True
         text, err = await refused(s, "edit_commit", preview_id=p["preview_id"], agent_id=AGENT, confirm=True)
-    assert "expired" in text and "--preview-ttl" in text, text
+    assert "expired" in text and "max preview age is 1000 ms" in text, text
     assert "edit_preview" in text.split("Hint:")[1], text
-    assert err["error"] == "preview_expired"
+    assert err["error"] == "preview_expired" and err["max_age_ms"] == 1000
+    assert err["age_ms"] > 1000 and err["preview_id"] == p["preview_id"]
     assert ws.read("hello.py") == HELLO
 
 
@@ -270,6 +272,15 @@ async def test_commit_handle_not_found(ws):
             assert "not found" in text, text
             assert "edit_preview" in text.split("Hint:")[1], text
             assert err["error"] == "preview_not_found"
+        # A handle of another journal is refused, even where its tx number exists here.
+        p = await preview(s, "hello.py", "mine\n")
+        tx = p["preview_id"].split("-")[1]
+        text, err = await refused(s, "edit_commit", preview_id="0123456789abcdef-" + tx, agent_id=AGENT, confirm=True)
+        assert err["error"] == "foreign_handle", err
+        assert "belongs to journal 0123456789abcdef" in text, text
+        # The bare tx number of this journal is still accepted.
+        await commit(s, tx)
+    assert ws.read("hello.py") == "mine\n"
 
 
 async def test_other_agent_cannot_commit(ws):

@@ -42,14 +42,13 @@ pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalComma
 fn dump(
     out: &Out,
     j: &Journal,
-    tx: Option<u64>,
+    tx: Option<ultra_edit::TxRef>,
     since: Option<Since>,
     kinds: Vec<String>,
     with_blobs: bool,
 ) -> Result<i32> {
-    if let Some(tx) = tx {
-        j.tx(tx)?; // an unknown tx is an error, not an empty dump
-    }
+    // An unknown tx is an error, not an empty dump.
+    let tx = tx.map(|tx| j.tx(tx).map(|rec| rec.tx)).transpose()?;
     let (since_seq, since_ms) = match since {
         None => (0, None),
         Some(Since::Seq(seq)) => (seq, None),

@@ -78,6 +78,7 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             CommitOptions {
                 revision,
                 allow_owner_change,
+                ..Default::default()
             },
             lock_timeout,
         ),

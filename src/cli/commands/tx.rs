@@ -17,7 +17,7 @@ pub(super) fn preview(out: &Out, j: &Journal, plan: &str) -> Result<i32> {
 pub(super) fn revise(
     out: &Out,
     j: &Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     base: Option<u32>,
     rebase: bool,
     plan: &str,
@@ -26,18 +26,18 @@ pub(super) fn revise(
     previewed(out, &j.revise(tx, opts, &read_plan(plan)?)?)
 }
 
-pub(super) fn rebase(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
     previewed(out, &j.rebase(tx)?)
 }
 
-pub(super) fn show(out: &Out, j: &Journal, tx: u64, revision: Option<u32>) -> Result<i32> {
+pub(super) fn show(out: &Out, j: &Journal, tx: ultra_edit::TxRef, revision: Option<u32>) -> Result<i32> {
     out.preview(&j.show(tx, revision)?).map(|()| 0)
 }
 
 pub(super) fn commit(
     out: &Out,
     j: &mut Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     opts: CommitOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
@@ -45,14 +45,14 @@ pub(super) fn commit(
     out.receipt(&j.commit(tx, opts)?).map(|()| 0)
 }
 
-pub(super) fn abort(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
     out.aborted(&j.abort(tx)?).map(|()| 0)
 }
 
 pub(super) fn rollback(
     out: &Out,
     j: &mut Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     opts: RollbackOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
