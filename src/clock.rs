@@ -43,8 +43,10 @@ impl ManualClock {
 
     /// Move the clock forward by `by`.
     pub fn advance(&self, by: Duration) {
-        self.ms
-            .fetch_add(by.as_millis().min(u64::MAX as u128) as u64, Ordering::SeqCst);
+        self.ms.fetch_add(
+            by.as_millis().min(u64::MAX as u128) as u64,
+            Ordering::SeqCst,
+        );
     }
 
     /// Set the clock to `ms` milliseconds since the Unix epoch.

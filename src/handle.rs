@@ -170,9 +170,10 @@ impl FromStr for TxRef {
         let t = s.trim();
         let bare = t.strip_prefix("tx-").unwrap_or(t);
         if !bare.is_empty() && bare.bytes().all(|b| b.is_ascii_digit()) {
-            return bare.parse().map(TxRef::Number).map_err(|_| HandleParseError {
-                text: s.into(),
-            });
+            return bare
+                .parse()
+                .map(TxRef::Number)
+                .map_err(|_| HandleParseError { text: s.into() });
         }
         t.parse().map(TxRef::Handle)
     }
@@ -219,7 +220,14 @@ mod tests {
         assert_eq!("7".parse::<TxRef>(), Ok(TxRef::Number(7)));
         assert_eq!("tx-7".parse::<TxRef>(), Ok(TxRef::Number(7)));
         assert_eq!("3f9a2c1b7d4e8a60-7".parse::<TxRef>(), Ok(TxRef::Handle(h)));
-        for bad in ["", "x", "3f9a2c1b7d4e8a6-7", "3f9a2c1b7d4e8a60-", "3f9a2c1b7d4e8a60-+7", "3f9a2c1b7d4e8a60-7-1"] {
+        for bad in [
+            "",
+            "x",
+            "3f9a2c1b7d4e8a6-7",
+            "3f9a2c1b7d4e8a60-",
+            "3f9a2c1b7d4e8a60-+7",
+            "3f9a2c1b7d4e8a60-7-1",
+        ] {
             assert!(bad.parse::<TxRef>().is_err(), "{bad:?}");
         }
     }
@@ -227,9 +235,18 @@ mod tests {
     #[test]
     fn the_id_depends_on_the_nonce_and_on_the_root() {
         let a = JournalId::derive(&[1; 16], std::path::Path::new("/srv/a"));
-        assert_eq!(a, JournalId::derive(&[1; 16], std::path::Path::new("/srv/a")));
-        assert_ne!(a, JournalId::derive(&[2; 16], std::path::Path::new("/srv/a")));
-        assert_ne!(a, JournalId::derive(&[1; 16], std::path::Path::new("/srv/b")));
+        assert_eq!(
+            a,
+            JournalId::derive(&[1; 16], std::path::Path::new("/srv/a"))
+        );
+        assert_ne!(
+            a,
+            JournalId::derive(&[2; 16], std::path::Path::new("/srv/a"))
+        );
+        assert_ne!(
+            a,
+            JournalId::derive(&[1; 16], std::path::Path::new("/srv/b"))
+        );
         assert_ne!(random_nonce(), random_nonce());
     }
 }

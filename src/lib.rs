@@ -35,8 +35,8 @@ mod gc;
 pub mod handle;
 pub mod journal;
 mod lock;
-pub mod policy;
 pub mod mcp;
+pub mod policy;
 mod rebase;
 mod recovery;
 mod revision;
@@ -46,8 +46,6 @@ mod workspace;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{CommitOptions, RollbackOptions};
-pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
-pub use policy::{Identical, Markers, Policy, SamePath};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{
@@ -55,12 +53,14 @@ pub use error::{
     StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
+pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
     RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
+pub use policy::{Identical, Markers, Policy, SamePath};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::{Problem, Subject, VerifyReport};

@@ -55,10 +55,7 @@ impl Preview {
     pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,
-            handle: crate::TxHandle {
-                journal,
-                tx: tx.tx,
-            },
+            handle: crate::TxHandle { journal, tx: tx.tx },
             revision: rev.revision,
             latest_revision: tx.revisions.saturating_sub(1),
             state: tx.state,

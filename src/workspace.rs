@@ -8,8 +8,8 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, Result};
-use crate::handle::{JournalId, TxHandle, TxRef};
 use crate::fs::{FileSystem, StdFs};
+use crate::handle::{JournalId, TxHandle, TxRef};
 use crate::journal::Store;
 use crate::lock::Locked;
 use crate::recovery::{self, RecoveryReport};
@@ -125,7 +125,10 @@ impl Journal {
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let dir = opts.state_dir.clone().unwrap_or_else(|| root.join(STATE_DIR));
+            let dir = opts
+                .state_dir
+                .clone()
+                .unwrap_or_else(|| root.join(STATE_DIR));
             let probe = if dir.is_dir() {
                 dir.as_path()
             } else {
@@ -191,7 +194,10 @@ impl Journal {
                     searched_up: false,
                 });
             }
-            let dir = state_dir_for(&root, Some(dir.as_path()).filter(|_| opts.state_dir.is_some()))?;
+            let dir = state_dir_for(
+                &root,
+                Some(dir.as_path()).filter(|_| opts.state_dir.is_some()),
+            )?;
             Self::open_inner(root, given, dir, opts, false)
         })
     }
@@ -315,9 +321,10 @@ impl Journal {
             TxRef::Number(n) => Ok(n),
             TxRef::Handle(h) if h.journal == self.id => Ok(h.tx),
             TxRef::Handle(h) => {
-                let original = self.copied_from.as_deref().filter(|made_for| {
-                    JournalId::derive(&self.nonce, made_for) == h.journal
-                });
+                let original = self
+                    .copied_from
+                    .as_deref()
+                    .filter(|made_for| JournalId::derive(&self.nonce, made_for) == h.journal);
                 Err(Error::ForeignHandle {
                     handle: h,
                     journal: self.id,

@@ -255,11 +255,12 @@ impl Store {
     pub fn identity(&self) -> Result<Identity> {
         let r = self.read()?;
         let t = r.txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
-        let nonce = t.get("nonce")?.map(|v| v.value().to_vec()).ok_or_else(|| {
-            JournalError::Missing {
-                what: "the journal's nonce (table identity)".into(),
-            }
-        })?;
+        let nonce =
+            t.get("nonce")?
+                .map(|v| v.value().to_vec())
+                .ok_or_else(|| JournalError::Missing {
+                    what: "the journal's nonce (table identity)".into(),
+                })?;
         let made_for = t.get("root")?.map(|v| {
             use std::os::unix::ffi::OsStrExt;
             PathBuf::from(std::ffi::OsStr::from_bytes(v.value()))

@@ -30,7 +30,12 @@ pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i3
     previewed(out, &j.rebase(tx)?)
 }
 
-pub(super) fn show(out: &Out, j: &Journal, tx: ultra_edit::TxRef, revision: Option<u32>) -> Result<i32> {
+pub(super) fn show(
+    out: &Out,
+    j: &Journal,
+    tx: ultra_edit::TxRef,
+    revision: Option<u32>,
+) -> Result<i32> {
     out.preview(&j.show(tx, revision)?).map(|()| 0)
 }
 
