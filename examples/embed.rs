@@ -10,7 +10,6 @@ use std::fs;
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use ultra_edit::mcp::EditTools;
 use ultra_edit::{CommitOptions, Journal, Plan, RollbackOptions};
 
 type Reingested = Arc<Mutex<Vec<Vec<String>>>>;
@@ -29,15 +28,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     library_cycle(&journal, &reingested)?;
     stale_preview_is_refused(&journal)?;
-
-    // The MCP tools over the same handle (the library hook stays on the journal; the
-    // tools' own hook reports `reingested` per call, as m1nd does).
-    let journal = Arc::new(journal);
-    let tool_hook: Reingested = Arc::default();
-    let seen = tool_hook.clone();
-    let tools = EditTools::new(journal.clone())
-        .with_reingest_hook(move |paths| seen.lock().unwrap().push(paths.to_vec()));
-    tools_cycle(&tools, &tool_hook)?;
 
     println!("embed: every step passed");
     Ok(())
@@ -118,57 +108,5 @@ fn stale_preview_is_refused(journal: &Journal) -> Result<(), Box<dyn std::error:
         "library: stale preview {} refused, rebased, committed",
         preview.tx
     );
-    Ok(())
-}
-
-/// The same cycle through the MCP tool layer, with m1nd's argument and result shapes.
-fn tools_cycle(
-    tools: &EditTools,
-    reingested: &Reingested,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = tools.journal().root().to_path_buf();
-    let preview = tools.call(
-        "edit_preview",
-        json!({"file_path": "src/new.py", "agent_id": "m1nd-agent", "new_content": "print('hi')\n"}),
-    )?;
-    assert_eq!(preview["snapshot"]["file_exists"], false);
-    assert_eq!(preview["validation"]["ready_to_commit"], true);
-    let id = preview["preview_id"].as_str().unwrap().to_string();
-
-    let refused = tools
-        .call(
-            "edit_commit",
-            json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": false}),
-        )
-        .unwrap_err();
-    assert_eq!(refused.kind, "confirm_required");
-    assert!(refused.text().contains("Hint:") && refused.text().contains("Example:"));
-
-    let done = tools.call(
-        "edit_commit",
-        json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true, "reingest": true}),
-    )?;
-    assert_eq!(done["reingested"], true);
-    assert_eq!(done["bytes_written"], 12);
-    assert_eq!(
-        fs::read_to_string(root.join("src/new.py"))?,
-        "print('hi')\n"
-    );
-    assert_eq!(
-        *reingested.lock().unwrap(),
-        vec![vec!["src/new.py".to_string()]]
-    );
-
-    let again = tools
-        .call(
-            "edit_commit",
-            json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true}),
-        )
-        .unwrap_err();
-    assert_eq!(again.kind, "preview_consumed");
-
-    tools.call("edit_rollback", json!({"tx": id, "agent_id": "m1nd-agent"}))?;
-    assert!(!root.join("src/new.py").exists());
-    println!("tools: preview {id} committed through EditTools, then rolled back");
     Ok(())
 }

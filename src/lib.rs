@@ -35,6 +35,7 @@ mod gc;
 pub mod handle;
 pub mod journal;
 mod lock;
+#[cfg(feature = "mcp")]
 pub mod mcp;
 pub mod policy;
 mod rebase;
@@ -62,7 +63,7 @@ pub use journal::records::{
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath};
 pub use recovery::{RecoveryAction, RecoveryReport};
-pub use tx::{LogEntry, Preview, ReviseOptions};
+pub use tx::{FileSummary, LogEntry, Preview, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
     Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT,

@@ -72,9 +72,9 @@ impl Journal {
                 from_revision: latest.revision,
             }
             .to_recorded_json();
-            let (txrec, rev) =
+            let (txrec, rev, summary) =
                 revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
-            Ok(Preview::new(self.id(), &txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }
 }

@@ -185,10 +185,11 @@ pub(crate) fn append(
     plan_json: String,
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
-) -> Result<(TxRecord, RevisionRecord)> {
+) -> Result<(TxRecord, RevisionRecord, Vec<crate::tx::FileSummary>)> {
     let tx = txrec.tx;
     let content = RevisionContent::of(files, conflicts);
-    ws.store.write(|w| {
+    let summary = content.summary();
+    let (txrec, rev) = ws.store.write(|w| {
         let now = w.tx(tx)?;
         if now.revisions != txrec.revisions
             || now.state != TxState::Open
@@ -201,7 +202,8 @@ pub(crate) fn append(
             ));
         }
         record_revision(w, tx, now.revisions, Some(base), plan_json, content)
-    })
+    })?;
+    Ok((txrec, rev, summary))
 }
 
 /// Refuse a revision in which one path is a file (before or after) and another lies
@@ -284,6 +286,22 @@ impl RevisionContent {
             validation,
             conflicts,
         }
+    }
+}
+
+impl RevisionContent {
+    /// Every file, unchanged ones too, with the sizes of its snapshot and candidate.
+    pub fn summary(&self) -> Vec<crate::tx::FileSummary> {
+        use crate::tx::{FileSummary, Size};
+        self.files
+            .iter()
+            .map(|(path, f)| FileSummary {
+                path: path.to_string(),
+                changed: f.snapshot != f.candidate,
+                snapshot: f.snapshot_bytes.as_deref().map(Size::of),
+                candidate: f.candidate_bytes.as_deref().map(Size::of),
+            })
+            .collect()
     }
 }
 

@@ -49,6 +49,13 @@ pub struct Preview {
     /// the tx cannot be committed, revised or aborted until recovery settles it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_attention: Option<u64>,
+    /// Every file of the revision, unchanged ones too, sorted by path, with the byte
+    /// and line counts of its snapshot and candidate. `preview`, `revise` and `rebase`
+    /// list every file the revision touched (the unchanged ones are known only while
+    /// it is built); `show` lists the files of [`Preview::files`], counting their
+    /// lines from the journal's blobs (it reads each file's two images).
+    #[serde(default)]
+    pub summary: Vec<FileSummary>,
 }
 
 impl Preview {
@@ -72,6 +79,48 @@ impl Preview {
             files: rev.files,
             validation: rev.validation,
             conflicts: rev.conflicts,
+            summary: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
+        self.summary = summary;
+        self
+    }
+}
+
+/// A file of a revision as an MCP tool returns it: its path, whether the revision
+/// changes it, and the sizes of its snapshot and candidate (docs/embedding.md,
+/// "Preview results").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSummary {
+    /// Root-relative path.
+    pub path: String,
+    /// The candidate differs from the snapshot (bytes, existence or mode). An
+    /// unchanged file is in no batch and not in [`Preview::files`].
+    pub changed: bool,
+    /// The file at the snapshot; `None` when it did not exist.
+    pub snapshot: Option<Size>,
+    /// The candidate; `None` when the revision deletes the file (or it stays absent).
+    pub candidate: Option<Size>,
+}
+
+/// The size of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Number of lines: `\n` bytes, plus one for a last line without one (0 for an
+    /// empty file), as `wc -l` counts plus the unterminated last line.
+    pub lines: u64,
+}
+
+impl Size {
+    /// The size of `bytes`.
+    pub fn of(bytes: &[u8]) -> Size {
+        Size {
+            bytes: bytes.len() as u64,
+            lines: crate::edit::count_lines(bytes) as u64,
         }
     }
 }
@@ -135,11 +184,12 @@ impl Journal {
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
             let plan_json = plan.to_recorded_json();
             let content = RevisionContent::of(files, Vec::new());
+            let summary = content.summary();
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
-            Ok(Preview::new(self.id(), &tx, rev))
+            Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
         })
     }
 
@@ -207,7 +257,7 @@ impl Journal {
                 // it at a time, not three.
                 revision::build(&self.ws, plan, revision::load_candidates(&self.ws, &base)?)?
             };
-            let (txrec, rev) = revision::append(
+            let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,
                 latest.revision,
@@ -215,7 +265,7 @@ impl Journal {
                 files,
                 conflicts,
             )?;
-            Ok(Preview::new(self.id(), &txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }
 
@@ -326,7 +376,22 @@ impl Journal {
                 return Err(Error::wrong_state(&txrec, Verb::Show));
             }
             let rev = r.revision_of(&txrec, revision)?;
-            Ok(Preview::new(self.id(), &txrec, rev))
+            let mut summary = Vec::with_capacity(rev.files.len());
+            for f in &rev.files {
+                let size = |s: &FileState| -> Result<Option<Size>> {
+                    match s.hash() {
+                        Some(h) => Ok(Some(Size::of(&r.blob_required(&h)?))),
+                        None => Ok(None),
+                    }
+                };
+                summary.push(FileSummary {
+                    path: f.path.to_string(),
+                    changed: true,
+                    snapshot: size(&f.snapshot)?,
+                    candidate: size(&f.candidate)?,
+                });
+            }
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }
 

@@ -27,6 +27,7 @@ pub mod plan;
 pub mod resolve;
 pub mod validate;
 
+pub(crate) use lines::count_lines;
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
 pub use error::{EditError, TargetFailure};
 pub use merge::{merge3, ConflictRegion, MergeResult};

@@ -231,6 +231,32 @@ pub enum Edit {
         )]
         mode: Option<u32>,
     },
+    /// Write the whole content of a file whether or not it exists (m1nd's
+    /// `new_content`): a `replace_file` if the base has the file, a `create_file` if
+    /// not, decided against the base the plan is resolved on — so an embedder never
+    /// checks the disk first and races. The commit gate still compares the file with
+    /// the snapshot taken at preview: a file absent then must still be absent, one
+    /// present must still hold the same bytes, or the commit is refused
+    /// ([`crate::Error::StaleSnapshot`]). Exactly one of `content` / `content_base64`.
+    WriteFile {
+        /// File path.
+        path: String,
+        /// Content as text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        /// Content as standard base64 (for binary files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_base64: Option<String>,
+        /// Unix mode to set (<= 0o777; a number, or an octal string like `"0644"`);
+        /// None keeps the mode of an existing file, and gives a new one
+        /// `0666 & !umask`.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_mode"
+        )]
+        mode: Option<u32>,
+    },
     /// Delete an existing file.
     DeleteFile {
         /// File path.
@@ -250,6 +276,7 @@ impl Edit {
             | Edit::Append { path, .. }
             | Edit::ReplaceFile { path, .. }
             | Edit::CreateFile { path, .. }
+            | Edit::WriteFile { path, .. }
             | Edit::DeleteFile { path } => path,
         }
     }
@@ -265,14 +292,18 @@ impl Edit {
             Edit::Append { .. } => "append",
             Edit::ReplaceFile { .. } => "replace_file",
             Edit::CreateFile { .. } => "create_file",
+            Edit::WriteFile { .. } => "write_file",
             Edit::DeleteFile { .. } => "delete_file",
         }
     }
 
-    /// The unix mode requested by a whole-file op (`replace_file` / `create_file`).
+    /// The unix mode requested by a whole-file op (`replace_file` / `create_file` /
+    /// `write_file`).
     pub fn mode(&self) -> Option<u32> {
         match self {
-            Edit::ReplaceFile { mode, .. } | Edit::CreateFile { mode, .. } => *mode,
+            Edit::ReplaceFile { mode, .. }
+            | Edit::CreateFile { mode, .. }
+            | Edit::WriteFile { mode, .. } => *mode,
             _ => None,
         }
     }
@@ -323,7 +354,7 @@ impl Edit {
             | Edit::InsertAfter {
                 anchor, occurrence, ..
             } => self.check_needle("anchor", anchor, *occurrence),
-            Edit::ReplaceFile { .. } | Edit::CreateFile { .. } => {
+            Edit::ReplaceFile { .. } | Edit::CreateFile { .. } | Edit::WriteFile { .. } => {
                 self.check_mode()?;
                 self.content_bytes().map(|_| ())
             }
@@ -348,6 +379,11 @@ impl Edit {
                 ..
             }
             | Edit::CreateFile {
+                content,
+                content_base64,
+                ..
+            }
+            | Edit::WriteFile {
                 content,
                 content_base64,
                 ..
@@ -562,6 +598,12 @@ impl Plan {
                         ..
                     }
                     | Edit::CreateFile {
+                        content,
+                        content_base64,
+                        mode,
+                        ..
+                    }
+                    | Edit::WriteFile {
                         content,
                         content_base64,
                         mode,

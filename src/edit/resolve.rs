@@ -202,7 +202,8 @@ fn absent() -> FileCandidate {
     }
 }
 
-/// Handles `replace_file` / `create_file` / `delete_file`; `Ok(None)` if there is none.
+/// Handles `replace_file` / `create_file` / `write_file` / `delete_file`; `Ok(None)` if
+/// there is none.
 fn apply_whole_file(
     path: &str,
     base: FileBase<'_>,
@@ -218,7 +219,7 @@ fn apply_whole_file(
     let exists = base.bytes.is_some();
     match edit {
         Edit::CreateFile { .. } if exists => Err(EditError::FileExists { path: path.into() }),
-        Edit::CreateFile { .. } => Ok(Some(whole_file_candidate(edit)?)),
+        Edit::CreateFile { .. } | Edit::WriteFile { .. } => Ok(Some(whole_file_candidate(edit)?)),
         _ if !exists => Err(EditError::FileNotFound { path: path.into() }),
         Edit::DeleteFile { .. } => Ok(Some(absent())),
         _ => Ok(Some(whole_file_candidate(edit)?)),

@@ -314,6 +314,7 @@ impl Store {
         let out = f(&mut w)?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
         // disk would, before anything of it is durable.
+        #[cfg(feature = "failpoints")]
         fail::fail_point!("journal::commit", |errno: Option<String>| {
             Err(JournalError::Storage(format!(
                 "journal write failed: {}",

@@ -26,8 +26,6 @@ pub struct ToolError {
     pub example: Option<Box<Value>>,
     /// The transaction concerned.
     pub tx: Option<u64>,
-    /// Its handle (printed as `preview_id`), when the journal is known.
-    pub handle: Option<crate::TxHandle>,
     /// Extra structured fields (e.g. apply_batch's per-file results).
     pub detail: Map<String, Value>,
 }
@@ -41,7 +39,6 @@ impl ToolError {
             hint: hint.into(),
             example: None,
             tx: None,
-            handle: None,
             detail: Map::new(),
         }
     }
@@ -71,7 +68,8 @@ impl ToolError {
     pub fn in_journal(mut self, journal: crate::JournalId) -> Self {
         let Some(tx) = self.tx else { return self };
         let handle = crate::TxHandle { journal, tx };
-        self.handle = Some(handle);
+        self.detail
+            .insert("preview_id".into(), json!(handle.to_string()));
         if let Some(Value::Object(m)) = self.example.as_deref_mut() {
             for key in ["preview_id", "tx"] {
                 if m.get(key) == Some(&json!(tx.to_string())) || m.get(key) == Some(&json!(tx)) {
@@ -131,9 +129,6 @@ impl ToolError {
         }
         if let Some(tx) = self.tx {
             m.insert("tx".into(), json!(tx));
-        }
-        if let Some(h) = self.handle {
-            m.insert("preview_id".into(), json!(h.to_string()));
         }
         for (k, v) in &self.detail {
             m.entry(k.clone()).or_insert_with(|| v.clone());

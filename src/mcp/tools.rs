@@ -3,7 +3,6 @@
 //! Nothing here knows MCP: [`EditTools::call`] is what the rmcp server calls, and what
 //! an embedder with its own MCP stack (m1nd) can route its `edit_*` tool calls to.
 
-use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -107,23 +106,19 @@ impl EditTools {
         outcome.map_err(|e| e.in_journal(id))
     }
 
-    fn root(&self) -> &Path {
-        self.journal.root()
-    }
-
     // ---- the tools ----------------------------------------------------------------
 
     fn edit_preview(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
-        let (plan, focus) = self.plan(a, &agent, None)?;
+        let (plan, focus) = self.plan(a, &agent)?;
         let p = self.engine(self.journal.preview(&plan), &agent)?;
         Ok(self.preview_out(&p, focus.as_deref(), start))
     }
 
     fn edit_revise(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
-        let (tx, latest) = self.open_handle(a, &agent, true)?;
-        let (plan, focus) = self.plan(a, &agent, Some(&latest))?;
+        let (tx, _) = self.open_handle(a, &agent, true)?;
+        let (plan, focus) = self.plan(a, &agent)?;
         let opts = ReviseOptions {
             base: a.u64("base_revision")?.map(|n| n as u32),
             rebase: a.bool("rebase")?.unwrap_or(false),
@@ -415,7 +410,6 @@ impl EditTools {
         &self,
         a: &Args,
         agent: &str,
-        base: Option<&Preview>,
     ) -> Result<(Plan, Option<String>), ToolError> {
         let single = a.map.contains_key("file_path") || a.map.contains_key("new_content");
         let example = json!({"file_path": "src/lib.rs", "agent_id": agent, "new_content": "…", "description": "…"});
@@ -447,7 +441,7 @@ impl EditTools {
                 };
                 let focus = rel_of(&self.journal, &item.file_path);
                 (
-                    vec![PlanItem::WholeFile(self.whole_file_op(&item, base))],
+                    vec![PlanItem::WholeFile(self.whole_file_op(&item))],
                     Some(focus),
                     Vec::new(),
                 )
@@ -461,7 +455,7 @@ impl EditTools {
                         Value::Object(m) if m.contains_key("file_path") => {
                             let item = WholeFile::parse(a.tool, i, m, agent)?;
                             descriptions.extend(item.description.clone());
-                            ops.push(PlanItem::WholeFile(self.whole_file_op(&item, base)));
+                            ops.push(PlanItem::WholeFile(self.whole_file_op(&item)));
                         }
                         _ => {
                             return Err(ToolError::invalid_args(
@@ -498,29 +492,16 @@ impl EditTools {
         Ok((plan, focus))
     }
 
-    /// m1nd's whole-file item as an op: `replace_file` if the file exists (in the base
-    /// revision's candidate when revising, else on disk), `create_file` if not.
-    fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Edit {
-        let rel = rel_of(&self.journal, &item.file_path);
-        let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
-            Some(f) => f.candidate.exists(),
-            None => self.root().join(&rel).symlink_metadata().is_ok(),
-        };
-        let (path, content) = (item.file_path.clone(), Some(item.new_content.clone()));
-        if exists {
-            Edit::ReplaceFile {
-                path,
-                content,
-                content_base64: None,
-                mode: None,
-            }
-        } else {
-            Edit::CreateFile {
-                path,
-                content,
-                content_base64: None,
-                mode: None,
-            }
+    /// m1nd's whole-file item as an op: `write_file`, which replaces the file if the
+    /// base (the disk, or the base revision's candidate when revising) has it and
+    /// creates it if not — decided by the library against the snapshot it takes, so
+    /// nothing here looks at the disk first.
+    fn whole_file_op(&self, item: &WholeFile) -> Edit {
+        Edit::WriteFile {
+            path: item.file_path.clone(),
+            content: Some(item.new_content.clone()),
+            content_base64: None,
+            mode: None,
         }
     }
 
@@ -552,7 +533,7 @@ impl EditTools {
     ) {
         let edits = items
             .iter()
-            .map(|i| PlanItem::WholeFile(self.whole_file_op(i, None)))
+            .map(|i| PlanItem::WholeFile(self.whole_file_op(i)))
             .collect();
         let plan = match PlanItem::plan(edits, agent, description) {
             Ok(p) => p,
