@@ -66,6 +66,6 @@ pub use recovery::{RecoveryAction, RecoveryReport};
 pub use tx::{FileSummary, LogEntry, Preview, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
-    Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT,
-    STATE_DIR,
+    Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, Touched,
+    DEFAULT_LOCK_TIMEOUT, STATE_DIR,
 };

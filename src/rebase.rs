@@ -72,8 +72,15 @@ impl Journal {
                 from_revision: latest.revision,
             }
             .to_recorded_json();
-            let (txrec, rev, summary) =
-                revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts)?;
+            let (txrec, rev, summary) = revision::append(
+                &self.ws,
+                &txrec,
+                latest.revision,
+                plan,
+                out,
+                conflicts,
+                &self.policy,
+            )?;
             Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }

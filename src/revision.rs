@@ -185,9 +185,10 @@ pub(crate) fn append(
     plan_json: String,
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
+    policy: &crate::Policy,
 ) -> Result<(TxRecord, RevisionRecord, Vec<crate::tx::FileSummary>)> {
     let tx = txrec.tx;
-    let content = RevisionContent::of(files, conflicts);
+    let content = RevisionContent::of(files, conflicts, policy);
     let summary = content.summary();
     let (txrec, rev) = ws.store.write(|w| {
         let now = w.tx(tx)?;
@@ -248,7 +249,15 @@ impl RevisionContent {
     /// Validate `files` and diff the changed ones. Files whose candidate equals their
     /// snapshot are validated (a `candidate_equals_source` warning) but leave the
     /// candidate set. Each conflict adds a `merge_conflict` error.
-    pub fn of(files: BTreeMap<RelPath, Working>, conflicts: Vec<FileConflict>) -> Self {
+    ///
+    /// `policy` may make `no_changes` and `conflict_markers` warnings
+    /// ([`crate::Policy`]); the report recorded with the revision is what `commit`
+    /// checks, so the choice is recorded with it.
+    pub fn of(
+        files: BTreeMap<RelPath, Working>,
+        conflicts: Vec<FileConflict>,
+        policy: &crate::Policy,
+    ) -> Self {
         let checks: Vec<FileCheck<'_>> = files
             .iter()
             .map(|(p, f)| FileCheck {
@@ -260,6 +269,16 @@ impl RevisionContent {
             })
             .collect();
         let mut validation = edit::validate(&checks);
+        for issue in &mut validation {
+            let allowed = match issue.code.as_str() {
+                "no_changes" => policy.identical_content == crate::Identical::Allow,
+                "conflict_markers" => policy.conflict_markers == crate::Markers::Allow,
+                _ => false,
+            };
+            if allowed {
+                issue.severity = edit::Severity::Warning;
+            }
+        }
         validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
         validation.extend(conflicts.iter().map(conflict_issue));
         let changed = files
@@ -426,7 +445,7 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
         files.insert(rel("new.txt"), working(None, Some(b"n\n")));
-        let content = RevisionContent::of(files, Vec::new());
+        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
         let changed: Vec<&str> = content.changed.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, ["new.txt"]);
         assert_eq!(content.changed[0].diff.lines_added, 1);
@@ -439,7 +458,7 @@ mod tests {
         // Nothing changes at all: a no_changes error, so not ready to commit.
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
-        let content = RevisionContent::of(files, Vec::new());
+        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
         assert!(content.changed.is_empty());
         assert!(edit::has_errors(&content.validation));
     }

@@ -181,9 +181,12 @@ impl Journal {
     /// `.ultra-edit/`.
     pub fn preview(&self, plan: &Plan) -> Result<Preview> {
         crate::workspace::guarded(|| {
+            self.ws.writable()?;
+            let policy = plan.policy.unwrap_or(self.policy);
+            let plan = &plan.checked_with(&policy)?;
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
             let plan_json = plan.to_recorded_json();
-            let content = RevisionContent::of(files, Vec::new());
+            let content = RevisionContent::of(files, Vec::new(), &policy);
             let summary = content.summary();
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
@@ -218,6 +221,8 @@ impl Journal {
         crate::workspace::guarded(|| {
             let tx = self.resolve(tx)?;
             self.ws.writable()?;
+            let policy = plan.policy.unwrap_or(self.policy);
+            let plan = &plan.checked_with(&policy)?;
             let (txrec, latest) = self.latest_open(tx, Verb::Revise)?;
             let base = match opts.base {
                 Some(n) if n > latest.revision => {
@@ -264,6 +269,7 @@ impl Journal {
                 plan.to_recorded_json(),
                 files,
                 conflicts,
+                &policy,
             )?;
             Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })

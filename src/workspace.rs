@@ -24,6 +24,16 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 
+/// A path a commit or rollback touched ([`Journal::touched`]): what an embedder
+/// re-ingests, in both of the forms it may index by.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Touched {
+    /// Root-relative, as the journal records it.
+    pub path: String,
+    /// Absolute: the canonical root joined with `path`.
+    pub absolute: PathBuf,
+}
+
 /// Options of [`Journal::recover_with`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RecoverOptions {
@@ -365,6 +375,22 @@ impl Journal {
     /// is read-only (empty otherwise).
     pub fn unrecovered(&self) -> &[PendingBatch] {
         &self.unrecovered
+    }
+
+    /// The paths `receipt` touched, sorted, root-relative and absolute: what a
+    /// caller re-ingests after [`Journal::commit`] or [`Journal::rollback`] returns,
+    /// with its own state at hand (the alternative to a [`ReingestHook`], which cannot
+    /// borrow the caller's state). Files only; the directories a batch created or
+    /// removed are in the receipt.
+    pub fn touched(&self, receipt: &crate::Receipt) -> Vec<Touched> {
+        receipt
+            .files
+            .iter()
+            .map(|f| Touched {
+                path: f.path.to_string(),
+                absolute: self.ws.abs(&f.path),
+            })
+            .collect()
     }
 
     /// Set the reingest hook (see [`ReingestHook`]).

@@ -27,9 +27,9 @@ pub mod plan;
 pub mod resolve;
 pub mod validate;
 
-pub(crate) use lines::count_lines;
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
 pub use error::{EditError, TargetFailure};
+pub(crate) use lines::count_lines;
 pub use merge::{merge3, ConflictRegion, MergeResult};
 pub use plan::{Edit, Occurrence, Plan};
 pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};

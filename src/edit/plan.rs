@@ -117,6 +117,10 @@ pub struct Plan {
     pub agent: Option<String>,
     /// The edits, in plan order (their 0-based position is the "plan index").
     pub edits: Vec<Edit>,
+    /// This plan's policy, instead of the journal's ([`crate::OpenOptions::policy`]);
+    /// `None` (the default) uses the journal's. See [`crate::Policy`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::Policy>,
 }
 
 /// One edit of a plan. Paths are relative to the workspace root.
@@ -513,6 +517,49 @@ impl Plan {
         self.edits.iter().try_for_each(Edit::check)
     }
 
+    /// The plan a verb applies under `policy`: refused as [`Plan::from_json`] refuses
+    /// it when it has no edit (a hand-built plan too); with
+    /// [`crate::SamePath::LastWriteWins`], without the edits of a path that come
+    /// before its last whole-file edit (`replace_file`, `create_file`, `write_file`,
+    /// `delete_file`), which that edit overwrites. Edit numbers in errors are then
+    /// those of the plan that remains.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] for a plan without edits.
+    pub fn checked_with(
+        &self,
+        policy: &crate::Policy,
+    ) -> Result<std::borrow::Cow<'_, Plan>, EditError> {
+        if self.edits.is_empty() {
+            return Err(EditError::invalid_plan(format!(
+                "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
+            )));
+        }
+        if policy.same_path_twice != crate::SamePath::LastWriteWins {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let mut last_whole: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, e) in self.edits.iter().enumerate() {
+            if !e.is_text_op() {
+                last_whole.insert(e.path(), i);
+            }
+        }
+        let kept: Vec<Edit> = self
+            .edits
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| last_whole.get(e.path()).is_none_or(|last| i >= last))
+            .map(|(_, e)| e.clone())
+            .collect();
+        if kept.len() == self.edits.len() {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        Ok(std::borrow::Cow::Owned(Plan {
+            edits: kept,
+            ..self.clone()
+        }))
+    }
+
     /// The plan as the journal records it (in each revision record): its JSON, except
     /// that a string field of an edit longer than [`RECORDED_STRING_MAX`] bytes (`old`,
     /// `new`, `anchor`, `text`, `content`, `content_base64`; the content of a
@@ -632,6 +679,12 @@ impl Plan {
             plan.insert("agent".into(), Value::from(a.as_str()));
         }
         plan.insert("edits".into(), Value::Array(edits));
+        if let Some(policy) = &self.policy {
+            plan.insert(
+                "policy".into(),
+                serde_json::to_value(policy).unwrap_or_default(),
+            );
+        }
         Value::Object(plan).to_string()
     }
 

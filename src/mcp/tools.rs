@@ -406,11 +406,7 @@ impl EditTools {
 
     /// The plan of edit_preview / edit_revise: m1nd's single file, or `edits`.
     /// Returns it with the root-relative path m1nd's fields should describe.
-    fn plan(
-        &self,
-        a: &Args,
-        agent: &str,
-    ) -> Result<(Plan, Option<String>), ToolError> {
+    fn plan(&self, a: &Args, agent: &str) -> Result<(Plan, Option<String>), ToolError> {
         let single = a.map.contains_key("file_path") || a.map.contains_key("new_content");
         let example = json!({"file_path": "src/lib.rs", "agent_id": agent, "new_content": "…", "description": "…"});
         let (items, focus, mut descriptions) = match (single, a.map.get("edits")) {
@@ -644,6 +640,7 @@ impl<'a> PlanItem<'a> {
             description,
             agent: Some(agent.to_string()),
             edits,
+            policy: None,
         };
         plan.check()?;
         Ok(plan)

@@ -22,6 +22,7 @@ mod history;
 mod iofault;
 mod journal;
 mod lockholder;
+mod m1nd_compat;
 mod paths;
 mod powercut;
 mod preview;
