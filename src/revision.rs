@@ -412,7 +412,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
         severity: edit::Severity::Error,
         path: c.path.to_string(),
         message: format!(
-            "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
+            "{}{at}; resolve it in a new revision (the candidate holds both sides between conflict markers), or abort and preview again",
             c.reason
         ),
     }

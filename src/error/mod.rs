@@ -78,7 +78,7 @@ pub enum Error {
     },
     /// The journal is on a read-only filesystem and the verb needs to write it (or the
     /// workspace); nothing was changed. Reading history works read-only.
-    #[error("{} is on a read-only filesystem and {what}; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)", path.display())]
+    #[error("{} is on a read-only filesystem and {what}; nothing was changed. Remount it read-write to do that; the history can be read as it is (the verbs that only read work)", path.display())]
     ReadOnly {
         /// The journal file (or the state directory, for `init`).
         path: PathBuf,
@@ -194,7 +194,7 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback (`--force`) overwrites them after keeping their current bytes in the journal", paths.join(", "))]
+    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal", paths.join(", "))]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -224,7 +224,7 @@ pub enum Error {
     /// A commit or rollback would change a file's owner: it writes a new inode, and this
     /// process cannot give it the file's owner and group (it is not root, and the file
     /// belongs to another user or to a group it is not in). Nothing was written.
-    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change (allow_owner_change, --allow-owner-change)", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
+    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change of owner", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
     OwnerNotKept {
         /// Transaction id.
         tx: u64,
@@ -409,9 +409,43 @@ impl Error {
         })
     }
 
-    /// The error without its advice on what to run next: for `journal verify`'s own
-    /// list of problems, where "run `journal verify`" would be circular.
-    pub(crate) fn without_advice(&self) -> String {
+    /// The files the error is about, as the journal or the plan names them
+    /// (root-relative, sorted where the variant keeps them sorted): the stale paths of
+    /// [`Error::StaleSnapshot`] and [`Error::StaleRollback`], the refused path of
+    /// [`Error::Path`], the target paths of an [`Error::Edit`], the files of
+    /// [`Error::OwnerNotKept`] and of a [`Error::NeedsAttention`] that names them.
+    /// Empty for the others. With [`Error::kind`], [`Error::tx`] and
+    /// [`Error::next_step`], the error's subject as data: a front end renders its own
+    /// words from them.
+    pub fn paths(&self) -> Vec<String> {
+        match self {
+            Error::StaleSnapshot { paths, .. } | Error::StaleRollback { paths, .. } => {
+                paths.clone()
+            }
+            Error::Path(p) => vec![p.path().to_string()],
+            Error::Edit(e) => {
+                let mut out: Vec<String> = e.failures().into_iter().map(|f| f.path).collect();
+                if out.is_empty() {
+                    out.extend(e.path().map(str::to_string));
+                }
+                out.dedup();
+                out
+            }
+            Error::OwnerNotKept { files, .. } => files.iter().map(|f| f.path.clone()).collect(),
+            Error::NeedsAttention { attention, .. } => match attention {
+                Attention::ForeignBytes { paths, .. } => paths.clone(),
+                Attention::RevertNotRecorded { installed, .. } => installed.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The error's message without a pointer to the journal's repair (for a front end
+    /// that gives its own, and for `journal verify`'s own list of problems, where
+    /// "verify the journal" would be circular). [`std::fmt::Display`] names no
+    /// front end's commands either way.
+    pub fn without_advice(&self) -> String {
         match self {
             Error::Journal(JournalError::Storage(s)) => format!("storage error: {s}"),
             Error::Journal(JournalError::Corrupt { table, message }) => {
@@ -420,5 +454,101 @@ impl Error {
             Error::Journal(JournalError::Missing { what }) => format!("missing {what}"),
             other => other.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every message a front end may show as is: none names a command-line flag or
+    /// subcommand (the CLI adds its own `hint:` from [`Error::next_step`]).
+    #[test]
+    fn messages_name_no_front_end() {
+        let io = || IoError {
+            op: "write",
+            path: "/w/a".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        };
+        let errors = [
+            Error::ReadOnly {
+                path: "/w/.ultra-edit/journal.redb".into(),
+                what: "this command writes to it",
+            },
+            Error::StaleSnapshot {
+                tx: 3,
+                paths: vec!["a".into()],
+            },
+            Error::StaleRollback {
+                tx: 3,
+                paths: vec!["a".into()],
+            },
+            Error::OwnerNotKept {
+                tx: 3,
+                uid: 1000,
+                files: vec![OwnedPath {
+                    path: "a".into(),
+                    uid: 0,
+                    gid: 0,
+                }],
+            },
+            Error::PreviewExpired {
+                tx: 3,
+                age_ms: 300_001,
+                max_age_ms: 300_000,
+            },
+            Error::CommitFailed {
+                tx: 3,
+                batch: 1,
+                cause: io(),
+                temps_left: Vec::new(),
+            },
+            Error::Journal(JournalError::Corrupt {
+                table: "txs",
+                message: "bad".into(),
+            }),
+            Error::Journal(JournalError::Missing { what: "x".into() }),
+            Error::WrongState {
+                tx: 3,
+                state: TxState::Committed,
+                pruned: true,
+                verb: Verb::Show,
+                reason: StateReason::Pruned,
+            },
+        ];
+        for e in errors {
+            let m = e.to_string();
+            assert!(
+                !m.contains('`') && !m.contains("--") && !m.contains("ultra-edit "),
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn kind_subject_and_next_step_are_data() {
+        let e = Error::StaleSnapshot {
+            tx: 3,
+            paths: vec!["a.txt".into(), "b/c.txt".into()],
+        };
+        assert_eq!(e.kind(), "stale_snapshot");
+        assert_eq!(e.tx(), Some(3));
+        assert_eq!(e.paths(), ["a.txt", "b/c.txt"]);
+        assert_eq!(e.next_step(), Some(NextStep::Rebase { tx: 3 }));
+        assert_eq!(e.exit_code(), 3);
+        let e = Error::PreviewExpired {
+            tx: 4,
+            age_ms: 10,
+            max_age_ms: 5,
+        };
+        assert_eq!(
+            (e.kind(), e.tx(), e.next_step(), e.exit_code()),
+            ("preview_expired", Some(4), Some(NextStep::PreviewAgain), 1)
+        );
+        let e = Error::Path(PathError::Reserved {
+            path: ".git/config".into(),
+            area: ".git",
+        });
+        assert_eq!(e.paths(), [".git/config"]);
     }
 }

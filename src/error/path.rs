@@ -100,3 +100,21 @@ fn file_hint(path: &str, ending: &str) -> String {
         format!("to edit the file, write {file:?}")
     }
 }
+
+impl PathError {
+    /// The path refused, as the plan wrote it.
+    pub fn path(&self) -> &str {
+        match self {
+            PathError::Invalid { path, .. }
+            | PathError::OutsideRoot { path }
+            | PathError::Reserved { path, .. }
+            | PathError::NamesDirectory { path, .. }
+            | PathError::TempName { path }
+            | PathError::SymlinkInPath { path, .. }
+            | PathError::IsSymlink { path }
+            | PathError::SetId { path, .. }
+            | PathError::HardLinked { path, .. }
+            | PathError::WrongKind { path, .. } => path,
+        }
+    }
+}

@@ -116,7 +116,7 @@ impl StateReason {
             }
             StateReason::NotCommitted => format!("it is not committed, so it cannot {verb}"),
             StateReason::Pruned => {
-                format!("`journal gc` dropped its revisions and images, so it cannot {verb}")
+                format!("the journal's gc dropped its revisions and images, so it cannot {verb}")
             }
             StateReason::BatchInFlight {
                 batch,

@@ -112,7 +112,7 @@ fn writing_verbs_are_refused(root: &Path) {
         assert_eq!(
             v["error"]["message"],
             format!(
-                "{} is on a read-only filesystem and this command writes to it; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)",
+                "{} is on a read-only filesystem and this command writes to it; nothing was changed. Remount it read-write to do that; the history can be read as it is (the verbs that only read work)",
                 journal.display()
             ),
             "{args:?}"

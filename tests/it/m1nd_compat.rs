@@ -580,6 +580,19 @@ fn m1nd_a_file_changed_after_preview_is_refused_as_source_modified() {
     );
     assert_eq!(e.next_step, Some(NextStep::Rebase { tx: 1 }));
     assert_eq!(w.read(0, "hello.py").as_deref(), Some("outside\n"));
+    // The same refusal from the library, as data: kind, subject, next step.
+    let e = w.m1nd.journals[0]
+        .commit(1, CommitOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        (e.kind(), e.tx(), e.paths(), e.next_step()),
+        (
+            "stale_snapshot",
+            Some(1),
+            vec!["hello.py".to_string()],
+            Some(NextStep::Rebase { tx: 1 })
+        )
+    );
     // A file absent at preview that appears meanwhile is a change too.
     let ghost = w
         .m1nd
@@ -788,6 +801,21 @@ fn m1nd_two_roots_whose_tx_numbers_collide_never_cross() {
     assert_eq!(w.read(0, "same.py").as_deref(), Some("root 0\n"));
     w.m1nd.edit_commit(commit(&p0.preview_id)).unwrap();
     assert_eq!(w.read(0, "same.py").as_deref(), Some("zero\n"));
+    // One batch never spans two roots: a journal is confined to its root, so a plan
+    // naming a file of the other root is refused whole, with nothing recorded
+    // (docs/embedding.md, "Several roots").
+    let across = Plan::from_json(
+        format!(
+            r#"{{"edits":[{{"op":"write_file","path":"same.py","content":"x"}},{{"op":"write_file","path":"{}","content":"x"}}]}}"#,
+            w.path(1, "same.py")
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let e = w.m1nd.journals[0].preview(&across).unwrap_err();
+    assert_eq!(e.kind(), "path_refused");
+    assert_eq!(e.paths(), [w.path(1, "same.py")]);
+    assert_eq!(w.m1nd.journals[0].log(None).unwrap().len(), 1);
     // Neither root holds a journal: both live in m1nd's runtime directory.
     assert!(!w.root(0).join(".ultra-edit").exists() && !w.root(1).join(".ultra-edit").exists());
 }
