@@ -27,7 +27,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let repo_a = tempfile::tempdir()?;
     let repo_b = tempfile::tempdir()?;
     let runtime = tempfile::tempdir()?;
-    fs::write(repo_a.path().join("hello.py"), "def hello():\n    return 42\n")?;
+    fs::write(
+        repo_a.path().join("hello.py"),
+        "def hello():\n    return 42\n",
+    )?;
     fs::write(repo_b.path().join("hello.py"), "print('b')\n")?;
 
     // One journal per root, in the host's runtime directory.
@@ -54,7 +57,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert_eq!(summary.candidate.map(|s| (s.bytes, s.lines)), Some((27, 2)));
     assert_eq!((preview.lines_added, preview.lines_removed), (1, 1));
     assert!(preview.ready_to_commit);
-    println!("preview {preview_id}: {}", preview.files[0].diff.unified.trim_end());
+    println!(
+        "preview {preview_id}: {}",
+        preview.files[0].diff.unified.trim_end()
+    );
 
     // Both roots mint tx 1; the handles tell them apart.
     let other = b.preview(&write_file(&b.root().join("hello.py"), "print('B')\n"))?;
@@ -62,7 +68,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let handle: TxHandle = preview_id.parse()?;
     let err = b.commit(handle, CommitOptions::default()).unwrap_err();
     assert_eq!(err.kind(), "foreign_handle");
-    assert_eq!(fs::read_to_string(b.root().join("hello.py"))?, "print('b')\n");
+    assert_eq!(
+        fs::read_to_string(b.root().join("hello.py"))?,
+        "print('b')\n"
+    );
 
     // edit_commit: by handle; then re-ingest what the receipt touched.
     let receipt = a.commit(handle, CommitOptions::default())?;
@@ -77,7 +86,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // A file changed after its preview: refused, as data the host renders itself.
     let stale = a.preview(&write_file(&file_path, "def hello():\n    return 7\n"))?;
     fs::write(&file_path, "# edited by a person\n")?;
-    let err = a.commit(stale.handle, CommitOptions::default()).unwrap_err();
+    let err = a
+        .commit(stale.handle, CommitOptions::default())
+        .unwrap_err();
     assert_eq!(
         (err.kind(), err.tx(), err.paths(), err.next_step()),
         (

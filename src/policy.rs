@@ -1,8 +1,8 @@
 //! [`Policy`]: the choices an embedder makes per journal ([`crate::OpenOptions::policy`])
 //! or per plan ([`crate::Plan::policy`]) where the CLI's strict defaults do not fit it.
 //!
-//! The default of every field is what the CLI does (docs/design.md, "Lifecycle" ›
-//! 1. Preview): a plan that changes nothing, new conflict markers and two edits of one
+//! The default of every field is what the CLI does (docs/design.md, "Lifecycle",
+//! section Preview): a plan that changes nothing, new conflict markers and two edits of one
 //! whole file in one plan are refused. m1nd, for instance, lets the last write of a
 //! path in a batch win. Hard-linked files stay refused whatever the policy: a rename
 //! would split the link (docs/design.md, "Path safety").

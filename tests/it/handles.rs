@@ -42,7 +42,7 @@ fn a_handle_names_its_journal_and_every_verb_takes_it() {
     assert_eq!((r.handle, r.revision), (p.handle, 1));
     let receipt = ws.journal.commit(parsed, Default::default()).unwrap();
     assert_eq!(ws.read("src/b.rs"), b"B\nC\n");
-    let undo = ws.journal.rollback(&parsed, Default::default()).unwrap();
+    let undo = ws.journal.rollback(parsed, Default::default()).unwrap();
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
     assert_eq!(ws.journal.tx(parsed).unwrap().state, TxState::RolledBack);
     let log = ws.journal.log(Some(1)).unwrap();
