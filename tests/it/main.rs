@@ -7,6 +7,7 @@ mod cli;
 mod commit;
 mod crash;
 mod edges;
+mod embedding;
 mod enospc;
 mod fidelity;
 mod fidelity_init;
