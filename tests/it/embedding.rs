@@ -293,3 +293,62 @@ fn expiry_is_checked_for_other_verbs_by_check_preview_age() {
         0o666 & !umask()
     );
 }
+
+/// A journal in a state directory outside the root recovers like `.ultra-edit/`: a
+/// commit crashed at every operation is reverted before its commit point and
+/// completed after it, on the next open of that state directory.
+#[test]
+fn recovery_with_a_state_dir_outside_the_root() {
+    use crate::support::faultfs::FaultFs;
+    use crate::support::tree_state;
+    let plan_json = r#"{"edits":[{"op":"replace_file","path":"src/a.rs","content":"A\n"},{"op":"create_file","path":"new/b.txt","content":"B\n"},{"op":"delete_file","path":"run.sh"}]}"#;
+    let (mut reverted, mut completed) = (0, 0);
+    for n in 0..40 {
+        let ws = workspace();
+        let state = tempfile::tempdir().unwrap();
+        let opts = |fs: Option<FaultFs>| OpenOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            fs: fs.map(|f| {
+                std::sync::Arc::new(f.beneath(ws.root()))
+                    as std::sync::Arc<dyn ultra_edit::fs::FileSystem>
+            }),
+            ..Default::default()
+        };
+        let j = Journal::init_with(ws.root(), opts(None)).unwrap();
+        let pre = tree_state(ws.root());
+        let p = j.preview(&plan(plan_json)).unwrap();
+        drop(j);
+        let crashing = Journal::open_with(ws.root(), opts(Some(FaultFs::crash_after(n)))).unwrap();
+        let crashed = matches!(
+            crashing.commit(p.handle, CommitOptions::default()),
+            Err(Error::Journal(ultra_edit::JournalError::Panicked { .. }))
+        );
+        drop(crashing);
+        if !crashed {
+            break;
+        }
+        let j = Journal::open_with(ws.root(), opts(None)).unwrap();
+        let report = j.recovery_on_open().expect("recovery ran on open").clone();
+        assert_eq!(report.batches_found, 1, "n={n}");
+        let tree = tree_state(ws.root());
+        assert!(tree.keys().all(|k| !k.contains(".ue-")), "n={n}: {tree:?}");
+        match j.tx(p.handle).unwrap().state {
+            TxState::Open => {
+                assert_eq!(tree, pre, "n={n}");
+                reverted += 1;
+            }
+            TxState::Committed => {
+                assert_eq!(ws.read("src/a.rs"), b"A\n", "n={n}");
+                assert_eq!(ws.read("new/b.txt"), b"B\n", "n={n}");
+                assert!(!ws.path("run.sh").exists(), "n={n}");
+                completed += 1;
+            }
+            other => panic!("n={n}: {other:?}"),
+        }
+        assert_eq!(j.recover().unwrap().batches_found, 0);
+    }
+    assert!(
+        reverted >= 3 && completed >= 3,
+        "{reverted} reverted, {completed} completed"
+    );
+}
