@@ -283,10 +283,12 @@ impl Journal {
         Ok(self.ws.store.now_ms().saturating_sub(rec.created_ms))
     }
 
-    /// `Ok` if `tx` is open and its preview is not older than `max_age` (or
-    /// `max_age` is `None`), else [`Error::PreviewExpired`] or [`Error::WrongState`]:
-    /// what [`Journal::commit`] checks, for a front end that wants the same rule on
-    /// other verbs (the MCP server checks it before `edit_revise` and `edit_rebase`).
+    /// [`Error::PreviewExpired`] if `tx` is open and its preview is older than
+    /// `max_age`, else `Ok` (a `max_age` of `None` is no limit; a tx that is not open
+    /// is left to the verb, which refuses it with [`Error::WrongState`]): what
+    /// [`Journal::commit`] checks, for a front end that wants the same rule on other
+    /// verbs (the MCP server checks it before `edit_revise` and `edit_rebase`).
+    /// Errors also: [`Error::UnknownTx`], [`Error::ForeignHandle`].
     pub fn check_preview_age(
         &self,
         tx: impl Into<crate::TxRef>,

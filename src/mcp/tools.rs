@@ -28,6 +28,7 @@ pub struct EditTools {
     journal: Arc<Journal>,
     preview_ttl: Option<Duration>,
     reingest: Option<ReingestFn>,
+    policy: Option<crate::Policy>,
 }
 
 /// What an agent's call resolved to.
@@ -40,6 +41,7 @@ impl EditTools {
             journal,
             preview_ttl: None,
             reingest: None,
+            policy: None,
         }
     }
 
@@ -57,6 +59,14 @@ impl EditTools {
     /// (the stand-alone server, which has no index) `reingested` is false.
     pub fn with_reingest_hook(mut self, hook: impl Fn(&[String]) + Send + Sync + 'static) -> Self {
         self.reingest = Some(Arc::new(hook));
+        self
+    }
+
+    /// Give the plans the tools build this policy instead of the journal's (e.g.
+    /// m1nd's last write wins for a path given twice to `apply_batch`:
+    /// [`crate::SamePath::LastWriteWins`]). Default: the journal's.
+    pub fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = Some(policy);
         self
     }
 
@@ -483,7 +493,7 @@ impl EditTools {
             descriptions.insert(0, d);
         }
         let description = (!descriptions.is_empty()).then(|| descriptions.join("; "));
-        let plan = PlanItem::plan(items, agent, description)
+        let plan = PlanItem::plan(items, agent, description, self.policy)
             .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
         Ok((plan, focus))
     }
@@ -531,7 +541,7 @@ impl EditTools {
             .iter()
             .map(|i| PlanItem::WholeFile(self.whole_file_op(i)))
             .collect();
-        let plan = match PlanItem::plan(edits, agent, description) {
+        let plan = match PlanItem::plan(edits, agent, description, self.policy) {
             Ok(p) => p,
             Err(e) => {
                 return out.fail(
@@ -622,6 +632,7 @@ impl<'a> PlanItem<'a> {
         items: Vec<PlanItem>,
         agent: &str,
         description: Option<String>,
+        policy: Option<crate::Policy>,
     ) -> Result<Plan, EditError> {
         if items
             .iter()
@@ -640,7 +651,7 @@ impl<'a> PlanItem<'a> {
             description,
             agent: Some(agent.to_string()),
             edits,
-            policy: None,
+            policy,
         };
         plan.check()?;
         Ok(plan)
@@ -815,12 +826,21 @@ impl BatchOut {
         r: Option<Receipt>,
     ) {
         self.txs.push(p.tx);
-        for (&i, item) in idx.iter().zip(items) {
-            let rel = rel_of(journal, &item.file_path);
+        let rels: Vec<String> = items
+            .iter()
+            .map(|item| rel_of(journal, &item.file_path))
+            .collect();
+        for (k, (&i, rel)) in idx.iter().zip(&rels).enumerate() {
             let res = &mut self.results[i];
             res["success"] = json!(true);
             res["tx"] = json!(p.tx);
-            match p.files.iter().find(|f| f.path == rel) {
+            // A later item of the same path replaced this one (last write wins).
+            if let Some(later) = rels[k + 1..].iter().position(|r| r == rel) {
+                res["bytes_written"] = json!(0);
+                res["superseded_by"] = json!(idx[k + 1 + later]);
+                continue;
+            }
+            match p.files.iter().find(|f| f.path == *rel) {
                 Some(f) => {
                     res["diff"] = json!(f.diff.unified);
                     res["lines_added"] = json!(f.diff.lines_added);

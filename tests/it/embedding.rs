@@ -352,3 +352,31 @@ fn recovery_with_a_state_dir_outside_the_root() {
         "{reverted} reverted, {completed} completed"
     );
 }
+
+/// The MCP tools take a policy too: m1nd's `apply_batch` lets the last write of a
+/// path win; the default refuses the batch and writes nothing.
+#[test]
+fn the_tools_apply_batch_with_the_last_write_wins_policy() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    use ultra_edit::SamePath;
+    let ws = workspace();
+    let batch = json!({"agent_id": "dev", "atomic": true, "edits": [
+        {"file_path": "src/b.rs", "new_content": "first\n"},
+        {"file_path": "src/b.rs", "new_content": "second\n"}]});
+    let j = std::sync::Arc::new(Journal::open(ws.root()).unwrap());
+    let strict = EditTools::new(j.clone());
+    let e = strict.call("apply_batch", batch.clone()).unwrap_err();
+    assert_eq!(e.kind, "overlapping_edits");
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+    let m1nd = EditTools::new(j).with_policy(Policy {
+        same_path_twice: SamePath::LastWriteWins,
+        ..Policy::default()
+    });
+    let out = m1nd.call("apply_batch", batch).unwrap();
+    assert_eq!(out["files_written"], 1);
+    assert_eq!(out["results"][0]["superseded_by"], 1);
+    assert_eq!(out["results"][0]["bytes_written"], 0);
+    assert_eq!(out["results"][1]["bytes_written"], 7);
+    assert_eq!(ws.read("src/b.rs"), b"second\n");
+}
