@@ -52,8 +52,10 @@ impl DumpEntry {
 /// Which entries [`Journal::dump`] yields.
 #[derive(Debug, Clone, Default)]
 pub struct DumpFilter {
-    /// Only entries about this tx (blob events are dropped: blobs are shared).
-    pub tx: Option<u64>,
+    /// Only entries about this tx (blob events are dropped: blobs are shared): a tx
+    /// number of this journal or a handle, which another journal refuses
+    /// ([`crate::Error::ForeignHandle`]).
+    pub tx: Option<crate::TxRef>,
     /// Start at this event seq.
     pub since_seq: u64,
     /// Only events at or after this time (ms since epoch).
@@ -70,6 +72,7 @@ impl Journal {
         mut visit: impl FnMut(DumpEntry) -> Result<bool>,
     ) -> Result<()> {
         crate::workspace::guarded(|| {
+            let tx = filter.tx.map(|t| self.resolve(t)).transpose()?;
             let r = self.ws.store.read()?;
             r.events(filter.since_seq, |event| {
                 let detail = match &event.kind {
@@ -88,7 +91,7 @@ impl Journal {
                     _ => None,
                 };
                 let entry = DumpEntry { event, detail };
-                let skip = (filter.tx.is_some() && entry.tx() != filter.tx)
+                let skip = (tx.is_some() && entry.tx() != tx)
                     || filter.since_ms.is_some_and(|t| entry.event.at_ms < t)
                     || (!filter.kinds.is_empty()
                         && !filter.kinds.iter().any(|k| k == entry.event.kind.name()));

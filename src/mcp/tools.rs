@@ -301,7 +301,7 @@ impl EditTools {
         self.engine(
             self.journal.dump(
                 DumpFilter {
-                    tx,
+                    tx: tx.map(Into::into),
                     since_seq,
                     ..Default::default()
                 },

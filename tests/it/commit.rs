@@ -21,7 +21,7 @@ fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
     let mut out = Vec::new();
     j.dump(
         DumpFilter {
-            tx: Some(tx),
+            tx: Some(tx.into()),
             since_seq: 0,
             ..Default::default()
         },
@@ -223,7 +223,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         ws.journal
             .dump(
                 DumpFilter {
-                    tx: Some(p.tx),
+                    tx: Some(p.tx.into()),
                     since_seq: 0,
                     ..Default::default()
                 },

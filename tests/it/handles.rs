@@ -75,6 +75,13 @@ fn another_journals_handle_is_refused_and_changes_nothing() {
             .map(|_| ()),
         a.journal.rebase(pb.handle).map(|_| ()),
         a.journal.tx(pb.handle).map(|_| ()),
+        a.journal.dump(
+            ultra_edit::DumpFilter {
+                tx: Some(pb.handle.into()),
+                ..Default::default()
+            },
+            |_| Ok(true),
+        ),
     ] {
         match result {
             Err(Error::ForeignHandle {

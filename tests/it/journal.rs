@@ -304,7 +304,7 @@ fn dump_filters_by_tx_kind_and_since() {
         (1..=all.len() as u64).collect::<Vec<_>>()
     );
     let of_b = kinds(DumpFilter {
-        tx: Some(b),
+        tx: Some(b.into()),
         ..Default::default()
     });
     assert_eq!(

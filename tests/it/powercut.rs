@@ -370,7 +370,7 @@ fn receipts_of(m: &Machine, tx: u64) -> Vec<Receipt> {
     m.journal
         .dump(
             DumpFilter {
-                tx: Some(tx),
+                tx: Some(tx.into()),
                 since_seq: 0,
                 ..Default::default()
             },

@@ -28,7 +28,6 @@ fn count(ws: &Ws, plan_json: &str) -> (usize, usize, usize) {
             }
             BackendOp::SetLen => resized.store(true, Ordering::SeqCst),
             BackendOp::Write => resized.store(false, Ordering::SeqCst),
-            _ => {}
         }
         Ok(())
     });

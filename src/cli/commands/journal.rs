@@ -48,7 +48,7 @@ fn dump(
     with_blobs: bool,
 ) -> Result<i32> {
     // An unknown tx is an error, not an empty dump.
-    let tx = tx.map(|tx| j.tx(tx).map(|rec| rec.tx)).transpose()?;
+    let tx = tx.map(|tx| j.tx(tx).map(|rec| rec.tx.into())).transpose()?;
     let (since_seq, since_ms) = match since {
         None => (0, None),
         Some(Since::Seq(seq)) => (seq, None),
