@@ -12,6 +12,11 @@ pub struct Cli {
     /// that holds .ultra-edit/ (the current directory for `init`).
     #[arg(long, global = true)]
     pub root: Option<PathBuf>,
+    /// Keep the journal and the commit lock in DIR instead of ROOT/.ultra-edit/ (where
+    /// an embedder keeps them, OpenOptions::state_dir; docs/embedding.md). Needs
+    /// --root; DIR serves that root only.
+    #[arg(long, global = true, value_name = "DIR", requires = "root")]
+    pub state_dir: Option<PathBuf>,
     /// Print one JSON object (JSON lines for `journal dump`) instead of text.
     #[arg(long, global = true)]
     pub json: bool,

@@ -87,14 +87,11 @@ impl Out {
         format!("\x1b[{code}m{line}\x1b[0m")
     }
 
-    pub fn init(&self, root: &Path) -> Result<()> {
+    pub fn init(&self, root: &Path, state_dir: &Path) -> Result<()> {
         if self.json {
-            emit_json(&json!({"root": root, "journal": root.join(".ultra-edit/journal.redb")}));
+            emit_json(&json!({"root": root, "journal": state_dir.join("journal.redb")}));
         } else {
-            emit(&format!(
-                "initialized {}\n",
-                root.join(".ultra-edit").display()
-            ));
+            emit(&format!("initialized {}\n", state_dir.display()));
         }
         Ok(())
     }

@@ -270,3 +270,75 @@ fn the_lock_of_an_outside_state_dir_is_the_same_lock() {
     j.commit(p.handle, Default::default()).unwrap();
     assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"new\n");
 }
+
+#[test]
+fn the_cli_uses_an_embedders_state_dir_with_state_dir() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(root.path().join("f.txt"), "old\n").unwrap();
+    let dir = state.path().join("ue");
+    let sd = dir.to_str().unwrap();
+    // The embedder's journal, made by the library.
+    let j = Journal::init_with(
+        root.path(),
+        OpenOptions {
+            state_dir: Some(dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let p = j
+        .preview(&plan(
+            r#"{"agent":"m1nd","edits":[{"op":"write_file","path":"f.txt","content":"new\n"}]}"#,
+        ))
+        .unwrap();
+    drop(j);
+    // The CLI sees it with --state-dir, and commits it by handle.
+    let log = json_of(&cli(
+        root.path(),
+        &["--json", "--state-dir", sd, "log"],
+        None,
+    ));
+    assert_eq!(log["txs"][0]["handle"], p.handle.to_string(), "{log}");
+    let out = cli(
+        root.path(),
+        &["--state-dir", sd, "commit", &p.handle.to_string()],
+        None,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"new\n");
+    // Without it the root has no journal; the state dir of another root is refused.
+    let out = cli(root.path(), &["--json", "log"], None);
+    assert_eq!(json_of(&out)["error"]["kind"], "not_initialized");
+    let other = tempfile::tempdir().unwrap();
+    let out = cli(other.path(), &["--json", "--state-dir", sd, "log"], None);
+    assert_eq!(json_of(&out)["error"]["kind"], "state_dir_of_other_root");
+    // `init --state-dir` makes one for the CLI itself, outside the root.
+    let out = cli(
+        other.path(),
+        &[
+            "--json",
+            "--state-dir",
+            state.path().join("other").to_str().unwrap(),
+            "init",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        json_of(&out)["journal"],
+        state
+            .path()
+            .join("other/journal.redb")
+            .canonicalize()
+            .unwrap()
+            .to_str()
+            .unwrap()
+    );
+    assert!(!other.path().join(".ultra-edit").exists());
+}

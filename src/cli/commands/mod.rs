@@ -39,7 +39,7 @@ impl From<Error> for Box<Failed> {
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
     let out = Out::new(cli.json);
     if let Command::Init = cli.command {
-        return Ok(init(&out, cli.root)?);
+        return Ok(init(&out, cli.root, cli.state_dir)?);
     }
     let root = match cli.root.clone() {
         Some(root) => root,
@@ -54,7 +54,7 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let mut j = open(out, root, &cli.command)?;
+    let mut j = open(out, root, cli.state_dir.clone(), &cli.command)?;
     match cli.command {
         Command::Init => Ok(0),
         Command::Preview { plan } => tx::preview(out, &j, &plan),
@@ -105,18 +105,24 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
     }
 }
 
-/// `init`: create `.ultra-edit/` in `--root` (default: the current directory).
-fn init(out: &Out, root: Option<PathBuf>) -> Result<i32> {
-    let j = Journal::init(&root.unwrap_or_else(|| PathBuf::from(".")))?;
-    out.init(j.root()).map(|()| 0)
+/// `init`: create `.ultra-edit/` in `--root` (default: the current directory), or the
+/// `--state-dir` given.
+fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<i32> {
+    let opts = OpenOptions {
+        state_dir,
+        ..Default::default()
+    };
+    let j = Journal::init_with(&root.unwrap_or_else(|| PathBuf::from(".")), opts)?;
+    out.init(j.root(), j.state_dir()).map(|()| 0)
 }
 
 /// Open the journal for `command`, reporting a recovery that ran on open.
-fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
+fn open(out: &Out, root: &Path, state_dir: Option<PathBuf>, command: &Command) -> Result<Journal> {
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(command, Command::Recover { .. });
     let opts = OpenOptions {
         recover: recover_on_open,
+        state_dir,
         ..Default::default()
     };
     let j = Journal::open_with(root, opts)?;
