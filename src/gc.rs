@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::journal::records::{now_ms, FileState, TxState};
+use crate::journal::records::{FileState, TxState};
 use crate::journal::GcCounts;
 use crate::workspace::{guarded, Journal};
 
@@ -136,9 +136,12 @@ impl Journal {
             let removed = {
                 let _lock = self.lock()?;
                 let newest = self.newest_ids(policy.keep_last.unwrap_or(0))?;
-                let cutoff = policy
-                    .keep_days
-                    .map(|d| now_ms().saturating_sub(d.saturating_mul(86_400_000)));
+                let cutoff = policy.keep_days.map(|d| {
+                    self.ws
+                        .store
+                        .now_ms()
+                        .saturating_sub(d.saturating_mul(86_400_000))
+                });
                 let run = |w: &mut crate::journal::Writer| {
                     w.gc(|tx| {
                         let keep = (tx.state == TxState::Open && !policy.abort_open)

@@ -380,3 +380,33 @@ fn the_tools_apply_batch_with_the_last_write_wins_policy() {
     assert_eq!(out["results"][1]["bytes_written"], 7);
     assert_eq!(ws.read("src/b.rs"), b"second\n");
 }
+
+/// `journal gc --keep-days` measures ages by the journal's clock too.
+#[test]
+fn gc_keep_days_uses_the_journal_clock() {
+    let ws = workspace();
+    let clock = ManualClock::at(1_796_083_200_000);
+    let mut j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            clock: Some(std::sync::Arc::new(clock.clone())),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let old = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
+    j.commit(old.handle, CommitOptions::default()).unwrap();
+    clock.advance(Duration::from_secs(2 * 86_400));
+    let young = j.preview(&hand_built(vec![write_file("x", "2")])).unwrap();
+    j.commit(young.handle, CommitOptions::default()).unwrap();
+    let report = j
+        .gc(ultra_edit::GcPolicy {
+            keep_days: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    let pruned: Vec<u64> = report.pruned.iter().map(|p| p.tx).collect();
+    assert_eq!(pruned, [old.tx]);
+    assert!(j.tx(old.handle).unwrap().pruned);
+    assert!(!j.tx(young.handle).unwrap().pruned);
+}
