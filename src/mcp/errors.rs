@@ -237,7 +237,15 @@ impl ToolError {
             .with_detail(json!({"age_ms": match e { Error::PreviewExpired { age_ms, .. } => *age_ms, _ => 0 }, "max_age_ms": match e { Error::PreviewExpired { max_age_ms, .. } => *max_age_ms, _ => 0 }})),
             _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
         };
-        err.with_tx(tx)
+        // The library's own data, for a client that renders its own advice: kind,
+        // subject and next step (docs/embedding.md, "Errors as data").
+        let paths = e.paths();
+        err.with_tx(tx).with_detail(json!({"library_error": {
+            "kind": e.kind(),
+            "tx": tx,
+            "paths": paths,
+            "next_step": e.next_step(),
+        }}))
     }
 }
 

@@ -218,6 +218,8 @@ async def test_commit_handle_expired(ws):
     assert "edit_preview" in text.split("Hint:")[1], text
     assert err["error"] == "preview_expired" and err["max_age_ms"] == 1000
     assert err["age_ms"] > 1000 and err["preview_id"] == p["preview_id"]
+    # The library's error as data, beside the tool's own words.
+    assert err["library_error"] == {"kind": "preview_expired", "tx": p["tx"], "paths": [], "next_step": {"step": "preview_again"}}, err
     assert ws.read("hello.py") == HELLO
 
 
@@ -239,6 +241,7 @@ async def test_commit_source_modified(ws):
         assert "source_modified" in text and "mod.py" in text, text
         assert "edit_rebase" in text and "edit_preview" in text, text
         assert err["error"] == "source_modified"
+        assert err["library_error"] == {"kind": "stale_snapshot", "tx": p["tx"], "paths": ["mod.py"], "next_step": {"step": "rebase", "tx": p["tx"]}}, err
         assert ws.read("mod.py") == "".join(theirs)  # nothing was overwritten
         # The hint works: rebase merges both changes, then the commit goes through.
         r = await ok(s, "edit_rebase", preview_id=p["preview_id"], agent_id=AGENT)
