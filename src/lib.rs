@@ -24,6 +24,7 @@
 
 mod batch;
 mod commit;
+mod conflicts;
 mod dump;
 pub mod edit;
 mod engine;
@@ -42,6 +43,7 @@ mod verify;
 mod workspace;
 
 pub use commit::{CommitOptions, RollbackOptions};
+pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{

@@ -42,6 +42,10 @@ pub struct Preview {
     pub lines_removed: usize,
     /// Files a rebase could not merge; a conflicted revision cannot be committed.
     pub conflicts: Vec<FileConflict>,
+    /// The same conflicts as a list for people: file, 1-based line range of each
+    /// marked region in the candidate, and the labelled sides.
+    #[serde(default)]
+    pub conflict_list: Vec<crate::ConflictEntry>,
     /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
     /// the tx cannot be committed, revised or aborted until recovery settles it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -67,6 +71,7 @@ impl Preview {
             lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
             files: rev.files,
             validation: rev.validation,
+            conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
             conflicts: rev.conflicts,
         }
     }

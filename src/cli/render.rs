@@ -167,22 +167,7 @@ impl Out {
                 s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
             }
         }
-        for c in &p.conflicts {
-            s += &format!("conflict in {}: {}\n", c.path, c.reason);
-            for r in &c.regions {
-                s += &format!(
-                    "  lines {}-{} of the new candidate hold the conflict: {} line(s) from line {} above =======, {} line(s) from line {} below it, replacing {} line(s) from line {} of the common base\n",
-                    r.merged_start,
-                    r.merged_start + r.merged_lines.saturating_sub(1),
-                    r.ours_lines,
-                    r.ours_start,
-                    r.theirs_lines,
-                    r.theirs_start,
-                    r.base_lines,
-                    r.base_start
-                );
-            }
-        }
+        s += &conflict_list(p);
         for i in &p.validation {
             let at = if i.path.is_empty() {
                 String::new()
@@ -559,6 +544,33 @@ fn dump_blob(enc: &str, text: &str) -> String {
     let mut s = format!("    blob ({enc}):\n");
     for line in text.lines() {
         s += &format!("      {line}\n");
+    }
+    s
+}
+
+/// The conflict list: a heading naming the next step, then one line per conflict,
+/// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
+/// candidate's side, the base, the other side), or `path  reason` for a whole file.
+fn conflict_list(p: &Preview) -> String {
+    if p.conflict_list.is_empty() {
+        return String::new();
+    }
+    let mut s = format!(
+        "{} conflict(s): edit the candidate with `ultra-edit resolve {}` (or revise it with a plan), then commit\n",
+        p.conflict_list.len(),
+        p.tx
+    );
+    for c in &p.conflict_list {
+        match (c.start_line, c.end_line, &c.sides) {
+            (Some(start), Some(end), Some(sides)) => {
+                let sides: Vec<String> = sides
+                    .iter()
+                    .map(|side| format!("{} {} line(s)", side.label, side.lines))
+                    .collect();
+                s += &format!("  {}:{start}-{end}  {}\n", c.path, sides.join(" | "));
+            }
+            _ => s += &format!("  {}  {}\n", c.path, c.reason),
+        }
     }
     s
 }
