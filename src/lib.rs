@@ -37,6 +37,7 @@ mod lock;
 pub mod mcp;
 mod rebase;
 mod recovery;
+mod resolution;
 mod revision;
 mod tx;
 mod verify;
@@ -47,8 +48,8 @@ pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{
-    Attention, Error, IoError, JournalError, NextStep, Outcome, OwnedPath, PathError, Result,
-    StateReason, Transition, Verb,
+    Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
+    ResolveError, Result, StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use journal::records::{
@@ -58,6 +59,7 @@ pub use journal::records::{
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};
+pub use resolution::{ResolveFile, ResolveOptions, Resolvable};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

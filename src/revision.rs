@@ -375,7 +375,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
         severity: edit::Severity::Error,
         path: c.path.to_string(),
         message: format!(
-            "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
+            "{}{at}; resolve it in an editor with `resolve` or with a `revise` plan (the candidate holds both sides and their base between conflict markers), or abort and preview again",
             c.reason
         ),
     }

@@ -109,6 +109,22 @@ pub enum Command {
         #[arg(value_parser = parse_tx)]
         tx: u64,
     },
+    /// Edit TX's candidates in an editor ($VISUAL, else $EDITOR, else vi) and record
+    /// the saved files as a new revision: PATH alone, else the files a rebase left
+    /// conflict markers in, else every file the revision changes. Nothing is recorded
+    /// if the editor fails or leaves the files unchanged, or while conflict markers
+    /// remain (exit 4) unless --force.
+    Resolve {
+        /// Transaction id.
+        #[arg(value_parser = parse_tx)]
+        tx: u64,
+        /// One file of the latest revision (root-relative).
+        path: Option<String>,
+        /// Record the files even if conflict markers remain (the revision then fails
+        /// validation until a later one removes them).
+        #[arg(long)]
+        force: bool,
+    },
     /// Abort an open transaction.
     Abort {
         /// Transaction id.

@@ -69,6 +69,11 @@ impl Out {
         Out { json, color }
     }
 
+    /// True under `--json`.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
     fn paint(&self, line: &str) -> String {
         if !self.color {
             return line.to_string();

@@ -138,7 +138,7 @@ fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
 
 /// 1-based line of the first conflict marker of `after` not matched by an
 /// identical marker line of `before`, if `after` has more markers than `before`.
-fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
+pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
     let old_markers = marker_lines(before.unwrap_or_default());
     let new_markers = marker_lines(after);
     if new_markers.len() <= old_markers.len() {

@@ -26,6 +26,7 @@ mod preview;
 mod rebase;
 mod recovery;
 mod regression;
+mod resolve;
 mod rollback;
 mod soak;
 mod stress;

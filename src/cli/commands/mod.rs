@@ -6,6 +6,7 @@
 //! that ran.
 
 mod journal;
+mod resolve;
 mod tx;
 
 use std::path::{Path, PathBuf};
@@ -81,6 +82,7 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             },
             lock_timeout,
         ),
+        Command::Resolve { tx, path, force } => resolve::resolve(out, &j, tx, path.as_deref(), force),
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,

@@ -66,14 +66,22 @@ pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
 
 /// Print a new revision. It is recorded either way, but one whose validation has
 /// errors exits 4 (validation failed) so that a script does not go on to commit it.
-fn previewed(out: &Out, p: &Preview) -> Result<i32> {
+pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
     out.preview(p)?;
     if p.ready_to_commit {
         return Ok(0);
     }
+    let how = if p.conflict_list.is_empty() {
+        format!("`ultra-edit revise {}`", p.tx)
+    } else {
+        format!(
+            "`ultra-edit resolve {}` (in an editor) or `ultra-edit revise {}`",
+            p.tx, p.tx
+        )
+    };
     eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with `ultra-edit revise {}`",
-        p.tx, p.revision, p.tx
+        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+        p.tx, p.revision
     );
     Ok(4)
 }
