@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use super::color::ColorWhen;
+
 /// Transactional file edits: preview, revise, commit, roll back — journaled and crash-safe.
 #[derive(Parser, Debug)]
 #[command(name = "ultra-edit", version, about)]
@@ -15,6 +17,14 @@ pub struct Cli {
     /// Print one JSON object (JSON lines for `journal dump`) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR; CLICOLOR_FORCE
+    /// forces it), always, or never. --json output is never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Do not page the output (by default, long text output on a terminal goes
+    /// through $ULTRA_EDIT_PAGER, else $PAGER, else `less -FRX`).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }

@@ -3,7 +3,9 @@
 
 mod advice;
 mod args;
+mod color;
 mod commands;
+mod diffview;
 mod render;
 
 use clap::Parser;

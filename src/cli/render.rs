@@ -1,12 +1,16 @@
-//! Output: human text (colored diff on a terminal unless `NO_COLOR`), or one JSON object
-//! per command (JSON lines for `journal dump`) with `--json`.
+//! Output: human text (diffs coloured as `git diff` colours them, per `--color`,
+//! [`super::color`]), or one JSON object per command (JSON lines for `journal dump`)
+//! with `--json`.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
 use base64::Engine;
 use serde::Serialize;
+
+use super::color::{ColorWhen, Palette, Role};
+use super::diffview;
 use serde_json::json;
 use ultra_edit::{
     BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal,
@@ -16,7 +20,7 @@ use ultra_edit::{
 
 pub struct Out {
     json: bool,
-    color: bool,
+    palette: Palette,
 }
 
 /// Write to stdout, ignoring a closed pipe (`ultra-edit log | head`).
@@ -63,33 +67,17 @@ fn change(before: &FileState, after: &FileState) -> char {
 }
 
 impl Out {
-    pub fn new(json: bool) -> Out {
-        let color =
-            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Out { json, color }
+    /// Output for `--json` or text, coloured per `color` (never under `--json`).
+    pub fn new(json: bool, color: ColorWhen) -> Out {
+        Out {
+            json,
+            palette: Palette::new(super::color::enabled(color, json)),
+        }
     }
 
     /// True under `--json`.
     pub fn is_json(&self) -> bool {
         self.json
-    }
-
-    fn paint(&self, line: &str) -> String {
-        if !self.color {
-            return line.to_string();
-        }
-        let code = if line.starts_with("+++") || line.starts_with("---") {
-            "1"
-        } else if line.starts_with('+') {
-            "32"
-        } else if line.starts_with('-') {
-            "31"
-        } else if line.starts_with("@@") {
-            "36"
-        } else {
-            return line.to_string();
-        };
-        format!("\x1b[{code}m{line}\x1b[0m")
     }
 
     pub fn init(&self, root: &Path) -> Result<()> {
@@ -164,22 +152,24 @@ impl Out {
             );
         }
         for f in &p.files {
-            for line in f.diff.unified.lines() {
-                s += &self.paint(line);
-                s.push('\n');
-            }
+            s += &diffview::render(&f.diff.unified, "", &self.palette);
             if f.diff.lossy {
                 s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
             }
         }
-        s += &conflict_list(p);
+        s += &conflict_list(p, &self.palette);
         for i in &p.validation {
             let at = if i.path.is_empty() {
                 String::new()
             } else {
                 format!(" {}", i.path)
             };
-            s += &format!("{}: {}{at}: {}\n", severity(i.severity), i.code, i.message);
+            let word = severity(i.severity);
+            let word = match i.severity {
+                Severity::Error => self.palette.paint(Role::Error, word),
+                Severity::Warning => self.palette.paint(Role::Warning, word),
+            };
+            s += &format!("{word}: {}{at}: {}\n", i.code, i.message);
         }
         emit(&s);
         Ok(())
@@ -256,8 +246,8 @@ impl Out {
                 extra.push(format!("batch {b}"));
             }
             s += &format!(
-                "tx {:<5} {}  {:<11} {:<10} {} file(s) +{} -{}  {}{}\n",
-                e.tx,
+                "{} {}  {:<11} {:<10} {} file(s) +{} -{}  {}{}\n",
+                self.palette.paint(Role::Id, &format!("tx {:<5}", e.tx)),
                 time(e.created_ms),
                 e.state.to_string(),
                 e.agent.as_deref().unwrap_or("-"),
@@ -462,9 +452,7 @@ impl Out {
                 f.diff.lines_added,
                 f.diff.lines_removed
             );
-            for line in f.diff.unified.lines() {
-                s += &format!("      {}\n", self.paint(line));
-            }
+            s += &diffview::render(&f.diff.unified, "      ", &self.palette);
         }
         for i in &r.validation {
             s += &format!(
@@ -556,15 +544,16 @@ fn dump_blob(enc: &str, text: &str) -> String {
 /// The conflict list: a heading naming the next step, then one line per conflict,
 /// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
 /// candidate's side, the base, the other side), or `path  reason` for a whole file.
-fn conflict_list(p: &Preview) -> String {
+fn conflict_list(p: &Preview, palette: &Palette) -> String {
     if p.conflict_list.is_empty() {
         return String::new();
     }
-    let mut s = format!(
-        "{} conflict(s): edit the candidate with `ultra-edit resolve {}` (or revise it with a plan), then commit\n",
+    let heading = format!(
+        "{} conflict(s): edit the candidate with `ultra-edit resolve {}` (or revise it with a plan), then commit",
         p.conflict_list.len(),
         p.tx
     );
+    let mut s = palette.paint(Role::Warning, &heading) + "\n";
     for c in &p.conflict_list {
         match (c.start_line, c.end_line, &c.sides) {
             (Some(start), Some(end), Some(sides)) => {

@@ -6,6 +6,7 @@ mod causes;
 mod cli;
 mod commit;
 mod crash;
+mod diffs;
 mod edges;
 mod enospc;
 mod fidelity;

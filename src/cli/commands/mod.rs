@@ -38,7 +38,7 @@ impl From<Error> for Box<Failed> {
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
-    let out = Out::new(cli.json);
+    let out = Out::new(cli.json, cli.color);
     if let Command::Init = cli.command {
         return Ok(init(&out, cli.root)?);
     }
