@@ -32,6 +32,7 @@ pub mod error;
 mod failpoint;
 pub mod fs;
 mod gc;
+mod interdiff;
 pub mod journal;
 mod lock;
 pub mod mcp;
@@ -52,6 +53,7 @@ pub use error::{
     ResolveError, Result, StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
+pub use interdiff::{Interdiff, InterdiffFile};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,

@@ -87,14 +87,22 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
     },
-    /// Show a revision: snapshots, candidate diff, validation.
+    /// Show a revision: snapshots, candidate diff (the whole change against the
+    /// snapshot), conflicts, validation. With --from/--to: the interdiff, what revision
+    /// N changed relative to revision M.
     Show {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: u64,
         /// Revision (default: the latest).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["from", "to"])]
         revision: Option<u32>,
+        /// Interdiff from revision M (default with --to N: N - 1).
+        #[arg(long, value_name = "M")]
+        from: Option<u32>,
+        /// Interdiff to revision N (default with --from: the latest).
+        #[arg(long, value_name = "N")]
+        to: Option<u32>,
     },
     /// Apply a revision to the disk, all files or none; prints the receipt.
     Commit {

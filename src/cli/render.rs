@@ -13,7 +13,7 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal,
+    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Interdiff, Journal,
     JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result, RevisionRecord, Severity,
     TxRecord, TxState, VerifyReport,
 };
@@ -121,43 +121,86 @@ impl Out {
             emit_json(p);
             return Ok(());
         }
-        let mut s = format!(
-            "tx {} revision {} ({}{}) — {}\n",
-            p.tx,
-            p.revision,
-            p.state,
-            p.base
-                .map(|b| format!(", on revision {b}"))
-                .unwrap_or_default(),
-            if p.state != TxState::Open {
-                "not open"
-            } else if p.needs_attention.is_some() {
-                "its batch needs attention"
-            } else if p.ready_to_commit {
-                "ready to commit"
-            } else {
-                "NOT ready to commit"
-            }
-        );
-        if let Some(b) = p.needs_attention {
-            s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
-        }
+        let mut s = preview_head(p);
         for f in &p.files {
+            s += &self.file_diff(&f.diff);
+        }
+        s += &self.preview_tail(p);
+        emit(&s);
+        Ok(())
+    }
+
+    /// A revision made by `revise`: the whole change's file list, then what it changed
+    /// relative to the previous revision (`interdiff`), the conflicts and validation.
+    /// `--json`: the revision's object with an `interdiff` field.
+    pub fn revised(&self, p: &Preview, interdiff: &Interdiff) -> Result<()> {
+        if self.json {
+            let mut v = serde_json::to_value(p).unwrap_or_default();
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert(
+                    "interdiff".into(),
+                    serde_json::to_value(interdiff).unwrap_or_default(),
+                );
+            }
+            emit_json(&v);
+            return Ok(());
+        }
+        let mut s = preview_head(p);
+        s += &format!(
+            "changes since revision {} (the whole change: `ultra-edit show {}`):\n",
+            interdiff.from, p.tx
+        );
+        s += &self.interdiff_body(interdiff);
+        s += &self.preview_tail(p);
+        emit(&s);
+        Ok(())
+    }
+
+    /// `show TX --from M --to N`.
+    pub fn interdiff(&self, d: &Interdiff) -> Result<()> {
+        if self.json {
+            emit_json(d);
+            return Ok(());
+        }
+        let mut s = format!(
+            "tx {}: revision {} -> revision {}, +{} -{}\n",
+            d.tx, d.from, d.to, d.lines_added, d.lines_removed
+        );
+        for f in &d.files {
             s += &format!(
                 "  {} {}  +{} -{}\n",
-                change(&f.snapshot, &f.candidate),
+                change(&f.from, &f.to),
                 f.path,
                 f.diff.lines_added,
                 f.diff.lines_removed
             );
         }
-        for f in &p.files {
-            s += &diffview::render(&f.diff.unified, "", &self.palette);
-            if f.diff.lossy {
-                s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
-            }
+        s += &self.interdiff_body(d);
+        emit(&s);
+        Ok(())
+    }
+
+    fn interdiff_body(&self, d: &Interdiff) -> String {
+        if d.files.is_empty() {
+            return format!(
+                "  (no difference: revision {} has the same candidates as revision {})\n",
+                d.to, d.from
+            );
         }
-        s += &conflict_list(p, &self.palette);
+        d.files.iter().map(|f| self.file_diff(&f.diff)).collect()
+    }
+
+    fn file_diff(&self, d: &ultra_edit::edit::CandidateDiff) -> String {
+        let mut s = diffview::render(&d.unified, "", &self.palette);
+        if d.lossy {
+            s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
+        }
+        s
+    }
+
+    /// The conflict list and the validation report of a revision.
+    fn preview_tail(&self, p: &Preview) -> String {
+        let mut s = conflict_list(p, &self.palette);
         for i in &p.validation {
             let at = if i.path.is_empty() {
                 String::new()
@@ -171,8 +214,7 @@ impl Out {
             };
             s += &format!("{word}: {}{at}: {}\n", i.code, i.message);
         }
-        emit(&s);
-        Ok(())
+        s
     }
 
     pub fn receipt(&self, r: &Receipt) -> Result<()> {
@@ -544,6 +586,42 @@ fn dump_blob(enc: &str, text: &str) -> String {
 /// The conflict list: a heading naming the next step, then one line per conflict,
 /// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
 /// candidate's side, the base, the other side), or `path  reason` for a whole file.
+/// A revision's first lines: tx, revision, state, and one line per file with the whole
+/// change's counts.
+fn preview_head(p: &Preview) -> String {
+    let mut s = format!(
+        "tx {} revision {} ({}{}) — {}\n",
+        p.tx,
+        p.revision,
+        p.state,
+        p.base
+            .map(|b| format!(", on revision {b}"))
+            .unwrap_or_default(),
+        if p.state != TxState::Open {
+            "not open"
+        } else if p.needs_attention.is_some() {
+            "its batch needs attention"
+        } else if p.ready_to_commit {
+            "ready to commit"
+        } else {
+            "NOT ready to commit"
+        }
+    );
+    if let Some(b) = p.needs_attention {
+        s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
+    }
+    for f in &p.files {
+        s += &format!(
+            "  {} {}  +{} -{}\n",
+            change(&f.snapshot, &f.candidate),
+            f.path,
+            f.diff.lines_added,
+            f.diff.lines_removed
+        );
+    }
+    s
+}
+
 fn conflict_list(p: &Preview, palette: &Palette) -> String {
     if p.conflict_list.is_empty() {
         return String::new();

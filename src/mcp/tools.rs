@@ -132,7 +132,14 @@ impl EditTools {
             rebase: a.bool("rebase")?.unwrap_or(false),
         };
         let p = self.engine(self.journal.revise(tx, opts, &plan), &agent)?;
-        Ok(self.preview_out(&p, focus.as_deref(), start))
+        let interdiff = self.engine(
+            self.journal
+                .interdiff(tx, p.revision.saturating_sub(1), p.revision),
+            &agent,
+        )?;
+        let mut out = self.preview_out(&p, focus.as_deref(), start);
+        out["interdiff"] = json!(interdiff);
+        Ok(out)
     }
 
     fn edit_rebase(&self, a: &Args, start: Instant) -> Outcome {
@@ -148,6 +155,11 @@ impl EditTools {
         let revision = a.u64("revision")?.map(|n| n as u32);
         let p = self.show(tx, revision, &agent)?;
         let mut out = self.preview_out(&p, None, start);
+        if let Some(from) = a.u64("from_revision")? {
+            let from = u32::try_from(from).unwrap_or(u32::MAX);
+            let interdiff = self.engine(self.journal.interdiff(tx, from, p.revision), &agent)?;
+            out["interdiff"] = json!(interdiff);
+        }
         if let Some(created) = self.created_ms(tx) {
             out["age_ms"] = json!(now_ms().saturating_sub(created));
         }

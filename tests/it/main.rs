@@ -18,6 +18,7 @@ mod fixture_v3;
 mod fuzz;
 mod growth;
 mod history;
+mod interdiff;
 mod iofault;
 mod journal;
 mod lockholder;

@@ -66,7 +66,12 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             plan,
         } => tx::revise(out, &j, tx, base, rebase, &plan),
         Command::Rebase { tx } => tx::rebase(out, &j, tx),
-        Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
+        Command::Show {
+            tx,
+            revision,
+            from,
+            to,
+        } => tx::show(out, &j, tx, revision, from, to),
         Command::Commit {
             tx,
             revision,
