@@ -6,6 +6,7 @@ mod args;
 mod color;
 mod commands;
 mod diffview;
+mod pager;
 mod render;
 
 use clap::Parser;

@@ -22,6 +22,7 @@ mod interdiff;
 mod iofault;
 mod journal;
 mod lockholder;
+mod pager;
 mod paths;
 mod powercut;
 mod preview;

@@ -17,7 +17,8 @@ use ultra_edit::{
     STATE_DIR,
 };
 
-use super::args::{Cli, Command};
+use super::args::{Cli, Command, JournalCommand};
+use super::pager::Pager;
 use super::render::Out;
 
 /// A command that failed: the library's error, and the workspace root the command ran
@@ -55,7 +56,33 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let mut j = open(out, root, &cli.command)?;
+    let j = open(out, root, &cli.command)?;
+    let pager = paged(&cli.command)
+        .then(|| Pager::start(cli.json, cli.no_pager))
+        .flatten();
+    let code = run_command(out, cli, root, j);
+    if let Some(pager) = pager {
+        pager.finish();
+    }
+    code
+}
+
+/// The commands whose text output can be long: diffs, the log, the journal.
+fn paged(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Preview { .. }
+            | Command::Revise { .. }
+            | Command::Rebase { .. }
+            | Command::Show { .. }
+            | Command::Log { .. }
+            | Command::Journal {
+                command: JournalCommand::Dump { .. }
+            }
+    )
+}
+
+fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> {
     match cli.command {
         Command::Init => Ok(0),
         Command::Preview { plan } => tx::preview(out, &j, &plan),
