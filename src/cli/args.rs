@@ -210,6 +210,10 @@ pub enum JournalCommand {
         /// Print blob contents (text inline, binary as base64).
         #[arg(long)]
         with_blobs: bool,
+        /// Print each revision's diffs in the text output (by default a revision shows
+        /// its files and line counts; --json always carries the diffs).
+        #[arg(long)]
+        with_diffs: bool,
     },
     /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
     Verify,

@@ -2,7 +2,7 @@
 //! [`super::color`]), or one JSON object per command (JSON lines for `journal dump`)
 //! with `--json`.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -21,6 +21,8 @@ use ultra_edit::{
 pub struct Out {
     json: bool,
     palette: Palette,
+    /// Standard output was a terminal when the command started (before a pager took it).
+    terminal: bool,
 }
 
 /// Write to stdout, ignoring a closed pipe (`ultra-edit log | head`).
@@ -45,6 +47,32 @@ fn time(ms: u64) -> String {
         return format!("{ms}ms");
     }
     humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
+}
+
+/// Milliseconds since the Unix epoch, now.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// How long before `now_ms` the time `ms` was, as git's relative dates say it: "12
+/// seconds ago", "3 minutes ago", "5 hours ago", "2 days ago", "3 weeks ago"; from 60
+/// days the date (YYYY-MM-DD); "in the future" for a clock set back.
+pub fn relative_time(now_ms: u64, ms: u64) -> String {
+    let Some(secs) = now_ms.checked_sub(ms).map(|d| d / 1000) else {
+        return "in the future".into();
+    };
+    let (n, unit) = match secs {
+        0..=89 => (secs, "second"),
+        90..=5399 => ((secs + 30) / 60, "minute"),
+        5400..=129_599 => ((secs + 1800) / 3600, "hour"),
+        129_600..=1_209_599 => ((secs + 43_200) / 86_400, "day"),
+        1_209_600..=5_183_999 => ((secs + 302_400) / 604_800, "week"),
+        _ => return time(ms).get(..10).unwrap_or_default().to_string(),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
 fn state(s: &FileState) -> String {
@@ -72,7 +100,14 @@ impl Out {
         Out {
             json,
             palette: Palette::new(super::color::enabled(color, json)),
+            terminal: std::io::stdout().is_terminal(),
         }
+    }
+
+    /// True if standard output was a terminal when the command started (a pager may
+    /// have taken it since).
+    pub fn on_terminal(&self) -> bool {
+        self.terminal
     }
 
     /// True under `--json`.
@@ -273,29 +308,43 @@ impl Out {
         if entries.is_empty() {
             s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
         }
+        let now = now_ms();
         for e in entries {
             let mut extra = Vec::new();
-            if let Some(c) = e.committed {
-                extra.push(format!("rev {} committed", c.revision));
+            // A rollback's description says what it rolled back; its single revision
+            // needs no "revision 0 committed".
+            if let (None, Some(c)) = (e.rollback_of, e.committed) {
+                if e.revisions > 1 {
+                    extra.push(format!("revision {} committed", c.revision));
+                }
             }
             if let Some(by) = e.rolled_back_by {
                 extra.push(format!("rolled back by tx {by}"));
             }
             if e.pruned {
-                extra.push("pruned by gc: line counts not kept".into());
+                extra.push("pruned by gc".into());
             }
             if let Some(b) = e.batch_state {
                 extra.push(format!("batch {b}"));
             }
+            // A pruned tx kept no line counts: say so rather than print +0 -0.
+            let counts = if e.pruned {
+                String::new()
+            } else {
+                format!(" +{} -{}", e.lines_added, e.lines_removed)
+            };
+            let when = if self.terminal {
+                format!("{:<16}", relative_time(now, e.created_ms))
+            } else {
+                time(e.created_ms)
+            };
             s += &format!(
-                "{} {}  {:<11} {:<10} {} file(s) +{} -{}  {}{}\n",
+                "{} {}  {:<11} {:<10} {} file(s){counts}  {}{}\n",
                 self.palette.paint(Role::Id, &format!("tx {:<5}", e.tx)),
-                time(e.created_ms),
+                when,
                 e.state.to_string(),
                 e.agent.as_deref().unwrap_or("-"),
                 e.files.len(),
-                e.lines_added,
-                e.lines_removed,
                 e.description.as_deref().unwrap_or(""),
                 if extra.is_empty() {
                     String::new()
@@ -456,7 +505,13 @@ impl Out {
         Ok(())
     }
 
-    pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {
+    /// One record of `journal dump`; a revision's diffs only `with_diffs` (text).
+    pub fn dump_entry(
+        &self,
+        e: &DumpEntry,
+        blobs: Option<&Journal>,
+        with_diffs: bool,
+    ) -> Result<()> {
         let blob_text = blob_text(e, blobs)?;
         if self.json {
             let mut v = serde_json::to_value(e).unwrap_or_default();
@@ -468,7 +523,7 @@ impl Out {
         }
         let mut s = dump_header(e);
         match &e.detail {
-            Some(DumpDetail::Revision(r)) => s += &self.dump_revision(r),
+            Some(DumpDetail::Revision(r)) => s += &self.dump_revision(r, with_diffs),
             Some(DumpDetail::Batch(b)) => s += &dump_batch(b),
             Some(DumpDetail::Receipt(r)) => s += &dump_receipt(r),
             Some(DumpDetail::Tx(t)) => s += &dump_tx(t),
@@ -481,8 +536,9 @@ impl Out {
         Ok(())
     }
 
-    /// A revision's files (with their diffs, indented) and validation issues.
-    fn dump_revision(&self, r: &RevisionRecord) -> String {
+    /// A revision's files (with their diffs, indented, when `with_diffs`) and
+    /// validation issues.
+    fn dump_revision(&self, r: &RevisionRecord, with_diffs: bool) -> String {
         let mut s = String::new();
         for f in &r.files {
             s += &format!(
@@ -494,7 +550,9 @@ impl Out {
                 f.diff.lines_added,
                 f.diff.lines_removed
             );
-            s += &diffview::render(&f.diff.unified, "      ", &self.palette);
+            if with_diffs {
+                s += &diffview::render(&f.diff.unified, "      ", &self.palette);
+            }
         }
         for i in &r.validation {
             s += &format!(
@@ -715,4 +773,25 @@ fn tx_list(txs: &[u64]) -> String {
     }
     let ids: Vec<String> = txs.iter().map(u64::to_string).collect();
     format!(" (tx {})", ids.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_like_gits() {
+        let now = 1_800_000_000_000;
+        let ago = |secs: u64| relative_time(now, now - secs * 1000);
+        assert_eq!(ago(0), "0 seconds ago");
+        assert_eq!(ago(1), "1 second ago");
+        assert_eq!(ago(89), "89 seconds ago");
+        assert_eq!(ago(90), "2 minutes ago");
+        assert_eq!(ago(3 * 60), "3 minutes ago");
+        assert_eq!(ago(5 * 3600), "5 hours ago");
+        assert_eq!(ago(36 * 3600), "2 days ago");
+        assert_eq!(ago(21 * 86_400), "3 weeks ago");
+        assert_eq!(ago(90 * 86_400), "2026-10-17");
+        assert_eq!(relative_time(now, now + 5000), "in the future");
+    }
 }

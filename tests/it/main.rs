@@ -24,6 +24,7 @@ mod journal;
 mod lockholder;
 mod pager;
 mod paths;
+mod people;
 mod powercut;
 mod preview;
 mod rebase;

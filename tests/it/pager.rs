@@ -121,6 +121,8 @@ fn ultra_edit_pager_wins_over_pager() {
     assert!(out.status.success(), "{}", text(&out));
     let paged = std::fs::read_to_string(tools.path().join("theirs.log")).unwrap();
     assert!(paged.starts_with("tx 1 "), "{paged}");
+    // On a terminal the log tells times relative to now.
+    assert!(paged.contains(" seconds ago"), "{paged}");
     // A command that is not paged (abort) never starts it.
     std::fs::remove_file(tools.path().join("theirs.log")).unwrap();
     let out = on_terminal(ws.root(), "abort 1", &[("PAGER", &theirs)]);
