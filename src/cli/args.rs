@@ -8,7 +8,13 @@ use super::color::ColorWhen;
 
 /// Transactional file edits: preview, revise, commit, roll back — journaled and crash-safe.
 #[derive(Parser, Debug)]
-#[command(name = "ultra-edit", version, about)]
+#[command(
+    name = "ultra-edit",
+    version,
+    about,
+    disable_help_subcommand = true,
+    after_help = "`ultra-edit help plan` describes the edit plan format (ops, fields, examples)."
+)]
 pub struct Cli {
     /// Workspace root. Default: the nearest directory, from the current one upwards,
     /// that holds .ultra-edit/ (the current directory for `init`).
@@ -65,13 +71,16 @@ pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
     Init,
     /// Start a new transaction from an edit plan: revision 0. Exits 4 if the preview's
-    /// validation has errors (the tx is still recorded).
+    /// validation has errors (the tx is still recorded). `ultra-edit help plan`
+    /// describes the plan format.
     Preview {
         /// Edit plan JSON file, or - for standard input (default: standard input).
         #[arg(long, default_value = "-")]
         plan: String,
     },
-    /// Add a revision to TX: a plan applied to the latest revision's candidates.
+    /// Add a revision to TX: a plan applied to the latest revision's candidates
+    /// (`ultra-edit help plan`). Prints what it changed since the previous revision;
+    /// `show TX` prints the whole change.
     Revise {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
@@ -182,6 +191,12 @@ pub enum Command {
     Journal {
         #[command(subcommand)]
         command: JournalCommand,
+    },
+    /// Help: `help plan` for the edit plan format (ops, fields, examples, the rules of
+    /// bases and occurrences), `help COMMAND…` for a command.
+    Help {
+        /// `plan`, or a command (`preview`, `journal dump`, …).
+        topic: Vec<String>,
     },
     /// MCP server on stdio (m1nd-compatible edit tools).
     Serve {

@@ -134,6 +134,8 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
         Command::Log { limit } => tx::log(out, &j, limit),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
+        // Handled before the journal is opened (`cli::run`).
+        Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
     }
 }
