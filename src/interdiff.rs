@@ -103,9 +103,8 @@ impl Journal {
 /// The state of `path` in revision `this`: its candidate, or (not in `this`) its
 /// snapshot as `other` recorded it; `None` if neither has the file.
 fn side(this: &Preview, other: &Preview, path: &str) -> Option<FileState> {
-    let find = |p: &Preview| -> Option<FileRevision> {
-        p.files.iter().find(|f| f.path == path).cloned()
-    };
+    let find =
+        |p: &Preview| -> Option<FileRevision> { p.files.iter().find(|f| f.path == path).cloned() };
     match find(this) {
         Some(f) => Some(f.candidate),
         None => find(other).map(|f| f.snapshot),

@@ -61,7 +61,7 @@ pub use journal::records::{
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use recovery::{RecoveryAction, RecoveryReport};
-pub use resolution::{ResolveFile, ResolveOptions, Resolvable};
+pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use tx::{LogEntry, Preview, ReviseOptions};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

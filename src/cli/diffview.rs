@@ -59,7 +59,8 @@ mod tests {
 
     #[test]
     fn plain_output_marks_carriage_returns_only() {
-        let diff = "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+a\r\n b\r\n\\ No newline at end of file\n";
+        let diff =
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+a\r\n b\r\n\\ No newline at end of file\n";
         assert_eq!(
             render(diff, "", &Palette::new(false)),
             "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+a␍\n b␍\n\\ No newline at end of file\n"

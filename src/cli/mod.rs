@@ -10,7 +10,6 @@ mod help;
 mod pager;
 mod render;
 
-
 /// Parse the arguments, run the command, print, and return the exit code.
 pub fn run() -> i32 {
     let parsed = help::command()

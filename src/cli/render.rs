@@ -13,9 +13,9 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Interdiff, Journal,
-    JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result, RevisionRecord, Severity,
-    TxRecord, TxState, VerifyReport,
+    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport,
+    Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
+    RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {

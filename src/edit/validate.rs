@@ -180,7 +180,10 @@ fn strip_terminator(line: &[u8]) -> &[u8] {
 /// starting with `<<<<<<< `, `||||||| ` (the diff3 style's base section) or
 /// `>>>>>>> `, or equal to `|||||||` or `=======` (ending `\n`, `\r\n` or EOF).
 pub fn conflict_marker_lines(bytes: &[u8]) -> Vec<usize> {
-    marker_lines(bytes).into_iter().map(|(line, _)| line).collect()
+    marker_lines(bytes)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
 }
 
 fn is_marker(text: &[u8]) -> bool {

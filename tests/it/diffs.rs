@@ -114,7 +114,9 @@ fn colour_always_uses_gits_escape_sequences() {
     let out = cli(
         ws.root(),
         &["preview"],
-        Some(r#"{"edits":[{"op":"replace_text","path":"crlf.txt","old":"two\r\n","new":"2\r\n"}]}"#),
+        Some(
+            r#"{"edits":[{"op":"replace_text","path":"crlf.txt","old":"two\r\n","new":"2\r\n"}]}"#,
+        ),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // --color always wins over NO_COLOR and a pipe.
@@ -131,7 +133,11 @@ fn colour_always_uses_gits_escape_sequences() {
          three\x1b[7m␍\x1b[0m\n"
     );
     // --json is never coloured.
-    let out = cli(ws.root(), &["--json", "show", "1", "--color", "always"], None);
+    let out = cli(
+        ws.root(),
+        &["--json", "show", "1", "--color", "always"],
+        None,
+    );
     assert!(!String::from_utf8(out.stdout).unwrap().contains('\x1b'));
 }
 

@@ -14,7 +14,9 @@ fn two_revisions(ws: &Ws) {
     let out = cli(
         ws.root(),
         &["preview"],
-        Some(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"TWO\n"}]}"#),
+        Some(
+            r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"TWO\n"}]}"#,
+        ),
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
@@ -30,7 +32,10 @@ fn revise_prints_what_it_changed_and_show_the_whole_change() {
     let out = cli(ws.root(), &["revise", "1"], Some(REVISE));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // A new file's mode comes from the umask (0644 under the usual 022).
-    let new_mode = ws.journal.show(1, None).unwrap().files[1].candidate.mode().unwrap();
+    let new_mode = ws.journal.show(1, None).unwrap().files[1]
+        .candidate
+        .mode()
+        .unwrap();
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         format!(
@@ -52,19 +57,36 @@ fn revise_json_carries_the_whole_change_and_the_interdiff() {
     two_revisions(&ws);
     let v = json_of(&cli(ws.root(), &["--json", "revise", "1"], Some(REVISE)));
     let whole = v["files"][0]["diff"]["unified"].as_str().unwrap();
-    assert!(whole.contains("+TWO\n") && whole.contains("+NINE\n"), "{whole}");
-    assert_eq!((v["interdiff"]["from"].as_u64(), v["interdiff"]["to"].as_u64()), (Some(0), Some(1)));
+    assert!(
+        whole.contains("+TWO\n") && whole.contains("+NINE\n"),
+        "{whole}"
+    );
+    assert_eq!(
+        (
+            v["interdiff"]["from"].as_u64(),
+            v["interdiff"]["to"].as_u64()
+        ),
+        (Some(0), Some(1))
+    );
     assert_eq!(v["interdiff"]["files"][0]["path"], "f.txt");
     assert_eq!(v["interdiff"]["files"][0]["diff"]["unified"], INTERDIFF_0_1);
     assert_eq!(v["interdiff"]["files"][1]["path"], "g.txt");
-    assert_eq!((v["interdiff"]["lines_added"].as_u64(), v["interdiff"]["lines_removed"].as_u64()), (Some(2), Some(1)));
+    assert_eq!(
+        (
+            v["interdiff"]["lines_added"].as_u64(),
+            v["interdiff"]["lines_removed"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
 }
 
 #[test]
 fn show_from_to_in_both_directions() {
     let ws = workspace();
     two_revisions(&ws);
-    assert!(cli(ws.root(), &["revise", "1"], Some(REVISE)).status.success());
+    assert!(cli(ws.root(), &["revise", "1"], Some(REVISE))
+        .status
+        .success());
     let d = ws.journal.interdiff(1, 0, 1).unwrap();
     assert_eq!(d.files[0].diff.unified, INTERDIFF_0_1);
     let back = ws.journal.interdiff(1, 1, 0).unwrap();
@@ -76,7 +98,11 @@ fn show_from_to_in_both_directions() {
     assert_eq!(back.files[1].path, "g.txt");
     assert!(!back.files[1].to.exists());
     // --from alone goes to the latest; the text names both revisions.
-    let out = cli(ws.root(), &["show", "1", "--from", "0", "--color", "never"], None);
+    let out = cli(
+        ws.root(),
+        &["show", "1", "--from", "0", "--color", "never"],
+        None,
+    );
     let text_out = String::from_utf8(out.stdout).unwrap();
     assert!(
         text_out.starts_with("tx 1: revision 0 -> revision 1, +2 -1\n  M f.txt  +1 -1\n  A g.txt  +1 -0\n--- a/f.txt\n"),
@@ -89,10 +115,18 @@ fn show_from_to_in_both_directions() {
         "tx 1: revision 1 -> revision 1, +0 -0\n  (no difference: revision 1 has the same candidates as revision 1)\n"
     );
     // An unknown revision is the usual error.
-    let bad = cli(ws.root(), &["--json", "show", "1", "--from", "0", "--to", "7"], None);
+    let bad = cli(
+        ws.root(),
+        &["--json", "show", "1", "--from", "0", "--to", "7"],
+        None,
+    );
     assert_eq!(bad.status.code(), Some(1));
     assert_eq!(json_of(&bad)["error"]["kind"], "unknown_revision");
     // --revision and --from do not go together.
-    let usage = cli(ws.root(), &["show", "1", "--revision", "0", "--from", "0"], None);
+    let usage = cli(
+        ws.root(),
+        &["show", "1", "--revision", "0", "--from", "0"],
+        None,
+    );
     assert_eq!(usage.status.code(), Some(2));
 }

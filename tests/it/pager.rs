@@ -82,7 +82,11 @@ fn the_pager_gets_the_output_only_on_a_terminal() {
     assert!(!log.exists(), "paged off a terminal");
 
     // On a terminal, --no-pager and --json keep the pager out.
-    let out = on_terminal(ws.root(), "show 1 --no-pager", &[("ULTRA_EDIT_PAGER", &pager)]);
+    let out = on_terminal(
+        ws.root(),
+        "show 1 --no-pager",
+        &[("ULTRA_EDIT_PAGER", &pager)],
+    );
     assert!(out.status.success(), "{}", text(&out));
     assert!(String::from_utf8_lossy(&out.stdout).contains("+pub fn aa() -> u32 {"));
     let out = on_terminal(ws.root(), "--json show 1", &[("ULTRA_EDIT_PAGER", &pager)]);

@@ -41,7 +41,10 @@ fn log_says_what_rollbacks_and_pruned_txs_are() {
     let out = cli(ws.root(), &["journal", "gc", "--keep-last", "1"], None);
     assert!(out.status.success(), "{}", text(&out));
     let lines = log_lines(&ws);
-    assert_eq!(after_time(&lines[0]), "committed   -          1 file(s) +0 -2  ");
+    assert_eq!(
+        after_time(&lines[0]),
+        "committed   -          1 file(s) +0 -2  "
+    );
     assert_eq!(
         after_time(&lines[2]),
         "rolled_back -          1 file(s)  rename  [rolled back by tx 2, pruned by gc]"
@@ -62,10 +65,16 @@ fn dump_leaves_diffs_out_unless_asked() {
     assert!(!short.contains("@@"), "{short}");
     let long = dump(&["--with-diffs"]);
     assert!(
-        long.contains("      @@ -1,3 +1,3 @@\n      -pub fn a() -> u32 {\n      +pub fn aa() -> u32 {\n"),
+        long.contains(
+            "      @@ -1,3 +1,3 @@\n      -pub fn a() -> u32 {\n      +pub fn aa() -> u32 {\n"
+        ),
         "{long}"
     );
-    let diff_lines = ws.journal.show(1, None).unwrap().files[0].diff.unified.lines().count();
+    let diff_lines = ws.journal.show(1, None).unwrap().files[0]
+        .diff
+        .unified
+        .lines()
+        .count();
     assert_eq!(long.lines().count(), short.lines().count() + diff_lines);
     // --json always carries the diff.
     let json = dump(&["--json", "--kind", "revision_recorded"]);

@@ -36,9 +36,16 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
 }
 
 /// `ultra-edit resolve` with `VISUAL`/`EDITOR` set as given.
-fn resolve(ws: &Ws, args: &[&str], visual: Option<&Path>, editor: Option<&Path>) -> std::process::Output {
+fn resolve(
+    ws: &Ws,
+    args: &[&str],
+    visual: Option<&Path>,
+    editor: Option<&Path>,
+) -> std::process::Output {
     let mut cmd = ue_command(ws.root(), &[&["resolve"], args].concat());
-    cmd.env_remove("VISUAL").env_remove("EDITOR").env("NO_COLOR", "1");
+    cmd.env_remove("VISUAL")
+        .env_remove("EDITOR")
+        .env("NO_COLOR", "1");
     if let Some(v) = visual {
         cmd.env("VISUAL", v);
     }
@@ -116,7 +123,11 @@ fn markers_left_are_refused_unless_forced() {
     let (ws, tx) = conflicted();
     let tools = tempfile::tempdir().unwrap();
     // Changes a line but keeps the markers.
-    let partial = script(tools.path(), "partial", "sed -i 's/agent 3/agent three/' \"$1\"\n");
+    let partial = script(
+        tools.path(),
+        "partial",
+        "sed -i 's/agent 3/agent three/' \"$1\"\n",
+    );
     let out = resolve(&ws, &["--json", &tx], None, Some(&partial));
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let v = json_of(&out);
@@ -130,7 +141,12 @@ fn markers_left_are_refused_unless_forced() {
     );
     assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
     // Forced: recorded, and the revision fails validation as any with markers does.
-    let out = resolve(&ws, &["--json", "--force", &tx, "f.txt"], None, Some(&partial));
+    let out = resolve(
+        &ws,
+        &["--json", "--force", &tx, "f.txt"],
+        None,
+        Some(&partial),
+    );
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     let v = json_of(&out);
     assert_eq!(v["revision"], 2);

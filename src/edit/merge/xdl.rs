@@ -64,9 +64,7 @@ pub(super) fn merge(
     }
     let chunks = collect_chunks(&ours_hunks, &theirs_hunks, &sides);
     let chunks = match style {
-        ConflictStyle::Merge => {
-            join_close_conflicts(refine_conflicts(chunks, &sides), &sides.ours)
-        }
+        ConflictStyle::Merge => join_close_conflicts(refine_conflicts(chunks, &sides), &sides.ours),
         ConflictStyle::Diff3 => chunks,
     };
     render(&chunks, &sides, labels, style)
