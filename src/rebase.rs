@@ -287,3 +287,21 @@ impl Sides<'_> {
         (Merged { state, bytes }, conflict)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_follow_the_recorded_origin() {
+        let rebase = RevisionOrigin::RebaseOntoDisk { from_revision: 2 }.to_recorded_json();
+        assert_eq!(rebase, r#"{"rebase_onto_disk":{"from_revision":2}}"#);
+        assert_eq!(conflict_labels(&rebase), DISK_LABELS);
+        let plan = r#"{"edits":[{"op":"append","path":"a","text":"x"}]}"#;
+        assert_eq!(conflict_labels(plan), PLAN_LABELS);
+        assert_eq!(
+            (PLAN_LABELS.ours, PLAN_LABELS.base, PLAN_LABELS.theirs),
+            ("plan", "base", "latest")
+        );
+    }
+}

@@ -373,3 +373,47 @@ fn revision_can_add_and_drop_files() {
     // Every revision is still in the journal.
     assert_eq!(ws.journal.show(p0.tx, Some(1)).unwrap().files.len(), 2);
 }
+
+#[test]
+fn revise_rebase_conflicts_are_labelled_plan_base_latest() {
+    let ws = workspace();
+    ws.write("f.txt", numbered(4).as_bytes());
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"TWO\n"}]}"#,
+    );
+    let line2 = |text: &str| {
+        plan(&format!(
+            r#"{{"edits":[{{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"{text}\n"}}]}}"#
+        ))
+    };
+    ws.journal
+        .revise(p.tx, ReviseOptions::default(), &line2("two!"))
+        .unwrap();
+    let r = ws
+        .journal
+        .revise(
+            p.tx,
+            ReviseOptions {
+                base: Some(0),
+                rebase: true,
+            },
+            &line2("deux"),
+        )
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(candidate(&ws.journal, p.tx, "f.txt").unwrap()).unwrap(),
+        "line 1\n<<<<<<< plan\ndeux\n||||||| base\nTWO\n=======\ntwo!\n>>>>>>> latest\nline 3\nline 4\n"
+    );
+    let labels: Vec<&str> = r.conflict_list[0]
+        .sides
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(labels, ["plan", "base", "latest"]);
+    assert_eq!(
+        (r.conflict_list[0].start_line, r.conflict_list[0].end_line),
+        (Some(2), Some(8))
+    );
+}
