@@ -720,15 +720,17 @@ fn severity(s: Severity) -> &'static str {
 /// `misplaced` are plan paths missing at the root that exist relative to the current
 /// directory: their hint comes first, and `--json` lists them as `misplaced`.
 pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
-    let hint = super::advice::misplaced_hint(misplaced).or_else(|| super::advice::hint(e));
-    // Every plan error points at the plan format.
-    let hint = match (e, hint) {
-        (Error::Edit(_), Some(h)) => Some(format!("{h}; `ultra-edit help plan` describes plans")),
-        (Error::Edit(_), None) => {
-            Some("`ultra-edit help plan` describes the plan format, op by op".to_string())
-        }
-        (_, hint) => hint,
-    };
+    // Every plan error points at the plan format, unless the fix is a path to write.
+    let hint =
+        super::advice::misplaced_hint(misplaced).or_else(|| match (e, super::advice::hint(e)) {
+            (Error::Edit(_), Some(h)) => {
+                Some(format!("{h}; `ultra-edit help plan` describes plans"))
+            }
+            (Error::Edit(_), None) => {
+                Some("`ultra-edit help plan` describes the plan format, op by op".to_string())
+            }
+            (_, hint) => hint,
+        });
     if json {
         let mut err =
             json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
