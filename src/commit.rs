@@ -53,7 +53,7 @@ impl Journal {
     pub fn commit(&self, tx: impl Into<crate::TxRef>, opts: CommitOptions) -> Result<Receipt> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
-            let tx = self.resolve(tx)?;
+            let tx = self.tx_number(tx)?;
             self.ws.writable()?;
             let max_age = opts.max_preview_age.or(self.max_preview_age);
             let rev = self.committable_revision(tx, opts.revision, max_age)?;
@@ -145,7 +145,7 @@ impl Journal {
     pub fn rollback(&self, tx: impl Into<crate::TxRef>, opts: RollbackOptions) -> Result<Receipt> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
-            let tx = self.resolve(tx)?;
+            let tx = self.tx_number(tx)?;
             let receipt = {
                 let locked = self.lock()?;
                 crash_point!("batch::after_lock");

@@ -72,7 +72,7 @@ impl Journal {
         mut visit: impl FnMut(DumpEntry) -> Result<bool>,
     ) -> Result<()> {
         crate::workspace::guarded(|| {
-            let tx = filter.tx.map(|t| self.resolve(t)).transpose()?;
+            let tx = filter.tx.map(|t| self.tx_number(t)).transpose()?;
             let r = self.ws.store.read()?;
             r.events(filter.since_seq, |event| {
                 let detail = match &event.kind {

@@ -25,6 +25,7 @@
 mod batch;
 pub mod clock;
 mod commit;
+mod conflicts;
 mod dump;
 pub mod edit;
 mod engine;
@@ -33,6 +34,7 @@ mod failpoint;
 pub mod fs;
 mod gc;
 pub mod handle;
+mod interdiff;
 pub mod journal;
 mod lock;
 #[cfg(feature = "mcp")]
@@ -40,6 +42,7 @@ pub mod mcp;
 pub mod policy;
 mod rebase;
 mod recovery;
+mod resolution;
 mod revision;
 mod tx;
 mod verify;
@@ -47,14 +50,16 @@ mod workspace;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{CommitOptions, RollbackOptions};
+pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{EditError, Issue, Plan, Severity};
 pub use error::{
-    Attention, Error, IoError, JournalError, NextStep, Outcome, OwnedPath, PathError, Result,
-    StateReason, Transition, Verb,
+    Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
+    ResolveError, Result, StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
+pub use interdiff::{Interdiff, InterdiffFile};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
@@ -63,6 +68,7 @@ pub use journal::records::{
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath};
 pub use recovery::{RecoveryAction, RecoveryReport};
+pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use tx::{FileSummary, LogEntry, Preview, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

@@ -329,24 +329,26 @@ fn meta_changed(before: &FileState, after: &FileState) -> bool {
     matches!((before.mode(), after.mode()), (Some(a), Some(b)) if a != b)
 }
 
-/// `diff` with git's `old mode` / `new mode` lines first when a file that exists on both
-/// sides changes its mode (git diff's extended header lines, with the regular-file type
-/// bits 100000 added as git prints them).
+/// `diff` with git's extended header lines first: `old mode` / `new mode` when a file
+/// that exists on both sides changes its mode, `new file mode` for a file the change
+/// creates, `deleted file mode` for one it deletes (modes with the regular-file type
+/// bits 100000, as git prints them).
 pub(crate) fn with_mode_lines(
     mut diff: edit::CandidateDiff,
     before: &FileState,
     after: &FileState,
 ) -> edit::CandidateDiff {
-    if let (Some(old), Some(new)) = (before.mode(), after.mode()) {
-        if old != new {
-            diff.unified = format!(
-                "old mode {:o}\nnew mode {:o}\n{}",
-                0o100000 | old,
-                0o100000 | new,
-                diff.unified
-            );
-        }
-    }
+    let header = match (before.mode(), after.mode()) {
+        (Some(old), Some(new)) if old != new => format!(
+            "old mode {:o}\nnew mode {:o}\n",
+            0o100000 | old,
+            0o100000 | new
+        ),
+        (None, Some(new)) => format!("new file mode {:o}\n", 0o100000 | new),
+        (Some(old), None) => format!("deleted file mode {:o}\n", 0o100000 | old),
+        _ => return diff,
+    };
+    diff.unified = header + &diff.unified;
     diff
 }
 
@@ -412,7 +414,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
         severity: edit::Severity::Error,
         path: c.path.to_string(),
         message: format!(
-            "{}{at}; resolve it in a new revision (the candidate holds both sides between conflict markers), or abort and preview again",
+            "{}{at}; resolve it in an editor with `resolve` or with a `revise` plan (the candidate holds both sides and their base between conflict markers), or abort and preview again",
             c.reason
         ),
     }

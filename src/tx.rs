@@ -45,6 +45,10 @@ pub struct Preview {
     pub lines_removed: usize,
     /// Files a rebase could not merge; a conflicted revision cannot be committed.
     pub conflicts: Vec<FileConflict>,
+    /// The same conflicts as a list for people: file, 1-based line range of each
+    /// marked region in the candidate, and the labelled sides.
+    #[serde(default)]
+    pub conflict_list: Vec<crate::ConflictEntry>,
     /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
     /// the tx cannot be committed, revised or aborted until recovery settles it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,6 +82,7 @@ impl Preview {
             lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
             files: rev.files,
             validation: rev.validation,
+            conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
             conflicts: rev.conflicts,
             summary: Vec::new(),
         }
@@ -219,7 +224,7 @@ impl Journal {
     ) -> Result<Preview> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
-            let tx = self.resolve(tx)?;
+            let tx = self.tx_number(tx)?;
             self.ws.writable()?;
             let policy = plan.policy.unwrap_or(self.policy);
             let plan = &plan.checked_with(&policy)?;
@@ -370,14 +375,14 @@ impl Journal {
     /// The record of `tx`. Errors: [`Error::UnknownTx`].
     pub fn tx(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
         let tx = tx.into();
-        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(self.resolve(tx)?))
+        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(self.tx_number(tx)?))
     }
 
     /// A revision of `tx` (default: the latest) as recorded.
     pub fn show(&self, tx: impl Into<crate::TxRef>, revision: Option<u32>) -> Result<Preview> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
-            let tx = self.resolve(tx)?;
+            let tx = self.tx_number(tx)?;
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
             if txrec.pruned {
@@ -408,7 +413,7 @@ impl Journal {
     pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
-            let tx = self.resolve(tx)?;
+            let tx = self.tx_number(tx)?;
             // Under the commit lock: a commit of this tx in progress finishes first (and
             // the abort is then refused), never the two at once.
             let locked = self.lock()?;

@@ -326,7 +326,7 @@ impl Journal {
 
     /// The tx number `tx` names in this journal: a bare number as is, a handle if it
     /// names this journal. Errors: [`Error::ForeignHandle`] (nothing read or written).
-    pub fn resolve(&self, tx: impl Into<TxRef>) -> Result<u64> {
+    pub fn tx_number(&self, tx: impl Into<TxRef>) -> Result<u64> {
         match tx.into() {
             TxRef::Number(n) => Ok(n),
             TxRef::Handle(h) if h.journal == self.id => Ok(h.tx),

@@ -4,9 +4,17 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use super::color::ColorWhen;
+
 /// Transactional file edits: preview, revise, commit, roll back — journaled and crash-safe.
 #[derive(Parser, Debug)]
-#[command(name = "ultra-edit", version, about)]
+#[command(
+    name = "ultra-edit",
+    version,
+    about,
+    disable_help_subcommand = true,
+    after_help = "`ultra-edit help plan` describes the edit plan format (ops, fields, examples)."
+)]
 pub struct Cli {
     /// Workspace root. Default: the nearest directory, from the current one upwards,
     /// that holds .ultra-edit/ (the current directory for `init`).
@@ -20,6 +28,14 @@ pub struct Cli {
     /// Print one JSON object (JSON lines for `journal dump`) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR; CLICOLOR_FORCE
+    /// forces it), always, or never. --json output is never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Do not page the output (by default, long text output on a terminal goes
+    /// through $ULTRA_EDIT_PAGER, else $PAGER, else `less -FRX`).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -62,13 +78,16 @@ pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
     Init,
     /// Start a new transaction from an edit plan: revision 0. Exits 4 if the preview's
-    /// validation has errors (the tx is still recorded).
+    /// validation has errors (the tx is still recorded). `ultra-edit help plan`
+    /// describes the plan format.
     Preview {
         /// Edit plan JSON file, or - for standard input (default: standard input).
         #[arg(long, default_value = "-")]
         plan: String,
     },
-    /// Add a revision to TX: a plan applied to the latest revision's candidates.
+    /// Add a revision to TX: a plan applied to the latest revision's candidates
+    /// (`ultra-edit help plan`). Prints what it changed since the previous revision;
+    /// `show TX` prints the whole change.
     Revise {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
@@ -84,14 +103,22 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
     },
-    /// Show a revision: snapshots, candidate diff, validation.
+    /// Show a revision: snapshots, candidate diff (the whole change against the
+    /// snapshot), conflicts, validation. With --from/--to: the interdiff, what revision
+    /// N changed relative to revision M.
     Show {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
         /// Revision (default: the latest).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["from", "to"])]
         revision: Option<u32>,
+        /// Interdiff from revision M (default with --to N: N - 1).
+        #[arg(long, value_name = "M")]
+        from: Option<u32>,
+        /// Interdiff to revision N (default with --from: the latest).
+        #[arg(long, value_name = "N")]
+        to: Option<u32>,
     },
     /// Apply a revision to the disk, all files or none; prints the receipt.
     Commit {
@@ -115,6 +142,22 @@ pub enum Command {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
+    },
+    /// Edit TX's candidates in an editor ($VISUAL, else $EDITOR, else vi) and record
+    /// the saved files as a new revision: PATH alone, else the files a rebase left
+    /// conflict markers in, else every file the revision changes. Nothing is recorded
+    /// if the editor fails or leaves the files unchanged, or while conflict markers
+    /// remain (exit 4) unless --force.
+    Resolve {
+        /// Transaction id.
+        #[arg(value_parser = parse_tx)]
+        tx: ultra_edit::TxRef,
+        /// One file of the latest revision (root-relative).
+        path: Option<String>,
+        /// Record the files even if conflict markers remain (the revision then fails
+        /// validation until a later one removes them).
+        #[arg(long)]
+        force: bool,
     },
     /// Abort an open transaction.
     Abort {
@@ -156,6 +199,12 @@ pub enum Command {
         #[command(subcommand)]
         command: JournalCommand,
     },
+    /// Help: `help plan` for the edit plan format (ops, fields, examples, the rules of
+    /// bases and occurrences), `help COMMAND…` for a command.
+    Help {
+        /// `plan`, or a command (`preview`, `journal dump`, …).
+        topic: Vec<String>,
+    },
     /// MCP server on stdio (m1nd-compatible edit tools).
     Serve {
         /// Refuse to commit, revise or rebase a preview older than SECS (default: no
@@ -183,6 +232,10 @@ pub enum JournalCommand {
         /// Print blob contents (text inline, binary as base64).
         #[arg(long)]
         with_blobs: bool,
+        /// Print each revision's diffs in the text output (by default a revision shows
+        /// its files and line counts; --json always carries the diffs).
+        #[arg(long)]
+        with_diffs: bool,
     },
     /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
     Verify,

@@ -56,9 +56,9 @@ impl FileCheck<'_> {
 /// Codes, per file in this order:
 /// - `empty_candidate` (warning): `after` is empty while `before` was non-empty.
 /// - `candidate_equals_source` (warning): `after == before` and the metadata stays.
-/// - `conflict_markers` (error): the candidate has more lines starting with
-///   `<<<<<<< `, `>>>>>>> `, or equal to `=======` (ending `\n`, `\r\n` or EOF)
-///   than the source; the message gives the 1-based line of the first new one.
+/// - `conflict_markers` (error): the candidate has more conflict-marker lines
+///   (see [`conflict_marker_lines`]) than the source; the message gives the
+///   1-based line of the first new one.
 /// - `binary_content_edited` (warning): `text_op_on_binary`.
 ///
 /// Then `no_changes` (error, path `""`) if every file is unchanged, bytes and metadata
@@ -138,7 +138,7 @@ fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
 
 /// 1-based line of the first conflict marker of `after` not matched by an
 /// identical marker line of `before`, if `after` has more markers than `before`.
-fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
+pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
     let old_markers = marker_lines(before.unwrap_or_default());
     let new_markers = marker_lines(after);
     if new_markers.len() <= old_markers.len() {
@@ -176,8 +176,22 @@ fn strip_terminator(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// 1-based lines of `bytes` that are conflict markers as git writes them: lines
+/// starting with `<<<<<<< `, `||||||| ` (the diff3 style's base section) or
+/// `>>>>>>> `, or equal to `|||||||` or `=======` (ending `\n`, `\r\n` or EOF).
+pub fn conflict_marker_lines(bytes: &[u8]) -> Vec<usize> {
+    marker_lines(bytes)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
 fn is_marker(text: &[u8]) -> bool {
-    text.starts_with(b"<<<<<<< ") || text.starts_with(b">>>>>>> ") || text == b"======="
+    text.starts_with(b"<<<<<<< ")
+        || text.starts_with(b"||||||| ")
+        || text.starts_with(b">>>>>>> ")
+        || text == b"======="
+        || text == b"|||||||"
 }
 
 #[cfg(test)]
@@ -217,6 +231,20 @@ mod tests {
             issues[0].message
         );
         assert!(has_errors(&issues));
+    }
+
+    #[test]
+    fn diff3_base_marker_is_a_marker() {
+        let after = b"a\n||||||| snapshot\nb\n";
+        let issues = validate(&[check(Some(b"a\nb\n"), Some(after))]);
+        assert_eq!(codes(&issues), ["conflict_markers"]);
+        assert!(
+            issues[0].message.contains("f line 2:"),
+            "{}",
+            issues[0].message
+        );
+        let whole = b"<<<<<<< c\nx\n||||||| s\ny\n=======\nz\n>>>>>>> d\n|||||||\r\n||||||x\n";
+        assert_eq!(conflict_marker_lines(whole), [1, 3, 5, 7, 8]);
     }
 
     #[test]

@@ -16,6 +16,7 @@
 mod io;
 mod journal;
 mod path;
+mod resolve;
 mod state;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ pub(crate) use io::IoContext;
 pub use io::IoError;
 pub use journal::{JournalError, Transition};
 pub use path::PathError;
+pub use resolve::{MarkedFile, ResolveError};
 pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 
 use crate::edit::EditError;
@@ -70,6 +72,9 @@ pub enum Error {
     /// An I/O error outside a batch (reading a snapshot, opening the workspace).
     #[error(transparent)]
     Io(#[from] IoError),
+    /// `resolve` recorded nothing (markers remain, nothing changed, the editor failed).
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
     /// A `journal gc` policy that keeps nothing in particular.
     #[error("invalid retention policy: {message}")]
     InvalidPolicy {
@@ -266,7 +271,8 @@ pub enum Error {
 
 impl Error {
     /// CLI exit code (docs/design.md, "CLI contract"): 1 other (including an invalid plan or path),
-    /// 3 stale snapshot or stale rollback, 4 validation failed, 5 lock timeout, 6 target
+    /// 3 stale snapshot or stale rollback, 4 validation failed (or, for `resolve`,
+    /// conflict markers remain), 5 lock timeout, 6 target
     /// not found or ambiguous (a text target, a line range, a file that is missing or
     /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
@@ -275,6 +281,7 @@ impl Error {
             | Error::StaleRollback { .. }
             | Error::StaleRevision { .. } => 3,
             Error::ValidationFailed { .. } => 4,
+            Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
             Error::NeedsAttention { .. } => 7,
@@ -297,6 +304,12 @@ impl Error {
             | Error::OwnerNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
             | Error::PreviewExpired { tx, .. } => Some(*tx),
+            Error::Resolve(
+                ResolveError::MarkersRemain { tx, .. }
+                | ResolveError::Unchanged { tx, .. }
+                | ResolveError::NotInRevision { tx, .. }
+                | ResolveError::NothingToEdit { tx, .. },
+            ) => Some(*tx),
             _ => None,
         }
     }
@@ -322,6 +335,11 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
+            Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
+            Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
+            Error::Resolve(ResolveError::NothingToEdit { .. }) => "nothing_to_edit",
+            Error::Resolve(ResolveError::Editor { .. }) => "editor_failed",
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
@@ -373,6 +391,9 @@ impl Error {
                 latest: *latest,
             },
             Error::NothingToRebase { tx, .. } => NextStep::Commit { tx: *tx },
+            Error::Resolve(
+                ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
+            ) => NextStep::Revise { tx: *tx },
             Error::StaleRollback { tx, .. } => NextStep::ForceRollBack { tx: *tx },
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,

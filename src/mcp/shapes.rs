@@ -229,6 +229,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         "lines_removed": p.lines_removed,
         "validation_issues": p.validation,
         "conflicts": p.conflicts,
+        "conflict_list": p.conflict_list,
         "next_step": next_step(p, validation),
     })
 }

@@ -134,7 +134,14 @@ impl EditTools {
             rebase: a.bool("rebase")?.unwrap_or(false),
         };
         let p = self.engine(self.journal.revise(tx, opts, &plan), &agent)?;
-        Ok(self.preview_out(&p, focus.as_deref(), start))
+        let interdiff = self.engine(
+            self.journal
+                .interdiff(tx, p.revision.saturating_sub(1), p.revision),
+            &agent,
+        )?;
+        let mut out = self.preview_out(&p, focus.as_deref(), start);
+        out["interdiff"] = json!(interdiff);
+        Ok(out)
     }
 
     fn edit_rebase(&self, a: &Args, start: Instant) -> Outcome {
@@ -150,6 +157,11 @@ impl EditTools {
         let revision = a.u64("revision")?.map(|n| n as u32);
         let p = self.show(tx, revision, &agent)?;
         let mut out = self.preview_out(&p, None, start);
+        if let Some(from) = a.u64("from_revision")? {
+            let from = u32::try_from(from).unwrap_or(u32::MAX);
+            let interdiff = self.engine(self.journal.interdiff(tx, from, p.revision), &agent)?;
+            out["interdiff"] = json!(interdiff);
+        }
         if let Ok(age) = self.journal.preview_age(tx) {
             out["age_ms"] = json!(age);
         }
@@ -355,7 +367,7 @@ impl EditTools {
             Some(Value::String(s)) => {
                 let r: crate::TxRef = s.parse().map_err(|_| errors::not_found(s, agent))?;
                 self.journal
-                    .resolve(r)
+                    .tx_number(r)
                     .map_err(|e| ToolError::from_engine(&e, agent))
             }
             Some(other) => Err(errors::not_found(&other.to_string(), agent)),

@@ -173,3 +173,73 @@ fn modes_are_octal_strings_or_numbers() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains(r#""mode": "0644""#));
 }
+
+#[test]
+fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
+    let ws = workspace();
+    let out = cli(ws.root(), &["help", "plan"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/plan.md")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), page);
+    // One section per op, each with an example of that op.
+    for op in [
+        "replace_text",
+        "replace_lines",
+        "insert_before",
+        "insert_after",
+        "prepend",
+        "append",
+        "replace_file",
+        "create_file",
+        "delete_file",
+    ] {
+        let section = page
+            .split("\n## ")
+            .find(|s| s.starts_with(&format!("{op}\n")))
+            .unwrap_or_else(|| panic!("no section for {op}"));
+        assert!(
+            section.contains(&format!(r#"{{"op": "{op}""#)),
+            "{op} has no example"
+        );
+    }
+    // `help COMMAND` is that command's help; an unknown topic is a usage error.
+    let show = String::from_utf8(cli(ws.root(), &["help", "show"], None).stdout).unwrap();
+    assert!(show.contains("--from <M>"), "{show}");
+    assert_eq!(
+        cli(ws.root(), &["help", "nope"], None).status.code(),
+        Some(2)
+    );
+    // A bad plan's error points at the page.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"frob"}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let hint = json_of(&out)["error"]["hint"].as_str().unwrap().to_string();
+    assert!(hint.contains("`ultra-edit help plan`"), "{hint}");
+}
+
+#[test]
+fn each_commands_json_help_says_what_it_prints() {
+    let ws = workspace();
+    let json_help = |args: &[&str]| {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let help = String::from_utf8(out.stdout).unwrap();
+        let at = help.find("--json\n").unwrap_or_else(|| panic!("{help}"));
+        help[at..].lines().nth(1).unwrap().trim().to_string()
+    };
+    assert!(json_help(&["commit", "--help"]).starts_with("Print the receipt as one JSON object"));
+    assert!(
+        json_help(&["log", "--help"]).starts_with("Print one JSON object instead of text: {txs: [")
+    );
+    assert!(
+        json_help(&["journal", "dump", "--help"]).starts_with("Print JSON lines instead of text")
+    );
+    assert!(json_help(&["revise", "--help"]).contains("interdiff"));
+    // Still one flag: after the subcommand or before it.
+    let out = cli(ws.root(), &["log", "--json"], None);
+    assert!(json_of(&out)["txs"].is_array());
+}

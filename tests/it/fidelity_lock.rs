@@ -1,4 +1,4 @@
-//! Lock liveness (issue 12, item 5): whether a batch is alive never depends on a path
+//! Lock liveness (docs/commit-protocol.md): whether a batch is alive never depends on a path
 //! that can be unlinked or replaced.
 //!
 //! - A holder of the commit lock keeps it when `.ultra-edit/commit.lock` is removed or

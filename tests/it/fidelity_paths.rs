@@ -1,4 +1,4 @@
-//! Path identity (issue 12, "Path identity"; issue 15, item 3).
+//! Path identity (docs/design.md, "Path safety").
 //!
 //! - A root given through a symlink (`ws-alias -> ws`) is the root: an absolute plan
 //!   path under the alias is inside it, in the CLI (`--root ws-alias`, and a root

@@ -1,4 +1,4 @@
-//! Read-only media (issue 12, item 6): on a filesystem remounted read-only, the
+//! Read-only media (README.md, "Read-only media, the lock, `init`"): on a filesystem remounted read-only, the
 //! reading verbs (`log`, `show`, `journal dump/verify/stats`) work and print what they
 //! printed before; a batch that would need recovery is reported, not attempted; every
 //! writing verb fails with `read_only` (exit 1) and changes nothing.

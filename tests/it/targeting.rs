@@ -1,4 +1,4 @@
-//! Issue 15, "Agents never guess": targeting that covers real edits, encodings refused
+//! Agents never guess: targeting that covers real edits, encodings refused
 //! instead of garbled, and errors that name the real cause. Each test asserts the exit
 //! code, the error kind and the key words of the message, through the CLI (`--json`)
 //! and, where the item concerns edits, the MCP tools.

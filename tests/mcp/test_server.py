@@ -312,8 +312,17 @@ async def test_plan_revise_show_abort(ws):
         )
         assert r["revision"] == 1 and r["preview_id"] == p["preview_id"]
         assert "+gamma" in r["files"][0]["diff"]["unified_diff"]
+        assert "+BETA" in r["files"][0]["diff"]["unified_diff"], "the whole change"
+        # The interdiff: only what revision 1 changed relative to revision 0.
+        inter = r["interdiff"]
+        assert (inter["from"], inter["to"]) == (0, 1)
+        assert [f["path"] for f in inter["files"]] == ["a.txt"]
+        assert inter["files"][0]["diff"]["unified"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n alpha\n BETA\n+gamma\n"
         old = await ok(s, "edit_show", preview_id=p["preview_id"], revision=0)
         assert "gamma" not in old["files"][0]["diff"]["unified_diff"]
+        assert "interdiff" not in old
+        back = await ok(s, "edit_show", preview_id=p["preview_id"], revision=0, from_revision=1)
+        assert back["interdiff"]["files"][0]["diff"]["unified"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,2 @@\n alpha\n BETA\n-gamma\n"
         # A text edit that matches nothing teaches how to fix it.
         text, err = await refused(
             s,

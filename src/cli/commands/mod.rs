@@ -6,6 +6,7 @@
 //! that ran.
 
 mod journal;
+mod resolve;
 mod tx;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use ultra_edit::{
     STATE_DIR,
 };
 
-use super::args::{Cli, Command};
+use super::args::{Cli, Command, JournalCommand};
+use super::pager::Pager;
 use super::render::Out;
 
 /// A command that failed: the library's error, and the workspace root the command ran
@@ -37,7 +39,7 @@ impl From<Error> for Box<Failed> {
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
-    let out = Out::new(cli.json);
+    let out = Out::new(cli.json, cli.color);
     if let Command::Init = cli.command {
         return Ok(init(&out, cli.root, cli.state_dir)?);
     }
@@ -54,7 +56,33 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let mut j = open(out, root, cli.state_dir.clone(), &cli.command)?;
+    let j = open(out, root, cli.state_dir.clone(), &cli.command)?;
+    let pager = paged(&cli.command)
+        .then(|| Pager::start(cli.json, cli.no_pager))
+        .flatten();
+    let code = run_command(out, cli, root, j);
+    if let Some(pager) = pager {
+        pager.finish();
+    }
+    code
+}
+
+/// The commands whose text output can be long: diffs, the log, the journal.
+fn paged(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Preview { .. }
+            | Command::Revise { .. }
+            | Command::Rebase { .. }
+            | Command::Show { .. }
+            | Command::Log { .. }
+            | Command::Journal {
+                command: JournalCommand::Dump { .. }
+            }
+    )
+}
+
+fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> {
     match cli.command {
         Command::Init => Ok(0),
         Command::Preview { plan } => tx::preview(out, &j, &plan),
@@ -65,7 +93,12 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             plan,
         } => tx::revise(out, &j, tx, base, rebase, &plan),
         Command::Rebase { tx } => tx::rebase(out, &j, tx),
-        Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
+        Command::Show {
+            tx,
+            revision,
+            from,
+            to,
+        } => tx::show(out, &j, tx, revision, from, to),
         Command::Commit {
             tx,
             revision,
@@ -82,6 +115,9 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             },
             lock_timeout,
         ),
+        Command::Resolve { tx, path, force } => {
+            resolve::resolve(out, &j, tx, path.as_deref(), force)
+        }
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
@@ -101,6 +137,8 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
         Command::Log { limit } => tx::log(out, &j, limit),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
+        // Handled before the journal is opened (`cli::run`).
+        Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
     }
 }

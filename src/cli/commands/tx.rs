@@ -23,20 +23,36 @@ pub(super) fn revise(
     plan: &str,
 ) -> Result<i32> {
     let opts = ReviseOptions { base, rebase };
-    previewed(out, &j.revise(tx, opts, &read_plan(plan)?)?)
+    let p = j.revise(tx, opts, &read_plan(plan)?)?;
+    // What this revision changed relative to the one before it.
+    let d = j.interdiff(tx, p.revision.saturating_sub(1), p.revision)?;
+    out.revised(&p, &d)?;
+    exit_for(&p)
 }
 
 pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
     previewed(out, &j.rebase(tx)?)
 }
 
+/// `show TX [--revision N]`, or with `--from`/`--to` the interdiff (`--from` alone:
+/// to the latest; `--to` alone: from the revision before it).
 pub(super) fn show(
     out: &Out,
     j: &Journal,
     tx: ultra_edit::TxRef,
     revision: Option<u32>,
+    from: Option<u32>,
+    to: Option<u32>,
 ) -> Result<i32> {
-    out.preview(&j.show(tx, revision)?).map(|()| 0)
+    if from.is_none() && to.is_none() {
+        return out.preview(&j.show(tx, revision)?).map(|()| 0);
+    }
+    let to = match to {
+        Some(to) => to,
+        None => j.show(tx, None)?.revision,
+    };
+    let from = from.unwrap_or(to.saturating_sub(1));
+    out.interdiff(&j.interdiff(tx, from, to)?).map(|()| 0)
 }
 
 pub(super) fn commit(
@@ -71,14 +87,27 @@ pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
 
 /// Print a new revision. It is recorded either way, but one whose validation has
 /// errors exits 4 (validation failed) so that a script does not go on to commit it.
-fn previewed(out: &Out, p: &Preview) -> Result<i32> {
+pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
     out.preview(p)?;
+    exit_for(p)
+}
+
+/// 0 for a revision ready to commit; else 4, with the next step on standard error.
+fn exit_for(p: &Preview) -> Result<i32> {
     if p.ready_to_commit {
         return Ok(0);
     }
+    let how = if p.conflict_list.is_empty() {
+        format!("`ultra-edit revise {}`", p.tx)
+    } else {
+        format!(
+            "`ultra-edit resolve {}` (in an editor) or `ultra-edit revise {}`",
+            p.tx, p.tx
+        )
+    };
     eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with `ultra-edit revise {}`",
-        p.tx, p.revision, p.tx
+        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+        p.tx, p.revision
     );
     Ok(4)
 }
