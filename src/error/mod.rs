@@ -536,6 +536,19 @@ mod tests {
                 verb: Verb::Show,
                 reason: StateReason::Pruned,
             },
+            Error::ForeignHandle {
+                handle: crate::TxHandle {
+                    journal: crate::JournalId(1),
+                    tx: 3,
+                },
+                journal: crate::JournalId(2),
+                original_root: Some("/old".into()),
+            },
+            Error::StateDirOfOtherRoot {
+                state_dir: "/s".into(),
+                made_for: "/a".into(),
+                root: "/b".into(),
+            },
         ];
         for e in errors {
             let m = e.to_string();
