@@ -52,7 +52,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{CommitOptions, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
-pub use edit::{EditError, Issue, Plan, Severity};
+pub use edit::{Edit, EditError, Issue, Plan, Severity};
 pub use error::{
     Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
     ResolveError, Result, StateReason, Transition, Verb,

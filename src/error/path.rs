@@ -18,12 +18,13 @@ pub enum PathError {
         /// The path as given.
         path: String,
     },
-    /// A path with a `.git` or `.ultra-edit` component, at any depth.
+    /// A path with a `.git`, `.jj`, `.hg`, `.svn` or `.ultra-edit` component, at any
+    /// depth: a version-control store or a journal, another tool's database.
     #[error("path {path:?} is inside a {area}/ directory, which ultra-edit never edits")]
     Reserved {
         /// The path as given.
         path: String,
-        /// `.git` or `.ultra-edit`.
+        /// `.git`, `.jj`, `.hg`, `.svn` or `.ultra-edit`.
         area: &'static str,
     },
     /// The path ends with `/`, `/.` or `/..`: by POSIX rules it names a directory,

@@ -213,7 +213,7 @@ impl ToolError {
             Error::Path(_) => ToolError::new(
                 "path_refused",
                 e.to_string(),
-                "give paths relative to the workspace root (or absolute inside it), outside .git/ and .ultra-edit/, not through symlinks; nothing was changed",
+                "give paths relative to the workspace root (or absolute inside it), outside .git/, .jj/, .hg/, .svn/ and .ultra-edit/, not through symlinks; nothing was changed",
             ),
             Error::Edit(edit) => {
                 let err = ToolError::new(edit.code(), e.to_string(), edit_hint(edit.code()));
