@@ -202,6 +202,7 @@ impl Journal {
                 return Err(Error::NotInitialized {
                     root,
                     searched_up: false,
+                    state_dir: opts.state_dir.is_some().then_some(dir),
                 });
             }
             let dir = state_dir_for(

@@ -26,12 +26,16 @@ pub fn run() -> i32 {
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(failed) => {
-            let commands::Failed { error, root } = *failed;
+            let commands::Failed {
+                error,
+                root,
+                invocation,
+            } = *failed;
             let misplaced = root
                 .as_deref()
                 .map(|root| advice::misplaced(&error, root))
                 .unwrap_or_default();
-            render::error(&error, json, &misplaced);
+            render::error(&error, json, &misplaced, &invocation);
             error.exit_code()
         }
     }

@@ -716,10 +716,12 @@ fn severity(s: Severity) -> &'static str {
 ///
 /// `misplaced` are plan paths missing at the root that exist relative to the current
 /// directory: their hint comes first, and `--json` lists them as `misplaced`.
-pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
+/// `invocation` is how a hint's command starts (`ultra-edit`, plus `--root` and
+/// `--state-dir` when the journal lives outside the root).
+pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invocation: &str) {
     // Every plan error points at the plan format, unless the fix is a path to write.
-    let hint =
-        super::advice::misplaced_hint(misplaced).or_else(|| match (e, super::advice::hint(e)) {
+    let hint = super::advice::misplaced_hint(misplaced)
+        .or_else(|| match (e, super::advice::hint(e)) {
             (Error::Edit(_), Some(h)) => {
                 Some(format!("{h}; `ultra-edit help plan` describes plans"))
             }
@@ -727,6 +729,13 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
                 Some("`ultra-edit help plan` describes the plan format, op by op".to_string())
             }
             (_, hint) => hint,
+        })
+        .map(|h| {
+            if invocation == "ultra-edit" {
+                h
+            } else {
+                h.replace("`ultra-edit ", &format!("`{invocation} "))
+            }
         });
     if json {
         let mut err =

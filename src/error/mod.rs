@@ -91,12 +91,18 @@ pub enum Error {
         what: &'static str,
     },
     /// No workspace journal at the root.
-    #[error("no ultra-edit journal at {root}{}", if *searched_up { " (nor in a parent directory)" } else { "" })]
+    #[error("no ultra-edit journal {}", match state_dir {
+        Some(dir) => format!("in the state directory {} (for the root {})", dir.display(), root.display()),
+        None => format!("at {}{}", root.display(), if *searched_up { " (nor in a parent directory)" } else { "" }),
+    })]
     NotInitialized {
         /// The workspace root (or, when searched for, the directory the search began in).
         root: PathBuf,
         /// Whether the parent directories were searched too (the CLI without --root).
         searched_up: bool,
+        /// The state directory looked in, when one outside the root was given
+        /// ([`crate::OpenOptions::state_dir`]); `None`: `<root>/.ultra-edit/`.
+        state_dir: Option<PathBuf>,
     },
     /// A transaction handle of another journal: nothing was read or written. A handle
     /// names the journal that made it (src/handle.rs); the same tx number in this
@@ -382,7 +388,7 @@ impl Error {
         Some(match self {
             Error::NotInitialized { .. } => NextStep::Init,
             Error::ReadOnly { .. } => NextStep::RemountWritable,
-            Error::UnknownTx { .. } => NextStep::Log,
+            Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },

@@ -6,6 +6,7 @@
 
 use std::fs;
 
+use serde_json::json;
 use ultra_edit::{Error, Journal, OpenOptions, TxHandle, TxRef, TxState};
 
 use crate::support::{cli, json_of, plan, workspace, Ws};
@@ -176,6 +177,12 @@ fn the_cli_takes_handles_and_bare_numbers_and_refuses_a_foreign_handle() {
     assert_eq!(out.status.code(), Some(1));
     let v = json_of(&out);
     assert_eq!(v["error"]["kind"], "foreign_handle", "{v}");
+    assert_eq!(v["error"]["next_step"], json!({"step": "log"}), "{v}");
+    assert_eq!(
+        v["error"]["hint"],
+        "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles",
+        "{v}"
+    );
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
     let out = cli(ws.root(), &["commit", &p.handle.to_string()], None);
     assert_eq!(
@@ -341,4 +348,59 @@ fn the_cli_uses_an_embedders_state_dir_with_state_dir() {
             .unwrap()
     );
     assert!(!other.path().join(".ultra-edit").exists());
+}
+
+#[test]
+fn hints_under_a_state_dir_repeat_the_root_and_the_state_dir() {
+    let root = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    fs::write(root.path().join("f.txt"), "old\n").unwrap();
+    let dir = state.path().join("ue");
+    let sd = dir.to_str().unwrap();
+    let r = root.path().to_str().unwrap();
+    // Before init: the error names the state directory, and the hint's command makes it.
+    let out = cli(root.path(), &["--json", "--state-dir", sd, "log"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "not_initialized", "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        format!("no ultra-edit journal in the state directory {sd} (for the root {r})"),
+        "{v}"
+    );
+    assert_eq!(
+        v["error"]["hint"],
+        format!("run `ultra-edit --root {r} --state-dir {sd} init` to create it"),
+        "{v}"
+    );
+    assert!(!dir.exists() && !root.path().join(".ultra-edit").exists());
+    // After init, a stale commit's hint reaches the same journal.
+    let out = cli(root.path(), &["--state-dir", sd, "init"], None);
+    assert_eq!(out.status.code(), Some(0));
+    let plan = r#"{"edits":[{"op":"write_file","path":"f.txt","content":"new\n"}]}"#;
+    let out = cli(
+        root.path(),
+        &["--json", "--state-dir", sd, "preview"],
+        Some(plan),
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    fs::write(root.path().join("f.txt"), "outside\n").unwrap();
+    let out = cli(
+        root.path(),
+        &["--json", "--state-dir", sd, "commit", "1"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let v = json_of(&out);
+    assert_eq!(
+        v["error"]["hint"],
+        format!("run `ultra-edit --root {r} --state-dir {sd} rebase 1` (a three-way merge onto the disk), or preview again"),
+        "{v}"
+    );
+    assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"outside\n");
 }

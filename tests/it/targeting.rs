@@ -132,7 +132,10 @@ fn every_missing_or_ambiguous_target_is_reported_at_once() {
         m.contains("edit #4 (replace_lines in src/b.rs): lines 7..=8 are out of range"),
         "{m}"
     );
-    assert!(m.contains("gone.rs does not exist"), "{m}");
+    assert!(
+        m.contains("edit #5 (replace_text of gone.rs): gone.rs does not exist"),
+        "{m}"
+    );
     let failures = e["failures"].as_array().unwrap();
     let summary: Vec<(Value, Value, Value)> = failures
         .iter()
@@ -144,7 +147,7 @@ fn every_missing_or_ambiguous_target_is_reported_at_once() {
             (json!("ambiguous_target"), json!(1), json!("src/lib.rs")),
             (json!("target_not_found"), json!(3), json!("src/a.rs")),
             (json!("line_out_of_range"), json!(4), json!("src/b.rs")),
-            (json!("file_not_found"), Value::Null, json!("gone.rs")),
+            (json!("file_not_found"), json!(5), json!("gone.rs")),
         ]
     );
     assert_eq!(failures[0]["lines"], json!([1, 2]));

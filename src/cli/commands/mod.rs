@@ -28,11 +28,18 @@ pub struct Failed {
     pub error: Error,
     /// The root (as given or discovered).
     pub root: Option<PathBuf>,
+    /// How hints must start a command to reach the same journal: `ultra-edit`, plus
+    /// `--root R --state-dir S` when the journal lives outside the root.
+    pub invocation: String,
 }
 
 impl From<Error> for Box<Failed> {
     fn from(error: Error) -> Box<Failed> {
-        Box::new(Failed { error, root: None })
+        Box::new(Failed {
+            error,
+            root: None,
+            invocation: "ultra-edit".into(),
+        })
     }
 }
 
@@ -40,8 +47,15 @@ impl From<Error> for Box<Failed> {
 /// recorded revision that fails validation).
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
     let out = Out::new(cli.json, cli.color);
+    let invocation = invocation(&cli);
     if let Command::Init = cli.command {
-        return Ok(init(&out, cli.root, cli.state_dir)?);
+        return init(&out, cli.root, cli.state_dir).map_err(|error| {
+            Box::new(Failed {
+                error,
+                root: None,
+                invocation,
+            })
+        });
     }
     let root = match cli.root.clone() {
         Some(root) => root,
@@ -51,8 +65,37 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
         Box::new(Failed {
             error,
             root: Some(root),
+            invocation,
         })
     })
+}
+
+/// `ultra-edit`, plus `--root R --state-dir S` when the command named a state directory
+/// outside the root: a hint's command must reach the same journal (`--state-dir`
+/// needs `--root`).
+fn invocation(cli: &Cli) -> String {
+    match (&cli.root, &cli.state_dir) {
+        (Some(root), Some(dir)) => format!(
+            "ultra-edit --root {} --state-dir {}",
+            shell_word(root),
+            shell_word(dir)
+        ),
+        _ => "ultra-edit".into(),
+    }
+}
+
+/// A path as one POSIX shell word: as is when it holds only characters the shell
+/// leaves alone, else in single quotes (a `'` in it written `'\''`).
+fn shell_word(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
@@ -210,6 +253,7 @@ fn discover_root() -> Result<PathBuf> {
         .ok_or(Error::NotInitialized {
             root: cwd,
             searched_up: true,
+            state_dir: None,
         })
 }
 
