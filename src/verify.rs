@@ -295,8 +295,15 @@ fn check_batches(
 /// Why a batch's history is not a legal path ending in its state, if it is not.
 fn illegal_history(b: &BatchRecord) -> Option<String> {
     let states: Vec<BatchState> = b.history.iter().map(|h| h.state).collect();
-    if states.first() != Some(&BatchState::Prepared) {
-        return Some(format!("history does not start at prepared: {states:?}"));
+    // A batch starts at its intent: `committing` (the intent is the commit point), or
+    // `prepared` in journals of earlier versions (docs/commit-protocol.md).
+    if !matches!(
+        states.first(),
+        Some(BatchState::Committing | BatchState::Prepared)
+    ) {
+        return Some(format!(
+            "history does not start at committing or prepared: {states:?}"
+        ));
     }
     if let Some(w) = states.windows(2).find(|w| !w[0].can_become(w[1])) {
         return Some(format!("illegal transition {} -> {}", w[0], w[1]));
@@ -408,9 +415,11 @@ fn check_batch_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
             return Ok(());
         }
         let what = match last.get(&batch) {
-            None if state != BatchState::Prepared => Some(format!(
-                "its first batch_state event (event {seq}) is {state}, not prepared"
-            )),
+            None if !matches!(state, BatchState::Committing | BatchState::Prepared) => {
+                Some(format!(
+                    "its first batch_state event (event {seq}) is {state}, not committing or prepared"
+                ))
+            }
             Some((at, from)) if !from.can_become(state) => Some(format!(
                 "its batch_state events go {from} (event {at}) -> {state} (event {seq}), which the state machine does not allow"
             )),
