@@ -6,7 +6,8 @@
 //! - every reference resolves: a revision's tx, every snapshot/candidate/pre/post blob,
 //!   a tx's revisions, committed batch, rollback links; a receipt's batch;
 //! - every batch's state history is a legal path of the state machine
-//!   ([`BatchState::can_become`]) from `prepared` to its current state, both as its
+//!   ([`BatchState::can_become`]) from its intent (`committing`, or `prepared` in
+//!   journals of earlier versions) to its current state, both as its
 //!   record keeps it and as the event log's `batch_state` events tell it (a second
 //!   process that settled a live batch would show there);
 //! - the in-flight index holds exactly the non-terminal batches;
@@ -403,7 +404,7 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
 }
 
 /// Walk the event log: each batch's `batch_state` events, in order, must start at
-/// `prepared` and move along [`BatchState::can_become`].
+/// `committing` (or `prepared`, earlier versions) and move along [`BatchState::can_become`].
 fn check_batch_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
     let mut last: BTreeMap<u64, (u64, BatchState)> = BTreeMap::new();
     let mut broken: BTreeSet<u64> = BTreeSet::new();

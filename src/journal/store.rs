@@ -82,6 +82,34 @@ impl Store {
         Ok(store)
     }
 
+    /// Open an existing journal for reading only, when nothing about it needs writing:
+    /// it is of this version's schema, no batch is in flight (recovery would write),
+    /// and redb needs no crash repair of the file. `None` when any of these does not
+    /// hold (or the read-only open fails): open it with [`Store::open`] instead.
+    ///
+    /// Why: redb's read-write open of a MultiWriter file syncs when it opens and when
+    /// it closes (5 syncs for an `ultra-edit log` process), its read-only open syncs
+    /// nothing. In MultiWriter mode a read-only handle shares the file with writers in
+    /// other processes and sees their commits as they land (redb `Builder::
+    /// open_read_only`). Every write through the store is refused with
+    /// [`Error::ReadOnly`]: the reading verbs (`log`, `show`, `journal dump`,
+    /// `journal stats`, `journal verify`) write nothing.
+    pub fn open_settled_for_reading(path: &Path) -> Option<Store> {
+        if !path.is_file() {
+            return None;
+        }
+        let db = Self::builder().open_read_only(path).ok()?;
+        let txn = db.begin_read().ok()?;
+        if version_of(&txn).ok()? != SCHEMA_VERSION {
+            return None;
+        }
+        let settled = Reader { txn }.inflight().ok()?.is_empty();
+        settled.then(|| Store {
+            db: Db::Ro(db),
+            path: Some(path.to_path_buf()),
+        })
+    }
+
     /// The journal on a read-only filesystem: opened without modifying it, if it
     /// exists, is of this version's schema, and needs no crash repair by redb.
     fn open_read_only(path: &Path, create: bool) -> Result<Store> {

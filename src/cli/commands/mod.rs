@@ -116,6 +116,7 @@ fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
     let recover_on_open = !matches!(command, Command::Recover { .. });
     let opts = OpenOptions {
         recover: recover_on_open,
+        for_reading: reads_only(command),
         ..Default::default()
     };
     let j = Journal::open_with(root, opts)?;
@@ -124,6 +125,20 @@ fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
     }
     out.unrecovered(j.unrecovered());
     Ok(j)
+}
+
+/// Whether `command` only reads the journal: then it is opened read-only when nothing
+/// needs writing, and the process syncs nothing.
+fn reads_only(command: &Command) -> bool {
+    use super::args::JournalCommand;
+    match command {
+        Command::Show { .. } | Command::Log { .. } => true,
+        Command::Journal { command } => matches!(
+            command,
+            JournalCommand::Dump { .. } | JournalCommand::Stats | JournalCommand::Verify
+        ),
+        _ => false,
+    }
 }
 
 /// `recover`: run recovery now and report; exit 7 if a batch needs attention.
