@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 
 use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::{Batch, NewBatch};
-use crate::batch::{gate, temp_path};
+use crate::batch::{gate, pool, temp_path};
 use crate::error::{Attention, Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
 use crate::fs::RelPath;
@@ -154,29 +154,37 @@ fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
     })
 }
 
-/// Step 4: new directories, then one fsynced temp per file written.
+/// Step 4: new directories, then one fsynced temp per file written, staged
+/// concurrently on the bounded pool ([`pool::for_each`]): each temp gets its bytes,
+/// owner, xattrs and mode and then its `fsync` ([`crate::fs::FileSystem::write_synced`]),
+/// so its bytes and metadata are durable before step 5 renames it. The commit point is
+/// durable before this step starts: a temp never exists without the record that names
+/// it, so recovery always finds it.
 fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         ws.fs.create_dir(d).ctx("mkdir", ws.abs(d))?;
     }
-    let reader = ws.store.read().map_err(StepError::Journal)?;
-    for (i, f) in rec.files.iter().enumerate() {
+    let written: Vec<(usize, &BatchFile)> = rec
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.post.exists())
+        .collect();
+    pool::for_each(&written, |_, &(i, f)| {
         let FileState::File { hash, meta, .. } = f.post else {
-            continue;
+            return Ok(());
         };
+        let reader = ws.store.read().map_err(StepError::Journal)?;
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
+        drop(reader);
         let tmp = temp_path(&f.path, rec, i);
         ws.fs
-            .write_synced(
-                &tmp,
-                &bytes,
-                &meta,
-                &reader.xattrs(&f.post).map_err(StepError::Journal)?,
-            )
+            .write_synced(&tmp, &bytes, &meta, &xattrs)
             .ctx("write temp", ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
-    }
-    Ok(())
+        Ok(())
+    })
 }
 
 /// Step 5: renames and unlinks in path order, emptied dirs removed, each touched
@@ -214,12 +222,10 @@ fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepErro
         dirs.remove(d);
         dirs.insert(d.parent());
     }
-    for d in &dirs {
-        ws.fs
-            .sync_dir(d)
-            .ctx("fsync dir", ws.abs(d))
-            .map_err(|e| (StepError::Io(e), n))?;
-    }
+    // The touched directories are independent: fsynced at once.
+    let dirs: Vec<RelPath> = dirs.into_iter().collect();
+    pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx("fsync dir", ws.abs(d)))
+        .map_err(|e| (StepError::Io(e), n))?;
     Ok(removed)
 }
 

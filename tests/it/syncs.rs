@@ -72,6 +72,53 @@ fn a_commit_performs_exactly_the_documented_syncs() {
     assert_eq!((files, dirs, journal), (1, 2, 2 * JOURNAL_SYNCS_PER_COMMIT));
 }
 
+#[test]
+fn a_rollback_performs_exactly_the_documented_syncs() {
+    // A rollback is a batch like a commit: its intent (which also creates the rollback
+    // tx) is its commit point, then the completion.
+    let ws = workspace();
+    for i in 0..10 {
+        ws.write(&format!("d/f{i}.txt"), format!("old {i}\n").as_bytes());
+    }
+    let edits: Vec<_> = (0..10)
+        .map(|i| serde_json::json!({"op":"replace_file","path":format!("d/f{i}.txt"),"content":format!("new {i}\n")}))
+        .collect();
+    let syncs = Arc::new(AtomicUsize::new(0));
+    let counter = syncs.clone();
+    let backend = Hooked::on_journal_of(ws.root(), move |op| {
+        if op == BackendOp::Sync {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }
+        Ok(())
+    });
+    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
+    let j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            fs: Some(fs.clone()),
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let tx = j
+        .preview(&plan(&serde_json::json!({ "edits": edits }).to_string()))
+        .unwrap()
+        .tx;
+    j.commit(tx, Default::default()).unwrap();
+    let (journal0, log0) = (syncs.load(Ordering::SeqCst), fs.log().len());
+    j.rollback(tx, Default::default()).unwrap();
+    let log = fs.log()[log0..].to_vec();
+    let files = log.iter().filter(|(op, _)| *op == Op::WriteSynced).count();
+    let dirs = log.iter().filter(|(op, _)| *op == Op::SyncDir).count();
+    let journal = syncs.load(Ordering::SeqCst) - journal0;
+    assert_eq!(
+        (files, dirs, journal),
+        (10, 1, 2 * JOURNAL_SYNCS_PER_COMMIT)
+    );
+    assert_eq!(ws.read("d/f3.txt"), b"old 3\n");
+}
+
 /// redb 4.6 in MultiWriter mode syncs a `Durability::Immediate` commit this many times
 /// (measured by this test's counting backend; see docs/commit-protocol.md).
 const JOURNAL_SYNCS_PER_COMMIT: usize = 2;
