@@ -174,6 +174,13 @@ fn a_live_batch_is_never_recovered_when_its_lock_file_is_removed() {
     let second = ws.preview(EDIT_A).tx;
     // Past the intent (the commit point), its temp staged, nothing installed.
     let mut holder = paused_commit(&ws, first, "batch::after_stage_file");
+    // The lock is taken before the intent: wait (bounded) until the holder has staged
+    // its temp, where the failpoint holds it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ws.tree().len() == before.len() {
+        assert!(Instant::now() < deadline, "the paused commit never staged");
+        std::thread::sleep(Duration::from_millis(5));
+    }
     assert_eq!(batch_states(ws.root(), first), ["committing"]);
     fs::remove_file(ws.path(".ultra-edit/commit.lock")).unwrap();
 

@@ -35,6 +35,29 @@ const INITIAL: &[(&str, &[u8], u32)] = &[
     ),
 ];
 
+/// The file of [`INITIAL`] that belongs to another user ([`owned_by`]) and carries
+/// extended attributes: the commit must keep both, and a power cut must not lose them
+/// (metadata is volatile until the file's fsync, in [`CrashFs`]).
+const INITIAL_OWNED: &str = "src/lib.rs";
+
+/// Another user's uid and gid when the tests run as root (as CI does); else the
+/// process's own (only root can give a file another owner, so the commit would be
+/// refused with `OwnerNotKept`).
+fn owned_by() -> (u32, u32) {
+    if rustix::process::geteuid().is_root() {
+        (1000, 1001)
+    } else {
+        (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        )
+    }
+}
+
+fn owned_xattrs() -> ultra_edit::Xattrs {
+    ultra_edit::Xattrs(vec![("user.origin".into(), b"powercut".to_vec())])
+}
+
 /// Two text edits, a new file in two new directories, a deletion, a whole-file replace
 /// that also changes the mode (0o755 → 0o700 = 448).
 const PLAN: &str = r##"{"description":"power cut","edits":[
@@ -64,7 +87,10 @@ impl Machine {
         let power = PowerCut::new();
         let fs = Arc::new(CrashFs::with_power(&root, power.clone()));
         for (rel, bytes, mode) in INITIAL {
-            fs.put_file(rel, bytes, *mode);
+            match *rel == INITIAL_OWNED {
+                true => fs.put_file_owned(rel, bytes, *mode, owned_by(), owned_xattrs()),
+                false => fs.put_file(rel, bytes, *mode),
+            }
         }
         fs.sync_all();
         let backend = CrashBackend::new(power.clone());
@@ -252,13 +278,15 @@ fn the_post_state_differs_from_the_pre_state_as_planned() {
     let pre = initial_tree();
     let base = baseline(|_, _| {}, commit);
     let post = &base.post;
-    assert_eq!(
+    assert!(matches!(
         post.get("gen/deep/x.txt"),
-        Some(&TreeEntry::File {
-            bytes: b"generated\n".to_vec(),
-            mode: 0o644
-        })
-    );
+        Some(TreeEntry::File { bytes, mode: 0o644, .. }) if bytes == b"generated\n"
+    ));
+    // The replaced file keeps its owner and extended attributes (INITIAL_OWNED).
+    let Some(TreeEntry::File { owner, xattrs, .. }) = post.get("src/lib.rs") else {
+        panic!("src/lib.rs: {post:?}");
+    };
+    assert_eq!((*owner, xattrs), (owned_by(), &owned_xattrs()));
     assert_eq!(post.get("gen/deep"), Some(&TreeEntry::Dir { mode: 0o755 }));
     assert!(!post.contains_key("old/obsolete.txt"));
     assert!(matches!(
@@ -495,13 +523,10 @@ fn crashfs_drops_what_was_not_synced() {
     assert_eq!(durable.entry(&p("a/.tmp")).unwrap(), EntryKind::Absent);
     fs.sync_dir(&p("a")).unwrap();
     let durable = fs.durable_tree();
-    assert_eq!(
+    assert!(matches!(
         durable.get("a/f.txt"),
-        Some(&TreeEntry::File {
-            bytes: b"two".to_vec(),
-            mode: 0o640
-        })
-    );
+        Some(TreeEntry::File { bytes, mode: 0o640, .. }) if bytes == b"two"
+    ));
     assert!(durable.contains_key("a/new.txt"));
 
     // A new directory needs its parent synced, its entries need itself synced.
