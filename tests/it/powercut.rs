@@ -371,6 +371,44 @@ fn a_returned_receipt_survives_power_loss() {
     assert_eq!(rbs[0].1, TxState::Committed);
 }
 
+/// A recorded preview is durable once `preview` returns (its one journal write is an
+/// `Immediate` redb commit): the power going right after it loses neither the tx nor
+/// its revision, and the tx commits after the reboot. A cut at either sync of that
+/// write leaves no tx at all (the preview returned an error).
+#[test]
+fn a_returned_preview_survives_power_loss() {
+    let (m, tx) = Machine::new(); // Machine::new previews PLAN on the powered machine
+    let m = m.reboot();
+    let shown = m.journal.show(tx, None).unwrap();
+    assert_eq!(
+        (
+            shown.state,
+            shown.latest_revision,
+            shown.description.as_deref()
+        ),
+        (TxState::Open, 0, Some("power cut"))
+    );
+    assert_eq!(shown.files.len(), 5);
+    let receipt = m.journal.commit(tx, Default::default()).unwrap();
+    assert_eq!(receipt.tx, tx);
+    let m = m.reboot();
+    assert_eq!(m.state(tx), TxState::Committed);
+
+    for k in [1, 2] {
+        let (m, _) = Machine::new();
+        let s0 = m.power.syncs();
+        m.power.cut_at(s0 + k);
+        let again = m.journal.preview(&plan(PLAN));
+        assert!(
+            again.is_err(),
+            "cut at sync {k} of the preview: it returned Ok"
+        );
+        let m = m.reboot();
+        // Only Machine::new's own preview is there.
+        assert_eq!(m.journal.log(None).unwrap().len(), 1, "cut at sync {k}");
+    }
+}
+
 #[test]
 fn power_cut_at_every_sync_of_a_rollback() {
     let pre = initial_tree();
