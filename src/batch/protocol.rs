@@ -154,23 +154,32 @@ fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
     })
 }
 
+/// Files larger than this (bytes) are staged one at a time, before the others: the
+/// pool holds each file's bytes in memory while it stages it, so a batch of several
+/// large files keeps the memory of a commit near its largest file (README,
+/// "Performance and limits"), while small files, where the fsync is the cost, go
+/// concurrently.
+const STAGE_CONCURRENTLY_MAX: u64 = 8 << 20;
+
 /// Step 4: new directories, then one fsynced temp per file written, staged
-/// concurrently on the bounded pool ([`pool::for_each`]): each temp gets its bytes,
-/// owner, xattrs and mode and then its `fsync` ([`crate::fs::FileSystem::write_synced`]),
-/// so its bytes and metadata are durable before step 5 renames it. The commit point is
+/// concurrently on the bounded pool ([`pool::for_each`]; files over
+/// [`STAGE_CONCURRENTLY_MAX`] one at a time): each temp gets its bytes, owner, xattrs
+/// and mode and then its `fsync` ([`crate::fs::FileSystem::write_synced`]), so its
+/// bytes and metadata are durable before step 5 renames it. The commit point is
 /// durable before this step starts: a temp never exists without the record that names
 /// it, so recovery always finds it.
 fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         ws.fs.create_dir(d).ctx("mkdir", ws.abs(d))?;
     }
-    let written: Vec<(usize, &BatchFile)> = rec
+    type Staged<'a> = Vec<(usize, &'a BatchFile)>;
+    let (large, small): (Staged, Staged) = rec
         .files
         .iter()
         .enumerate()
         .filter(|(_, f)| f.post.exists())
-        .collect();
-    pool::for_each(&written, |_, &(i, f)| {
+        .partition(|(_, f)| f.post.size() > STAGE_CONCURRENTLY_MAX);
+    let stage_one = |&(i, f): &(usize, &BatchFile)| -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
@@ -184,7 +193,9 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
             .ctx("write temp", ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
         Ok(())
-    })
+    };
+    large.iter().try_for_each(stage_one)?;
+    pool::for_each(&small, |_, item| stage_one(item))
 }
 
 /// Step 5: renames and unlinks in path order, emptied dirs removed, each touched
