@@ -18,7 +18,8 @@ pub enum DumpDetail {
     Tx(TxRecord),
     /// For `revision_recorded`: the revision (snapshots, candidates, diffs, validation).
     Revision(RevisionRecord),
-    /// For a batch's `prepared` event: the batch as it is now (files' pre and post).
+    /// For the event of a batch's intent (`committing`; `prepared` in journals of
+    /// earlier versions): the batch as it is now (files' pre and post).
     Batch(BatchRecord),
     /// For `receipt_issued`: the receipt.
     Receipt(Receipt),
@@ -80,11 +81,17 @@ impl Journal {
                     EventKind::RevisionRecorded { tx, revision } => {
                         r.revision(*tx, *revision)?.map(DumpDetail::Revision)
                     }
+                    // The batch's record goes with the event of its intent: `committing`
+                    // (`prepared` in journals of earlier versions, whose later
+                    // `committing` is their separate commit point).
                     EventKind::BatchState {
                         batch,
-                        state: BatchState::Prepared,
+                        state: state @ (BatchState::Prepared | BatchState::Committing),
                         ..
-                    } => r.batch(*batch)?.map(DumpDetail::Batch),
+                    } => r
+                        .batch(*batch)?
+                        .filter(|b| b.history.first().map(|h| h.state) == Some(*state))
+                        .map(DumpDetail::Batch),
                     EventKind::ReceiptIssued { batch, .. } => {
                         r.receipt(*batch)?.map(DumpDetail::Receipt)
                     }

@@ -104,6 +104,10 @@ pub struct JournalStats {
     pub events: u64,
     /// Size of the journal file in bytes.
     pub file_bytes: Option<u64>,
+    /// Bytes in the pages the journal's storage engine has allocated: the used part
+    /// of the file, which grows by a little per commit while the file itself grows in
+    /// jumps (`None` when the journal was opened read-only).
+    pub allocated_bytes: Option<u64>,
 }
 
 fn pruned_tx(tx: &crate::journal::records::TxRecord) -> PrunedTx {
@@ -195,6 +199,7 @@ impl Journal {
             let mut s = JournalStats {
                 schema_version: crate::journal::SCHEMA_VERSION,
                 file_bytes: self.ws.store.file_size(),
+                allocated_bytes: self.ws.store.allocated_bytes()?,
                 ..Default::default()
             };
             let size = FileState::size;

@@ -72,6 +72,13 @@ pub struct OpenOptions {
     /// The journal's default policy for plans that do not set their own
     /// ([`crate::Policy`]; default: the strict one the CLI uses).
     pub policy: crate::Policy,
+    /// Open for reading only when nothing needs writing (default: false): when the
+    /// journal is of this version's schema and no batch is in flight, it is opened
+    /// read-only, which syncs nothing, and every verb that writes fails with
+    /// [`Error::ReadOnly`]; otherwise it opens as usual (migration, recovery). The
+    /// CLI's reading verbs (`log`, `show`, `journal dump|stats|verify`) use it, so they
+    /// sync nothing (docs/commit-protocol.md, "Syncs of a CLI process").
+    pub for_reading: bool,
 }
 
 impl Default for OpenOptions {
@@ -85,6 +92,7 @@ impl Default for OpenOptions {
             clock: None,
             max_preview_age: None,
             policy: crate::Policy::default(),
+            for_reading: false,
         }
     }
 }
@@ -119,7 +127,8 @@ pub struct PendingBatch {
     pub batch: u64,
     /// Its transaction.
     pub tx: u64,
-    /// Its state: recovery reverts a `prepared` batch and completes a `committing` one.
+    /// Its state: recovery completes a `committing` batch and reverts a `prepared` one
+    /// (written only by earlier versions).
     pub state: crate::BatchState,
     /// The files it names, root-relative.
     pub paths: Vec<String>,
@@ -225,9 +234,17 @@ impl Journal {
             Some(fs) => fs,
             None => Arc::new(StdFs::beneath(&root).ctx("open workspace root", &root)?),
         };
+        let file = dir.join("journal.redb");
         let mut store = match opts.journal_backend {
             Some(backend) => Store::open_backend(backend)?,
-            None => Store::open(&dir.join("journal.redb"), create)?,
+            None => match opts
+                .for_reading
+                .then(|| Store::open_settled_for_reading(&file))
+                .flatten()
+            {
+                Some(store) => store,
+                None => Store::open(&file, create)?,
+            },
         };
         if let Some(clock) = opts.clock {
             store.set_clock(clock);

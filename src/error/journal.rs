@@ -83,8 +83,9 @@ pub enum Transition {
         /// The state asked for.
         to: BatchState,
     },
-    /// A new batch that does not start `Prepared`, or a batch id already used.
-    #[error("to insert batch {batch} in state {state} (a batch starts prepared, under a new id)")]
+    /// A new batch that does not start `Committing` (or `Prepared`, as earlier versions
+    /// wrote it), or a batch id already used.
+    #[error("to insert batch {batch} in state {state} (a batch starts committing, or prepared as earlier versions wrote it, under a new id)")]
     NewBatch {
         /// Batch id.
         batch: u64,

@@ -87,6 +87,35 @@ impl Store {
         Ok(store)
     }
 
+    /// Open an existing journal for reading only, when nothing about it needs writing:
+    /// it is of this version's schema, no batch is in flight (recovery would write),
+    /// and redb needs no crash repair of the file. `None` when any of these does not
+    /// hold (or the read-only open fails): open it with [`Store::open`] instead.
+    ///
+    /// Why: redb's read-write open of a MultiWriter file syncs when it opens and when
+    /// it closes (5 syncs for an `ultra-edit log` process), its read-only open syncs
+    /// nothing. In MultiWriter mode a read-only handle shares the file with writers in
+    /// other processes and sees their commits as they land (redb `Builder::
+    /// open_read_only`). Every write through the store is refused with
+    /// [`Error::ReadOnly`]: the reading verbs (`log`, `show`, `journal dump`,
+    /// `journal stats`, `journal verify`) write nothing.
+    pub fn open_settled_for_reading(path: &Path) -> Option<Store> {
+        if !path.is_file() {
+            return None;
+        }
+        let db = Self::builder().open_read_only(path).ok()?;
+        let txn = db.begin_read().ok()?;
+        if version_of(&txn).ok()? != SCHEMA_VERSION {
+            return None;
+        }
+        let settled = Reader { txn }.inflight().ok()?.is_empty();
+        settled.then(|| Store {
+            db: Db::Ro(db),
+            path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
+        })
+    }
+
     /// The journal on a read-only filesystem: opened without modifying it, if it
     /// exists, is of this version's schema, and needs no crash repair by redb.
     fn open_read_only(path: &Path, create: bool) -> Result<Store> {
@@ -238,6 +267,21 @@ impl Store {
             .as_ref()
             .and_then(|p| std::fs::metadata(p).ok())
             .map(|m| m.len())
+    }
+
+    /// Bytes in the pages redb has allocated: the used part of the journal file, which
+    /// itself grows in jumps as redb extends its regions (`None` when opened
+    /// read-only). Reads redb's statistics in a write transaction that is aborted:
+    /// nothing is written or synced.
+    pub fn allocated_bytes(&self) -> Result<Option<u64>> {
+        let Db::Rw(db) = &self.db else {
+            return Ok(None);
+        };
+        let txn = db.begin_write()?;
+        let stats = txn.stats()?;
+        let bytes = stats.allocated_pages() * stats.page_size() as u64;
+        txn.abort()?;
+        Ok(Some(bytes))
     }
 
     /// Take the time of every later write from `clock` (default: the system clock).

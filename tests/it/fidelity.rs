@@ -267,7 +267,7 @@ fn recovery_gives_the_files_it_writes_their_owner() {
         eprintln!("skipped: giving a file another owner needs root (CI runs as root)");
         return;
     }
-    for point in ["batch::after_commit_point", "batch::after_install_file"] {
+    for point in ["batch::after_stage", "batch::after_install_file"] {
         let ws = workspace();
         for f in ["a.conf", "b.conf"] {
             ws.write(f, b"old\n");
@@ -417,7 +417,7 @@ fn recovery_gives_the_files_it_writes_their_extended_attributes() {
     let out = run_ue(
         ws.root(),
         &["commit", &p.tx.to_string()],
-        Some("batch::after_commit_point=return"),
+        Some("batch::after_stage=return"),
     );
     assert_eq!(out.status.code(), None, "aborted by the failpoint");
     assert_eq!(run_ue(ws.root(), &["recover"], None).status.code(), Some(0));

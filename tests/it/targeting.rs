@@ -498,7 +498,7 @@ fn recover_counts_every_temp_it_deletes() {
     let out = run_ue(
         ws.root(),
         &["commit", &tx],
-        Some("batch::after_commit_point=return"),
+        Some("batch::after_stage=return"),
     );
     assert!(!out.status.success(), "the commit was meant to die");
     let temps = |dir: &std::path::Path| -> usize {

@@ -204,6 +204,7 @@ fn open(out: &Out, root: &Path, state_dir: Option<PathBuf>, command: &Command) -
     let opts = OpenOptions {
         recover: recover_on_open,
         state_dir,
+        for_reading: reads_only(command),
         ..Default::default()
     };
     let j = Journal::open_with(root, opts)?;
@@ -212,6 +213,20 @@ fn open(out: &Out, root: &Path, state_dir: Option<PathBuf>, command: &Command) -
     }
     out.unrecovered(j.unrecovered());
     Ok(j)
+}
+
+/// Whether `command` only reads the journal: then it is opened read-only when nothing
+/// needs writing, and the process syncs nothing.
+fn reads_only(command: &Command) -> bool {
+    use super::args::JournalCommand;
+    match command {
+        Command::Show { .. } | Command::Log { .. } => true,
+        Command::Journal { command } => matches!(
+            command,
+            JournalCommand::Dump { .. } | JournalCommand::Stats | JournalCommand::Verify
+        ),
+        _ => false,
+    }
 }
 
 /// `recover`: run recovery now and report; exit 7 if a batch needs attention.
