@@ -59,15 +59,26 @@ plan_for() { # replace line 1 of f0000.rs … f(n-1).rs
 }
 # classify strace -y lines: fsync(5</path>) = 0 <0.000123>
 classify() { # file → "journal dirs files other total" counts and ms
+    # With -f, a call another thread interrupts is split: "fsync(7</p> <unfinished ...>"
+    # (counted by its path) and "<... fsync resumed>) = 0 <0.000123>" (its time).
     awk '
         /(fsync|fdatasync)\(/ {
-            match($0, /<[^>]*>\)/); p = substr($0, RSTART + 1, RLENGTH - 3)
-            match($0, /<[0-9.]+>$/); t = substr($0, RSTART + 1, RLENGTH - 2) * 1000
+            p = ""
+            if (match($0, /\(([0-9]+)<[^>]*>/)) { p = substr($0, RSTART, RLENGTH); sub(/^\([0-9]+</, "", p); sub(/>$/, "", p) }
             if (p ~ /journal\.redb$/) k = "journal"
             else if (p ~ /\.tmp$/) k = "files"
             else if (p ~ /\.git\//) k = "git"
             else { k = "dirs" }
-            n[k]++; ms[k] += t; n["total"]++; ms["total"] += t
+            n[k]++; n["total"]++
+            if ($0 ~ /unfinished \.\.\.>$/) { pend[$1] = k; next }
+            match($0, /<[0-9.]+>$/); t = substr($0, RSTART + 1, RLENGTH - 2) * 1000
+            ms[k] += t; ms["total"] += t
+            next
+        }
+        /<\.\.\. (fsync|fdatasync) resumed>/ {
+            k = pend[$1]
+            match($0, /<[0-9.]+>$/); t = substr($0, RSTART + 1, RLENGTH - 2) * 1000
+            ms[k] += t; ms["total"] += t
         }
         END {
             split("journal files dirs git total", ks, " ")

@@ -1,174 +1,137 @@
-//! Embedding Ultra Edit the way m1nd does: one `Journal` handle for the server's
-//! lifetime, a reingest callback that refreshes the host's index once per write, and
-//! the preview → commit → rollback cycle behind m1nd's `edit_preview` / `edit_commit`
-//! tools — first through the library's verbs, then through `ultra_edit::mcp::EditTools`,
-//! the same tools `ultra-edit serve` exposes, for a host with its own MCP stack.
+//! Embedding the slim library the way m1nd does: `ultra-edit` with
+//! `default-features = false` (the journal and the edit engine, no CLI, no MCP stack).
 //!
-//! Runs on a temporary workspace and asserts every step; `cargo run --example embed`.
+//! - one `Journal` per ingest root, kept for the server's lifetime, with its journal in
+//!   the host's own runtime directory (`OpenOptions::state_dir`), not in the user's repo;
+//! - previews named by handles (`"<journal id>-<tx>"`), which the host hands to agents
+//!   as strings and which another root's journal refuses;
+//! - `write_file`, m1nd's `new_content`: no check of the disk first, no race;
+//! - a five-minute max preview age, and a sweep of expired previews;
+//! - errors as data (`kind`, `tx`, `paths`, `next_step`), rendered by the host;
+//! - the receipt's touched paths, re-ingested with the host's own state at hand.
+//!
+//! Runs on temporary directories and asserts every step:
+//! `cargo run --no-default-features --example embed`.
 
 use std::fs;
-use std::sync::{Arc, Mutex};
+use std::path::Path;
+use std::time::Duration;
 
-use serde_json::json;
-use ultra_edit::mcp::EditTools;
-use ultra_edit::{CommitOptions, Journal, Plan, RollbackOptions};
+use ultra_edit::edit::Edit;
+use ultra_edit::{CommitOptions, Journal, NextStep, OpenOptions, Plan, RollbackOptions, TxHandle};
 
-type Reingested = Arc<Mutex<Vec<Vec<String>>>>;
+/// m1nd's preview lifetime.
+const TTL: Duration = Duration::from_secs(5 * 60);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let root = dir.path();
-    fs::create_dir(root.join("src"))?;
-    fs::write(root.join("src/hello.py"), "def hello():\n    return 42\n")?;
+    let repo_a = tempfile::tempdir()?;
+    let repo_b = tempfile::tempdir()?;
+    let runtime = tempfile::tempdir()?;
+    fs::write(
+        repo_a.path().join("hello.py"),
+        "def hello():\n    return 42\n",
+    )?;
+    fs::write(repo_b.path().join("hello.py"), "print('b')\n")?;
 
-    // One handle for the host's lifetime; recovery ran inside `init`/`open`.
-    let mut journal = Journal::init(root)?;
-    let reingested: Reingested = Arc::default();
-    let seen = reingested.clone();
-    journal.set_reingest_hook(move |paths| seen.lock().unwrap().push(paths.to_vec()));
+    // One journal per root, in the host's runtime directory.
+    let open = |root: &Path, name: &str| {
+        Journal::init_with(
+            root,
+            OpenOptions {
+                state_dir: Some(runtime.path().join(name)),
+                max_preview_age: Some(TTL),
+                ..Default::default()
+            },
+        )
+    };
+    let a = open(repo_a.path(), "root-a")?;
+    let b = open(repo_b.path(), "root-b")?;
+    assert!(!repo_a.path().join(".ultra-edit").exists());
 
-    library_cycle(&journal, &reingested)?;
-    stale_preview_is_refused(&journal)?;
+    // edit_preview: m1nd's {file_path, new_content} is one write_file edit.
+    let file_path = a.root().join("hello.py");
+    let preview = a.preview(&write_file(&file_path, "def hello():\n    return 99\n"))?;
+    let preview_id = preview.handle.to_string(); // what the agent gets back
+    let summary = &preview.summary[0];
+    assert_eq!(summary.snapshot.map(|s| (s.bytes, s.lines)), Some((27, 2)));
+    assert_eq!(summary.candidate.map(|s| (s.bytes, s.lines)), Some((27, 2)));
+    assert_eq!((preview.lines_added, preview.lines_removed), (1, 1));
+    assert!(preview.ready_to_commit);
+    println!(
+        "preview {preview_id}: {}",
+        preview.files[0].diff.unified.trim_end()
+    );
 
-    // The MCP tools over the same handle (the library hook stays on the journal; the
-    // tools' own hook reports `reingested` per call, as m1nd does).
-    let journal = Arc::new(journal);
-    let tool_hook: Reingested = Arc::default();
-    let seen = tool_hook.clone();
-    let tools = EditTools::new(journal.clone())
-        .with_reingest_hook(move |paths| seen.lock().unwrap().push(paths.to_vec()));
-    tools_cycle(&tools, &tool_hook)?;
+    // Both roots mint tx 1; the handles tell them apart.
+    let other = b.preview(&write_file(&b.root().join("hello.py"), "print('B')\n"))?;
+    assert_eq!((preview.tx, other.tx), (1, 1));
+    let handle: TxHandle = preview_id.parse()?;
+    let err = b.commit(handle, CommitOptions::default()).unwrap_err();
+    assert_eq!(err.kind(), "foreign_handle");
+    assert_eq!(
+        fs::read_to_string(b.root().join("hello.py"))?,
+        "print('b')\n"
+    );
 
+    // edit_commit: by handle; then re-ingest what the receipt touched.
+    let receipt = a.commit(handle, CommitOptions::default())?;
+    let touched = a.touched(&receipt);
+    assert_eq!(touched[0].path, "hello.py");
+    assert_eq!(touched[0].absolute, file_path);
+    assert_eq!(
+        fs::read_to_string(&file_path)?,
+        "def hello():\n    return 99\n"
+    );
+
+    // A file changed after its preview: refused, as data the host renders itself.
+    let stale = a.preview(&write_file(&file_path, "def hello():\n    return 7\n"))?;
+    fs::write(&file_path, "# edited by a person\n")?;
+    let err = a
+        .commit(stale.handle, CommitOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        (err.kind(), err.tx(), err.paths(), err.next_step()),
+        (
+            "stale_snapshot",
+            Some(stale.tx),
+            vec!["hello.py".to_string()],
+            Some(NextStep::Rebase { tx: stale.tx })
+        )
+    );
+    println!("refused: {err}");
+    assert_eq!(fs::read_to_string(&file_path)?, "# edited by a person\n");
+
+    // The expiry sweep m1nd runs before a commit: nothing is older than five minutes
+    // yet, and the sweep never waits for the commit lock.
+    assert!(a.abort_expired(TTL)?.is_empty());
+    a.abort(stale.handle)?;
+
+    // Every commit rolls back to the exact previous bytes.
+    fs::write(&file_path, "def hello():\n    return 99\n")?;
+    let undo = a.rollback(handle, RollbackOptions::default())?;
+    assert_eq!(
+        fs::read_to_string(&file_path)?,
+        "def hello():\n    return 42\n"
+    );
+    println!(
+        "committed {preview_id}, rolled back by {}",
+        a.handle(undo.tx)
+    );
     println!("embed: every step passed");
     Ok(())
 }
 
-/// m1nd's edit_preview → edit_commit, then a rollback, with the library's verbs.
-fn library_cycle(
-    journal: &Journal,
-    reingested: &Reingested,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = journal.root().to_path_buf();
-    let plan = Plan::from_json(
-        json!({"agent": "m1nd-agent", "description": "bump return value", "edits": [
-            {"op": "replace_file", "path": "src/hello.py", "content": "def hello():\n    return 99\n"}
-        ]})
-        .to_string()
-        .as_bytes(),
-    )?;
-    let preview = journal.preview(&plan)?;
-    assert!(preview.ready_to_commit);
-    assert_eq!(preview.files.len(), 1);
-    assert_eq!((preview.lines_added, preview.lines_removed), (1, 1));
-    assert!(preview.files[0].diff.unified.contains("+    return 99"));
-    // A preview writes nothing.
-    assert_eq!(
-        fs::read_to_string(root.join("src/hello.py"))?,
-        "def hello():\n    return 42\n"
-    );
-    assert!(reingested.lock().unwrap().is_empty());
-
-    let receipt = journal.commit(preview.tx, CommitOptions::default())?;
-    assert_eq!(receipt.tx, preview.tx);
-    assert_eq!(
-        fs::read_to_string(root.join("src/hello.py"))?,
-        "def hello():\n    return 99\n"
-    );
-    // The hook ran once, with the touched paths.
-    assert_eq!(
-        *reingested.lock().unwrap(),
-        vec![vec!["src/hello.py".to_string()]]
-    );
-
-    let undo = journal.rollback(receipt.tx, RollbackOptions::default())?;
-    assert_ne!(undo.tx, receipt.tx);
-    assert_eq!(
-        fs::read_to_string(root.join("src/hello.py"))?,
-        "def hello():\n    return 42\n"
-    );
-    assert_eq!(reingested.lock().unwrap().len(), 2);
-    println!(
-        "library: preview tx {}, commit batch {}, rollback tx {}",
-        preview.tx, receipt.batch, undo.tx
-    );
-    Ok(())
-}
-
-/// A file changed after the preview: the commit is refused and writes nothing; an
-/// explicit rebase merges the change, then the commit goes through.
-fn stale_preview_is_refused(journal: &Journal) -> Result<(), Box<dyn std::error::Error>> {
-    let path = journal.root().join("notes.txt");
-    fs::write(&path, "one\ntwo\nthree\nfour\nfive\n")?;
-    let plan = Plan::from_json(
-        br#"{"agent": "m1nd-agent", "edits": [{"op": "replace_text", "path": "notes.txt", "old": "one", "new": "ONE"}]}"#,
-    )?;
-    let preview = journal.preview(&plan)?;
-    fs::write(&path, "one\ntwo\nthree\nfour\nFIVE\n")?;
-    let err = journal
-        .commit(preview.tx, CommitOptions::default())
-        .unwrap_err();
-    assert_eq!(err.kind(), "stale_snapshot");
-    assert_eq!(err.tx(), Some(preview.tx));
-    assert_eq!(fs::read_to_string(&path)?, "one\ntwo\nthree\nfour\nFIVE\n");
-    let rebased = journal.rebase(preview.tx)?;
-    assert!(rebased.ready_to_commit && rebased.conflicts.is_empty());
-    journal.commit(preview.tx, CommitOptions::default())?;
-    assert_eq!(fs::read_to_string(&path)?, "ONE\ntwo\nthree\nfour\nFIVE\n");
-    println!(
-        "library: stale preview {} refused, rebased, committed",
-        preview.tx
-    );
-    Ok(())
-}
-
-/// The same cycle through the MCP tool layer, with m1nd's argument and result shapes.
-fn tools_cycle(
-    tools: &EditTools,
-    reingested: &Reingested,
-) -> Result<(), Box<dyn std::error::Error>> {
-    let root = tools.journal().root().to_path_buf();
-    let preview = tools.call(
-        "edit_preview",
-        json!({"file_path": "src/new.py", "agent_id": "m1nd-agent", "new_content": "print('hi')\n"}),
-    )?;
-    assert_eq!(preview["snapshot"]["file_exists"], false);
-    assert_eq!(preview["validation"]["ready_to_commit"], true);
-    let id = preview["preview_id"].as_str().unwrap().to_string();
-
-    let refused = tools
-        .call(
-            "edit_commit",
-            json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": false}),
-        )
-        .unwrap_err();
-    assert_eq!(refused.kind, "confirm_required");
-    assert!(refused.text().contains("Hint:") && refused.text().contains("Example:"));
-
-    let done = tools.call(
-        "edit_commit",
-        json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true, "reingest": true}),
-    )?;
-    assert_eq!(done["reingested"], true);
-    assert_eq!(done["bytes_written"], 12);
-    assert_eq!(
-        fs::read_to_string(root.join("src/new.py"))?,
-        "print('hi')\n"
-    );
-    assert_eq!(
-        *reingested.lock().unwrap(),
-        vec![vec!["src/new.py".to_string()]]
-    );
-
-    let again = tools
-        .call(
-            "edit_commit",
-            json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true}),
-        )
-        .unwrap_err();
-    assert_eq!(again.kind, "preview_consumed");
-
-    tools.call("edit_rollback", json!({"tx": id, "agent_id": "m1nd-agent"}))?;
-    assert!(!root.join("src/new.py").exists());
-    println!("tools: preview {id} committed through EditTools, then rolled back");
-    Ok(())
+/// m1nd's `new_content` for `path`: one `write_file` edit, whether or not it exists.
+fn write_file(path: &Path, content: &str) -> Plan {
+    Plan {
+        description: None,
+        agent: Some("m1nd-agent".into()),
+        edits: vec![Edit::WriteFile {
+            path: path.display().to_string(),
+            content: Some(content.into()),
+            content_base64: None,
+            mode: None,
+        }],
+        policy: None,
+    }
 }

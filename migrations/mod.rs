@@ -14,6 +14,8 @@
 //! - `v0002_tx_pruned.rs` — schema v2: `TxRecord.pruned`, for `journal gc`.
 //! - `v0003_chunked_blobs.rs` — schema v3: blobs as content-defined chunks.
 //! - `v0004_file_owner.rs` — schema v4: file states record owner and group.
+//! - `v0005_journal_id.rs` — schema v5: the journal's identity (a random nonce, and the
+//!   root it was made for), from which transaction handles are made.
 
 #[path = "v0001_initial.rs"]
 pub mod v0001_initial;
@@ -23,9 +25,11 @@ pub mod v0002_tx_pruned;
 pub mod v0003_chunked_blobs;
 #[path = "v0004_file_owner.rs"]
 pub mod v0004_file_owner;
+#[path = "v0005_journal_id.rs"]
+pub mod v0005_journal_id;
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u64 = 4;
+pub const SCHEMA_VERSION: u64 = 5;
 
 /// A step from `from` to `from + 1`, run inside the migration's write transaction.
 pub struct Step {
@@ -52,5 +56,9 @@ pub const STEPS: &[Step] = &[
     Step {
         from: 3,
         run: v0004_file_owner::run,
+    },
+    Step {
+        from: 4,
+        run: v0005_journal_id::run,
     },
 ];

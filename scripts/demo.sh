@@ -1,11 +1,19 @@
 #!/usr/bin/env bash
 # Demo on real input: a copy of this repository's own src/ tree.
-# Builds ultra-edit, previews a multi-file edit, revises it, commits it, shows what
-# changed, rolls it back, proves every file is byte-identical to the start (blake3 of
+# Builds ultra-edit (release, with cargo's progress), previews a multi-file edit,
+# revises it (printing what the revision changed), commits it, shows what changed,
+# rolls it back, proves every file is byte-identical to the start (sha256 of
 # every file and its mode), and dumps the journal.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-cargo build --release --quiet --manifest-path "$here/Cargo.toml"
+# Headings in bold on a terminal only; nothing but plain text into a pipe or a file.
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi
+step() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+# The demo prints everything in one go: no pager (ultra-edit pages on a terminal).
+export ULTRA_EDIT_PAGER=cat
+
+step "build ultra-edit (cargo build --release; a first build takes a few minutes)"
+cargo build --release --manifest-path "$here/Cargo.toml"
 ue="${CARGO_TARGET_DIR:-$here/target}/release/ultra-edit"
 
 work="$(mktemp -d)"
@@ -13,7 +21,6 @@ trap 'rm -rf "$work"' EXIT
 mkdir "$work/ws"
 cp -R "$here/src" "$work/ws/src"
 cd "$work/ws"
-step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
 # Hash of every file (bytes + mode), .ultra-edit/ excluded.
 tree_hash() {
@@ -69,5 +76,5 @@ fi
 step "log"
 "$ue" log
 
-step "journal dump (first 40 lines of $("$ue" journal dump | wc -l))"
+step "journal dump (first 40 lines of $("$ue" journal dump | wc -l); --with-diffs adds each revision's diff)"
 "$ue" journal dump | head -n 40

@@ -21,6 +21,10 @@ pub struct CommitOptions {
     /// Accept that files this process cannot give their owner back (it is not root)
     /// get its owner instead of refusing the commit ([`Error::OwnerNotKept`]).
     pub allow_owner_change: bool,
+    /// Refuse a preview older than this ([`Error::PreviewExpired`]), instead of the
+    /// journal's [`crate::OpenOptions::max_preview_age`] (default: `None`, the
+    /// journal's). The age is checked before the lock is taken and again under it.
+    pub max_preview_age: Option<std::time::Duration>,
 }
 
 /// Options of [`Journal::rollback`].
@@ -46,16 +50,19 @@ impl Journal {
     /// (run `rebase` or preview again), [`Error::Path`], [`Error::CommitFailed`] (an I/O
     /// error inside the batch, reverted). [`Error::NeedsAttention`] when a revert met
     /// foreign bytes.
-    pub fn commit(&self, tx: u64, opts: CommitOptions) -> Result<Receipt> {
+    pub fn commit(&self, tx: impl Into<crate::TxRef>, opts: CommitOptions) -> Result<Receipt> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             self.ws.writable()?;
-            let rev = self.committable_revision(tx, opts.revision)?;
+            let max_age = opts.max_preview_age.or(self.max_preview_age);
+            let rev = self.committable_revision(tx, opts.revision, max_age)?;
             let receipt = {
                 let locked = self.lock()?;
                 crash_point!("batch::after_lock");
                 recovery::recover(&locked, false)?;
                 // Re-read under the lock: another process may have committed it meanwhile.
-                self.committable_revision(tx, Some(rev.revision))?;
+                self.committable_revision(tx, Some(rev.revision), max_age)?;
                 let mut files: Vec<BatchFile> = rev
                     .files
                     .iter()
@@ -94,9 +101,15 @@ impl Journal {
         })
     }
 
-    fn committable_revision(&self, tx: u64, revision: Option<u32>) -> Result<RevisionRecord> {
+    fn committable_revision(
+        &self,
+        tx: u64,
+        revision: Option<u32>,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<RevisionRecord> {
         let r = self.ws.store.read()?;
         let txrec = crate::tx::open_tx(&r, tx, Verb::Commit)?;
+        self.check_age(&txrec, max_age)?;
         if let Some(of) = txrec.rollback_of {
             return Err(Error::state(
                 &txrec,
@@ -129,8 +142,10 @@ impl Journal {
     /// Errors: [`Error::WrongState`] (not committed, or already rolled back),
     /// [`Error::StaleRollback`] when a file changed since the commit (unless
     /// `opts.force`), and those of [`Journal::commit`].
-    pub fn rollback(&self, tx: u64, opts: RollbackOptions) -> Result<Receipt> {
+    pub fn rollback(&self, tx: impl Into<crate::TxRef>, opts: RollbackOptions) -> Result<Receipt> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             let receipt = {
                 let locked = self.lock()?;
                 crash_point!("batch::after_lock");

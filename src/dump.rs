@@ -18,7 +18,8 @@ pub enum DumpDetail {
     Tx(TxRecord),
     /// For `revision_recorded`: the revision (snapshots, candidates, diffs, validation).
     Revision(RevisionRecord),
-    /// For a batch's `prepared` event: the batch as it is now (files' pre and post).
+    /// For the event of a batch's intent (`committing`; `prepared` in journals of
+    /// earlier versions): the batch as it is now (files' pre and post).
     Batch(BatchRecord),
     /// For `receipt_issued`: the receipt.
     Receipt(Receipt),
@@ -52,8 +53,10 @@ impl DumpEntry {
 /// Which entries [`Journal::dump`] yields.
 #[derive(Debug, Clone, Default)]
 pub struct DumpFilter {
-    /// Only entries about this tx (blob events are dropped: blobs are shared).
-    pub tx: Option<u64>,
+    /// Only entries about this tx (blob events are dropped: blobs are shared): a tx
+    /// number of this journal or a handle, which another journal refuses
+    /// ([`crate::Error::ForeignHandle`]).
+    pub tx: Option<crate::TxRef>,
     /// Start at this event seq.
     pub since_seq: u64,
     /// Only events at or after this time (ms since epoch).
@@ -70,6 +73,7 @@ impl Journal {
         mut visit: impl FnMut(DumpEntry) -> Result<bool>,
     ) -> Result<()> {
         crate::workspace::guarded(|| {
+            let tx = filter.tx.map(|t| self.tx_number(t)).transpose()?;
             let r = self.ws.store.read()?;
             r.events(filter.since_seq, |event| {
                 let detail = match &event.kind {
@@ -77,18 +81,24 @@ impl Journal {
                     EventKind::RevisionRecorded { tx, revision } => {
                         r.revision(*tx, *revision)?.map(DumpDetail::Revision)
                     }
+                    // The batch's record goes with the event of its intent: `committing`
+                    // (`prepared` in journals of earlier versions, whose later
+                    // `committing` is their separate commit point).
                     EventKind::BatchState {
                         batch,
-                        state: BatchState::Prepared,
+                        state: state @ (BatchState::Prepared | BatchState::Committing),
                         ..
-                    } => r.batch(*batch)?.map(DumpDetail::Batch),
+                    } => r
+                        .batch(*batch)?
+                        .filter(|b| b.history.first().map(|h| h.state) == Some(*state))
+                        .map(DumpDetail::Batch),
                     EventKind::ReceiptIssued { batch, .. } => {
                         r.receipt(*batch)?.map(DumpDetail::Receipt)
                     }
                     _ => None,
                 };
                 let entry = DumpEntry { event, detail };
-                let skip = (filter.tx.is_some() && entry.tx() != filter.tx)
+                let skip = (tx.is_some() && entry.tx() != tx)
                     || filter.since_ms.is_some_and(|t| entry.event.at_ms < t)
                     || (!filter.kinds.is_empty()
                         && !filter.kinds.iter().any(|k| k == entry.event.kind.name()));

@@ -7,9 +7,17 @@
 //! Without the feature the macro expands to nothing.
 
 /// A point where a test may kill the process. See the module docs.
+#[cfg(feature = "failpoints")]
 macro_rules! crash_point {
     ($name:literal) => {
         fail::fail_point!($name, |_| { std::process::abort() })
+    };
+}
+/// Without `failpoints`: nothing (the `fail` crate is not even a dependency).
+#[cfg(not(feature = "failpoints"))]
+macro_rules! crash_point {
+    ($name:literal) => {
+        ()
     };
 }
 pub(crate) use crash_point;
@@ -19,11 +27,19 @@ pub(crate) use crash_point;
 /// Built with `failpoints`, `FAILPOINTS="fs::rename=2*off->return(28)"` makes the third
 /// rename fail with errno 28 (ENOSPC); `return` without an argument gives EIO. The
 /// enclosing function must return `std::io::Result<_>`.
+#[cfg(feature = "failpoints")]
 macro_rules! io_fault {
     ($name:literal) => {
         fail::fail_point!($name, |errno: Option<String>| {
             Err($crate::failpoint::injected_error(errno))
         })
+    };
+}
+/// Without `failpoints`: nothing.
+#[cfg(not(feature = "failpoints"))]
+macro_rules! io_fault {
+    ($name:literal) => {
+        ()
     };
 }
 pub(crate) use io_fault;

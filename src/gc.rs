@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::journal::records::{now_ms, FileState, TxState};
+use crate::journal::records::{FileState, TxState};
 use crate::journal::GcCounts;
 use crate::workspace::{guarded, Journal};
 
@@ -104,6 +104,10 @@ pub struct JournalStats {
     pub events: u64,
     /// Size of the journal file in bytes.
     pub file_bytes: Option<u64>,
+    /// Bytes in the pages the journal's storage engine has allocated: the used part
+    /// of the file, which grows by a little per commit while the file itself grows in
+    /// jumps (`None` when the journal was opened read-only).
+    pub allocated_bytes: Option<u64>,
 }
 
 fn pruned_tx(tx: &crate::journal::records::TxRecord) -> PrunedTx {
@@ -136,9 +140,12 @@ impl Journal {
             let removed = {
                 let _lock = self.lock()?;
                 let newest = self.newest_ids(policy.keep_last.unwrap_or(0))?;
-                let cutoff = policy
-                    .keep_days
-                    .map(|d| now_ms().saturating_sub(d.saturating_mul(86_400_000)));
+                let cutoff = policy.keep_days.map(|d| {
+                    self.ws
+                        .store
+                        .now_ms()
+                        .saturating_sub(d.saturating_mul(86_400_000))
+                });
                 let run = |w: &mut crate::journal::Writer| {
                     w.gc(|tx| {
                         let keep = (tx.state == TxState::Open && !policy.abort_open)
@@ -192,6 +199,7 @@ impl Journal {
             let mut s = JournalStats {
                 schema_version: crate::journal::SCHEMA_VERSION,
                 file_bytes: self.ws.store.file_size(),
+                allocated_bytes: self.ws.store.allocated_bytes()?,
                 ..Default::default()
             };
             let size = FileState::size;

@@ -23,7 +23,9 @@
 //! has the protocol's crash table, the on-disk format and the threat model.
 
 mod batch;
+pub mod clock;
 mod commit;
+mod conflicts;
 mod dump;
 pub mod edit;
 mod engine;
@@ -31,35 +33,46 @@ pub mod error;
 mod failpoint;
 pub mod fs;
 mod gc;
+pub mod handle;
+mod interdiff;
 pub mod journal;
 mod lock;
+#[cfg(feature = "mcp")]
 pub mod mcp;
+pub mod policy;
 mod rebase;
 mod recovery;
+mod resolution;
 mod revision;
 pub mod syntax;
 mod tx;
 mod verify;
 mod workspace;
 
+pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{CommitOptions, RollbackOptions};
+pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
-pub use edit::{EditError, Issue, Plan, Severity};
+pub use edit::{Edit, EditError, Issue, Plan, Severity};
 pub use error::{
-    Attention, Error, IoError, JournalError, NextStep, Outcome, OwnedPath, PathError, Result,
-    StateReason, Transition, Verb,
+    Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
+    ResolveError, Result, StateReason, Transition, Verb,
 };
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
+pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
+pub use interdiff::{Interdiff, InterdiffFile};
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
     RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
+pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
-pub use tx::{LogEntry, Preview, ReviseOptions};
+pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
+pub use tx::{FileSummary, LogEntry, Preview, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
-    Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, DEFAULT_LOCK_TIMEOUT,
-    STATE_DIR,
+    Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, Touched,
+    DEFAULT_LOCK_TIMEOUT, STATE_DIR,
 };

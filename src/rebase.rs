@@ -8,14 +8,16 @@
 //!   revision. Per file: base = revision N's candidate, ours = the plan applied to it,
 //!   theirs = the latest candidate.
 //!
-//! The line merge is [`crate::edit::merge3`] (git `merge-file` semantics). A conflict
-//! does not fail the verb: it makes a revision marked conflicted (its `conflicts` list
-//! and `merge_conflict` validation errors), whose candidate holds both sides between
-//! conflict markers; `commit` refuses it until a later revision resolves it.
+//! The line merge is [`crate::edit::merge3_styled`] in the diff3 style (git
+//! `merge-file --diff3` semantics). A conflict does not fail the verb: it makes a
+//! revision marked conflicted (its `conflicts` list and `merge_conflict` validation
+//! errors), whose candidate holds both sides and their base between conflict markers
+//! labelled [`DISK_LABELS`] or [`PLAN_LABELS`]; `commit` refuses it until a later
+//! revision resolves it (`resolve` in an editor, or `revise` with a plan).
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::edit::{self, is_binary};
+use crate::edit::{self, is_binary, ConflictStyle, Labels};
 use crate::error::Verb;
 use crate::error::{Error, Result};
 use crate::fs::snapshot;
@@ -27,6 +29,34 @@ use crate::revision::{self, Working};
 use crate::tx::Preview;
 use crate::workspace::Journal;
 
+/// Conflict labels of `rebase` (onto the disk): `<<<<<<< candidate` (the rebased
+/// revision's candidate), `||||||| snapshot` (the old snapshot, the common base),
+/// `>>>>>>> disk` (the current disk bytes).
+pub const DISK_LABELS: Labels<'static> = Labels {
+    ours: "candidate",
+    base: "snapshot",
+    theirs: "disk",
+};
+
+/// Conflict labels of `revise --base N --rebase`: `<<<<<<< plan` (the plan applied
+/// to revision N), `||||||| base` (revision N's candidate), `>>>>>>> latest` (the
+/// latest revision's candidate).
+pub const PLAN_LABELS: Labels<'static> = Labels {
+    ours: "plan",
+    base: "base",
+    theirs: "latest",
+};
+
+/// The labels a revision's conflict markers carry, told from its recorded plan
+/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
+/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
+pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
+    match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
+        Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
+        _ => PLAN_LABELS,
+    }
+}
+
 impl Journal {
     /// Rebase the latest revision of an open tx onto the disk: a new revision whose
     /// snapshot is the current disk and whose candidate is the three-way merge of
@@ -35,8 +65,10 @@ impl Journal {
     /// Errors: [`Error::WrongState`] (tx not open), [`Error::NothingToRebase`] (no file
     /// moved), path and I/O errors reading the disk. Conflicts are not errors: see the
     /// module docs.
-    pub fn rebase(&self, tx: u64) -> Result<Preview> {
+    pub fn rebase(&self, tx: impl Into<crate::TxRef>) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Rebase)?;
             let working = revision::load_working(&self.ws, &latest)?;
@@ -56,7 +88,7 @@ impl Journal {
                     ours: (&w.candidate, w.candidate_bytes.as_deref()),
                     theirs: (&disk, disk_bytes.as_deref()),
                 };
-                let (merged, conflict) = sides.merge(&path, ("candidate", "disk"));
+                let (merged, conflict) = sides.merge(&path, &DISK_LABELS);
                 conflicts.extend(conflict);
                 out.insert(path, merged.with_snapshot(disk, disk_bytes, disk_xattrs));
             }
@@ -70,9 +102,16 @@ impl Journal {
                 from_revision: latest.revision,
             }
             .to_recorded_json();
-            let (txrec, rev) =
-                revision::append(&self.ws, &txrec, latest.revision, plan, out, conflicts, &[])?;
-            Ok(Preview::new(&txrec, rev))
+            let (txrec, rev, summary) = revision::append(
+                &self.ws,
+                &txrec,
+                latest.revision,
+                plan,
+                out,
+                conflicts,
+                &self.policy,
+            )?;
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }
 }
@@ -108,7 +147,7 @@ pub(crate) fn merge_onto(
                 theirs: side(&t, base),
             };
             let snapshot = t.as_ref().or(o.as_ref()).unwrap_or(any).snapshot;
-            let (merged, conflict) = sides.merge(&path, ("plan", "latest"));
+            let (merged, conflict) = sides.merge(&path, &PLAN_LABELS);
             (merged, conflict, snapshot)
         };
         // The snapshot's bytes, moved from the side that carried them (every path
@@ -173,7 +212,7 @@ impl Merged {
 impl Sides<'_> {
     /// Merge bytes and existence per git's rules; the mode is ours if ours changed it,
     /// else theirs.
-    fn merge(&self, path: &RelPath, labels: (&str, &str)) -> (Merged, Option<FileConflict>) {
+    fn merge(&self, path: &RelPath, labels: &Labels) -> (Merged, Option<FileConflict>) {
         let (base, ours, theirs) = (self.base.1, self.ours.1, self.theirs.1);
         // Ours wins where it changed the mode (three-way, as git merges modes).
         let mode = if self.ours.0.mode() != self.base.0.mode() {
@@ -204,7 +243,13 @@ impl Sides<'_> {
                     )
                 }
                 (Some(o), Some(t)) => {
-                    let m = edit::merge3(base.unwrap_or_default(), o, t, labels.0, labels.1);
+                    let m = edit::merge3_styled(
+                        base.unwrap_or_default(),
+                        o,
+                        t,
+                        labels,
+                        ConflictStyle::Diff3,
+                    );
                     let c = (!m.conflicts.is_empty())
                         .then(|| conflict("both sides changed the same lines", m.conflicts));
                     (Some(m.merged), c)
@@ -214,7 +259,7 @@ impl Sides<'_> {
                     Some(conflict(
                         &format!(
                             "deleted on the {} side, changed on the {} side",
-                            labels.1, labels.0
+                            labels.theirs, labels.ours
                         ),
                         vec![],
                     )),
@@ -224,7 +269,7 @@ impl Sides<'_> {
                     Some(conflict(
                         &format!(
                             "changed on the {} side, deleted on the {} side",
-                            labels.1, labels.0
+                            labels.theirs, labels.ours
                         ),
                         vec![],
                     )),
@@ -249,5 +294,23 @@ impl Sides<'_> {
             None => FileState::ABSENT,
         };
         (Merged { state, bytes }, conflict)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_follow_the_recorded_origin() {
+        let rebase = RevisionOrigin::RebaseOntoDisk { from_revision: 2 }.to_recorded_json();
+        assert_eq!(rebase, r#"{"rebase_onto_disk":{"from_revision":2}}"#);
+        assert_eq!(conflict_labels(&rebase), DISK_LABELS);
+        let plan = r#"{"edits":[{"op":"append","path":"a","text":"x"}]}"#;
+        assert_eq!(conflict_labels(plan), PLAN_LABELS);
+        assert_eq!(
+            (PLAN_LABELS.ours, PLAN_LABELS.base, PLAN_LABELS.theirs),
+            ("plan", "base", "latest")
+        );
     }
 }

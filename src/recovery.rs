@@ -5,7 +5,7 @@
 //!
 //! | state found | action |
 //! |---|---|
-//! | `Prepared` | revert: every file to its pre-image, temps removed → `Aborted` |
+//! | `Prepared` (only journals of earlier versions, whose intent preceded a separate commit point) | revert: temps and created dirs removed, no file touched → `Aborted` |
 //! | `Committing` | roll forward: every file to its post-image → `Committed` + receipt |
 //! | `Reverting` | continue the revert → `Aborted` |
 //! | `NeedsAttention` | retried toward the side it was going to; settles once the foreign bytes are gone (or overwritten with `--overwrite`) |

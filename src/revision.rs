@@ -185,11 +185,12 @@ pub(crate) fn append(
     plan_json: String,
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
-    allow: &[String],
-) -> Result<(TxRecord, RevisionRecord)> {
+    policy: &crate::Policy,
+) -> Result<(TxRecord, RevisionRecord, Vec<crate::tx::FileSummary>)> {
     let tx = txrec.tx;
-    let content = RevisionContent::of(files, conflicts).allowing(allow);
-    ws.store.write(|w| {
+    let content = RevisionContent::of(files, conflicts, policy);
+    let summary = content.summary();
+    let (txrec, rev) = ws.store.write(|w| {
         let now = w.tx(tx)?;
         if now.revisions != txrec.revisions
             || now.state != TxState::Open
@@ -202,7 +203,8 @@ pub(crate) fn append(
             ));
         }
         record_revision(w, tx, now.revisions, Some(base), plan_json, content)
-    })
+    })?;
+    Ok((txrec, rev, summary))
 }
 
 /// Refuse a revision in which one path is a file (before or after) and another lies
@@ -247,7 +249,15 @@ impl RevisionContent {
     /// Validate `files` and diff the changed ones. Files whose candidate equals their
     /// snapshot are validated (a `candidate_equals_source` warning) but leave the
     /// candidate set. Each conflict adds a `merge_conflict` error.
-    pub fn of(files: BTreeMap<RelPath, Working>, conflicts: Vec<FileConflict>) -> Self {
+    ///
+    /// `policy` may make `no_changes`, `conflict_markers` and `syntax_error` warnings
+    /// ([`crate::Policy`]); the report recorded with the revision is what `commit`
+    /// checks, so the choice is recorded with it.
+    pub fn of(
+        files: BTreeMap<RelPath, Working>,
+        conflicts: Vec<FileConflict>,
+        policy: &crate::Policy,
+    ) -> Self {
         let checks: Vec<FileCheck<'_>> = files
             .iter()
             .map(|(p, f)| FileCheck {
@@ -259,6 +269,23 @@ impl RevisionContent {
             })
             .collect();
         let mut validation = edit::validate(&checks);
+        for issue in &mut validation {
+            let allowed = match issue.code.as_str() {
+                "no_changes" => policy.identical_content == crate::Identical::Allow,
+                "conflict_markers" => policy.conflict_markers == crate::Markers::Allow,
+                "syntax_error" => policy.syntax_errors == crate::SyntaxErrors::Allow,
+                _ => false,
+            };
+            if allowed && issue.code == "syntax_error" {
+                issue.message.push_str(
+                    " (allowed by the policy's \"syntax_errors\": \"allow\", so it does not \
+                     block a commit)",
+                );
+            }
+            if allowed {
+                issue.severity = edit::Severity::Warning;
+            }
+        }
         validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
         validation.extend(conflicts.iter().map(conflict_issue));
         let changed = files
@@ -289,13 +316,18 @@ impl RevisionContent {
 }
 
 impl RevisionContent {
-    /// The validation with the errors of codes in `allow` (a plan's `"allow"`) made
-    /// warnings (see [`edit::allow`]).
-    pub fn allowing(mut self, allow: &[String]) -> Self {
-        if !allow.is_empty() {
-            self.validation = edit::allow(std::mem::take(&mut self.validation), allow);
-        }
-        self
+    /// Every file, unchanged ones too, with the sizes of its snapshot and candidate.
+    pub fn summary(&self) -> Vec<crate::tx::FileSummary> {
+        use crate::tx::{FileSummary, Size};
+        self.files
+            .iter()
+            .map(|(path, f)| FileSummary {
+                path: path.to_string(),
+                changed: f.snapshot != f.candidate,
+                snapshot: f.snapshot_bytes.as_deref().map(Size::of),
+                candidate: f.candidate_bytes.as_deref().map(Size::of),
+            })
+            .collect()
     }
 }
 
@@ -304,24 +336,26 @@ fn meta_changed(before: &FileState, after: &FileState) -> bool {
     matches!((before.mode(), after.mode()), (Some(a), Some(b)) if a != b)
 }
 
-/// `diff` with git's `old mode` / `new mode` lines first when a file that exists on both
-/// sides changes its mode (git diff's extended header lines, with the regular-file type
-/// bits 100000 added as git prints them).
+/// `diff` with git's extended header lines first: `old mode` / `new mode` when a file
+/// that exists on both sides changes its mode, `new file mode` for a file the change
+/// creates, `deleted file mode` for one it deletes (modes with the regular-file type
+/// bits 100000, as git prints them).
 pub(crate) fn with_mode_lines(
     mut diff: edit::CandidateDiff,
     before: &FileState,
     after: &FileState,
 ) -> edit::CandidateDiff {
-    if let (Some(old), Some(new)) = (before.mode(), after.mode()) {
-        if old != new {
-            diff.unified = format!(
-                "old mode {:o}\nnew mode {:o}\n{}",
-                0o100000 | old,
-                0o100000 | new,
-                diff.unified
-            );
-        }
-    }
+    let header = match (before.mode(), after.mode()) {
+        (Some(old), Some(new)) if old != new => format!(
+            "old mode {:o}\nnew mode {:o}\n",
+            0o100000 | old,
+            0o100000 | new
+        ),
+        (None, Some(new)) => format!("new file mode {:o}\n", 0o100000 | new),
+        (Some(old), None) => format!("deleted file mode {:o}\n", 0o100000 | old),
+        _ => return diff,
+    };
+    diff.unified = header + &diff.unified;
     diff
 }
 
@@ -387,7 +421,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
         severity: edit::Severity::Error,
         path: c.path.to_string(),
         message: format!(
-            "{}{at}; resolve it with `revise` (the candidate holds both sides between conflict markers), or abort and preview again",
+            "{}{at}; resolve it in an editor with `resolve` or with a `revise` plan (the candidate holds both sides and their base between conflict markers), or abort and preview again",
             c.reason
         ),
     }
@@ -420,7 +454,7 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
         files.insert(rel("new.txt"), working(None, Some(b"n\n")));
-        let content = RevisionContent::of(files, Vec::new());
+        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
         let changed: Vec<&str> = content.changed.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, ["new.txt"]);
         assert_eq!(content.changed[0].diff.lines_added, 1);
@@ -433,7 +467,7 @@ mod tests {
         // Nothing changes at all: a no_changes error, so not ready to commit.
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
-        let content = RevisionContent::of(files, Vec::new());
+        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
         assert!(content.changed.is_empty());
         assert!(edit::has_errors(&content.validation));
     }

@@ -15,8 +15,11 @@ use crate::workspace::Journal;
 /// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Preview {
-    /// Transaction id: the handle the other verbs take.
+    /// Transaction number in this journal (the CLI's `TX`).
     pub tx: u64,
+    /// The transaction's handle: its journal's id and `tx`, as a string
+    /// (`"3f9a2c1b7d4e8a60-7"`). Every verb takes it; another journal refuses it.
+    pub handle: crate::TxHandle,
     /// Revision number.
     pub revision: u32,
     /// Latest revision of the tx.
@@ -42,16 +45,28 @@ pub struct Preview {
     pub lines_removed: usize,
     /// Files a rebase could not merge; a conflicted revision cannot be committed.
     pub conflicts: Vec<FileConflict>,
+    /// The same conflicts as a list for people: file, 1-based line range of each
+    /// marked region in the candidate, and the labelled sides.
+    #[serde(default)]
+    pub conflict_list: Vec<crate::ConflictEntry>,
     /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
     /// the tx cannot be committed, revised or aborted until recovery settles it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub needs_attention: Option<u64>,
+    /// Every file of the revision, unchanged ones too, sorted by path, with the byte
+    /// and line counts of its snapshot and candidate. `preview`, `revise` and `rebase`
+    /// list every file the revision touched (the unchanged ones are known only while
+    /// it is built); `show` lists the files of [`Preview::files`], counting their
+    /// lines from the journal's blobs (it reads each file's two images).
+    #[serde(default)]
+    pub summary: Vec<FileSummary>,
 }
 
 impl Preview {
-    pub(crate) fn new(tx: &TxRecord, rev: RevisionRecord) -> Self {
+    pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,
+            handle: crate::TxHandle { journal, tx: tx.tx },
             revision: rev.revision,
             latest_revision: tx.revisions.saturating_sub(1),
             state: tx.state,
@@ -67,7 +82,50 @@ impl Preview {
             lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
             files: rev.files,
             validation: rev.validation,
+            conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
             conflicts: rev.conflicts,
+            summary: Vec::new(),
+        }
+    }
+
+    pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
+        self.summary = summary;
+        self
+    }
+}
+
+/// A file of a revision as an MCP tool returns it: its path, whether the revision
+/// changes it, and the sizes of its snapshot and candidate (docs/embedding.md,
+/// "Preview results").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSummary {
+    /// Root-relative path.
+    pub path: String,
+    /// The candidate differs from the snapshot (bytes, existence or mode). An
+    /// unchanged file is in no batch and not in [`Preview::files`].
+    pub changed: bool,
+    /// The file at the snapshot; `None` when it did not exist.
+    pub snapshot: Option<Size>,
+    /// The candidate; `None` when the revision deletes the file (or it stays absent).
+    pub candidate: Option<Size>,
+}
+
+/// The size of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Number of lines: `\n` bytes, plus one for a last line without one (0 for an
+    /// empty file), as `wc -l` counts plus the unterminated last line.
+    pub lines: u64,
+}
+
+impl Size {
+    /// The size of `bytes`.
+    pub fn of(bytes: &[u8]) -> Size {
+        Size {
+            bytes: bytes.len() as u64,
+            lines: crate::edit::count_lines(bytes) as u64,
         }
     }
 }
@@ -75,8 +133,10 @@ impl Preview {
 /// One line of `log`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogEntry {
-    /// Transaction id.
+    /// Transaction number.
     pub tx: u64,
+    /// Its handle (see [`Preview::handle`]).
+    pub handle: crate::TxHandle,
     /// Creation time, ms since epoch.
     pub created_ms: u64,
     /// Agent.
@@ -126,14 +186,18 @@ impl Journal {
     /// `.ultra-edit/`.
     pub fn preview(&self, plan: &Plan) -> Result<Preview> {
         crate::workspace::guarded(|| {
+            self.ws.writable()?;
+            let policy = plan.policy.unwrap_or(self.policy);
+            let plan = &plan.checked_with(&policy)?;
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
             let plan_json = plan.to_recorded_json();
-            let content = RevisionContent::of(files, Vec::new()).allowing(&plan.allow);
+            let content = RevisionContent::of(files, Vec::new(), &policy);
+            let summary = content.summary();
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
-            Ok(Preview::new(&tx, rev))
+            Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
         })
     }
 
@@ -152,9 +216,18 @@ impl Journal {
     /// Errors: [`Error::UnknownTx`], [`Error::UnknownRevision`], [`Error::WrongState`]
     /// (the tx is not open, or another process revised it meanwhile),
     /// [`Error::StaleRevision`], and those of [`Journal::preview`].
-    pub fn revise(&self, tx: u64, opts: ReviseOptions, plan: &Plan) -> Result<Preview> {
+    pub fn revise(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        opts: ReviseOptions,
+        plan: &Plan,
+    ) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             self.ws.writable()?;
+            let policy = plan.policy.unwrap_or(self.policy);
+            let plan = &plan.checked_with(&policy)?;
             let (txrec, latest) = self.latest_open(tx, Verb::Revise)?;
             let base = match opts.base {
                 Some(n) if n > latest.revision => {
@@ -194,16 +267,100 @@ impl Journal {
                 // it at a time, not three.
                 revision::build(&self.ws, plan, revision::load_candidates(&self.ws, &base)?)?
             };
-            let (txrec, rev) = revision::append(
+            let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,
                 latest.revision,
                 plan.to_recorded_json(),
                 files,
                 conflicts,
-                &plan.allow,
+                &policy,
             )?;
-            Ok(Preview::new(&txrec, rev))
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
+        })
+    }
+
+    /// The age of `tx`'s preview, in milliseconds: the journal clock's now minus the
+    /// tx's `created_ms` (0 for a tx made "in the future" of the clock). Errors:
+    /// [`Error::UnknownTx`], [`Error::ForeignHandle`].
+    pub fn preview_age(&self, tx: impl Into<crate::TxRef>) -> Result<u64> {
+        let rec = self.tx(tx)?;
+        Ok(self.ws.store.now_ms().saturating_sub(rec.created_ms))
+    }
+
+    /// [`Error::PreviewExpired`] if `tx` is open and its preview is older than
+    /// `max_age`, else `Ok` (a `max_age` of `None` is no limit; a tx that is not open
+    /// is left to the verb, which refuses it with [`Error::WrongState`]): what
+    /// [`Journal::commit`] checks, for a front end that wants the same rule on other
+    /// verbs (the MCP server checks it before `edit_revise` and `edit_rebase`).
+    /// Errors also: [`Error::UnknownTx`], [`Error::ForeignHandle`].
+    pub fn check_preview_age(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let rec = self.tx(tx)?;
+        self.check_age(&rec, max_age)
+    }
+
+    pub(crate) fn check_age(
+        &self,
+        rec: &TxRecord,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<()> {
+        let Some(max) = max_age else { return Ok(()) };
+        let age_ms = self.ws.store.now_ms().saturating_sub(rec.created_ms);
+        let max_age_ms = u64::try_from(max.as_millis()).unwrap_or(u64::MAX);
+        if rec.state == TxState::Open && age_ms > max_age_ms {
+            return Err(Error::PreviewExpired {
+                tx: rec.tx,
+                age_ms,
+                max_age_ms,
+            });
+        }
+        Ok(())
+    }
+
+    /// Abort every open preview older than `older_than` (by the journal clock), in one
+    /// journal write, without taking the commit lock: a commit running meanwhile is
+    /// never disturbed, because the abort and the commit's intent are both journal
+    /// writes that check the tx's state, and redb runs them one after the other — a
+    /// tx whose batch is in flight is skipped, and a commit that comes second finds
+    /// its tx aborted and writes nothing. Returns the handles of the txs aborted,
+    /// oldest first. Cost: one read of every tx record, and one durable journal write
+    /// (none when nothing is old enough).
+    pub fn abort_expired(&self, older_than: std::time::Duration) -> Result<Vec<crate::TxHandle>> {
+        crate::workspace::guarded(|| {
+            self.ws.writable()?;
+            let now = self.ws.store.now_ms();
+            let max = u64::try_from(older_than.as_millis()).unwrap_or(u64::MAX);
+            let mut old = Vec::new();
+            self.ws.store.read()?.txs_newest_first(|tx| {
+                if tx.state == TxState::Open
+                    && tx.rollback_of.is_none()
+                    && now.saturating_sub(tx.created_ms) > max
+                {
+                    old.push(tx.tx);
+                }
+                Ok(true)
+            })?;
+            if old.is_empty() {
+                return Ok(Vec::new());
+            }
+            old.reverse();
+            let aborted = self.ws.store.write(|w| {
+                let mut aborted = Vec::new();
+                for &tx in &old {
+                    // Re-checked inside the write: a commit may have won meanwhile.
+                    let rec = w.tx(tx)?;
+                    if rec.state == TxState::Open && w.inflight_batch_of(tx)?.is_none() {
+                        w.abort_tx(tx)?;
+                        aborted.push(tx);
+                    }
+                }
+                Ok(aborted)
+            })?;
+            Ok(aborted.into_iter().map(|tx| self.handle(tx)).collect())
         })
     }
 
@@ -216,27 +373,47 @@ impl Journal {
     }
 
     /// The record of `tx`. Errors: [`Error::UnknownTx`].
-    pub fn tx(&self, tx: u64) -> Result<TxRecord> {
-        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(tx))
+    pub fn tx(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
+        let tx = tx.into();
+        crate::workspace::guarded(|| self.ws.store.read()?.tx_required(self.tx_number(tx)?))
     }
 
     /// A revision of `tx` (default: the latest) as recorded.
-    pub fn show(&self, tx: u64, revision: Option<u32>) -> Result<Preview> {
+    pub fn show(&self, tx: impl Into<crate::TxRef>, revision: Option<u32>) -> Result<Preview> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             let r = self.ws.store.read()?;
             let txrec = r.tx_required(tx)?;
             if txrec.pruned {
                 return Err(Error::wrong_state(&txrec, Verb::Show));
             }
             let rev = r.revision_of(&txrec, revision)?;
-            Ok(Preview::new(&txrec, rev))
+            let mut summary = Vec::with_capacity(rev.files.len());
+            for f in &rev.files {
+                let size = |s: &FileState| -> Result<Option<Size>> {
+                    match s.hash() {
+                        Some(h) => Ok(Some(Size::of(&r.blob_required(&h)?))),
+                        None => Ok(None),
+                    }
+                };
+                summary.push(FileSummary {
+                    path: f.path.to_string(),
+                    changed: true,
+                    snapshot: size(&f.snapshot)?,
+                    candidate: size(&f.candidate)?,
+                });
+            }
+            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })
     }
 
     /// Abort an open tx: it accepts nothing further. Errors: [`Error::WrongState`] when
     /// the tx is not open, [`Error::LockTimeout`] while a commit holds the lock.
-    pub fn abort(&self, tx: u64) -> Result<TxRecord> {
+    pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
+        let tx = tx.into();
         crate::workspace::guarded(|| {
+            let tx = self.tx_number(tx)?;
             // Under the commit lock: a commit of this tx in progress finishes first (and
             // the abort is then refused), never the two at once.
             let locked = self.lock()?;
@@ -270,6 +447,7 @@ impl Journal {
                 let batch_state = tx.attention.map(|_| BatchState::NeedsAttention);
                 out.push(LogEntry {
                     tx: tx.tx,
+                    handle: self.handle(tx.tx),
                     created_ms: tx.created_ms,
                     agent: tx.agent.clone(),
                     description: tx.description.clone(),

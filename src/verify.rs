@@ -6,7 +6,8 @@
 //! - every reference resolves: a revision's tx, every snapshot/candidate/pre/post blob,
 //!   a tx's revisions, committed batch, rollback links; a receipt's batch;
 //! - every batch's state history is a legal path of the state machine
-//!   ([`BatchState::can_become`]) from `prepared` to its current state, both as its
+//!   ([`BatchState::can_become`]) from its intent (`committing`, or `prepared` in
+//!   journals of earlier versions) to its current state, both as its
 //!   record keeps it and as the event log's `batch_state` events tell it (a second
 //!   process that settled a live batch would show there);
 //! - the in-flight index holds exactly the non-terminal batches;
@@ -295,8 +296,15 @@ fn check_batches(
 /// Why a batch's history is not a legal path ending in its state, if it is not.
 fn illegal_history(b: &BatchRecord) -> Option<String> {
     let states: Vec<BatchState> = b.history.iter().map(|h| h.state).collect();
-    if states.first() != Some(&BatchState::Prepared) {
-        return Some(format!("history does not start at prepared: {states:?}"));
+    // A batch starts at its intent: `committing` (the intent is the commit point), or
+    // `prepared` in journals of earlier versions (docs/commit-protocol.md).
+    if !matches!(
+        states.first(),
+        Some(BatchState::Committing | BatchState::Prepared)
+    ) {
+        return Some(format!(
+            "history does not start at committing or prepared: {states:?}"
+        ));
     }
     if let Some(w) = states.windows(2).find(|w| !w[0].can_become(w[1])) {
         return Some(format!("illegal transition {} -> {}", w[0], w[1]));
@@ -396,7 +404,7 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
 }
 
 /// Walk the event log: each batch's `batch_state` events, in order, must start at
-/// `prepared` and move along [`BatchState::can_become`].
+/// `committing` (or `prepared`, earlier versions) and move along [`BatchState::can_become`].
 fn check_batch_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
     let mut last: BTreeMap<u64, (u64, BatchState)> = BTreeMap::new();
     let mut broken: BTreeSet<u64> = BTreeSet::new();
@@ -408,9 +416,11 @@ fn check_batch_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
             return Ok(());
         }
         let what = match last.get(&batch) {
-            None if state != BatchState::Prepared => Some(format!(
-                "its first batch_state event (event {seq}) is {state}, not prepared"
-            )),
+            None if !matches!(state, BatchState::Committing | BatchState::Prepared) => {
+                Some(format!(
+                    "its first batch_state event (event {seq}) is {state}, not committing or prepared"
+                ))
+            }
             Some((at, from)) if !from.can_become(state) => Some(format!(
                 "its batch_state events go {from} (event {at}) -> {state} (event {seq}), which the state machine does not allow"
             )),

@@ -5,9 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::clock::Clock;
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, Result};
 use crate::fs::{FileSystem, StdFs};
+use crate::handle::{JournalId, TxHandle, TxRef};
 use crate::journal::Store;
 use crate::lock::Locked;
 use crate::recovery::{self, RecoveryReport};
@@ -21,6 +23,16 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// sorted), after the lock is released: the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
+
+/// A path a commit or rollback touched ([`Journal::touched`]): what an embedder
+/// re-ingests, in both of the forms it may index by.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Touched {
+    /// Root-relative, as the journal records it.
+    pub path: String,
+    /// Absolute: the canonical root joined with `path`.
+    pub absolute: PathBuf,
+}
 
 /// Options of [`Journal::recover_with`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -42,6 +54,31 @@ pub struct OpenOptions {
     /// Run the journal on this redb storage backend instead of
     /// `.ultra-edit/journal.redb` (default: `None`, the file). For tests that cut power.
     pub journal_backend: Option<Box<dyn redb::StorageBackend>>,
+    /// Keep the journal and the commit lock in this directory instead of
+    /// `<root>/.ultra-edit/` (default: `None`, the root's). It must be outside the root
+    /// (a plan could otherwise write into it), and it serves one root: opened for
+    /// another root than the one it was made for, it is refused with
+    /// [`Error::StateDirOfOtherRoot`]. The lock, recovery and every verb work the same
+    /// as in `.ultra-edit/` (docs/embedding.md, "State directory").
+    pub state_dir: Option<PathBuf>,
+    /// Where the journal's time comes from (default: the system clock). Tests inject a
+    /// [`crate::ManualClock`] to age previews without sleeping.
+    pub clock: Option<Arc<dyn Clock>>,
+    /// The max age of a preview that [`Journal::commit`] accepts (default: `None`, no
+    /// limit: previews are durable). A commit of an older preview is refused with
+    /// [`Error::PreviewExpired`]; [`crate::CommitOptions::max_preview_age`] overrides it
+    /// per call. Age = the journal clock's now − the tx's `created_ms`.
+    pub max_preview_age: Option<Duration>,
+    /// The journal's default policy for plans that do not set their own
+    /// ([`crate::Policy`]; default: the strict one the CLI uses).
+    pub policy: crate::Policy,
+    /// Open for reading only when nothing needs writing (default: false): when the
+    /// journal is of this version's schema and no batch is in flight, it is opened
+    /// read-only, which syncs nothing, and every verb that writes fails with
+    /// [`Error::ReadOnly`]; otherwise it opens as usual (migration, recovery). The
+    /// CLI's reading verbs (`log`, `show`, `journal dump|stats|verify`) use it, so they
+    /// sync nothing (docs/commit-protocol.md, "Syncs of a CLI process").
+    pub for_reading: bool,
 }
 
 impl Default for OpenOptions {
@@ -51,6 +88,11 @@ impl Default for OpenOptions {
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
             recover: true,
             journal_backend: None,
+            state_dir: None,
+            clock: None,
+            max_preview_age: None,
+            policy: crate::Policy::default(),
+            for_reading: false,
         }
     }
 }
@@ -66,6 +108,14 @@ pub struct Journal {
     pub(crate) reingest: Option<ReingestHook>,
     opened_recovery: Option<RecoveryReport>,
     unrecovered: Vec<PendingBatch>,
+    /// This journal's id at this root (src/handle.rs).
+    id: JournalId,
+    /// The journal's nonce, to tell a handle of its original root from a foreign one.
+    nonce: Vec<u8>,
+    /// The root the journal was made for, when that is not [`Journal::root`] (a copy).
+    copied_from: Option<PathBuf>,
+    pub(crate) max_preview_age: Option<Duration>,
+    pub(crate) policy: crate::Policy,
 }
 
 /// A batch in flight that recovery could not settle on open because the journal is on
@@ -77,7 +127,8 @@ pub struct PendingBatch {
     pub batch: u64,
     /// Its transaction.
     pub tx: u64,
-    /// Its state: recovery reverts a `prepared` batch and completes a `committing` one.
+    /// Its state: recovery completes a `committing` batch and reverts a `prepared` one
+    /// (written only by earlier versions).
     pub state: crate::BatchState,
     /// The files it names, root-relative.
     pub paths: Vec<String>,
@@ -93,8 +144,15 @@ impl Journal {
     /// [`Journal::init`] with options.
     pub fn init_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
-            let dir = root.join(STATE_DIR);
-            let probe = if dir.is_dir() { &dir } else { root };
+            let dir = opts
+                .state_dir
+                .clone()
+                .unwrap_or_else(|| root.join(STATE_DIR));
+            let probe = if dir.is_dir() {
+                dir.as_path()
+            } else {
+                dir.ancestors().find(|a| a.is_dir()).unwrap_or(root)
+            };
             if crate::journal::on_read_only_media(probe) {
                 return Err(Error::ReadOnly {
                     path: dir,
@@ -114,16 +172,23 @@ impl Journal {
     /// after a power cut, say) is rewritten, through a synced temp and a rename.
     fn init_synced(root: &Path, opts: OpenOptions, sync: &mut dyn Syncer) -> Result<Journal> {
         let (root, given) = roots(root)?;
-        let dir = root.join(STATE_DIR);
-        prepare_state_dir(&dir, sync)?;
-        let journal = Self::open_inner(root.clone(), given, opts, true)?;
+        let external = opts.state_dir.is_some();
+        let dir = state_dir_for(&root, opts.state_dir.as_deref())?;
+        prepare_state_dir(&dir, external, sync)?;
+        let dir = state_dir_for(&root, Some(&dir))?;
+        let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
         let file = dir.join("journal.redb");
         if file.is_file() {
             let f = fs::File::open(&file).ctx("open", &file)?;
             sync.file(&f, &file).ctx("fsync", &file)?;
         }
         sync.dir(&dir).ctx("fsync dir", &dir)?;
-        sync.dir(&root).ctx("fsync dir", &root)?;
+        let parent = if external {
+            dir.parent().unwrap_or(&root).to_path_buf()
+        } else {
+            root.clone()
+        };
+        sync.dir(&parent).ctx("fsync dir", &parent)?;
         Ok(journal)
     }
 
@@ -138,33 +203,69 @@ impl Journal {
     pub fn open_with(root: &Path, opts: OpenOptions) -> Result<Journal> {
         crate::workspace::guarded(|| {
             let (root, given) = roots(root)?;
-            if opts.journal_backend.is_none()
-                && !root.join(STATE_DIR).join("journal.redb").is_file()
-            {
+            let dir = match &opts.state_dir {
+                Some(d) => d.canonicalize().unwrap_or_else(|_| d.clone()),
+                None => root.join(STATE_DIR),
+            };
+            if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
                 return Err(Error::NotInitialized {
                     root,
                     searched_up: false,
+                    state_dir: opts.state_dir.is_some().then_some(dir),
                 });
             }
-            Self::open_inner(root, given, opts, false)
+            let dir = state_dir_for(
+                &root,
+                Some(dir.as_path()).filter(|_| opts.state_dir.is_some()),
+            )?;
+            Self::open_inner(root, given, dir, opts, false)
         })
     }
 
     fn open_inner(
         root: PathBuf,
         given_root: Option<PathBuf>,
+        dir: PathBuf,
         opts: OpenOptions,
         create: bool,
     ) -> Result<Journal> {
-        let dir = root.join(STATE_DIR);
+        let external = opts.state_dir.is_some();
         let fs: Arc<dyn FileSystem> = match opts.fs {
             Some(fs) => fs,
             None => Arc::new(StdFs::beneath(&root).ctx("open workspace root", &root)?),
         };
-        let store = match opts.journal_backend {
+        let file = dir.join("journal.redb");
+        let mut store = match opts.journal_backend {
             Some(backend) => Store::open_backend(backend)?,
-            None => Store::open(&dir.join("journal.redb"), create)?,
+            None => match opts
+                .for_reading
+                .then(|| Store::open_settled_for_reading(&file))
+                .flatten()
+            {
+                Some(store) => store,
+                None => Store::open(&file, create)?,
+            },
         };
+        if let Some(clock) = opts.clock {
+            store.set_clock(clock);
+        }
+        let identity = store.identity()?;
+        let made_for = match identity.made_for {
+            Some(r) => Some(r),
+            None if !store.is_read_only() => Some(store.record_root(&root)?),
+            None => None,
+        };
+        let copied_from = made_for.filter(|m| *m != root);
+        if let (true, Some(made_for)) = (external, &copied_from) {
+            // A state directory outside the root does not travel with the tree: one
+            // made for another root is another workspace's history.
+            return Err(Error::StateDirOfOtherRoot {
+                state_dir: dir,
+                made_for: made_for.clone(),
+                root,
+            });
+        }
+        let root_for_id = root.clone();
         let mut j = Journal {
             ws: Ws {
                 new_file_mode: 0o666 & !crate::engine::umask(),
@@ -178,6 +279,11 @@ impl Journal {
             reingest: None,
             opened_recovery: None,
             unrecovered: Vec::new(),
+            id: JournalId::derive(&identity.nonce, &root_for_id),
+            nonce: identity.nonce,
+            copied_from,
+            max_preview_age: opts.max_preview_age,
+            policy: opts.policy,
         };
         if j.ws.store.is_read_only() {
             // Recovery writes; on read-only media it is reported, not attempted.
@@ -203,9 +309,63 @@ impl Journal {
         Ok(j)
     }
 
+    /// The policy of this journal's verbs for a plan without its own
+    /// ([`crate::OpenOptions::policy`]; default [`crate::Policy::default`]).
+    pub fn policy(&self) -> crate::Policy {
+        self.policy
+    }
+
     /// The canonical workspace root.
     pub fn root(&self) -> &Path {
         &self.ws.root
+    }
+
+    /// The directory that holds the journal and the commit lock: `<root>/.ultra-edit/`
+    /// or [`OpenOptions::state_dir`].
+    pub fn state_dir(&self) -> &Path {
+        self.ws.state_dir()
+    }
+
+    /// This journal's id at this root: the first part of its [`TxHandle`]s.
+    pub fn id(&self) -> JournalId {
+        self.id
+    }
+
+    /// The handle of transaction `tx` of this journal (whether or not it exists).
+    pub fn handle(&self, tx: u64) -> TxHandle {
+        TxHandle {
+            journal: self.id,
+            tx,
+        }
+    }
+
+    /// The root the journal was made for, when it is not [`Journal::root`]: the
+    /// `.ultra-edit/` directory was copied (or moved) with its tree to another place.
+    /// Such a journal is another history from then on: its id differs from the
+    /// original's, so the original's handles are refused here (docs/embedding.md,
+    /// "Handles"). `None` for a journal at the root it was made for.
+    pub fn copied_from(&self) -> Option<&Path> {
+        self.copied_from.as_deref()
+    }
+
+    /// The tx number `tx` names in this journal: a bare number as is, a handle if it
+    /// names this journal. Errors: [`Error::ForeignHandle`] (nothing read or written).
+    pub fn tx_number(&self, tx: impl Into<TxRef>) -> Result<u64> {
+        match tx.into() {
+            TxRef::Number(n) => Ok(n),
+            TxRef::Handle(h) if h.journal == self.id => Ok(h.tx),
+            TxRef::Handle(h) => {
+                let original = self
+                    .copied_from
+                    .as_deref()
+                    .filter(|made_for| JournalId::derive(&self.nonce, made_for) == h.journal);
+                Err(Error::ForeignHandle {
+                    handle: h,
+                    journal: self.id,
+                    original_root: original.map(Path::to_path_buf),
+                })
+            }
+        }
     }
 
     /// The root as it was given to [`Journal::open`], when that is another name for
@@ -239,6 +399,22 @@ impl Journal {
     /// is read-only (empty otherwise).
     pub fn unrecovered(&self) -> &[PendingBatch] {
         &self.unrecovered
+    }
+
+    /// The paths `receipt` touched, sorted, root-relative and absolute: what a
+    /// caller re-ingests after [`Journal::commit`] or [`Journal::rollback`] returns,
+    /// with its own state at hand (the alternative to a [`ReingestHook`], which cannot
+    /// borrow the caller's state). Files only; the directories a batch created or
+    /// removed are in the receipt.
+    pub fn touched(&self, receipt: &crate::Receipt) -> Vec<Touched> {
+        receipt
+            .files
+            .iter()
+            .map(|f| Touched {
+                path: f.path.to_string(),
+                absolute: self.ws.abs(&f.path),
+            })
+            .collect()
     }
 
     /// Set the reingest hook (see [`ReingestHook`]).
@@ -306,11 +482,12 @@ const GITIGNORE: &[u8] = b"*\n";
 /// Create (or repair) `.ultra-edit/`: the directory, private to its owner; a
 /// `.gitignore` that ignores everything in it; the lock file. Each file is synced;
 /// the directory entries are synced by the caller once the journal is there too.
-fn prepare_state_dir(dir: &Path, sync: &mut dyn Syncer) -> Result<()> {
+fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Result<()> {
     use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
     if !dir.is_dir() {
         fs::DirBuilder::new()
             .mode(0o700)
+            .recursive(external)
             .create(dir)
             .ctx("mkdir", dir)?;
     }
@@ -341,6 +518,27 @@ fn prepare_state_dir(dir: &Path, sync: &mut dyn Syncer) -> Result<()> {
         .ctx("create", &lock)?;
     sync.file(&f, &lock).ctx("fsync", &lock)?;
     Ok(())
+}
+
+/// The state directory of `root`: `<root>/.ultra-edit`, or `state_dir` made absolute
+/// (canonical when it exists). A `state_dir` inside the root is refused
+/// ([`Error::InvalidStateDir`]): the root's files are what plans write, and the
+/// journal must not be one of them (`.ultra-edit/` itself is refused by path safety).
+fn state_dir_for(root: &Path, state_dir: Option<&Path>) -> Result<PathBuf> {
+    let Some(dir) = state_dir else {
+        return Ok(root.join(STATE_DIR));
+    };
+    let abs = dir
+        .canonicalize()
+        .or_else(|_| std::path::absolute(dir))
+        .ctx("resolve state directory", dir)?;
+    if abs.starts_with(root) && abs != root.join(STATE_DIR) {
+        return Err(Error::InvalidStateDir {
+            state_dir: abs,
+            reason: "it is inside the workspace root, where plans write; put it outside the root (or use the root's own .ultra-edit/)",
+        });
+    }
+    Ok(abs)
 }
 
 fn roots(root: &Path) -> Result<(PathBuf, Option<PathBuf>)> {

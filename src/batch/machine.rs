@@ -6,8 +6,7 @@
 //!
 //! | step | from | to | what else the same write records |
 //! |---|---|---|---|
-//! | [`Batch::prepare`] | — | `Prepared` | the tx (a rollback's is created here), every blob checked present |
-//! | [`Batch::commit_point`] | `Prepared` | `Committing` | — |
+//! | [`Batch::intent`] | — | `Committing` (the commit point) | the tx (a rollback's is created here), every blob checked present |
 //! | [`Batch::begin_revert`] | `Prepared`, `Committing` | `Reverting` | — |
 //! | [`Batch::hold`] | any non-terminal | `NeedsAttention` | the foreign bytes as blobs, the tx's attention mark |
 //! | [`Batch::abort`] | `Prepared`, `Reverting`, `NeedsAttention` | `Aborted` | attention cleared; a rollback tx is aborted |
@@ -35,7 +34,7 @@ pub(crate) struct Batch {
 pub(crate) struct NewBatch {
     pub kind: BatchKind,
     /// Files that change, sorted by path. Their pre and post blobs must be in the
-    /// journal when the intent is written (the `tx_of` closure of [`Batch::prepare`]
+    /// journal when the intent is written (the `tx_of` closure of [`Batch::intent`]
     /// may store them in the same write).
     pub files: Vec<BatchFile>,
     /// Directories to create, parents first.
@@ -55,13 +54,20 @@ impl Batch {
         &self.rec
     }
 
-    /// The intent (protocol step 3): one durable write holding the batch, `Prepared`,
-    /// with every pre- and post-image. `tx_of` runs first in the same write and returns
+    /// The intent, which is also the commit point (protocol step 3): one durable write
+    /// holding the batch, `Committing`, with every pre- and post-image. From the moment
+    /// it is durable, recovery rolls the batch forward from the journal's blobs alone,
+    /// whatever the staging reached. `tx_of` runs first in the same write and returns
     /// the tx the batch applies: it checks that a commit's tx is still open, or creates
     /// a rollback's tx, so a rollback tx never exists without its batch.
-    pub fn prepare(
+    ///
+    /// `id` receives the tx and batch ids as soon as they are allocated, so a caller whose write
+    /// failed can ask the journal whether the batch is there after all
+    /// ([`Batch::find`]).
+    pub fn intent(
         l: &Locked<'_>,
         new: NewBatch,
+        id: &mut Option<(u64, u64)>,
         tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
     ) -> Result<Batch> {
         let rec = l.store.write(|w| {
@@ -70,20 +76,22 @@ impl Batch {
                 batch: w.next_batch_id()?,
                 tx,
                 kind: new.kind,
-                state: BatchState::Prepared,
+                state: BatchState::Committing,
                 nonce: super::new_nonce(),
                 files: new.files,
                 create_dirs: new.create_dirs,
                 remove_dirs: new.remove_dirs,
                 history: vec![StateChange {
-                    state: BatchState::Prepared,
+                    state: BatchState::Committing,
                     at_ms: w.now(),
                     note: None,
                 }],
                 foreign: Vec::new(),
             };
+            *id = Some((rec.tx, rec.batch));
             // Every image the batch may need to write, bytes and attributes, is in the
-            // journal before anything is done (the rollback material).
+            // journal before anything is done (the rollback material, and what recovery
+            // rolls forward from).
             for r in rec.blob_refs() {
                 if !w.has_blob(&r.hash)? {
                     return Err(JournalError::Missing {
@@ -98,10 +106,9 @@ impl Batch {
         Ok(Batch { rec })
     }
 
-    /// The commit point (protocol step 5): `Prepared → Committing`. From here on the
-    /// batch is completed, never reverted, by recovery.
-    pub fn commit_point(&mut self, l: &Locked<'_>) -> Result<()> {
-        self.step(l, BatchState::Committing, None, |_, _| Ok(()))
+    /// The batch `id` as the journal holds it now, if it is there.
+    pub fn find(l: &Locked<'_>, id: u64) -> Result<Option<Batch>> {
+        Ok(l.store.read()?.batch(id)?.map(|rec| Batch { rec }))
     }
 
     /// `→ Reverting`: files are about to be driven back to their pre-images.

@@ -2,22 +2,20 @@
 //!
 //! | step | effect | why it is there |
 //! |---|---|---|
-//! | 3 intent | journal txn (durable): batch `Prepared`, pre/post states, all blobs | rollback material is durable before anything destructive (docs/design.md, "Invariants") |
-//! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes the bytes durable before the name points at them |
-//! | 5 commit point | journal txn (durable): `Prepared → Committing` | recovery completes from here on instead of reverting |
-//! | 6 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |
-//! | 7 complete | journal txn (durable): `Committed` + receipt + tx state | exactly one receipt; a returned receipt survives power loss |
+//! | 3 intent = commit point | journal txn (durable): batch `Committing`, pre/post states, all blobs | rollback material is durable before anything destructive (docs/design.md, "Invariants"); from here recovery rolls forward from the blobs alone |
+//! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chown, xattrs, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes bytes and metadata durable before the name points at them |
+//! | 5 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |
+//! | 6 complete | journal txn (durable): `Committed` + receipt + tx state | exactly one receipt; a returned receipt survives power loss |
 //!
-//! An error in stage reverts (temps and new dirs removed, `Aborted`); an error in
-//! install marks `Reverting` (durable), drives every file back to its pre-image, then
-//! `Aborted`. The caller gets [`Error::CommitFailed`] and the workspace is byte-for-byte
-//! what it was.
+//! An error in stage or install marks `Reverting` (durable), drives every file back to
+//! its pre-image (temps and new dirs removed), then `Aborted`. The caller gets
+//! [`Error::CommitFailed`] and the workspace is byte-for-byte what it was.
 
 use std::collections::BTreeSet;
 
 use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::{Batch, NewBatch};
-use crate::batch::{gate, temp_path};
+use crate::batch::{gate, pool, temp_path};
 use crate::error::{Attention, Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
 use crate::fs::RelPath;
@@ -25,7 +23,7 @@ use crate::journal::records::*;
 use crate::journal::Writer;
 use crate::lock::Locked;
 
-/// Why step 4 or 6 stopped.
+/// Why step 4 or 5 stopped.
 enum StepError {
     /// An I/O error on a workspace file.
     Io(IoError),
@@ -71,40 +69,29 @@ impl From<IoError> for StepError {
 
 /// Run the protocol for `new` under the commit lock (`l`), the gate passed. `tx_of`
 /// runs inside the intent's journal write and names the batch's tx (see
-/// [`Batch::prepare`]).
+/// [`Batch::intent`]).
 pub(crate) fn apply(
     l: &Locked<'_>,
     mut new: NewBatch,
     tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
 ) -> Result<Receipt> {
     new.create_dirs = gate::dirs_to_create(l, &new.files)?;
-    let mut batch = Batch::prepare(l, new, tx_of)?;
+    let batch = intent(l, new, tx_of)?;
+    // The intent is the commit point: both names mark the moment it is durable and
+    // nothing is staged yet.
     crash_point!("batch::after_intent");
-    if let Err(cause) = stage(l, batch.record()) {
-        let left = undo_staging(l, batch.record());
-        batch.abort(l, note_with(cause.note(), &left), false)?;
-        return Err(cause.into_error(batch.record(), left));
-    }
-    if let Err(e) = batch.commit_point(l) {
-        // The commit point did not become durable: the batch is still Prepared, so
-        // undo the staging now (recovery would do the same if this fails too).
-        undo_staging(l, batch.record());
-        if let Err(again) = batch.abort(l, Some(e.to_string()), false) {
-            // Whether the commit point reached the disk is unknown: the next recovery
-            // decides (and completes the batch if it did). Say so.
-            let rec = batch.record();
-            return Err(Error::NeedsAttention {
-                tx: rec.tx,
-                batch: rec.batch,
-                attention: Attention::CommitPointUnknown {
-                    cause: e.to_string(),
-                    again: again.to_string(),
-                },
-            });
-        }
-        return Err(e);
-    }
     crash_point!("batch::after_commit_point");
+    if let Err(cause) = stage(l, batch.record()) {
+        // Past the commit point, before any file was touched: the revert path (recovery
+        // would roll forward if the revert is not recorded, and says so).
+        return Err(revert_after_error(l, batch, cause, 0));
+    }
+    crash_point!("batch::after_stage");
+    finish(l, batch)
+}
+
+/// Steps 5 and 6 of a staged batch: install, then the completion and its receipt.
+fn finish(l: &Locked<'_>, mut batch: Batch) -> Result<Receipt> {
     let removed = match install(l, batch.record()) {
         Ok(removed) => removed,
         Err((cause, installed)) => return Err(revert_after_error(l, batch, cause, installed)),
@@ -113,7 +100,7 @@ pub(crate) fn apply(
     let receipt = match batch.complete(l, removed, false) {
         Ok(r) => r,
         // The completion record could not be written: revert, as for an error in step
-        // 6, so the caller's error and the disk agree.
+        // 5, so the caller's error and the disk agree.
         Err(e) => {
             let n = batch.record().files.len();
             return Err(revert_after_error(l, batch, StepError::Journal(e), n));
@@ -123,16 +110,38 @@ pub(crate) fn apply(
     Ok(receipt)
 }
 
-/// Remove the temps and the new directories of a batch that never reached its commit
-/// point (best effort: recovery does the same if this fails); returns the temps out of
-/// reach ([`drive::remove_temps`]).
-fn undo_staging(l: &Locked<'_>, rec: &BatchRecord) -> Vec<RelPath> {
-    let left = drive::remove_temps(l, rec)
-        .map(|(_, left)| left)
-        .unwrap_or_default();
-    let dirs: Vec<RelPath> = rec.create_dirs.iter().rev().cloned().collect();
-    let _ = drive::remove_empty_dirs(l, &dirs);
-    left
+/// Step 3, the intent and commit point. When its journal write fails after the batch
+/// was built, the journal is asked whether the batch is there: redb reports a failed
+/// commit before its new root is durable, and after an I/O error it refuses every later
+/// read of the handle (`PreviousIo`). So: the batch is absent → nothing will land, the
+/// write's error is the answer; present → the commit point is durable, go on; the
+/// journal cannot say → [`Attention::CommitPointUnknown`] (the next recovery, which
+/// rolls a durable intent forward, decides).
+fn intent(
+    l: &Locked<'_>,
+    new: NewBatch,
+    tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
+) -> Result<Batch> {
+    let mut id = None;
+    let e = match Batch::intent(l, new, &mut id, tx_of) {
+        Ok(b) => return Ok(b),
+        Err(e) => e,
+    };
+    let Some((tx, batch)) = id else {
+        return Err(e);
+    };
+    match Batch::find(l, batch) {
+        Ok(None) => Err(e),
+        Ok(Some(b)) => Ok(b),
+        Err(again) => Err(Error::NeedsAttention {
+            tx,
+            batch,
+            attention: Attention::CommitPointUnknown {
+                cause: e.to_string(),
+                again: again.to_string(),
+            },
+        }),
+    }
 }
 
 /// The abort note: the cause, and the temps out of reach if any.
@@ -145,32 +154,51 @@ fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
     })
 }
 
-/// Step 4: new directories, then one fsynced temp per file written.
+/// Files larger than this (bytes) are staged one at a time, before the others: the
+/// pool holds each file's bytes in memory while it stages it, so a batch of several
+/// large files keeps the memory of a commit near its largest file (README,
+/// "Performance and limits"), while small files, where the fsync is the cost, go
+/// concurrently.
+const STAGE_CONCURRENTLY_MAX: u64 = 8 << 20;
+
+/// Step 4: new directories, then one fsynced temp per file written, staged
+/// concurrently on the bounded pool ([`pool::for_each`]; files over
+/// [`STAGE_CONCURRENTLY_MAX`] one at a time): each temp gets its bytes, owner, xattrs
+/// and mode and then its `fsync` ([`crate::fs::FileSystem::write_synced`]), so its
+/// bytes and metadata are durable before step 5 renames it. The commit point is
+/// durable before this step starts: a temp never exists without the record that names
+/// it, so recovery always finds it.
 fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         ws.fs.create_dir(d).ctx("mkdir", ws.abs(d))?;
     }
-    let reader = ws.store.read().map_err(StepError::Journal)?;
-    for (i, f) in rec.files.iter().enumerate() {
+    type Staged<'a> = Vec<(usize, &'a BatchFile)>;
+    let (large, small): (Staged, Staged) = rec
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.post.exists())
+        .partition(|(_, f)| f.post.size() > STAGE_CONCURRENTLY_MAX);
+    let stage_one = |&(i, f): &(usize, &BatchFile)| -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
-            continue;
+            return Ok(());
         };
+        let reader = ws.store.read().map_err(StepError::Journal)?;
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
+        drop(reader);
         let tmp = temp_path(&f.path, rec, i);
         ws.fs
-            .write_synced(
-                &tmp,
-                &bytes,
-                &meta,
-                &reader.xattrs(&f.post).map_err(StepError::Journal)?,
-            )
+            .write_synced(&tmp, &bytes, &meta, &xattrs)
             .ctx("write temp", ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
-    }
-    Ok(())
+        Ok(())
+    };
+    large.iter().try_for_each(stage_one)?;
+    pool::for_each(&small, |_, item| stage_one(item))
 }
 
-/// Step 6: renames and unlinks in path order, emptied dirs removed, each touched
+/// Step 5: renames and unlinks in path order, emptied dirs removed, each touched
 /// directory fsynced once. Returns the directories removed, or the error with the
 /// number of files installed before it.
 ///
@@ -205,17 +233,16 @@ fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepErro
         dirs.remove(d);
         dirs.insert(d.parent());
     }
-    for d in &dirs {
-        ws.fs
-            .sync_dir(d)
-            .ctx("fsync dir", ws.abs(d))
-            .map_err(|e| (StepError::Io(e), n))?;
-    }
+    // The touched directories are independent: fsynced at once.
+    let dirs: Vec<RelPath> = dirs.into_iter().collect();
+    pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx("fsync dir", ws.abs(d)))
+        .map_err(|e| (StepError::Io(e), n))?;
     Ok(removed)
 }
 
-/// Error in step 6: `Reverting` (durable), the `installed` files back to their
-/// pre-images (the others were never touched), `Aborted`.
+/// Error in step 4 or 5 (or the completion write): `Reverting` (durable), the
+/// `installed` files back to their pre-images (the others were never touched), temps and
+/// new directories removed, `Aborted`.
 fn revert_after_error(
     l: &Locked<'_>,
     mut batch: Batch,

@@ -11,11 +11,17 @@ pub fn hint(e: &Error) -> Option<String> {
     Some(match step {
         NextStep::Init => match e {
             Error::NotInitialized {
+                state_dir: Some(_), ..
+            } => "run `ultra-edit init` to create it".into(),
+            Error::NotInitialized {
                 searched_up: false, ..
             } => "run `ultra-edit init` there, or give --root the directory that holds .ultra-edit/".into(),
             _ => "run `ultra-edit init` in the workspace's root directory, or pass --root DIR".into(),
         },
-        NextStep::Log => "`ultra-edit log` lists the transactions".into(),
+        NextStep::Log => match e {
+            Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
+            _ => "`ultra-edit log` lists the transactions".into(),
+        },
         NextStep::Show { tx } => format!("`ultra-edit show {tx}` shows it"),
         NextStep::Rebase { tx } => format!(
             "run `ultra-edit rebase {tx}` (a three-way merge onto the disk), or preview again"

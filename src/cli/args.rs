@@ -4,25 +4,48 @@ use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
 
+use super::color::ColorWhen;
+
 /// Transactional file edits: preview, revise, commit, roll back — journaled and crash-safe.
 #[derive(Parser, Debug)]
-#[command(name = "ultra-edit", version, about)]
+#[command(
+    name = "ultra-edit",
+    version,
+    about,
+    disable_help_subcommand = true,
+    after_help = "`ultra-edit help plan` describes the edit plan format (ops, fields, examples)."
+)]
 pub struct Cli {
     /// Workspace root. Default: the nearest directory, from the current one upwards,
     /// that holds .ultra-edit/ (the current directory for `init`).
     #[arg(long, global = true)]
     pub root: Option<PathBuf>,
+    /// Keep the journal and the commit lock in DIR instead of ROOT/.ultra-edit/ (where
+    /// an embedder keeps them, OpenOptions::state_dir; docs/embedding.md). Needs
+    /// --root; DIR serves that root only.
+    #[arg(long, global = true, value_name = "DIR", requires = "root")]
+    pub state_dir: Option<PathBuf>,
     /// Print one JSON object (JSON lines for `journal dump`) instead of text.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Colour the text output: auto (on a terminal, unless NO_COLOR; CLICOLOR_FORCE
+    /// forces it), always, or never. --json output is never coloured.
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Do not page the output (by default, long text output on a terminal goes
+    /// through $ULTRA_EDIT_PAGER, else $PAGER, else `less -FRX`).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Command,
 }
 
-/// A transaction id as printed in the `tx` field (`7`; `tx-7` is accepted too).
-pub fn parse_tx(s: &str) -> Result<u64, String> {
-    s.strip_prefix("tx-").unwrap_or(s).parse().map_err(|_| {
-        format!("{s:?} is not a transaction id (a number, as printed in the `tx` field)")
+/// A transaction: its number in the journal at hand, as printed in the `tx` field (`7`;
+/// `tx-7` is accepted too), or its handle, as printed in the `handle` field
+/// (`3f9a2c1b7d4e8a60-7`), which another journal refuses.
+pub fn parse_tx(s: &str) -> Result<ultra_edit::TxRef, String> {
+    s.parse().map_err(|_| {
+        format!("{s:?} is not a transaction id (a number, as printed in the `tx` field, or a handle like 3f9a2c1b7d4e8a60-7, as printed in the `handle` field)")
     })
 }
 
@@ -55,21 +78,25 @@ pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
     Init,
     /// Start a new transaction from an edit plan: revision 0. Exits 4 if the preview's
-    /// validation has errors (the tx is still recorded).
+    /// validation has errors (the tx is still recorded). `ultra-edit help plan`
+    /// describes the plan format.
     Preview {
         /// Edit plan JSON file, or - for standard input (default: standard input).
         #[arg(long, default_value = "-")]
         plan: String,
         /// A validation error this revision may have without blocking `commit` (recorded
-        /// as a warning), as the plan's "allow" list says; only `syntax_error`.
+        /// as a warning); only `syntax_error`, which sets the plan's policy
+        /// `"syntax_errors": "allow"`.
         #[arg(long = "allow", value_name = "CODE")]
         allow: Vec<String>,
     },
-    /// Add a revision to TX: a plan applied to the latest revision's candidates.
+    /// Add a revision to TX: a plan applied to the latest revision's candidates
+    /// (`ultra-edit help plan`). Prints what it changed since the previous revision;
+    /// `show TX` prints the whole change.
     Revise {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// The revision the plan was written against (default: the latest). An older
         /// one is refused (exit 3) unless --rebase.
         #[arg(long)]
@@ -81,24 +108,33 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
         /// A validation error this revision may have without blocking `commit` (recorded
-        /// as a warning), as the plan's "allow" list says; only `syntax_error`.
+        /// as a warning); only `syntax_error`, which sets the plan's policy
+        /// `"syntax_errors": "allow"`.
         #[arg(long = "allow", value_name = "CODE")]
         allow: Vec<String>,
     },
-    /// Show a revision: snapshots, candidate diff, validation.
+    /// Show a revision: snapshots, candidate diff (the whole change against the
+    /// snapshot), conflicts, validation. With --from/--to: the interdiff, what revision
+    /// N changed relative to revision M.
     Show {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Revision (default: the latest).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["from", "to"])]
         revision: Option<u32>,
+        /// Interdiff from revision M (default with --to N: N - 1).
+        #[arg(long, value_name = "M")]
+        from: Option<u32>,
+        /// Interdiff to revision N (default with --from: the latest).
+        #[arg(long, value_name = "N")]
+        to: Option<u32>,
     },
     /// Apply a revision to the disk, all files or none; prints the receipt.
     Commit {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Revision (default: the latest).
         #[arg(long)]
         revision: Option<u32>,
@@ -115,19 +151,35 @@ pub enum Command {
     Rebase {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
+    },
+    /// Edit TX's candidates in an editor ($VISUAL, else $EDITOR, else vi) and record
+    /// the saved files as a new revision: PATH alone, else the files a rebase left
+    /// conflict markers in, else every file the revision changes. Nothing is recorded
+    /// if the editor fails or leaves the files unchanged, or while conflict markers
+    /// remain (exit 4) unless --force.
+    Resolve {
+        /// Transaction id.
+        #[arg(value_parser = parse_tx)]
+        tx: ultra_edit::TxRef,
+        /// One file of the latest revision (root-relative).
+        path: Option<String>,
+        /// Record the files even if conflict markers remain (the revision then fails
+        /// validation until a later one removes them).
+        #[arg(long)]
+        force: bool,
     },
     /// Abort an open transaction.
     Abort {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
     },
     /// Restore the exact pre-commit state of TX's files, as a new transaction.
     Rollback {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
-        tx: u64,
+        tx: ultra_edit::TxRef,
         /// Overwrite files changed since the commit (their bytes are kept in the journal).
         #[arg(long)]
         force: bool,
@@ -157,6 +209,12 @@ pub enum Command {
         #[command(subcommand)]
         command: JournalCommand,
     },
+    /// Help: `help plan` for the edit plan format (ops, fields, examples, the rules of
+    /// bases and occurrences), `help COMMAND…` for a command.
+    Help {
+        /// `plan`, or a command (`preview`, `journal dump`, …).
+        topic: Vec<String>,
+    },
     /// MCP server on stdio (m1nd-compatible edit tools).
     Serve {
         /// Refuse to commit, revise or rebase a preview older than SECS (default: no
@@ -172,7 +230,7 @@ pub enum JournalCommand {
     Dump {
         /// Only records about this transaction.
         #[arg(long, value_parser = parse_tx)]
-        tx: Option<u64>,
+        tx: Option<ultra_edit::TxRef>,
         /// Start at an event sequence number (e.g. 120) or a time (RFC 3339, e.g.
         /// 2026-11-30T08:00:00Z).
         #[arg(long, value_parser = parse_since)]
@@ -184,6 +242,10 @@ pub enum JournalCommand {
         /// Print blob contents (text inline, binary as base64).
         #[arg(long)]
         with_blobs: bool,
+        /// Print each revision's diffs in the text output (by default a revision shows
+        /// its files and line counts; --json always carries the diffs).
+        #[arg(long)]
+        with_diffs: bool,
     },
     /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
     Verify,

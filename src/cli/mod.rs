@@ -3,27 +3,39 @@
 
 mod advice;
 mod args;
+mod color;
 mod commands;
+mod diffview;
+mod help;
+mod pager;
 mod render;
-
-use clap::Parser;
 
 /// Parse the arguments, run the command, print, and return the exit code.
 pub fn run() -> i32 {
-    let cli = match args::Cli::try_parse() {
+    let parsed = help::command()
+        .try_get_matches()
+        .and_then(|m| <args::Cli as clap::FromArgMatches>::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => return usage(e),
     };
+    if let args::Command::Help { topic } = &cli.command {
+        return help::print(topic);
+    }
     let json = cli.json;
     match commands::dispatch(cli) {
         Ok(code) => code,
         Err(failed) => {
-            let commands::Failed { error, root } = *failed;
+            let commands::Failed {
+                error,
+                root,
+                invocation,
+            } = *failed;
             let misplaced = root
                 .as_deref()
                 .map(|root| advice::misplaced(&error, root))
                 .unwrap_or_default();
-            render::error(&error, json, &misplaced);
+            render::error(&error, json, &misplaced, &invocation);
             error.exit_code()
         }
     }

@@ -1,5 +1,6 @@
-//! Output: human text (colored diff on a terminal unless `NO_COLOR`), or one JSON object
-//! per command (JSON lines for `journal dump`) with `--json`.
+//! Output: human text (diffs coloured as `git diff` colours them, per `--color`,
+//! [`super::color`]), or one JSON object per command (JSON lines for `journal dump`)
+//! with `--json`.
 
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -7,16 +8,21 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use base64::Engine;
 use serde::Serialize;
+
+use super::color::{ColorWhen, Palette, Role};
+use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport, Journal,
-    JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result, RevisionRecord, Severity,
-    TxRecord, TxState, VerifyReport,
+    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport,
+    Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
+    RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {
     json: bool,
-    color: bool,
+    palette: Palette,
+    /// Standard output was a terminal when the command started (before a pager took it).
+    terminal: bool,
 }
 
 /// Write to stdout, ignoring a closed pipe (`ultra-edit log | head`).
@@ -43,6 +49,32 @@ fn time(ms: u64) -> String {
     humantime::format_rfc3339_millis(UNIX_EPOCH + Duration::from_millis(ms)).to_string()
 }
 
+/// Milliseconds since the Unix epoch, now.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// How long before `now_ms` the time `ms` was, as git's relative dates say it: "12
+/// seconds ago", "3 minutes ago", "5 hours ago", "2 days ago", "3 weeks ago"; from 60
+/// days the date (YYYY-MM-DD); "in the future" for a clock set back.
+pub fn relative_time(now_ms: u64, ms: u64) -> String {
+    let Some(secs) = now_ms.checked_sub(ms).map(|d| d / 1000) else {
+        return "in the future".into();
+    };
+    let (n, unit) = match secs {
+        0..=89 => (secs, "second"),
+        90..=5399 => ((secs + 30) / 60, "minute"),
+        5400..=129_599 => ((secs + 1800) / 3600, "hour"),
+        129_600..=1_209_599 => ((secs + 43_200) / 86_400, "day"),
+        1_209_600..=5_183_999 => ((secs + 302_400) / 604_800, "week"),
+        _ => return time(ms).get(..10).unwrap_or_default().to_string(),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
 fn state(s: &FileState) -> String {
     match s {
         FileState::File { hash, size, meta } => {
@@ -63,38 +95,31 @@ fn change(before: &FileState, after: &FileState) -> char {
 }
 
 impl Out {
-    pub fn new(json: bool) -> Out {
-        let color =
-            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Out { json, color }
-    }
-
-    fn paint(&self, line: &str) -> String {
-        if !self.color {
-            return line.to_string();
+    /// Output for `--json` or text, coloured per `color` (never under `--json`).
+    pub fn new(json: bool, color: ColorWhen) -> Out {
+        Out {
+            json,
+            palette: Palette::new(super::color::enabled(color, json)),
+            terminal: std::io::stdout().is_terminal(),
         }
-        let code = if line.starts_with("+++") || line.starts_with("---") {
-            "1"
-        } else if line.starts_with('+') {
-            "32"
-        } else if line.starts_with('-') {
-            "31"
-        } else if line.starts_with("@@") {
-            "36"
-        } else {
-            return line.to_string();
-        };
-        format!("\x1b[{code}m{line}\x1b[0m")
     }
 
-    pub fn init(&self, root: &Path) -> Result<()> {
+    /// True if standard output was a terminal when the command started (a pager may
+    /// have taken it since).
+    pub fn on_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// True under `--json`.
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    pub fn init(&self, root: &Path, state_dir: &Path) -> Result<()> {
         if self.json {
-            emit_json(&json!({"root": root, "journal": root.join(".ultra-edit/journal.redb")}));
+            emit_json(&json!({"root": root, "journal": state_dir.join("journal.redb")}));
         } else {
-            emit(&format!(
-                "initialized {}\n",
-                root.join(".ultra-edit").display()
-            ));
+            emit(&format!("initialized {}\n", state_dir.display()));
         }
         Ok(())
     }
@@ -128,71 +153,100 @@ impl Out {
             emit_json(p);
             return Ok(());
         }
-        let mut s = format!(
-            "tx {} revision {} ({}{}) — {}\n",
-            p.tx,
-            p.revision,
-            p.state,
-            p.base
-                .map(|b| format!(", on revision {b}"))
-                .unwrap_or_default(),
-            if p.state != TxState::Open {
-                "not open"
-            } else if p.needs_attention.is_some() {
-                "its batch needs attention"
-            } else if p.ready_to_commit {
-                "ready to commit"
-            } else {
-                "NOT ready to commit"
-            }
-        );
-        if let Some(b) = p.needs_attention {
-            s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
-        }
+        let mut s = preview_head(p);
         for f in &p.files {
+            s += &self.file_diff(&f.diff);
+        }
+        s += &self.preview_tail(p);
+        emit(&s);
+        Ok(())
+    }
+
+    /// A revision made by `revise`: the whole change's file list, then what it changed
+    /// relative to the previous revision (`interdiff`), the conflicts and validation.
+    /// `--json`: the revision's object with an `interdiff` field.
+    pub fn revised(&self, p: &Preview, interdiff: &Interdiff) -> Result<()> {
+        if self.json {
+            let mut v = serde_json::to_value(p).unwrap_or_default();
+            if let Some(obj) = v.as_object_mut() {
+                obj.insert(
+                    "interdiff".into(),
+                    serde_json::to_value(interdiff).unwrap_or_default(),
+                );
+            }
+            emit_json(&v);
+            return Ok(());
+        }
+        let mut s = preview_head(p);
+        s += &format!(
+            "changes since revision {} (the whole change: `ultra-edit show {}`):\n",
+            interdiff.from, p.tx
+        );
+        s += &self.interdiff_body(interdiff);
+        s += &self.preview_tail(p);
+        emit(&s);
+        Ok(())
+    }
+
+    /// `show TX --from M --to N`.
+    pub fn interdiff(&self, d: &Interdiff) -> Result<()> {
+        if self.json {
+            emit_json(d);
+            return Ok(());
+        }
+        let mut s = format!(
+            "tx {}: revision {} -> revision {}, +{} -{}\n",
+            d.tx, d.from, d.to, d.lines_added, d.lines_removed
+        );
+        for f in &d.files {
             s += &format!(
                 "  {} {}  +{} -{}\n",
-                change(&f.snapshot, &f.candidate),
+                change(&f.from, &f.to),
                 f.path,
                 f.diff.lines_added,
                 f.diff.lines_removed
             );
         }
-        for f in &p.files {
-            for line in f.diff.unified.lines() {
-                s += &self.paint(line);
-                s.push('\n');
-            }
-            if f.diff.lossy {
-                s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
-            }
+        s += &self.interdiff_body(d);
+        emit(&s);
+        Ok(())
+    }
+
+    fn interdiff_body(&self, d: &Interdiff) -> String {
+        if d.files.is_empty() {
+            return format!(
+                "  (no difference: revision {} has the same candidates as revision {})\n",
+                d.to, d.from
+            );
         }
-        for c in &p.conflicts {
-            s += &format!("conflict in {}: {}\n", c.path, c.reason);
-            for r in &c.regions {
-                s += &format!(
-                    "  lines {}-{} of the new candidate hold the conflict: {} line(s) from line {} above =======, {} line(s) from line {} below it, replacing {} line(s) from line {} of the common base\n",
-                    r.merged_start,
-                    r.merged_start + r.merged_lines.saturating_sub(1),
-                    r.ours_lines,
-                    r.ours_start,
-                    r.theirs_lines,
-                    r.theirs_start,
-                    r.base_lines,
-                    r.base_start
-                );
-            }
+        d.files.iter().map(|f| self.file_diff(&f.diff)).collect()
+    }
+
+    fn file_diff(&self, d: &ultra_edit::edit::CandidateDiff) -> String {
+        let mut s = diffview::render(&d.unified, "", &self.palette);
+        if d.lossy {
+            s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
         }
+        s
+    }
+
+    /// The conflict list and the validation report of a revision.
+    fn preview_tail(&self, p: &Preview) -> String {
+        let mut s = conflict_list(p, &self.palette);
         for i in &p.validation {
             let at = if i.path.is_empty() {
                 String::new()
             } else {
                 format!(" {}", i.path)
             };
-            s += &format!("{}: {}{at}: {}\n", severity(i.severity), i.code, i.message);
+            let word = severity(i.severity);
+            let word = match i.severity {
+                Severity::Error => self.palette.paint(Role::Error, word),
+                Severity::Warning => self.palette.paint(Role::Warning, word),
+            };
+            s += &format!("{word}: {}{at}: {}\n", i.code, i.message);
         }
-        emit(&s);
-        Ok(())
+        s
     }
 
     pub fn receipt(&self, r: &Receipt) -> Result<()> {
@@ -251,29 +305,43 @@ impl Out {
         if entries.is_empty() {
             s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
         }
+        let now = now_ms();
         for e in entries {
             let mut extra = Vec::new();
-            if let Some(c) = e.committed {
-                extra.push(format!("rev {} committed", c.revision));
+            // A rollback's description says what it rolled back; its single revision
+            // needs no "revision 0 committed".
+            if let (None, Some(c)) = (e.rollback_of, e.committed) {
+                if e.revisions > 1 {
+                    extra.push(format!("revision {} committed", c.revision));
+                }
             }
             if let Some(by) = e.rolled_back_by {
                 extra.push(format!("rolled back by tx {by}"));
             }
             if e.pruned {
-                extra.push("pruned by gc: line counts not kept".into());
+                extra.push("pruned by gc".into());
             }
             if let Some(b) = e.batch_state {
                 extra.push(format!("batch {b}"));
             }
+            // A pruned tx kept no line counts: say so rather than print +0 -0.
+            let counts = if e.pruned {
+                String::new()
+            } else {
+                format!(" +{} -{}", e.lines_added, e.lines_removed)
+            };
+            let when = if self.terminal {
+                format!("{:<16}", relative_time(now, e.created_ms))
+            } else {
+                time(e.created_ms)
+            };
             s += &format!(
-                "tx {:<5} {}  {:<11} {:<10} {} file(s) +{} -{}  {}{}\n",
-                e.tx,
-                time(e.created_ms),
+                "{} {}  {:<11} {:<10} {} file(s){counts}  {}{}\n",
+                self.palette.paint(Role::Id, &format!("tx {:<5}", e.tx)),
+                when,
                 e.state.to_string(),
                 e.agent.as_deref().unwrap_or("-"),
                 e.files.len(),
-                e.lines_added,
-                e.lines_removed,
                 e.description.as_deref().unwrap_or(""),
                 if extra.is_empty() {
                     String::new()
@@ -434,7 +502,13 @@ impl Out {
         Ok(())
     }
 
-    pub fn dump_entry(&self, e: &DumpEntry, blobs: Option<&Journal>) -> Result<()> {
+    /// One record of `journal dump`; a revision's diffs only `with_diffs` (text).
+    pub fn dump_entry(
+        &self,
+        e: &DumpEntry,
+        blobs: Option<&Journal>,
+        with_diffs: bool,
+    ) -> Result<()> {
         let blob_text = blob_text(e, blobs)?;
         if self.json {
             let mut v = serde_json::to_value(e).unwrap_or_default();
@@ -446,7 +520,7 @@ impl Out {
         }
         let mut s = dump_header(e);
         match &e.detail {
-            Some(DumpDetail::Revision(r)) => s += &self.dump_revision(r),
+            Some(DumpDetail::Revision(r)) => s += &self.dump_revision(r, with_diffs),
             Some(DumpDetail::Batch(b)) => s += &dump_batch(b),
             Some(DumpDetail::Receipt(r)) => s += &dump_receipt(r),
             Some(DumpDetail::Tx(t)) => s += &dump_tx(t),
@@ -459,8 +533,9 @@ impl Out {
         Ok(())
     }
 
-    /// A revision's files (with their diffs, indented) and validation issues.
-    fn dump_revision(&self, r: &RevisionRecord) -> String {
+    /// A revision's files (with their diffs, indented, when `with_diffs`) and
+    /// validation issues.
+    fn dump_revision(&self, r: &RevisionRecord, with_diffs: bool) -> String {
         let mut s = String::new();
         for f in &r.files {
             s += &format!(
@@ -472,8 +547,8 @@ impl Out {
                 f.diff.lines_added,
                 f.diff.lines_removed
             );
-            for line in f.diff.unified.lines() {
-                s += &format!("      {}\n", self.paint(line));
+            if with_diffs {
+                s += &diffview::render(&f.diff.unified, "      ", &self.palette);
             }
         }
         for i in &r.validation {
@@ -563,6 +638,70 @@ fn dump_blob(enc: &str, text: &str) -> String {
     s
 }
 
+/// The conflict list: a heading naming the next step, then one line per conflict,
+/// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
+/// candidate's side, the base, the other side), or `path  reason` for a whole file.
+/// A revision's first lines: tx, revision, state, and one line per file with the whole
+/// change's counts.
+fn preview_head(p: &Preview) -> String {
+    let mut s = format!(
+        "tx {} revision {} ({}{}) — {}\n",
+        p.tx,
+        p.revision,
+        p.state,
+        p.base
+            .map(|b| format!(", on revision {b}"))
+            .unwrap_or_default(),
+        if p.state != TxState::Open {
+            "not open"
+        } else if p.needs_attention.is_some() {
+            "its batch needs attention"
+        } else if p.ready_to_commit {
+            "ready to commit"
+        } else {
+            "NOT ready to commit"
+        }
+    );
+    if let Some(b) = p.needs_attention {
+        s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
+    }
+    for f in &p.files {
+        s += &format!(
+            "  {} {}  +{} -{}\n",
+            change(&f.snapshot, &f.candidate),
+            f.path,
+            f.diff.lines_added,
+            f.diff.lines_removed
+        );
+    }
+    s
+}
+
+fn conflict_list(p: &Preview, palette: &Palette) -> String {
+    if p.conflict_list.is_empty() {
+        return String::new();
+    }
+    let heading = format!(
+        "{} conflict(s): edit the candidate with `ultra-edit resolve {}` (or revise it with a plan), then commit",
+        p.conflict_list.len(),
+        p.tx
+    );
+    let mut s = palette.paint(Role::Warning, &heading) + "\n";
+    for c in &p.conflict_list {
+        match (c.start_line, c.end_line, &c.sides) {
+            (Some(start), Some(end), Some(sides)) => {
+                let sides: Vec<String> = sides
+                    .iter()
+                    .map(|side| format!("{} {} line(s)", side.label, side.lines))
+                    .collect();
+                s += &format!("  {}:{start}-{end}  {}\n", c.path, sides.join(" | "));
+            }
+            _ => s += &format!("  {}  {}\n", c.path, c.reason),
+        }
+    }
+    s
+}
+
 fn severity(s: Severity) -> &'static str {
     match s {
         Severity::Warning => "warning",
@@ -577,8 +716,27 @@ fn severity(s: Severity) -> &'static str {
 ///
 /// `misplaced` are plan paths missing at the root that exist relative to the current
 /// directory: their hint comes first, and `--json` lists them as `misplaced`.
-pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced]) {
-    let hint = super::advice::misplaced_hint(misplaced).or_else(|| super::advice::hint(e));
+/// `invocation` is how a hint's command starts (`ultra-edit`, plus `--root` and
+/// `--state-dir` when the journal lives outside the root).
+pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invocation: &str) {
+    // Every plan error points at the plan format, unless the fix is a path to write.
+    let hint = super::advice::misplaced_hint(misplaced)
+        .or_else(|| match (e, super::advice::hint(e)) {
+            (Error::Edit(_), Some(h)) => {
+                Some(format!("{h}; `ultra-edit help plan` describes plans"))
+            }
+            (Error::Edit(_), None) => {
+                Some("`ultra-edit help plan` describes the plan format, op by op".to_string())
+            }
+            (_, hint) => hint,
+        })
+        .map(|h| {
+            if invocation == "ultra-edit" {
+                h
+            } else {
+                h.replace("`ultra-edit ", &format!("`{invocation} "))
+            }
+        });
     if json {
         let mut err =
             json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
@@ -631,4 +789,25 @@ fn tx_list(txs: &[u64]) -> String {
     }
     let ids: Vec<String> = txs.iter().map(u64::to_string).collect();
     format!(" (tx {})", ids.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_times_read_like_gits() {
+        let now = 1_800_000_000_000;
+        let ago = |secs: u64| relative_time(now, now - secs * 1000);
+        assert_eq!(ago(0), "0 seconds ago");
+        assert_eq!(ago(1), "1 second ago");
+        assert_eq!(ago(89), "89 seconds ago");
+        assert_eq!(ago(90), "2 minutes ago");
+        assert_eq!(ago(3 * 60), "3 minutes ago");
+        assert_eq!(ago(5 * 3600), "5 hours ago");
+        assert_eq!(ago(36 * 3600), "2 days ago");
+        assert_eq!(ago(21 * 86_400), "3 weeks ago");
+        assert_eq!(ago(90 * 86_400), "2026-10-17");
+        assert_eq!(relative_time(now, now + 5000), "in the future");
+    }
 }

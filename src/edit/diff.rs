@@ -63,7 +63,11 @@ pub struct CandidateDiff {
     /// Number of lines deleted.
     pub lines_removed: usize,
     /// True if either side is binary (NUL in the first 8000 bytes): `unified` is
-    /// then `Binary files a/PATH and b/PATH differ\n` and the counts are 0.
+    /// then git's `Binary files a/PATH and b/PATH differ` line followed by each
+    /// side's size and blake3 hash (first 12 hex digits, as the journal shortens
+    /// blob hashes), e.g. `Binary files a/x and b/x differ: 6 bytes (blake3
+    /// 1f0e…) -> 7 bytes (blake3 9a8b…)\n` (`absent` for a missing side), and the
+    /// counts are 0.
     pub binary: bool,
     /// True if a side was not valid UTF-8 and the display was made lossy
     /// (`String::from_utf8_lossy`); the candidate bytes themselves are untouched.
@@ -107,7 +111,11 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     let new_name = after.map_or_else(|| "/dev/null".to_string(), |_| format!("b/{path}"));
     if before.is_some_and(is_binary) || after.is_some_and(is_binary) {
         diff.binary = true;
-        diff.unified = format!("Binary files {old_name} and {new_name} differ\n");
+        diff.unified = format!(
+            "Binary files {old_name} and {new_name} differ: {} -> {}\n",
+            size_and_hash(before),
+            size_and_hash(after)
+        );
         return diff;
     }
     let (old, new) = (before.unwrap_or_default(), after.unwrap_or_default());
@@ -131,6 +139,21 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
         }
     }
     diff
+}
+
+/// `N bytes (blake3 XXXXXXXXXXXX)` for a side of a binary diff, `absent` for none.
+fn size_and_hash(side: Option<&[u8]>) -> String {
+    match side {
+        Some(bytes) => {
+            let hex = blake3::hash(bytes).to_hex();
+            format!(
+                "{} bytes (blake3 {})",
+                bytes.len(),
+                hex.get(..12).unwrap_or_default()
+            )
+        }
+        None => "absent".into(),
+    }
 }
 
 /// Diff ops over the lines of two whole files.
@@ -818,13 +841,26 @@ mod tests {
     #[test]
     fn binary_sides() {
         let d = candidate_diff("img.png", Some(b"\x89PNG\0\x01"), Some(b"\x89PNG\0\x02"));
-        assert_eq!(d.unified, "Binary files a/img.png and b/img.png differ\n");
+        let short = |b: &[u8]| blake3::hash(b).to_hex()[..12].to_string();
+        assert_eq!(
+            d.unified,
+            format!(
+                "Binary files a/img.png and b/img.png differ: 6 bytes (blake3 {}) -> 6 bytes (blake3 {})\n",
+                short(b"\x89PNG\0\x01"),
+                short(b"\x89PNG\0\x02")
+            )
+        );
+        // A known value, so the hash is not only consistent with itself.
+        assert_eq!(short(b""), "af1349b9f5f9");
         assert!(d.binary);
         assert_eq!((d.lines_added, d.lines_removed), (0, 0));
         let created = candidate_diff("x.bin", None, Some(b"\0"));
         assert_eq!(
             created.unified,
-            "Binary files /dev/null and b/x.bin differ\n"
+            format!(
+                "Binary files /dev/null and b/x.bin differ: absent -> 1 bytes (blake3 {})\n",
+                short(b"\0")
+            )
         );
     }
 

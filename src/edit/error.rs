@@ -122,12 +122,17 @@ pub enum EditError {
 
     /// The edit needs an existing file but the path is absent.
     #[error(
-        "{path} does not exist; text edits, replace_file and delete_file need an existing \
-         file — use create_file to create it"
+        "edit #{} ({op} of {path}): {path} does not exist, and {op} needs an existing file{}",
+        .index.saturating_add(1),
+        if *op == "delete_file" { "; it is already absent" } else { " — use create_file (or write_file) to create it" }
     )]
     FileNotFound {
         /// File path as written in the plan.
         path: String,
+        /// Operation name of the edit, e.g. `"replace_text"`.
+        op: &'static str,
+        /// 0-based plan index of the (first) edit of the path.
+        index: usize,
     },
 
     /// A text op on a file in a wide encoding (UTF-16 or UTF-32, told by its
@@ -287,10 +292,16 @@ pub enum EditError {
     },
 
     /// `create_file` on a path that already exists.
-    #[error("{path} already exists; use replace_file to overwrite it, or a text edit to change part of it")]
+    #[error(
+        "edit #{} (create_file of {path}): {path} already exists; use replace_file or \
+         write_file to overwrite it, or a text edit to change part of it",
+        .index.saturating_add(1)
+    )]
     FileExists {
         /// File path as written in the plan.
         path: String,
+        /// 0-based plan index of the edit.
+        index: usize,
     },
 }
 
@@ -350,7 +361,9 @@ impl EditError {
             | EditError::AmbiguousSymbol { index, .. }
             | EditError::SymbolNotSplicable { index, .. }
             | EditError::UnsupportedLanguage { index, .. }
-            | EditError::SyntaxFeatureDisabled { index, .. } => Some(*index),
+            | EditError::SyntaxFeatureDisabled { index, .. }
+            | EditError::FileNotFound { index, .. }
+            | EditError::FileExists { index, .. } => Some(*index),
             _ => None,
         }
     }
@@ -388,8 +401,8 @@ impl EditError {
 pub struct TargetFailure {
     /// The error kind ([`EditError::code`]), e.g. `"target_not_found"`.
     pub kind: &'static str,
-    /// The edit, 1-based as in the messages ("edit #2"); absent for a missing or
-    /// present file, which concerns every edit of its path.
+    /// The edit, 1-based as in the messages ("edit #2"); for a missing or present
+    /// file, the first edit of its path.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub edit: Option<usize>,
     /// The file path as written in the plan.
@@ -414,8 +427,8 @@ impl EditError {
             | EditError::OccurrenceOutOfRange { path, .. }
             | EditError::LineOutOfRange { path, .. }
             | EditError::OverlappingEdits { path, .. }
-            | EditError::FileNotFound { path }
-            | EditError::FileExists { path }
+            | EditError::FileNotFound { path, .. }
+            | EditError::FileExists { path, .. }
             | EditError::UnsupportedEncoding { path, .. }
             | EditError::EncodingMismatch { path, .. }
             | EditError::SymbolNotFound { path, .. }
@@ -581,8 +594,15 @@ mod tests {
     fn codes_are_snake_case() {
         let all = [
             EditError::invalid_plan("x"),
-            EditError::FileNotFound { path: "p".into() },
-            EditError::FileExists { path: "p".into() },
+            EditError::FileNotFound {
+                path: "p".into(),
+                op: "replace_file",
+                index: 0,
+            },
+            EditError::FileExists {
+                path: "p".into(),
+                index: 0,
+            },
             EditError::LineOutOfRange {
                 path: "p".into(),
                 index: 0,

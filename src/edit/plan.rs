@@ -117,11 +117,10 @@ pub struct Plan {
     pub agent: Option<String>,
     /// The edits, in plan order (their 0-based position is the "plan index").
     pub edits: Vec<Edit>,
-    /// Validation error codes this plan's revision may have without blocking a
-    /// commit (they are recorded as warnings): only `"syntax_error"`
-    /// ([`super::validate::ALLOWABLE`]), for a file meant to stay broken for now.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub allow: Vec<String>,
+    /// This plan's policy, instead of the journal's ([`crate::OpenOptions::policy`]);
+    /// `None` (the default) uses the journal's. See [`crate::Policy`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<crate::Policy>,
 }
 
 /// One edit of a plan. Paths are relative to the workspace root.
@@ -236,6 +235,32 @@ pub enum Edit {
         )]
         mode: Option<u32>,
     },
+    /// Write the whole content of a file whether or not it exists (m1nd's
+    /// `new_content`): a `replace_file` if the base has the file, a `create_file` if
+    /// not, decided against the base the plan is resolved on — so an embedder never
+    /// checks the disk first and races. The commit gate still compares the file with
+    /// the snapshot taken at preview: a file absent then must still be absent, one
+    /// present must still hold the same bytes, or the commit is refused
+    /// ([`crate::Error::StaleSnapshot`]). Exactly one of `content` / `content_base64`.
+    WriteFile {
+        /// File path.
+        path: String,
+        /// Content as text.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content: Option<String>,
+        /// Content as standard base64 (for binary files).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        content_base64: Option<String>,
+        /// Unix mode to set (<= 0o777; a number, or an octal string like `"0644"`);
+        /// None keeps the mode of an existing file, and gives a new one
+        /// `0666 & !umask`.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "de_mode"
+        )]
+        mode: Option<u32>,
+    },
     /// Delete an existing file.
     DeleteFile {
         /// File path.
@@ -304,6 +329,7 @@ impl Edit {
             | Edit::Append { path, .. }
             | Edit::ReplaceFile { path, .. }
             | Edit::CreateFile { path, .. }
+            | Edit::WriteFile { path, .. }
             | Edit::DeleteFile { path }
             | Edit::ReplaceSymbol { path, .. }
             | Edit::InsertBeforeSymbol { path, .. }
@@ -323,6 +349,7 @@ impl Edit {
             Edit::Append { .. } => "append",
             Edit::ReplaceFile { .. } => "replace_file",
             Edit::CreateFile { .. } => "create_file",
+            Edit::WriteFile { .. } => "write_file",
             Edit::DeleteFile { .. } => "delete_file",
             Edit::ReplaceSymbol { .. } => "replace_symbol",
             Edit::InsertBeforeSymbol { .. } => "insert_before_symbol",
@@ -331,10 +358,13 @@ impl Edit {
         }
     }
 
-    /// The unix mode requested by a whole-file op (`replace_file` / `create_file`).
+    /// The unix mode requested by a whole-file op (`replace_file` / `create_file` /
+    /// `write_file`).
     pub fn mode(&self) -> Option<u32> {
         match self {
-            Edit::ReplaceFile { mode, .. } | Edit::CreateFile { mode, .. } => *mode,
+            Edit::ReplaceFile { mode, .. }
+            | Edit::CreateFile { mode, .. }
+            | Edit::WriteFile { mode, .. } => *mode,
             _ => None,
         }
     }
@@ -401,7 +431,7 @@ impl Edit {
             | Edit::InsertAfter {
                 anchor, occurrence, ..
             } => self.check_needle("anchor", anchor, *occurrence),
-            Edit::ReplaceFile { .. } | Edit::CreateFile { .. } => {
+            Edit::ReplaceFile { .. } | Edit::CreateFile { .. } | Edit::WriteFile { .. } => {
                 self.check_mode()?;
                 self.content_bytes().map(|_| ())
             }
@@ -474,6 +504,11 @@ impl Edit {
                 ..
             }
             | Edit::CreateFile {
+                content,
+                content_base64,
+                ..
+            }
+            | Edit::WriteFile {
                 content,
                 content_base64,
                 ..
@@ -600,18 +635,50 @@ impl Plan {
                 "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
             )));
         }
-        if let Some(code) = self
-            .allow
-            .iter()
-            .find(|c| !super::validate::ALLOWABLE.contains(&c.as_str()))
-        {
+        self.edits.iter().try_for_each(Edit::check)
+    }
+
+    /// The plan a verb applies under `policy`: refused as [`Plan::from_json`] refuses
+    /// it when it has no edit (a hand-built plan too); with
+    /// [`crate::SamePath::LastWriteWins`], without the edits of a path that come
+    /// before its last whole-file edit (`replace_file`, `create_file`, `write_file`,
+    /// `delete_file`), which that edit overwrites. Edit numbers in errors are then
+    /// those of the plan that remains.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`] for a plan without edits.
+    pub fn checked_with(
+        &self,
+        policy: &crate::Policy,
+    ) -> Result<std::borrow::Cow<'_, Plan>, EditError> {
+        if self.edits.is_empty() {
             return Err(EditError::invalid_plan(format!(
-                "\"allow\": {code:?} is not a validation error a plan may allow; the only one \
-                 is \"syntax_error\" (merge conflicts, conflict markers and empty revisions \
-                 must be fixed)"
+                "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
             )));
         }
-        self.edits.iter().try_for_each(Edit::check)
+        if policy.same_path_twice != crate::SamePath::LastWriteWins {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        let mut last_whole: BTreeMap<&str, usize> = BTreeMap::new();
+        for (i, e) in self.edits.iter().enumerate() {
+            if !e.is_text_op() {
+                last_whole.insert(e.path(), i);
+            }
+        }
+        let kept: Vec<Edit> = self
+            .edits
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| last_whole.get(e.path()).is_none_or(|last| i >= last))
+            .map(|(_, e)| e.clone())
+            .collect();
+        if kept.len() == self.edits.len() {
+            return Ok(std::borrow::Cow::Borrowed(self));
+        }
+        Ok(std::borrow::Cow::Owned(Plan {
+            edits: kept,
+            ..self.clone()
+        }))
     }
 
     /// The plan as the journal records it (in each revision record): its JSON, except
@@ -703,6 +770,12 @@ impl Plan {
                         content_base64,
                         mode,
                         ..
+                    }
+                    | Edit::WriteFile {
+                        content,
+                        content_base64,
+                        mode,
+                        ..
                     } => {
                         if let Some(c) = content {
                             text(&mut m, "content", c);
@@ -761,8 +834,11 @@ impl Plan {
             plan.insert("agent".into(), Value::from(a.as_str()));
         }
         plan.insert("edits".into(), Value::Array(edits));
-        if !self.allow.is_empty() {
-            plan.insert("allow".into(), Value::from(self.allow.clone()));
+        if let Some(policy) = &self.policy {
+            plan.insert(
+                "policy".into(),
+                serde_json::to_value(policy).unwrap_or_default(),
+            );
         }
         Value::Object(plan).to_string()
     }
@@ -797,7 +873,7 @@ mod tests {
     /// parses back to the same plan), and names a long string by size and hash.
     #[test]
     fn recorded_json_is_the_plan_with_long_strings_named_by_hash() {
-        let json = r#"{"description":"d","agent":"a","allow":["syntax_error"],"edits":[
+        let json = r#"{"description":"d","agent":"a","policy":{"syntax_errors":"allow"},"edits":[
           {"op":"replace_text","path":"a","old":"x","new":"y","occurrence":2},
           {"op":"replace_lines","path":"b","start":1,"end":2,"content":"z\n"},
           {"op":"insert_before","path":"c","anchor":"k","text":"t"},

@@ -89,9 +89,13 @@ pub fn apply_file_edits(
         return Ok(candidate);
     }
     let Some(bytes) = base.bytes else {
-        return match edits.is_empty() {
-            true => Ok(absent()),
-            false => Err(EditError::FileNotFound { path: path.into() }),
+        return match edits.first() {
+            None => Ok(absent()),
+            Some(&(index, edit)) => Err(EditError::FileNotFound {
+                path: path.into(),
+                op: edit.op_name(),
+                index,
+            }),
         };
     };
     if let (Some(&(index, edit)), Some((encoding, evidence))) =
@@ -205,7 +209,8 @@ fn absent() -> FileCandidate {
     }
 }
 
-/// Handles `replace_file` / `create_file` / `delete_file`; `Ok(None)` if there is none.
+/// Handles `replace_file` / `create_file` / `write_file` / `delete_file`; `Ok(None)` if
+/// there is none.
 fn apply_whole_file(
     path: &str,
     base: FileBase<'_>,
@@ -220,9 +225,16 @@ fn apply_whole_file(
     edit.check()?;
     let exists = base.bytes.is_some();
     match edit {
-        Edit::CreateFile { .. } if exists => Err(EditError::FileExists { path: path.into() }),
-        Edit::CreateFile { .. } => Ok(Some(whole_file_candidate(edit)?)),
-        _ if !exists => Err(EditError::FileNotFound { path: path.into() }),
+        Edit::CreateFile { .. } if exists => Err(EditError::FileExists {
+            path: path.into(),
+            index,
+        }),
+        Edit::CreateFile { .. } | Edit::WriteFile { .. } => Ok(Some(whole_file_candidate(edit)?)),
+        _ if !exists => Err(EditError::FileNotFound {
+            path: path.into(),
+            op: edit.op_name(),
+            index,
+        }),
         Edit::DeleteFile { .. } => Ok(Some(absent())),
         _ => Ok(Some(whole_file_candidate(edit)?)),
     }
@@ -1026,18 +1038,39 @@ mod tests {
 
     #[test]
     fn text_op_on_absent_file_not_found() {
+        let fnf = |op| EditError::FileNotFound {
+            path: "f".into(),
+            op,
+            index: 0,
+        };
         let e = err(None, &[replace_text("f", "a", "b", None)]);
-        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+        assert_eq!(e, fnf("replace_text"));
+        assert_eq!(
+            e.to_string(),
+            "edit #1 (replace_text of f): f does not exist, and replace_text needs an existing \
+             file — use create_file (or write_file) to create it"
+        );
         let e = err(None, &[whole("replace", Some("x"), None)]);
-        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+        assert_eq!(e, fnf("replace_file"));
         let e = err(None, &[whole("delete", None, None)]);
-        assert_eq!(e, EditError::FileNotFound { path: "f".into() });
+        assert_eq!(e, fnf("delete_file"));
+        assert_eq!(
+            e.to_string(),
+            "edit #1 (delete_file of f): f does not exist, and delete_file needs an existing \
+             file; it is already absent"
+        );
     }
 
     #[test]
     fn create_on_existing_file_exists() {
         let e = err(Some(b""), &[whole("create", Some("x"), None)]);
-        assert_eq!(e, EditError::FileExists { path: "f".into() });
+        assert_eq!(
+            e,
+            EditError::FileExists {
+                path: "f".into(),
+                index: 0
+            }
+        );
     }
 
     fn replace_all(old: &str, new: &str) -> Edit {

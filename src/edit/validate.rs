@@ -56,15 +56,14 @@ impl FileCheck<'_> {
 /// Codes, per file in this order:
 /// - `empty_candidate` (warning): `after` is empty while `before` was non-empty.
 /// - `candidate_equals_source` (warning): `after == before` and the metadata stays.
-/// - `conflict_markers` (error): the candidate has more lines starting with
-///   `<<<<<<< `, `>>>>>>> `, or equal to `=======` (ending `\n`, `\r\n` or EOF)
-///   than the source; the message gives the 1-based line of the first new one.
+/// - `conflict_markers` (error): the candidate has more conflict-marker lines
+///   (see [`conflict_marker_lines`]) than the source; the message gives the
+///   1-based line of the first new one.
 /// - `binary_content_edited` (warning): `text_op_on_binary`.
 /// - `syntax_error` (error): the candidate of a Rust, Python, JavaScript,
 ///   TypeScript/TSX or Go file (by extension) has parse errors and the file had none
 ///   (or did not exist); the message gives the first one's 1-based line and column
-///   (characters). A plan can allow it (`"allow": ["syntax_error"]`, see
-///   [`allow`]).
+///   (characters). [`crate::Policy::syntax_errors`] can make it a warning.
 /// - `syntax_errors_increased` (warning): such a file already had parse errors and
 ///   the candidate has more. Files of other languages, and files over
 ///   [`crate::syntax::PARSE_MAX_BYTES`], are not parsed.
@@ -136,25 +135,6 @@ fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
     issues
 }
 
-/// Codes of validation errors that a plan may allow (its `"allow"` list).
-pub const ALLOWABLE: &[&str] = &["syntax_error"];
-
-/// `issues` with the errors whose codes are in `allowed` (a plan's `"allow"`) made
-/// warnings, their messages saying so: the revision is then committable while the
-/// finding stays recorded and shown.
-pub fn allow(mut issues: Vec<Issue>, allowed: &[String]) -> Vec<Issue> {
-    for issue in &mut issues {
-        if issue.severity == Severity::Error && allowed.contains(&issue.code) {
-            issue.severity = Severity::Warning;
-            issue.message = format!(
-                "{} (allowed by the plan's \"allow\": [\"{}\"], so it does not block a commit)",
-                issue.message, issue.code
-            );
-        }
-    }
-    issues
-}
-
 /// The `syntax_error` error or `syntax_errors_increased` warning of a changed file.
 fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
     let after = file.after?;
@@ -192,8 +172,9 @@ fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
             path,
             format!(
                 "{path} line {line}, column {column}: the candidate does not parse as {language} \
-                 ({} parse error{}{region}; {was}); fix the edit, or allow it with \"allow\": \
-                 [\"syntax_error\"] in the plan if the file is meant to be broken for now",
+                 ({} parse error{}{region}; {was}); fix the edit, or, if the file is meant to be broken \
+                 for now, allow it with the plan's \"policy\": {{\"syntax_errors\": \"allow\"}} \
+                 (CLI: --allow syntax_error)",
                 now.errors,
                 if now.errors == 1 { "" } else { "s" },
             ),
@@ -225,7 +206,7 @@ fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
 
 /// 1-based line of the first conflict marker of `after` not matched by an
 /// identical marker line of `before`, if `after` has more markers than `before`.
-fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
+pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
     let old_markers = marker_lines(before.unwrap_or_default());
     let new_markers = marker_lines(after);
     if new_markers.len() <= old_markers.len() {
@@ -263,8 +244,22 @@ fn strip_terminator(line: &[u8]) -> &[u8] {
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
+/// 1-based lines of `bytes` that are conflict markers as git writes them: lines
+/// starting with `<<<<<<< `, `||||||| ` (the diff3 style's base section) or
+/// `>>>>>>> `, or equal to `|||||||` or `=======` (ending `\n`, `\r\n` or EOF).
+pub fn conflict_marker_lines(bytes: &[u8]) -> Vec<usize> {
+    marker_lines(bytes)
+        .into_iter()
+        .map(|(line, _)| line)
+        .collect()
+}
+
 fn is_marker(text: &[u8]) -> bool {
-    text.starts_with(b"<<<<<<< ") || text.starts_with(b">>>>>>> ") || text == b"======="
+    text.starts_with(b"<<<<<<< ")
+        || text.starts_with(b"||||||| ")
+        || text.starts_with(b">>>>>>> ")
+        || text == b"======="
+        || text == b"|||||||"
 }
 
 #[cfg(test)]
@@ -304,6 +299,20 @@ mod tests {
             issues[0].message
         );
         assert!(has_errors(&issues));
+    }
+
+    #[test]
+    fn diff3_base_marker_is_a_marker() {
+        let after = b"a\n||||||| snapshot\nb\n";
+        let issues = validate(&[check(Some(b"a\nb\n"), Some(after))]);
+        assert_eq!(codes(&issues), ["conflict_markers"]);
+        assert!(
+            issues[0].message.contains("f line 2:"),
+            "{}",
+            issues[0].message
+        );
+        let whole = b"<<<<<<< c\nx\n||||||| s\ny\n=======\nz\n>>>>>>> d\n|||||||\r\n||||||x\n";
+        assert_eq!(conflict_marker_lines(whole), [1, 3, 5, 7, 8]);
     }
 
     #[test]
@@ -415,8 +424,9 @@ mod tests {
         assert_eq!(
             issues[0].message,
             "m.py line 1, column 7: the candidate does not parse as Python (1 parse error; the \
-             file parsed cleanly before); fix the edit, or allow it with \"allow\": \
-             [\"syntax_error\"] in the plan if the file is meant to be broken for now"
+             file parsed cleanly before); fix the edit, or, if the file is meant to be broken for \
+             now, allow it with the plan's \"policy\": {\"syntax_errors\": \"allow\"} (CLI: \
+             --allow syntax_error)"
         );
         // A new file that does not parse: the same error.
         let issues = validate(&[at("n.go", None, Some(b"package n\nfunc {\n"))]);
@@ -426,12 +436,6 @@ mod tests {
             "{}",
             issues[0].message
         );
-        // Allowed by the plan: a warning that says so.
-        let allowed = allow(issues, &["syntax_error".to_string()]);
-        assert_eq!(allowed[0].severity, Severity::Warning);
-        assert!(allowed[0].message.ends_with(
-            "(allowed by the plan's \"allow\": [\"syntax_error\"], so it does not block a commit)"
-        ));
     }
 
     #[cfg(feature = "syntax")]

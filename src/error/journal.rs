@@ -19,7 +19,7 @@ pub enum JournalError {
         byte: u8,
     },
     /// A record could not be decoded.
-    #[error("journal record in table {table} is damaged: {message}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
+    #[error("journal record in table {table} is damaged: {message}; a verify of the journal lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
     Corrupt {
         /// Table name.
         table: &'static str,
@@ -52,7 +52,7 @@ pub enum JournalError {
     #[error("journal refused {0}; nothing was written (another process may have changed it meanwhile: run the command again)")]
     IllegalTransition(Transition),
     /// A record that another record references is missing.
-    #[error("journal is missing {what}; `ultra-edit journal verify` lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
+    #[error("journal is missing {what}; a verify of the journal lists every damaged record, and \"When the journal is damaged\" in the README says how to recover")]
     Missing {
         /// Description of the missing record.
         what: String,
@@ -83,8 +83,9 @@ pub enum Transition {
         /// The state asked for.
         to: BatchState,
     },
-    /// A new batch that does not start `Prepared`, or a batch id already used.
-    #[error("to insert batch {batch} in state {state} (a batch starts prepared, under a new id)")]
+    /// A new batch that does not start `Committing` (or `Prepared`, as earlier versions
+    /// wrote it), or a batch id already used.
+    #[error("to insert batch {batch} in state {state} (a batch starts committing, or prepared as earlier versions wrote it, under a new id)")]
     NewBatch {
         /// Batch id.
         batch: u64,

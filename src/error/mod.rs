@@ -16,6 +16,7 @@
 mod io;
 mod journal;
 mod path;
+mod resolve;
 mod state;
 
 use std::path::PathBuf;
@@ -24,6 +25,7 @@ pub(crate) use io::IoContext;
 pub use io::IoError;
 pub use journal::{JournalError, Transition};
 pub use path::PathError;
+pub use resolve::{MarkedFile, ResolveError};
 pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 
 use crate::edit::EditError;
@@ -70,6 +72,9 @@ pub enum Error {
     /// An I/O error outside a batch (reading a snapshot, opening the workspace).
     #[error(transparent)]
     Io(#[from] IoError),
+    /// `resolve` recorded nothing (markers remain, nothing changed, the editor failed).
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
     /// A `journal gc` policy that keeps nothing in particular.
     #[error("invalid retention policy: {message}")]
     InvalidPolicy {
@@ -78,7 +83,7 @@ pub enum Error {
     },
     /// The journal is on a read-only filesystem and the verb needs to write it (or the
     /// workspace); nothing was changed. Reading history works read-only.
-    #[error("{} is on a read-only filesystem and {what}; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)", path.display())]
+    #[error("{} is on a read-only filesystem and {what}; nothing was changed. Remount it read-write to do that; the history can be read as it is (the verbs that only read work)", path.display())]
     ReadOnly {
         /// The journal file (or the state directory, for `init`).
         path: PathBuf,
@@ -86,12 +91,61 @@ pub enum Error {
         what: &'static str,
     },
     /// No workspace journal at the root.
-    #[error("no ultra-edit journal at {root}{}", if *searched_up { " (nor in a parent directory)" } else { "" })]
+    #[error("no ultra-edit journal {}", match state_dir {
+        Some(dir) => format!("in the state directory {} (for the root {})", dir.display(), root.display()),
+        None => format!("at {}{}", root.display(), if *searched_up { " (nor in a parent directory)" } else { "" }),
+    })]
     NotInitialized {
         /// The workspace root (or, when searched for, the directory the search began in).
         root: PathBuf,
         /// Whether the parent directories were searched too (the CLI without --root).
         searched_up: bool,
+        /// The state directory looked in, when one outside the root was given
+        /// ([`crate::OpenOptions::state_dir`]); `None`: `<root>/.ultra-edit/`.
+        state_dir: Option<PathBuf>,
+    },
+    /// A transaction handle of another journal: nothing was read or written. A handle
+    /// names the journal that made it (src/handle.rs); the same tx number in this
+    /// journal is another transaction.
+    #[error("transaction handle {handle} belongs to journal {}, not to this one ({journal}){}; nothing was changed", handle.journal, original_root.as_ref().map(|r| format!(": it was made when this journal was at {}, and this copy of it is another history", r.display())).unwrap_or_default())]
+    ForeignHandle {
+        /// The handle given.
+        handle: crate::handle::TxHandle,
+        /// This journal's id.
+        journal: crate::handle::JournalId,
+        /// When the handle was made by this journal at the root it was made for, and
+        /// the journal has since been copied to another root: that root.
+        original_root: Option<PathBuf>,
+    },
+    /// A state directory ([`crate::OpenOptions::state_dir`]) that holds the journal of
+    /// another root; nothing was changed.
+    #[error("state directory {} holds the journal of {}, not of {}; nothing was changed. Give each root its own state directory", state_dir.display(), made_for.display(), root.display())]
+    StateDirOfOtherRoot {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// The root its journal was made for.
+        made_for: PathBuf,
+        /// The root it was opened for.
+        root: PathBuf,
+    },
+    /// A state directory that cannot hold a journal; nothing was changed.
+    #[error("state directory {} cannot be used: {reason}", state_dir.display())]
+    InvalidStateDir {
+        /// The state directory.
+        state_dir: PathBuf,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The preview is older than the max preview age: it was not committed and nothing
+    /// was written. A fresh preview of the same plan sees the disk as it is now.
+    #[error("preview tx {tx} expired: it was made {age_ms} ms ago and the max preview age is {max_age_ms} ms; nothing was written, preview again")]
+    PreviewExpired {
+        /// Transaction id.
+        tx: u64,
+        /// Its age, in milliseconds (journal clock's now − the tx's `created_ms`).
+        age_ms: u64,
+        /// The max age in force, in milliseconds.
+        max_age_ms: u64,
     },
     /// Unknown transaction id.
     #[error("no transaction {tx} in this journal")]
@@ -151,7 +205,7 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback (`--force`) overwrites them after keeping their current bytes in the journal", paths.join(", "))]
+    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal", paths.join(", "))]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -181,7 +235,7 @@ pub enum Error {
     /// A commit or rollback would change a file's owner: it writes a new inode, and this
     /// process cannot give it the file's owner and group (it is not root, and the file
     /// belongs to another user or to a group it is not in). Nothing was written.
-    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change (allow_owner_change, --allow-owner-change)", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
+    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change of owner", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
     OwnerNotKept {
         /// Transaction id.
         tx: u64,
@@ -223,7 +277,8 @@ pub enum Error {
 
 impl Error {
     /// CLI exit code (docs/design.md, "CLI contract"): 1 other (including an invalid plan or path),
-    /// 3 stale snapshot or stale rollback, 4 validation failed, 5 lock timeout, 6 target
+    /// 3 stale snapshot or stale rollback, 4 validation failed (or, for `resolve`,
+    /// conflict markers remain), 5 lock timeout, 6 target
     /// not found or ambiguous (a text target, a line range, a file that is missing or
     /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
@@ -232,6 +287,7 @@ impl Error {
             | Error::StaleRollback { .. }
             | Error::StaleRevision { .. } => 3,
             Error::ValidationFailed { .. } => 4,
+            Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
             Error::NeedsAttention { .. } => 7,
@@ -252,7 +308,14 @@ impl Error {
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
-            | Error::NeedsAttention { tx, .. } => Some(*tx),
+            | Error::NeedsAttention { tx, .. }
+            | Error::PreviewExpired { tx, .. } => Some(*tx),
+            Error::Resolve(
+                ResolveError::MarkersRemain { tx, .. }
+                | ResolveError::Unchanged { tx, .. }
+                | ResolveError::NotInRevision { tx, .. }
+                | ResolveError::NothingToEdit { tx, .. },
+            ) => Some(*tx),
             _ => None,
         }
     }
@@ -268,12 +331,21 @@ impl Error {
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
+            Error::ForeignHandle { .. } => "foreign_handle",
+            Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
+            Error::InvalidStateDir { .. } => "invalid_state_dir",
+            Error::PreviewExpired { .. } => "preview_expired",
             Error::UnknownRevision { .. } => "unknown_revision",
             Error::WrongState { .. } => "wrong_state",
             Error::StaleSnapshot { .. } => "stale_snapshot",
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
+            Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
+            Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
+            Error::Resolve(ResolveError::NothingToEdit { .. }) => "nothing_to_edit",
+            Error::Resolve(ResolveError::Editor { .. }) => "editor_failed",
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
@@ -316,7 +388,8 @@ impl Error {
         Some(match self {
             Error::NotInitialized { .. } => NextStep::Init,
             Error::ReadOnly { .. } => NextStep::RemountWritable,
-            Error::UnknownTx { .. } => NextStep::Log,
+            Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
+            Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },
             Error::StaleRevision { tx, latest, .. } => NextStep::ReviseOnLatest {
@@ -324,6 +397,9 @@ impl Error {
                 latest: *latest,
             },
             Error::NothingToRebase { tx, .. } => NextStep::Commit { tx: *tx },
+            Error::Resolve(
+                ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
+            ) => NextStep::Revise { tx: *tx },
             Error::StaleRollback { tx, .. } => NextStep::ForceRollBack { tx: *tx },
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
@@ -360,9 +436,43 @@ impl Error {
         })
     }
 
-    /// The error without its advice on what to run next: for `journal verify`'s own
-    /// list of problems, where "run `journal verify`" would be circular.
-    pub(crate) fn without_advice(&self) -> String {
+    /// The files the error is about, as the journal or the plan names them
+    /// (root-relative, sorted where the variant keeps them sorted): the stale paths of
+    /// [`Error::StaleSnapshot`] and [`Error::StaleRollback`], the refused path of
+    /// [`Error::Path`], the target paths of an [`Error::Edit`], the files of
+    /// [`Error::OwnerNotKept`] and of a [`Error::NeedsAttention`] that names them.
+    /// Empty for the others. With [`Error::kind`], [`Error::tx`] and
+    /// [`Error::next_step`], the error's subject as data: a front end renders its own
+    /// words from them.
+    pub fn paths(&self) -> Vec<String> {
+        match self {
+            Error::StaleSnapshot { paths, .. } | Error::StaleRollback { paths, .. } => {
+                paths.clone()
+            }
+            Error::Path(p) => vec![p.path().to_string()],
+            Error::Edit(e) => {
+                let mut out: Vec<String> = e.failures().into_iter().map(|f| f.path).collect();
+                if out.is_empty() {
+                    out.extend(e.path().map(str::to_string));
+                }
+                out.dedup();
+                out
+            }
+            Error::OwnerNotKept { files, .. } => files.iter().map(|f| f.path.clone()).collect(),
+            Error::NeedsAttention { attention, .. } => match attention {
+                Attention::ForeignBytes { paths, .. } => paths.clone(),
+                Attention::RevertNotRecorded { installed, .. } => installed.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// The error's message without a pointer to the journal's repair (for a front end
+    /// that gives its own, and for `journal verify`'s own list of problems, where
+    /// "verify the journal" would be circular). [`std::fmt::Display`] names no
+    /// front end's commands either way.
+    pub fn without_advice(&self) -> String {
         match self {
             Error::Journal(JournalError::Storage(s)) => format!("storage error: {s}"),
             Error::Journal(JournalError::Corrupt { table, message }) => {
@@ -371,5 +481,114 @@ impl Error {
             Error::Journal(JournalError::Missing { what }) => format!("missing {what}"),
             other => other.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every message a front end may show as is: none names a command-line flag or
+    /// subcommand (the CLI adds its own `hint:` from [`Error::next_step`]).
+    #[test]
+    fn messages_name_no_front_end() {
+        let io = || IoError {
+            op: "write",
+            path: "/w/a".into(),
+            source: std::io::Error::from_raw_os_error(28),
+        };
+        let errors = [
+            Error::ReadOnly {
+                path: "/w/.ultra-edit/journal.redb".into(),
+                what: "this command writes to it",
+            },
+            Error::StaleSnapshot {
+                tx: 3,
+                paths: vec!["a".into()],
+            },
+            Error::StaleRollback {
+                tx: 3,
+                paths: vec!["a".into()],
+            },
+            Error::OwnerNotKept {
+                tx: 3,
+                uid: 1000,
+                files: vec![OwnedPath {
+                    path: "a".into(),
+                    uid: 0,
+                    gid: 0,
+                }],
+            },
+            Error::PreviewExpired {
+                tx: 3,
+                age_ms: 300_001,
+                max_age_ms: 300_000,
+            },
+            Error::CommitFailed {
+                tx: 3,
+                batch: 1,
+                cause: io(),
+                temps_left: Vec::new(),
+            },
+            Error::Journal(JournalError::Corrupt {
+                table: "txs",
+                message: "bad".into(),
+            }),
+            Error::Journal(JournalError::Missing { what: "x".into() }),
+            Error::WrongState {
+                tx: 3,
+                state: TxState::Committed,
+                pruned: true,
+                verb: Verb::Show,
+                reason: StateReason::Pruned,
+            },
+            Error::ForeignHandle {
+                handle: crate::TxHandle {
+                    journal: crate::JournalId(1),
+                    tx: 3,
+                },
+                journal: crate::JournalId(2),
+                original_root: Some("/old".into()),
+            },
+            Error::StateDirOfOtherRoot {
+                state_dir: "/s".into(),
+                made_for: "/a".into(),
+                root: "/b".into(),
+            },
+        ];
+        for e in errors {
+            let m = e.to_string();
+            assert!(
+                !m.contains('`') && !m.contains("--") && !m.contains("ultra-edit "),
+                "{m}"
+            );
+        }
+    }
+
+    #[test]
+    fn kind_subject_and_next_step_are_data() {
+        let e = Error::StaleSnapshot {
+            tx: 3,
+            paths: vec!["a.txt".into(), "b/c.txt".into()],
+        };
+        assert_eq!(e.kind(), "stale_snapshot");
+        assert_eq!(e.tx(), Some(3));
+        assert_eq!(e.paths(), ["a.txt", "b/c.txt"]);
+        assert_eq!(e.next_step(), Some(NextStep::Rebase { tx: 3 }));
+        assert_eq!(e.exit_code(), 3);
+        let e = Error::PreviewExpired {
+            tx: 4,
+            age_ms: 10,
+            max_age_ms: 5,
+        };
+        assert_eq!(
+            (e.kind(), e.tx(), e.next_step(), e.exit_code()),
+            ("preview_expired", Some(4), Some(NextStep::PreviewAgain), 1)
+        );
+        let e = Error::Path(PathError::Reserved {
+            path: ".git/config".into(),
+            area: ".git",
+        });
+        assert_eq!(e.paths(), [".git/config"]);
     }
 }

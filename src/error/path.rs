@@ -18,12 +18,13 @@ pub enum PathError {
         /// The path as given.
         path: String,
     },
-    /// A path with a `.git` or `.ultra-edit` component, at any depth.
+    /// A path with a `.git`, `.jj`, `.hg`, `.svn` or `.ultra-edit` component, at any
+    /// depth: a version-control store or a journal, another tool's database.
     #[error("path {path:?} is inside a {area}/ directory, which ultra-edit never edits")]
     Reserved {
         /// The path as given.
         path: String,
-        /// `.git` or `.ultra-edit`.
+        /// `.git`, `.jj`, `.hg`, `.svn` or `.ultra-edit`.
         area: &'static str,
     },
     /// The path ends with `/`, `/.` or `/..`: by POSIX rules it names a directory,
@@ -98,5 +99,23 @@ fn file_hint(path: &str, ending: &str) -> String {
         "give the path of a file".into()
     } else {
         format!("to edit the file, write {file:?}")
+    }
+}
+
+impl PathError {
+    /// The path refused, as the plan wrote it.
+    pub fn path(&self) -> &str {
+        match self {
+            PathError::Invalid { path, .. }
+            | PathError::OutsideRoot { path }
+            | PathError::Reserved { path, .. }
+            | PathError::NamesDirectory { path, .. }
+            | PathError::TempName { path }
+            | PathError::SymlinkInPath { path, .. }
+            | PathError::IsSymlink { path }
+            | PathError::SetId { path, .. }
+            | PathError::HardLinked { path, .. }
+            | PathError::WrongKind { path, .. } => path,
+        }
     }
 }

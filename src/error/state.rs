@@ -116,7 +116,7 @@ impl StateReason {
             }
             StateReason::NotCommitted => format!("it is not committed, so it cannot {verb}"),
             StateReason::Pruned => {
-                format!("`journal gc` dropped its revisions and images, so it cannot {verb}")
+                format!("the journal's gc dropped its revisions and images, so it cannot {verb}")
             }
             StateReason::BatchInFlight {
                 batch,
@@ -163,13 +163,13 @@ pub enum Attention {
         /// The files that already hold the new content.
         installed: Vec<String>,
     },
-    /// Neither the commit point nor the abort could be recorded: whether the commit
-    /// point reached the disk is unknown, and the next recovery completes the batch if
-    /// it did, else reverts it. No file was renamed yet.
+    /// The journal write of the commit point (the intent) failed and the journal could
+    /// not be asked whether it reached the disk anyway: the next recovery completes the
+    /// batch if it did; else nothing was done. No file was touched yet.
     CommitPointUnknown {
         /// The error writing the commit point.
         cause: String,
-        /// The error writing the abort.
+        /// The error asking the journal whether the commit point is there.
         again: String,
     },
     /// The revert after an error could not finish: the batch stays `reverting`, and the
@@ -243,7 +243,7 @@ impl std::fmt::Display for Attention {
             }
             Attention::CommitPointUnknown { cause, again } => write!(
                 f,
-                "the journal could not record the commit point ({cause}) nor the abort ({again}); no file was renamed, and the next recovery completes the batch if its commit point reached the disk, else reverts it"
+                "the journal write of the commit point failed ({cause}) and the journal cannot say whether it reached the disk ({again}); no file was touched, and the next recovery completes the batch if its commit point reached the disk, else there is nothing to undo"
             ),
             Attention::RevertIncomplete { cause, error } => write!(
                 f,

@@ -81,6 +81,75 @@ pub trait FileSystem: Send + Sync {
     fn sync_dir(&self, path: &RelPath) -> io::Result<()>;
 }
 
+/// A file being created by [`FileSystem::write_synced`], step by step: what
+/// [`fill_and_sync`] drives, so that every filesystem (the real one, and the tests'
+/// crash model) goes through the same steps in the same order.
+pub trait NewFile {
+    /// Write all of `bytes` at the current offset.
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
+    /// `fsetxattr(name, value)`.
+    fn set_xattr(&mut self, name: &str, value: &[u8]) -> io::Result<()>;
+    /// `fchown(uid, gid)`.
+    fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()>;
+    /// `fchmod(mode)` (permission bits, `0o7777`).
+    fn set_mode(&mut self, mode: u32) -> io::Result<()>;
+    /// `fsync`: the bytes and every attribute set so far are durable.
+    fn sync(&mut self) -> io::Result<()>;
+}
+
+/// Fill a new file and make it durable, in the order the commit protocol relies on
+/// (docs/commit-protocol.md, step 4): the bytes, the extended attributes, the owner
+/// (before the mode: a `chown` clears setuid/setgid bits, and the mode must be exact),
+/// the mode (`fchmod`, so the umask does not change it), and only then the `fsync`.
+/// Metadata set after the fsync would not be durable when a rename later points a name
+/// at the file: a power cut could leave the new bytes with the wrong owner or mode.
+pub fn fill_and_sync(
+    f: &mut dyn NewFile,
+    bytes: &[u8],
+    meta: &FileMeta,
+    xattrs: &Xattrs,
+) -> io::Result<()> {
+    f.write_all(bytes)?;
+    for (name, value) in &xattrs.0 {
+        f.set_xattr(name, value)?;
+    }
+    if let Some(o) = meta.owner {
+        f.set_owner(o.uid, o.gid)?;
+    }
+    f.set_mode(meta.mode & 0o7777)?;
+    f.sync()
+}
+
+/// A new regular file of [`StdFs`].
+struct StdNewFile(File);
+
+impl NewFile for StdNewFile {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.0.write_all(bytes)
+    }
+    fn set_xattr(&mut self, name: &str, value: &[u8]) -> io::Result<()> {
+        Ok(rustix::fs::fsetxattr(
+            &self.0,
+            name,
+            value,
+            rustix::fs::XattrFlags::empty(),
+        )?)
+    }
+    fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
+        Ok(rustix::fs::fchown(
+            &self.0,
+            Some(rustix::fs::Uid::from_raw(uid)),
+            Some(rustix::fs::Gid::from_raw(gid)),
+        )?)
+    }
+    fn set_mode(&mut self, mode: u32) -> io::Result<()> {
+        Ok(rustix::fs::fchmod(&self.0, Mode::from_raw_mode(mode as _))?)
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        sync_file(&self.0)
+    }
+}
+
 /// The real filesystem. Every operation walks from a directory handle on the root,
 /// one component at a time with `openat(O_NOFOLLOW | O_DIRECTORY)`, and then acts on
 /// the final name relative to its parent's handle (`renameat`, `unlinkat`, `mkdirat`,
@@ -235,22 +304,7 @@ impl FileSystem for StdFs {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o600),
         )?;
-        let mut f = File::from(fd);
-        f.write_all(bytes)?;
-        for (name, value) in &xattrs.0 {
-            rustix::fs::fsetxattr(&f, name.as_str(), value, rustix::fs::XattrFlags::empty())?;
-        }
-        // The owner first: a chown clears setuid/setgid bits, and the mode is exact.
-        if let Some(o) = meta.owner {
-            rustix::fs::fchown(
-                &f,
-                Some(rustix::fs::Uid::from_raw(o.uid)),
-                Some(rustix::fs::Gid::from_raw(o.gid)),
-            )?;
-        }
-        // fchmod, not the open mode: the umask must not change the file's mode.
-        rustix::fs::fchmod(&f, Mode::from_raw_mode(meta.mode as _))?;
-        sync_file(&f)
+        fill_and_sync(&mut StdNewFile(File::from(fd)), bytes, meta, xattrs)
     }
 
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {

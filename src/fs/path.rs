@@ -94,9 +94,10 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     if parts.iter().any(|s| s.len() > 255) {
         return Err(invalid("has a component longer than 255 bytes"));
     }
-    // Anywhere in the path: a nested repository's `.git/` or a nested workspace's
-    // journal is as off-limits as the root's.
-    for area in [".git", ".ultra-edit"] {
+    // Anywhere in the path: a version-control store (git's, jj's, Mercurial's,
+    // Subversion's; a nested repository's too) or a nested workspace's journal is as
+    // off-limits as the root's: their files are another tool's database.
+    for area in [".git", ".jj", ".hg", ".svn", ".ultra-edit"] {
         if parts.contains(&area) {
             return Err(PathError::Reserved {
                 path: raw.to_string(),
@@ -241,6 +242,21 @@ mod tests {
             n("vendor/sub/.git/config"),
             Err(PathError::Reserved { area: ".git", .. })
         ));
+        // jj's, Mercurial's and Subversion's stores are refused like git's.
+        assert!(matches!(
+            n(".jj/repo/op_heads/heads/x"),
+            Err(PathError::Reserved { area: ".jj", .. })
+        ));
+        assert!(matches!(
+            n("sub/.hg/store/00changelog.i"),
+            Err(PathError::Reserved { area: ".hg", .. })
+        ));
+        assert!(matches!(
+            n(".svn/wc.db"),
+            Err(PathError::Reserved { area: ".svn", .. })
+        ));
+        // Only a whole component: a file named like one is an ordinary file.
+        assert_eq!(n("docs/.jjconfig").unwrap(), "docs/.jjconfig");
         assert!(matches!(
             n("src/.ultra-edit/journal.redb"),
             Err(PathError::Reserved {

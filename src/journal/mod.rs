@@ -29,7 +29,7 @@ pub use gc::GcCounts;
 pub use migrations::SCHEMA_VERSION;
 pub use reader::Reader;
 pub(crate) use store::on_read_only_media;
-pub use store::Store;
+pub use store::{Identity, Store};
 pub use transitions::ChainLink;
 pub use writer::Writer;
 

@@ -7,13 +7,17 @@ use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
 
 use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
 use crate::error::{Error, IoContext, JournalError, Result};
-use crate::journal::records::now_ms;
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
 
 /// The redb database of one workspace.
 pub struct Store {
     db: Db,
     /// The journal file (None on a custom backend).
     path: Option<PathBuf>,
+    /// Where the time of every write comes from ([`Store::set_clock`]).
+    clock: Arc<dyn Clock>,
 }
 
 /// The journal opened for reading and writing, or, on a read-only filesystem, for
@@ -77,9 +81,39 @@ impl Store {
         let store = Store {
             db: Db::Rw(db),
             path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
         };
         store.migrate(!backed_up)?;
         Ok(store)
+    }
+
+    /// Open an existing journal for reading only, when nothing about it needs writing:
+    /// it is of this version's schema, no batch is in flight (recovery would write),
+    /// and redb needs no crash repair of the file. `None` when any of these does not
+    /// hold (or the read-only open fails): open it with [`Store::open`] instead.
+    ///
+    /// Why: redb's read-write open of a MultiWriter file syncs when it opens and when
+    /// it closes (5 syncs for an `ultra-edit log` process), its read-only open syncs
+    /// nothing. In MultiWriter mode a read-only handle shares the file with writers in
+    /// other processes and sees their commits as they land (redb `Builder::
+    /// open_read_only`). Every write through the store is refused with
+    /// [`Error::ReadOnly`]: the reading verbs (`log`, `show`, `journal dump`,
+    /// `journal stats`, `journal verify`) write nothing.
+    pub fn open_settled_for_reading(path: &Path) -> Option<Store> {
+        if !path.is_file() {
+            return None;
+        }
+        let db = Self::builder().open_read_only(path).ok()?;
+        let txn = db.begin_read().ok()?;
+        if version_of(&txn).ok()? != SCHEMA_VERSION {
+            return None;
+        }
+        let settled = Reader { txn }.inflight().ok()?.is_empty();
+        settled.then(|| Store {
+            db: Db::Ro(db),
+            path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
+        })
     }
 
     /// The journal on a read-only filesystem: opened without modifying it, if it
@@ -123,6 +157,7 @@ impl Store {
         Ok(Store {
             db,
             path: Some(path.to_path_buf()),
+            clock: Arc::new(SystemClock),
         })
     }
 
@@ -167,6 +202,7 @@ impl Store {
         let store = Store {
             db: Db::Rw(db),
             path,
+            clock: Arc::new(SystemClock),
         };
         store.migrate(true)?;
         Ok(store)
@@ -233,6 +269,69 @@ impl Store {
             .map(|m| m.len())
     }
 
+    /// Bytes in the pages redb has allocated: the used part of the journal file, which
+    /// itself grows in jumps as redb extends its regions (`None` when opened
+    /// read-only). Reads redb's statistics in a write transaction that is aborted:
+    /// nothing is written or synced.
+    pub fn allocated_bytes(&self) -> Result<Option<u64>> {
+        let Db::Rw(db) = &self.db else {
+            return Ok(None);
+        };
+        let txn = db.begin_write()?;
+        let stats = txn.stats()?;
+        let bytes = stats.allocated_pages() * stats.page_size() as u64;
+        txn.abort()?;
+        Ok(Some(bytes))
+    }
+
+    /// Take the time of every later write from `clock` (default: the system clock).
+    pub fn set_clock(&mut self, clock: Arc<dyn Clock>) {
+        self.clock = clock;
+    }
+
+    /// Now, by the store's clock (ms since the Unix epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    /// The journal's identity: its nonce (schema v5) and the root it was made for, if
+    /// recorded yet.
+    pub fn identity(&self) -> Result<Identity> {
+        let r = self.read()?;
+        let t = r.txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
+        let nonce =
+            t.get("nonce")?
+                .map(|v| v.value().to_vec())
+                .ok_or_else(|| JournalError::Missing {
+                    what: "the journal's nonce (table identity)".into(),
+                })?;
+        let made_for = t.get("root")?.map(|v| {
+            use std::os::unix::ffi::OsStrExt;
+            PathBuf::from(std::ffi::OsStr::from_bytes(v.value()))
+        });
+        Ok(Identity { nonce, made_for })
+    }
+
+    /// Record `root` as the root the journal was made for, unless one is recorded:
+    /// the first writable open of a journal does it. Returns the recorded root.
+    pub fn record_root(&self, root: &Path) -> Result<PathBuf> {
+        use std::os::unix::ffi::OsStrExt;
+        let txn = self.rw()?.begin_write()?;
+        let recorded = {
+            let mut t = txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
+            let existing = t.get("root")?.map(|v| v.value().to_vec());
+            match existing {
+                Some(bytes) => PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)),
+                None => {
+                    t.insert("root", root.as_os_str().as_bytes())?;
+                    root.to_path_buf()
+                }
+            }
+        };
+        txn.commit()?;
+        Ok(recorded)
+    }
+
     /// A consistent read view.
     pub fn read(&self) -> Result<Reader> {
         let txn = match &self.db {
@@ -254,11 +353,12 @@ impl Store {
         let mut w = Writer {
             txn,
             next_seq,
-            now: now_ms(),
+            now: self.clock.now_ms(),
         };
         let out = f(&mut w)?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
         // disk would, before anything of it is durable.
+        #[cfg(feature = "failpoints")]
         fail::fail_point!("journal::commit", |errno: Option<String>| {
             Err(JournalError::Storage(format!(
                 "journal write failed: {}",
@@ -277,12 +377,21 @@ impl Store {
         let mut w = Writer {
             txn,
             next_seq: 0,
-            now: now_ms(),
+            now: self.clock.now_ms(),
         };
         let out = f(&mut w)?;
         w.txn.abort()?;
         Ok(out)
     }
+}
+
+/// A journal's identity (schema v5; `migrations/v0005_journal_id.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identity {
+    /// 16 random bytes drawn when the journal got its identity.
+    pub nonce: Vec<u8>,
+    /// The canonical root the journal was made for (its first writable open).
+    pub made_for: Option<PathBuf>,
 }
 
 /// The schema version recorded in `meta` (0 for a journal without tables).

@@ -10,7 +10,7 @@
 //! | tx created (`Open`) | [`Writer::create_tx`] | `tx_created` |
 //! | revision added | [`Writer::add_revision`] | `revision_recorded` |
 //! | tx `Open → Aborted` | [`Writer::abort_tx`] | `tx_aborted` |
-//! | batch inserted (`Prepared`) or moved | [`Writer::put_batch`] | `batch_state` |
+//! | batch inserted (`Committing`; `Prepared` in journals of earlier versions) or moved | [`Writer::put_batch`] | `batch_state` |
 //! | tx `Open → Committed`; rollback links | [`Writer::issue_receipt`] | `receipt_issued` |
 //! | tx's attention mark | [`Writer::set_attention`] | the `batch_state` of that batch |
 
@@ -123,7 +123,9 @@ impl Writer {
 
     /// Insert or move a batch, keeping the in-flight index in step with its state, and
     /// append a `batch_state` event for its latest state change. A new batch must be
-    /// `Prepared` under an unused id; an existing one must move along
+    /// `Committing` (its intent is its commit point, docs/commit-protocol.md) or
+    /// `Prepared` (the intent of earlier versions, which wrote the commit point
+    /// separately) under an unused id; an existing one must move along
     /// [`BatchState::can_become`] from the state it has *in the journal* (refused with
     /// [`JournalError::IllegalTransition`] otherwise: the step of a process whose batch
     /// another process settled meanwhile is never written).
@@ -131,7 +133,9 @@ impl Writer {
         let stored: Option<BatchRecord> =
             get_rec(&self.txn.open_table(BATCHES)?, "batches", rec.batch)?;
         match &stored {
-            None if rec.state == BatchState::Prepared && rec.history.len() == 1 => {}
+            None if matches!(rec.state, BatchState::Committing | BatchState::Prepared)
+                && rec.history.len() == 1
+                && rec.history[0].state == rec.state => {}
             None => {
                 return Err(illegal(Transition::NewBatch {
                     batch: rec.batch,

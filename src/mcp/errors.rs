@@ -63,6 +63,23 @@ impl ToolError {
         self
     }
 
+    /// Name the transaction by its handle in journal `journal`: `preview_id` in the
+    /// structured result, and in the example wherever it names the bare tx number.
+    pub fn in_journal(mut self, journal: crate::JournalId) -> Self {
+        let Some(tx) = self.tx else { return self };
+        let handle = crate::TxHandle { journal, tx };
+        self.detail
+            .insert("preview_id".into(), json!(handle.to_string()));
+        if let Some(Value::Object(m)) = self.example.as_deref_mut() {
+            for key in ["preview_id", "tx"] {
+                if m.get(key) == Some(&json!(tx.to_string())) || m.get(key) == Some(&json!(tx)) {
+                    m.insert(key.into(), json!(handle.to_string()));
+                }
+            }
+        }
+        self
+    }
+
     /// A malformed argument.
     pub fn invalid_args(tool: &str, what: impl fmt::Display, example: Value) -> Self {
         ToolError::new(
@@ -196,7 +213,7 @@ impl ToolError {
             Error::Path(_) => ToolError::new(
                 "path_refused",
                 e.to_string(),
-                "give paths relative to the workspace root (or absolute inside it), outside .git/ and .ultra-edit/, not through symlinks; nothing was changed",
+                "give paths relative to the workspace root (or absolute inside it), outside .git/, .jj/, .hg/, .svn/ and .ultra-edit/, not through symlinks; nothing was changed",
             ),
             Error::Edit(edit) => {
                 let err = ToolError::new(edit.code(), e.to_string(), edit_hint(edit.code()));
@@ -205,9 +222,30 @@ impl ToolError {
                     f => err.with_detail(json!({ "failures": f })),
                 }
             }
+            Error::ForeignHandle { .. } => ToolError::new(
+                "foreign_handle",
+                e.to_string(),
+                "this preview_id was made by another workspace's journal (another root, or a copy of this one); send it to the server of that workspace, or call edit_preview here for a preview of this workspace",
+            )
+            .with_example(json!({"tool": "journal_log", "agent_id": agent})),
+            Error::PreviewExpired { .. } => ToolError::new(
+                "preview_expired",
+                e.to_string(),
+                "call edit_preview again to make a fresh preview (the file may have changed since)",
+            )
+            .with_example(json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}))
+            .with_detail(json!({"age_ms": match e { Error::PreviewExpired { age_ms, .. } => *age_ms, _ => 0 }, "max_age_ms": match e { Error::PreviewExpired { max_age_ms, .. } => *max_age_ms, _ => 0 }})),
             _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
         };
-        err.with_tx(tx)
+        // The library's own data, for a client that renders its own advice: kind,
+        // subject and next step (docs/embedding.md, "Errors as data").
+        let paths = e.paths();
+        err.with_tx(tx).with_detail(json!({"library_error": {
+            "kind": e.kind(),
+            "tx": tx,
+            "paths": paths,
+            "next_step": e.next_step(),
+        }}))
     }
 }
 

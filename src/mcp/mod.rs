@@ -2,8 +2,9 @@
 //!
 //! m1nd exposes `edit_preview`, `edit_commit` and `apply_batch` with an in-memory preview
 //! map and no durable history. These are the same tools, with m1nd's input and output
-//! shapes, backed by the journal: a preview handle (`preview_id`) is a transaction id,
-//! survives a restart, can be revised, rebased, shown and aborted, and every commit can
+//! shapes, backed by the journal: a preview handle (`preview_id`) is a transaction's
+//! handle (its journal's id and its tx number, `"3f9a2c1b7d4e8a60-7"`; another
+//! workspace's journal refuses it), survives a restart, can be revised, rebased, shown and aborted, and every commit can
 //! be rolled back. Errors are tool errors whose text names the problem and teaches the
 //! next call (`Hint: …`, `Example: {…}`), as m1nd's do.
 //!

@@ -35,13 +35,13 @@ pub const TOOL_NAMES: [&str; 10] = [
     "journal_dump",
 ];
 
-const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, prepend, append, replace_file, create_file, delete_file, replace_symbol, insert_before_symbol, insert_after_symbol, delete_symbol; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction id: pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
+const EDIT_PREVIEW: &str = "Stage an edit in memory and get a durable preview handle, without touching the file. Give m1nd's shape {file_path, agent_id, new_content, description?} to replace a whole file (a file that does not exist yet is created on commit), or a plan {agent_id, description?, edits:[...]} of precise operations over one or many files (replace_text, replace_lines, insert_before, insert_after, prepend, append, replace_file, create_file, write_file, delete_file, replace_symbol, insert_before_symbol, insert_after_symbol, delete_symbol; m1nd items {file_path, new_content} are accepted in edits too). Returns preview_id (the transaction's handle, e.g. \"3f9a2c1b7d4e8a60-7\": pass it to edit_commit, edit_revise, edit_rebase, edit_show, edit_abort), file_path, snapshot {file_path, file_exists, content_hash, bytes, line_count} of the file as it is on disk now, diff {unified_diff, lines_added, lines_removed, bytes_written} of the candidate, validation {source_changed, candidate_is_empty, candidate_equals_source, ready_to_commit}, elapsed_ms, and Ultra Edit's revision, per-file files[] (snapshot, candidate, diff) and validation_issues. m1nd's top-level fields describe the first file; files[] lists all of them. Read the diff, then call edit_commit with confirm=true, or edit_revise to change the candidate first. Previews are journaled: they survive a restart of the server.";
 
-const EDIT_REVISE: &str = "Change the candidate of an open preview before committing it: the edits (same forms as edit_preview's edits, or m1nd's {file_path, new_content} at top level) apply to the latest revision's candidate, not to the disk, so line numbers and matched text refer to what the last edit_preview/edit_revise returned. Returns the new revision in edit_preview's shape, under the same preview_id. Give base_revision if the edits were written against an older revision; add rebase=true to merge them onto the latest. Only the agent that made the preview can revise it.";
+const EDIT_REVISE: &str = "Change the candidate of an open preview before committing it: the edits (same forms as edit_preview's edits, or m1nd's {file_path, new_content} at top level) apply to the latest revision's candidate, not to the disk, so line numbers and matched text refer to what the last edit_preview/edit_revise returned. Returns the new revision in edit_preview's shape, under the same preview_id: its diff is the whole change against the disk, and interdiff {from, to, files[] (path, from, to, diff), lines_added, lines_removed} is what this revision changed relative to the previous one. Give base_revision if the edits were written against an older revision; add rebase=true to merge them onto the latest. Only the agent that made the preview can revise it.";
 
-const EDIT_REBASE: &str = "Bring a stale preview up to date after someone changed its files on disk (edit_commit refused with source_modified): merges the disk's change and the candidate three-way, as git does, into a new revision whose snapshot is the disk as it is now. Returns the new revision in edit_preview's shape; if both sides changed the same lines the candidate holds conflict markers and validation_issues has merge_conflict (fix it with edit_revise, or edit_abort and edit_preview again). Then call edit_commit.";
+const EDIT_REBASE: &str = "Bring a stale preview up to date after someone changed its files on disk (edit_commit refused with source_modified): merges the disk's change and the candidate three-way, as git does, into a new revision whose snapshot is the disk as it is now. Returns the new revision in edit_preview's shape; if both sides changed the same lines the candidate holds diff3-style conflict markers (<<<<<<< candidate, ||||||| snapshot, =======, >>>>>>> disk, as git merge-file --diff3 writes them), conflict_list names each region (path, start_line, end_line, sides) and validation_issues has merge_conflict (fix it with edit_revise, or edit_abort and edit_preview again). Then call edit_commit.";
 
-const EDIT_SHOW: &str = "Look at a preview: any revision (default the latest) with the same fields as edit_preview returns, plus its state (open, committed, aborted, rolled_back), whether it has expired, and validation.source_changed computed against the disk now, so you can see whether edit_commit would be refused as stale before trying it.";
+const EDIT_SHOW: &str = "Look at a preview: any revision (default the latest) with the same fields as edit_preview returns, plus its state (open, committed, aborted, rolled_back), whether it has expired, and validation.source_changed computed against the disk now, so you can see whether edit_commit would be refused as stale before trying it. With from_revision, also interdiff {from, to, files[] (path, from, to, diff), lines_added, lines_removed}: what the revision shown changed relative to from_revision.";
 
 const EDIT_ABORT: &str = "Discard an open preview: it accepts nothing further and can never be committed. Nothing on disk changes; the preview stays in the journal's history (journal_log, journal_dump). Only the agent that made the preview can abort it.";
 
@@ -68,7 +68,7 @@ fn agent_id() -> Value {
 }
 
 fn preview_id() -> Value {
-    json!({"type": ["string", "integer"], "description": "The preview_id returned by edit_preview (the transaction id, e.g. \"7\")."})
+    json!({"type": ["string", "integer"], "description": "The preview_id returned by edit_preview (the transaction's handle, e.g. \"3f9a2c1b7d4e8a60-7\"; a bare tx number of this workspace's journal is accepted too)."})
 }
 
 fn reingest() -> Value {
@@ -109,6 +109,9 @@ fn edit_item() -> Value {
             {"type": "object", "description": "Create a file that must not exist yet (parent directories are created).",
              "properties": {"op": {"const": "create_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
              "required": ["op", "path"]},
+            {"type": "object", "description": "Write the whole content of a file whether or not it exists (replaced if it does, created if not); the commit is refused if the file appeared, disappeared or changed since the preview.",
+             "properties": {"op": {"const": "write_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
+             "required": ["op", "path"]},
             {"type": "object", "description": "Delete an existing file.",
              "properties": {"op": {"const": "delete_file"}, "path": path},
              "required": ["op", "path"]},
@@ -139,7 +142,7 @@ pub fn tool_definitions() -> Vec<ToolDef> {
     let new_content =
         json!({"type": "string", "description": "m1nd shape: the file's complete new content."});
     let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: the latest)."});
-    let allow = json!({"type": "array", "items": {"enum": ["syntax_error"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): \"syntax_error\", for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now."});
+    let allow = json!({"type": "array", "items": {"enum": ["syntax_error"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): only \"syntax_error\" (it sets the plan's policy \"syntax_errors\": \"allow\"), for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now."});
     let tx = json!({"type": ["string", "integer"], "description": "Transaction id: the preview_id of the commit to undo."});
     vec![
         ToolDef {
@@ -180,7 +183,8 @@ pub fn tool_definitions() -> Vec<ToolDef> {
             name: "edit_show",
             description: EDIT_SHOW,
             input_schema: schema(
-                json!({"preview_id": preview_id(), "revision": revision, "agent_id": agent_id()}),
+                json!({"preview_id": preview_id(), "revision": revision, "agent_id": agent_id(),
+                       "from_revision": {"type": "integer", "minimum": 0, "description": "Also return the interdiff from this revision to the one shown."}}),
                 &["preview_id"],
             ),
             read_only: true,

@@ -102,16 +102,23 @@ fn hex(state: &FileState) -> String {
         .unwrap_or_default()
 }
 
-/// The snapshot of a recorded file; its line count comes from the snapshot's blob.
-fn snapshot_of(j: &Journal, rel: &str, s: &FileState) -> SourceFileSnapshot {
-    let lines = match s.hash() {
-        Some(h) => j
+/// The snapshot of a recorded file; its line count comes from the preview's summary
+/// (counted while the revision was built), else from the snapshot's blob.
+fn snapshot_of(j: &Journal, p: &Preview, rel: &str, s: &FileState) -> SourceFileSnapshot {
+    let counted = p
+        .summary
+        .iter()
+        .find(|f| f.path == rel)
+        .map(|f| f.snapshot.map_or(0, |size| size.lines as usize));
+    let lines = match (counted, s.hash()) {
+        (Some(lines), _) => lines,
+        (None, Some(h)) => j
             .blob(&h)
             .ok()
             .flatten()
             .map(|b| line_count(&b))
             .unwrap_or(0),
-        None => 0,
+        (None, None) => 0,
     };
     SourceFileSnapshot {
         file_path: abs(j.root(), rel),
@@ -143,9 +150,9 @@ fn diff_of(f: &FileRevision) -> CandidateDiffReport {
     }
 }
 
-fn file_json(j: &Journal, f: &FileRevision) -> Value {
+fn file_json(j: &Journal, p: &Preview, f: &FileRevision) -> Value {
     let mut snapshot =
-        serde_json::to_value(snapshot_of(j, &f.path, &f.snapshot)).unwrap_or_default();
+        serde_json::to_value(snapshot_of(j, p, &f.path, &f.snapshot)).unwrap_or_default();
     snapshot["mode"] = json!(f.snapshot.mode().unwrap_or(0));
     let mut diff = serde_json::to_value(diff_of(f)).unwrap_or_default();
     diff["binary"] = json!(f.diff.binary);
@@ -175,11 +182,11 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         .map(str::to_string)
         .or_else(|| p.files.first().map(|f| f.path.to_string()))
         .unwrap_or_default();
-    let files: Vec<Value> = p.files.iter().map(|f| file_json(j, f)).collect();
+    let files: Vec<Value> = p.files.iter().map(|f| file_json(j, p, f)).collect();
     let any_changed = files.iter().any(|f| f["source_changed"] == json!(true));
     let (snapshot, diff, empty, equal) = match p.files.iter().find(|f| f.path == focus) {
         Some(f) => (
-            snapshot_of(j, &f.path, &f.snapshot),
+            snapshot_of(j, p, &f.path, &f.snapshot),
             diff_of(f),
             !f.candidate.exists() || f.candidate.size() == 0,
             f.candidate.exists() == f.snapshot.exists() && f.candidate.hash() == f.snapshot.hash(),
@@ -204,7 +211,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         ready_to_commit: p.ready_to_commit && !any_changed,
     };
     json!({
-        "preview_id": p.tx.to_string(),
+        "preview_id": p.handle.to_string(),
         "file_path": abs(root, &focus),
         "snapshot": snapshot,
         "diff": diff,
@@ -222,12 +229,13 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         "lines_removed": p.lines_removed,
         "validation_issues": p.validation,
         "conflicts": p.conflicts,
+        "conflict_list": p.conflict_list,
         "next_step": next_step(p, validation),
     })
 }
 
 fn next_step(p: &Preview, v: PreviewValidationReport) -> String {
-    let id = p.tx;
+    let id = p.handle;
     match p.state {
         TxState::Committed => format!("committed; edit_rollback with tx \"{id}\" undoes it"),
         TxState::Aborted => "aborted; call edit_preview to start again".into(),
@@ -259,7 +267,7 @@ pub fn commit_json(
         .unwrap_or_default();
     let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
     json!({
-        "preview_id": p.tx.to_string(),
+        "preview_id": p.handle.to_string(),
         "file_path": abs(j.root(), &focus),
         "bytes_written": r.bytes_written,
         "lines_added": p.lines_added,

@@ -3,9 +3,7 @@
 //! Nothing here knows MCP: [`EditTools::call`] is what the rmcp server calls, and what
 //! an embedder with its own MCP stack (m1nd) can route its `edit_*` tool calls to.
 
-use std::collections::HashMap;
-use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
@@ -17,7 +15,7 @@ use crate::commit::{CommitOptions, RollbackOptions};
 use crate::dump::DumpFilter;
 use crate::edit::{Edit, EditError, Plan};
 use crate::error::Error;
-use crate::journal::records::{now_ms, Receipt, TxState};
+use crate::journal::records::{Receipt, TxState};
 use crate::tx::{Preview, ReviseOptions};
 use crate::workspace::Journal;
 
@@ -30,9 +28,7 @@ pub struct EditTools {
     journal: Arc<Journal>,
     preview_ttl: Option<Duration>,
     reingest: Option<ReingestFn>,
-    /// `created_ms` of txs, which never changes: filled from previews made here and
-    /// from `log` for the others.
-    created: Mutex<HashMap<u64, u64>>,
+    policy: Option<crate::Policy>,
 }
 
 /// What an agent's call resolved to.
@@ -45,12 +41,14 @@ impl EditTools {
             journal,
             preview_ttl: None,
             reingest: None,
-            created: Mutex::new(HashMap::new()),
+            policy: None,
         }
     }
 
     /// Refuse to continue (commit, revise, rebase) a preview made longer than `ttl`
-    /// ago. Default: none, since previews are durable.
+    /// ago, by the journal's clock: the library's max preview age
+    /// ([`crate::CommitOptions::max_preview_age`], [`Journal::check_preview_age`]),
+    /// refused as `preview_expired`. Default: none, since previews are durable.
     pub fn with_preview_ttl(mut self, ttl: Option<Duration>) -> Self {
         self.preview_ttl = ttl;
         self
@@ -61,6 +59,14 @@ impl EditTools {
     /// (the stand-alone server, which has no index) `reingested` is false.
     pub fn with_reingest_hook(mut self, hook: impl Fn(&[String]) + Send + Sync + 'static) -> Self {
         self.reingest = Some(Arc::new(hook));
+        self
+    }
+
+    /// Give the plans the tools build this policy instead of the journal's (e.g.
+    /// m1nd's last write wins for a path given twice to `apply_batch`:
+    /// [`crate::SamePath::LastWriteWins`]). Default: the journal's.
+    pub fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = Some(policy);
         self
     }
 
@@ -85,7 +91,8 @@ impl EditTools {
             }
         };
         let a = Args { tool: name, map };
-        match name {
+        let id = self.journal.id();
+        let outcome = match name {
             "edit_preview" => self.edit_preview(&a, start),
             "edit_revise" => self.edit_revise(&a, start),
             "edit_rebase" => self.edit_rebase(&a, start),
@@ -104,35 +111,37 @@ impl EditTools {
                     super::TOOL_NAMES.join(", ")
                 ),
             )),
-        }
-    }
-
-    fn root(&self) -> &Path {
-        self.journal.root()
+        };
+        // Every error names its tx by handle, as every result does.
+        outcome.map_err(|e| e.in_journal(id))
     }
 
     // ---- the tools ----------------------------------------------------------------
 
     fn edit_preview(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
-        let (plan, focus) = self.plan(a, &agent, None)?;
+        let (plan, focus) = self.plan(a, &agent)?;
         let p = self.engine(self.journal.preview(&plan), &agent)?;
-        if let Ok(mut m) = self.created.lock() {
-            m.insert(p.tx, now_ms());
-        }
         Ok(self.preview_out(&p, focus.as_deref(), start))
     }
 
     fn edit_revise(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
-        let (tx, latest) = self.open_handle(a, &agent, true)?;
-        let (plan, focus) = self.plan(a, &agent, Some(&latest))?;
+        let (tx, _) = self.open_handle(a, &agent, true)?;
+        let (plan, focus) = self.plan(a, &agent)?;
         let opts = ReviseOptions {
             base: a.u64("base_revision")?.map(|n| n as u32),
             rebase: a.bool("rebase")?.unwrap_or(false),
         };
         let p = self.engine(self.journal.revise(tx, opts, &plan), &agent)?;
-        Ok(self.preview_out(&p, focus.as_deref(), start))
+        let interdiff = self.engine(
+            self.journal
+                .interdiff(tx, p.revision.saturating_sub(1), p.revision),
+            &agent,
+        )?;
+        let mut out = self.preview_out(&p, focus.as_deref(), start);
+        out["interdiff"] = json!(interdiff);
+        Ok(out)
     }
 
     fn edit_rebase(&self, a: &Args, start: Instant) -> Outcome {
@@ -148,8 +157,13 @@ impl EditTools {
         let revision = a.u64("revision")?.map(|n| n as u32);
         let p = self.show(tx, revision, &agent)?;
         let mut out = self.preview_out(&p, None, start);
-        if let Some(created) = self.created_ms(tx) {
-            out["age_ms"] = json!(now_ms().saturating_sub(created));
+        if let Some(from) = a.u64("from_revision")? {
+            let from = u32::try_from(from).unwrap_or(u32::MAX);
+            let interdiff = self.engine(self.journal.interdiff(tx, from, p.revision), &agent)?;
+            out["interdiff"] = json!(interdiff);
+        }
+        if let Ok(age) = self.journal.preview_age(tx) {
+            out["age_ms"] = json!(age);
         }
         out["expired"] = json!(p.state == TxState::Open && self.expired(tx).is_some());
         Ok(out)
@@ -160,7 +174,7 @@ impl EditTools {
         let (tx, _) = self.open_handle(a, &agent, false)?;
         let rec = self.engine(self.journal.abort(tx), &agent)?;
         Ok(json!({
-            "preview_id": tx.to_string(),
+            "preview_id": self.journal.handle(tx).to_string(),
             "tx": tx,
             "state": rec.state,
             "aborted": true,
@@ -181,11 +195,15 @@ impl EditTools {
                 ),
                 "review the preview's diff, then resend edit_commit with confirm=true",
             )
-            .with_example(json!({"tool": "edit_commit", "preview_id": tx.to_string(), "agent_id": agent, "confirm": true}))
+            .with_example(json!({"tool": "edit_commit", "preview_id": self.journal.handle(tx).to_string(), "agent_id": agent, "confirm": true}))
             .with_tx(Some(tx)));
         }
         let reingest = a.bool("reingest")?.unwrap_or(true);
-        let receipt = self.engine(self.journal.commit(tx, CommitOptions::default()), &agent)?;
+        let opts = CommitOptions {
+            max_preview_age: self.preview_ttl,
+            ..Default::default()
+        };
+        let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
         let reingested = self.reingest(reingest, &[&receipt]);
         Ok(shapes::commit_json(
             &self.journal,
@@ -216,7 +234,7 @@ impl EditTools {
         let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
         Ok(json!({
             "tx": receipt.tx,
-            "preview_id": receipt.tx.to_string(),
+            "preview_id": self.journal.handle(receipt.tx).to_string(),
             "rolled_back": tx,
             "batch": receipt.batch,
             "files": paths,
@@ -225,7 +243,7 @@ impl EditTools {
             "updated_node_ids": [],
             "receipt": receipt,
             "elapsed_ms": ms(start),
-            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", receipt.tx),
+            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx)),
         }))
     }
 
@@ -271,9 +289,6 @@ impl EditTools {
         let limit = a.u64("limit")?.unwrap_or(50) as usize;
         let agent = a.str("agent_id")?;
         let entries = self.engine(self.journal.log(None), "")?;
-        if let Ok(mut m) = self.created.lock() {
-            m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
-        }
         let picked: Vec<_> = entries
             .into_iter()
             .filter(|e| agent.is_none() || e.agent == agent)
@@ -298,7 +313,7 @@ impl EditTools {
         self.engine(
             self.journal.dump(
                 DumpFilter {
-                    tx,
+                    tx: tx.map(Into::into),
                     since_seq,
                     ..Default::default()
                 },
@@ -329,14 +344,16 @@ impl EditTools {
 
     fn preview_out(&self, p: &Preview, focus: Option<&str>, start: Instant) -> Value {
         let mut out = shapes::preview_json(&self.journal, p, focus, ms(start));
-        if let (Some(ttl), Some(created)) = (self.preview_ttl, self.created_ms(p.tx)) {
-            let left = (created + ttl.as_millis() as u64).saturating_sub(now_ms());
-            out["expires_in_ms"] = json!(left);
+        if let (Some(ttl), Ok(age)) = (self.preview_ttl, self.journal.preview_age(p.tx)) {
+            let ttl_ms = u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX);
+            out["expires_in_ms"] = json!(ttl_ms.saturating_sub(age));
         }
         out
     }
 
-    /// The tx id in argument `key`: a number, or a string like `"7"` / `"tx-7"`.
+    /// The tx in argument `key`: a handle (`"3f9a2c1b7d4e8a60-7"`, refused as
+    /// `foreign_handle` when it names another journal), or a tx number of this
+    /// journal (`7`, `"7"`, `"tx-7"`).
     fn handle(&self, a: &Args, key: &str, agent: &str) -> Result<u64, ToolError> {
         match a.map.get(key) {
             None | Some(Value::Null) => Err(ToolError::invalid_args(
@@ -347,11 +364,12 @@ impl EditTools {
             Some(Value::Number(n)) => n
                 .as_u64()
                 .ok_or_else(|| errors::not_found(&n.to_string(), agent)),
-            Some(Value::String(s)) => s
-                .trim()
-                .trim_start_matches("tx-")
-                .parse()
-                .map_err(|_| errors::not_found(s, agent)),
+            Some(Value::String(s)) => {
+                let r: crate::TxRef = s.parse().map_err(|_| errors::not_found(s, agent))?;
+                self.journal
+                    .tx_number(r)
+                    .map_err(|e| ToolError::from_engine(&e, agent))
+            }
             Some(other) => Err(errors::not_found(&other.to_string(), agent)),
         }
     }
@@ -382,32 +400,13 @@ impl EditTools {
         Ok((tx, p))
     }
 
-    fn created_ms(&self, tx: u64) -> Option<u64> {
-        if let Some(&c) = self.created.lock().ok()?.get(&tx) {
-            return Some(c);
-        }
-        let entries = self.journal.log(None).ok()?;
-        let mut m = self.created.lock().ok()?;
-        m.extend(entries.iter().map(|e| (e.tx, e.created_ms)));
-        m.get(&tx).copied()
-    }
-
-    /// `Some(error)` if `tx` is older than the preview lifetime.
+    /// `Some(error)` if `tx` is older than the preview lifetime (the library's
+    /// [`crate::Error::PreviewExpired`], as a tool error).
     fn expired(&self, tx: u64) -> Option<ToolError> {
-        let ttl = self.preview_ttl?;
-        let age = now_ms().saturating_sub(self.created_ms(tx)?);
-        (age > ttl.as_millis() as u64).then(|| {
-            ToolError::new(
-                "preview_expired",
-                format!(
-                    "preview {tx} expired: it was made {:.1} s ago and this server keeps previews for {} s (--preview-ttl); nothing was written",
-                    age as f64 / 1000.0,
-                    ttl.as_secs_f64()
-                ),
-                "call edit_preview again to make a fresh preview (the file may have changed since)",
-            )
-            .with_tx(Some(tx))
-        })
+        match self.journal.check_preview_age(tx, self.preview_ttl) {
+            Err(e @ Error::PreviewExpired { .. }) => Some(ToolError::from_engine(&e, "")),
+            _ => None,
+        }
     }
 
     /// Call the reingest hook once with every path of `receipts`.
@@ -427,14 +426,32 @@ impl EditTools {
         }
     }
 
+    /// The `allow` argument of edit_preview / edit_revise: `["syntax_error"]` sets
+    /// [`crate::Policy::syntax_errors`] to allow in `plan`'s policy (the tools' policy,
+    /// else the journal's); any other code is [`crate::edit::EditError::InvalidPlan`].
+    fn allow(&self, a: &Args, agent: &str, plan: &mut Plan) -> Result<(), ToolError> {
+        let codes = a.strings("allow")?;
+        if let Some(code) = codes.iter().find(|c| *c != "syntax_error") {
+            let e = crate::edit::EditError::InvalidPlan {
+                message: format!(
+                    "\"allow\": {code:?} is not a validation error a plan may allow; the only \
+                     one is \"syntax_error\" (merge conflicts, conflict markers and empty \
+                     revisions must be fixed)"
+                ),
+            };
+            return Err(ToolError::from_engine(&Error::Edit(e), agent));
+        }
+        if !codes.is_empty() {
+            let mut policy = plan.policy.unwrap_or(self.journal.policy());
+            policy.syntax_errors = crate::SyntaxErrors::Allow;
+            plan.policy = Some(policy);
+        }
+        Ok(())
+    }
+
     /// The plan of edit_preview / edit_revise: m1nd's single file, or `edits`.
     /// Returns it with the root-relative path m1nd's fields should describe.
-    fn plan(
-        &self,
-        a: &Args,
-        agent: &str,
-        base: Option<&Preview>,
-    ) -> Result<(Plan, Option<String>), ToolError> {
+    fn plan(&self, a: &Args, agent: &str) -> Result<(Plan, Option<String>), ToolError> {
         let single = a.map.contains_key("file_path") || a.map.contains_key("new_content");
         let example = json!({"file_path": "src/lib.rs", "agent_id": agent, "new_content": "…", "description": "…"});
         let (items, focus, mut descriptions) = match (single, a.map.get("edits")) {
@@ -465,7 +482,7 @@ impl EditTools {
                 };
                 let focus = rel_of(&self.journal, &item.file_path);
                 (
-                    vec![PlanItem::WholeFile(self.whole_file_op(&item, base))],
+                    vec![PlanItem::WholeFile(self.whole_file_op(&item))],
                     Some(focus),
                     Vec::new(),
                 )
@@ -479,7 +496,7 @@ impl EditTools {
                         Value::Object(m) if m.contains_key("file_path") => {
                             let item = WholeFile::parse(a.tool, i, m, agent)?;
                             descriptions.extend(item.description.clone());
-                            ops.push(PlanItem::WholeFile(self.whole_file_op(&item, base)));
+                            ops.push(PlanItem::WholeFile(self.whole_file_op(&item)));
                         }
                         _ => {
                             return Err(ToolError::invalid_args(
@@ -511,37 +528,22 @@ impl EditTools {
             descriptions.insert(0, d);
         }
         let description = (!descriptions.is_empty()).then(|| descriptions.join("; "));
-        let mut plan = PlanItem::plan(items, agent, description)
+        let mut plan = PlanItem::plan(items, agent, description, self.policy)
             .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
-        plan.allow = a.strings("allow")?;
-        plan.check()
-            .map_err(|e| ToolError::from_engine(&Error::Edit(e), agent))?;
+        self.allow(a, agent, &mut plan)?;
         Ok((plan, focus))
     }
 
-    /// m1nd's whole-file item as an op: `replace_file` if the file exists (in the base
-    /// revision's candidate when revising, else on disk), `create_file` if not.
-    fn whole_file_op(&self, item: &WholeFile, base: Option<&Preview>) -> Edit {
-        let rel = rel_of(&self.journal, &item.file_path);
-        let exists = match base.and_then(|p| p.files.iter().find(|f| f.path == rel)) {
-            Some(f) => f.candidate.exists(),
-            None => self.root().join(&rel).symlink_metadata().is_ok(),
-        };
-        let (path, content) = (item.file_path.clone(), Some(item.new_content.clone()));
-        if exists {
-            Edit::ReplaceFile {
-                path,
-                content,
-                content_base64: None,
-                mode: None,
-            }
-        } else {
-            Edit::CreateFile {
-                path,
-                content,
-                content_base64: None,
-                mode: None,
-            }
+    /// m1nd's whole-file item as an op: `write_file`, which replaces the file if the
+    /// base (the disk, or the base revision's candidate when revising) has it and
+    /// creates it if not — decided by the library against the snapshot it takes, so
+    /// nothing here looks at the disk first.
+    fn whole_file_op(&self, item: &WholeFile) -> Edit {
+        Edit::WriteFile {
+            path: item.file_path.clone(),
+            content: Some(item.new_content.clone()),
+            content_base64: None,
+            mode: None,
         }
     }
 
@@ -573,9 +575,9 @@ impl EditTools {
     ) {
         let edits = items
             .iter()
-            .map(|i| PlanItem::WholeFile(self.whole_file_op(i, None)))
+            .map(|i| PlanItem::WholeFile(self.whole_file_op(i)))
             .collect();
-        let plan = match PlanItem::plan(edits, agent, description) {
+        let plan = match PlanItem::plan(edits, agent, description, self.policy) {
             Ok(p) => p,
             Err(e) => {
                 return out.fail(
@@ -666,6 +668,7 @@ impl<'a> PlanItem<'a> {
         items: Vec<PlanItem>,
         agent: &str,
         description: Option<String>,
+        policy: Option<crate::Policy>,
     ) -> Result<Plan, EditError> {
         if items
             .iter()
@@ -684,7 +687,7 @@ impl<'a> PlanItem<'a> {
             description,
             agent: Some(agent.to_string()),
             edits,
-            allow: Vec::new(),
+            policy,
         };
         plan.check()?;
         Ok(plan)
@@ -874,12 +877,21 @@ impl BatchOut {
         r: Option<Receipt>,
     ) {
         self.txs.push(p.tx);
-        for (&i, item) in idx.iter().zip(items) {
-            let rel = rel_of(journal, &item.file_path);
+        let rels: Vec<String> = items
+            .iter()
+            .map(|item| rel_of(journal, &item.file_path))
+            .collect();
+        for (k, (&i, rel)) in idx.iter().zip(&rels).enumerate() {
             let res = &mut self.results[i];
             res["success"] = json!(true);
             res["tx"] = json!(p.tx);
-            match p.files.iter().find(|f| f.path == rel) {
+            // A later item of the same path replaced this one (last write wins).
+            if let Some(later) = rels[k + 1..].iter().position(|r| r == rel) {
+                res["bytes_written"] = json!(0);
+                res["superseded_by"] = json!(idx[k + 1 + later]);
+                continue;
+            }
+            match p.files.iter().find(|f| f.path == *rel) {
                 Some(f) => {
                     res["diff"] = json!(f.diff.unified);
                     res["lines_added"] = json!(f.diff.lines_added);

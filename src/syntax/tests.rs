@@ -283,3 +283,11 @@ fn unclosed_brackets_are_pointed_at() {
     assert_eq!(at("package a\n\nfunc f() {\n\tg()\n"), Some((3, 10)));
     assert_eq!(at("package a\n\nfunc f() {\n\tg() +\n}\n"), None);
 }
+
+/// Error recovery can make a definition node whose name is missing (here a Python
+/// assignment made of stray tokens): no path can address it, so the outline leaves
+/// it and what it holds out rather than list a `""` or a wrong path.
+#[test]
+fn a_definition_without_a_name_is_not_listed() {
+    assert_eq!(dump("h.py", "]impl S ;:'fn f() \n"), Vec::<String>::new());
+}

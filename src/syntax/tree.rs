@@ -232,6 +232,11 @@ pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
     while let Some((node, up, parent)) = stack.pop() {
         let mut scope = parent;
         if let Some(found) = lang::classify(language, node, &up, &|n| parsed.text(n)) {
+            if found.name.is_empty() {
+                // Error recovery made a definition without a name: no path addresses
+                // it, and what it holds would be listed under a wrong path.
+                continue;
+            }
             let mut path = parent
                 .and_then(|i| defs.get(i))
                 .map(|d| format!("{}.", d.path))

@@ -75,7 +75,6 @@ fn json_dump_lists_every_record_in_order() {
             "revision_recorded",
             "batch_state",
             "batch_state",
-            "batch_state",
             "receipt_issued"
         ]
     );
@@ -83,14 +82,15 @@ fn json_dump_lists_every_record_in_order() {
         .iter()
         .map(|l| l["event"]["seq"].as_u64().unwrap())
         .collect();
-    assert_eq!(seqs, (1..=7).collect::<Vec<_>>());
+    assert_eq!(seqs, (1..=6).collect::<Vec<_>>());
     assert_eq!(lines[1]["blob"]["content"], "n\n");
     assert_eq!(lines[2]["detail"]["revision"]["files"][0]["path"], "n.txt");
-    let states: Vec<&str> = lines[3..6]
+    let states: Vec<&str> = lines[3..5]
         .iter()
         .map(|l| l["event"]["kind"]["batch_state"]["state"].as_str().unwrap())
         .collect();
-    assert_eq!(states, ["prepared", "committing", "committed"]);
+    // The intent is the commit point (docs/commit-protocol.md).
+    assert_eq!(states, ["committing", "committed"]);
 }
 
 #[test]
@@ -172,4 +172,93 @@ fn modes_are_octal_strings_or_numbers() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains(r#""mode": "0644""#));
+}
+
+#[test]
+fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
+    let ws = workspace();
+    let out = cli(ws.root(), &["help", "plan"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let page =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/plan.md")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), page);
+    // One section per op, each with an example of that op.
+    let ops = [
+        "replace_text",
+        "replace_lines",
+        "insert_before",
+        "insert_after",
+        "prepend",
+        "append",
+        "replace_file",
+        "create_file",
+        "write_file",
+        "delete_file",
+        "replace_symbol",
+        "insert_before_symbol",
+        "insert_after_symbol",
+        "delete_symbol",
+    ];
+    for op in ops {
+        let section = page
+            .split("\n## ")
+            .find(|s| s.starts_with(&format!("{op}\n")))
+            .unwrap_or_else(|| panic!("no section for {op}"));
+        assert!(
+            section.contains(&format!(r#"{{"op": "{op}""#)),
+            "{op} has no example"
+        );
+    }
+    // `help COMMAND` is that command's help; an unknown topic is a usage error.
+    let show = String::from_utf8(cli(ws.root(), &["help", "show"], None).stdout).unwrap();
+    assert!(show.contains("--from <M>"), "{show}");
+    assert_eq!(
+        cli(ws.root(), &["help", "nope"], None).status.code(),
+        Some(2)
+    );
+    // A bad plan's error points at the page.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"frob"}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let hint = json_of(&out)["error"]["hint"].as_str().unwrap().to_string();
+    assert!(hint.contains("`ultra-edit help plan`"), "{hint}");
+    // The ops that error names as known are exactly the ones the page teaches, so a
+    // new op cannot go without a section.
+    let message = json_of(&out)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let known = message
+        .split_once("expected one of ")
+        .and_then(|(_, rest)| rest.split_once(" at line"))
+        .map(|(list, _)| list.to_string())
+        .unwrap_or_else(|| panic!("{message}"));
+    let known: Vec<&str> = known.split(", ").map(|o| o.trim_matches('`')).collect();
+    assert_eq!(known, ops, "{message}");
+}
+
+#[test]
+fn each_commands_json_help_says_what_it_prints() {
+    let ws = workspace();
+    let json_help = |args: &[&str]| {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let help = String::from_utf8(out.stdout).unwrap();
+        let at = help.find("--json\n").unwrap_or_else(|| panic!("{help}"));
+        help[at..].lines().nth(1).unwrap().trim().to_string()
+    };
+    assert!(json_help(&["commit", "--help"]).starts_with("Print the receipt as one JSON object"));
+    assert!(
+        json_help(&["log", "--help"]).starts_with("Print one JSON object instead of text: {txs: [")
+    );
+    assert!(
+        json_help(&["journal", "dump", "--help"]).starts_with("Print JSON lines instead of text")
+    );
+    assert!(json_help(&["revise", "--help"]).contains("interdiff"));
+    // Still one flag: after the subcommand or before it.
+    let out = cli(ws.root(), &["log", "--json"], None);
+    assert!(json_of(&out)["txs"].is_array());
 }

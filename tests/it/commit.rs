@@ -21,7 +21,7 @@ fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
     let mut out = Vec::new();
     j.dump(
         DumpFilter {
-            tx: Some(tx),
+            tx: Some(tx.into()),
             since_seq: 0,
             ..Default::default()
         },
@@ -96,7 +96,20 @@ fn candidate_and_commit_diff_match() {
                 .as_deref(),
             on_disk.as_deref(),
         );
-        assert_eq!(disk_diff, f.diff, "{}", f.path);
+        // The recorded diff adds git's mode header lines to the diff of the bytes.
+        let header = match (f.snapshot.mode(), f.candidate.mode()) {
+            (None, Some(m)) => format!("new file mode {:o}\n", 0o100000 | m),
+            (Some(m), None) => format!("deleted file mode {:o}\n", 0o100000 | m),
+            (Some(a), Some(b)) if a != b => {
+                format!("old mode {:o}\nnew mode {:o}\n", 0o100000 | a, 0o100000 | b)
+            }
+            _ => String::new(),
+        };
+        let expected = ultra_edit::edit::CandidateDiff {
+            unified: header + &disk_diff.unified,
+            ..disk_diff
+        };
+        assert_eq!(expected, f.diff, "{}", f.path);
         assert_eq!(
             on_disk.as_deref().map(BlobHash::of),
             f.candidate.hash(),
@@ -223,7 +236,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         ws.journal
             .dump(
                 DumpFilter {
-                    tx: Some(p.tx),
+                    tx: Some(p.tx.into()),
                     since_seq: 0,
                     ..Default::default()
                 },

@@ -22,11 +22,13 @@ type Tree = BTreeMap<String, String>;
 
 /// Every batch failpoint, whether a crash there ends in the post-state, and whether the
 /// batch is in flight at that point (so recovery has one batch to settle).
+/// The intent is the commit point: every point after it ends in the post-state.
 const POINTS: &[(&str, bool, bool)] = &[
     ("batch::after_lock", false, false),
-    ("batch::after_intent", false, true),
-    ("batch::after_stage_file", false, true),
+    ("batch::after_intent", true, true),
     ("batch::after_commit_point", true, true),
+    ("batch::after_stage_file", true, true),
+    ("batch::after_stage", true, true),
     ("batch::after_install_file", true, true),
     ("batch::after_dir_sync", true, true),
     ("batch::after_complete", true, false),
@@ -228,8 +230,8 @@ fn process_crash_matrix_every_failpoint_every_hit() {
         "process crash matrix: {exercised} crash points exercised, all held ({:?})",
         started.elapsed()
     );
-    // 1 file: 7 points; 6 files (4 written, 2 deleted) and both rollbacks: 15 each.
-    assert_eq!(exercised, 7 + 15 * 3);
+    // 1 file: 8 points; 6 files (4 written, 2 deleted) and both rollbacks: 16 each.
+    assert_eq!(exercised, 8 + 16 * 3);
 }
 
 #[test]

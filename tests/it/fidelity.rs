@@ -52,7 +52,7 @@ fn a_content_and_mode_change_shows_both() {
     let ws = workspace();
     chmod(&ws, "src/b.rs", 0o640);
     let p = ws.preview(
-        r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/b.rs","content":"x\n","mode":"0600"}]}"#,
+        r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/b.rs","content":"x\n","mode":"0600"}]}"#,
     );
     let d = &p.files[0].diff.unified;
     assert!(
@@ -76,7 +76,7 @@ fn a_file_deleted_then_recreated_in_a_later_revision_keeps_its_mode() {
         .revise(
             p.tx,
             Default::default(),
-            &plan(r#"{"allow":["syntax_error"],"edits":[{"op":"create_file","path":"src/b.rs","content":"again\n"}]}"#),
+            &plan(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"create_file","path":"src/b.rs","content":"again\n"}]}"#),
         )
         .unwrap();
     assert_eq!(r.files[0].candidate.mode(), Some(0o640));
@@ -198,7 +198,7 @@ fn an_owner_change_after_the_preview_is_a_stale_snapshot() {
         return;
     }
     let ws = workspace();
-    let p = ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/a.rs","content":"x\n"}]}"#);
+    let p = ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/a.rs","content":"x\n"}]}"#);
     std::os::unix::fs::chown(ws.path("src/a.rs"), Some(1000), None).unwrap();
     let before = ws.read("src/a.rs");
     let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
@@ -267,7 +267,7 @@ fn recovery_gives_the_files_it_writes_their_owner() {
         eprintln!("skipped: giving a file another owner needs root (CI runs as root)");
         return;
     }
-    for point in ["batch::after_commit_point", "batch::after_install_file"] {
+    for point in ["batch::after_stage", "batch::after_install_file"] {
         let ws = workspace();
         for f in ["a.conf", "b.conf"] {
             ws.write(f, b"old\n");
@@ -417,7 +417,7 @@ fn recovery_gives_the_files_it_writes_their_extended_attributes() {
     let out = run_ue(
         ws.root(),
         &["commit", &p.tx.to_string()],
-        Some("batch::after_commit_point=return"),
+        Some("batch::after_stage=return"),
     );
     assert_eq!(out.status.code(), None, "aborted by the failpoint");
     assert_eq!(run_ue(ws.root(), &["recover"], None).status.code(), Some(0));

@@ -1,4 +1,4 @@
-//! `init` is durable and repairs what it finds incomplete (issue 12, item 8).
+//! `init` is durable and repairs what it finds incomplete (README.md, "Read-only media, the lock, `init`").
 //!
 //! What it syncs, and in which order, is pinned by the unit test
 //! `workspace::tests::init_syncs_everything_it_creates_then_the_directory_entries`;

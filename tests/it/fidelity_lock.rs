@@ -1,10 +1,10 @@
-//! Lock liveness (issue 12, item 5): whether a batch is alive never depends on a path
+//! Lock liveness (docs/commit-protocol.md): whether a batch is alive never depends on a path
 //! that can be unlinked or replaced.
 //!
 //! - A holder of the commit lock keeps it when `.ultra-edit/commit.lock` is removed or
 //!   replaced: a second commit waits its timeout (exit 5) and changes nothing.
-//! - A batch between its intent and its commit point whose lock file is removed is not
-//!   "recovered" by a second process: its history stays `prepared`.
+//! - A batch past its intent (its commit point), temps staged, whose lock file is
+//!   removed is not "recovered" by a second process: its history stays `committing`.
 //! - `journal verify` walks the event log and reports a batch whose `batch_state`
 //!   events break the state machine.
 //!
@@ -172,24 +172,34 @@ fn a_live_batch_is_never_recovered_when_its_lock_file_is_removed() {
     let before = ws.tree();
     let first = ws.preview(EDIT_B).tx;
     let second = ws.preview(EDIT_A).tx;
-    // Between intent and commit point: the batch is prepared, its temp staged.
+    // Past the intent (the commit point), its temp staged, nothing installed.
     let mut holder = paused_commit(&ws, first, "batch::after_stage_file");
-    assert_eq!(batch_states(ws.root(), first), ["prepared"]);
+    // The lock is taken before the intent: wait (bounded) until the holder has staged
+    // its temp, where the failpoint holds it.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while ws.tree().len() == before.len() {
+        assert!(Instant::now() < deadline, "the paused commit never staged");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(batch_states(ws.root(), first), ["committing"]);
     fs::remove_file(ws.path(".ultra-edit/commit.lock")).unwrap();
 
     // A second process: neither its open nor its commit recovers the live batch.
     second_commit_times_out(&ws, second);
     let j = ultra_edit::Journal::open(ws.root()).unwrap();
     assert!(j.recovery_on_open().is_none());
-    assert_eq!(batch_states(ws.root(), first), ["prepared"]);
+    assert_eq!(batch_states(ws.root(), first), ["committing"]);
+    assert_eq!(ws.tree().len(), before.len() + 1, "only the temp was added");
 
-    // Once its process is gone, recovery reverts it, and the journal is consistent.
+    // Once its process is gone, recovery rolls it forward, and the journal is
+    // consistent.
     holder.0.kill().unwrap();
     holder.0.wait().unwrap();
     let out = run_ue(ws.root(), &["recover"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(ws.tree(), before);
-    assert_eq!(batch_states(ws.root(), first), ["prepared", "aborted"]);
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    22\n}\n");
+    assert_eq!(ws.tree().len(), before.len(), "the temp was removed");
+    assert_eq!(batch_states(ws.root(), first), ["committing", "committed"]);
     let out = run_ue(ws.root(), &["journal", "verify"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
@@ -206,16 +216,16 @@ fn journal_verify_reports_batch_state_events_that_break_the_state_machine() {
         let db = b.open(ws.path(".ultra-edit/journal.redb")).unwrap();
         let r = db.begin_read().unwrap();
         let t = r.open_table(events).unwrap();
-        let (mut prepared, mut committed, mut last) = (None, None, 0);
+        let (mut committing, mut committed, mut last) = (None, None, 0);
         for item in t.iter().unwrap() {
             let (k, v) = item.unwrap();
             last = k.value();
             let ev: EventProbe = ultra_edit::journal::codec::decode("events", v.value()).unwrap();
             match ev.kind {
                 EventKind::BatchState {
-                    state: BatchState::Prepared,
+                    state: BatchState::Committing,
                     ..
-                } => prepared = Some(v.value().to_vec()),
+                } => committing = Some(v.value().to_vec()),
                 EventKind::BatchState {
                     state: BatchState::Committed,
                     ..
@@ -225,12 +235,15 @@ fn journal_verify_reports_batch_state_events_that_break_the_state_machine() {
         }
         drop(t);
         drop(r);
-        // The batch's `prepared` event once more, after its `committed`: the log now
-        // says committed → prepared, while the batch record is untouched.
+        // The batch's `committing` event once more, after its `committed`: the log now
+        // says committed → committing, while the batch record is untouched.
         let w = db.begin_write().unwrap();
         w.open_table(events)
             .unwrap()
-            .insert(last + 1, prepared.expect("no prepared event").as_slice())
+            .insert(
+                last + 1,
+                committing.expect("no committing event").as_slice(),
+            )
             .unwrap();
         w.commit().unwrap();
         (committed.expect("no committed event"), last + 1)
@@ -239,7 +252,7 @@ fn journal_verify_reports_batch_state_events_that_break_the_state_machine() {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let problem = format!(
-        "  problem: batch 1: its batch_state events go committed (event {}) -> prepared (event {}), which the state machine does not allow\n",
+        "  problem: batch 1: its batch_state events go committed (event {}) -> committing (event {}), which the state machine does not allow\n",
         committed_seq, appended_seq
     );
     assert!(stdout.ends_with(&problem), "{stdout}");

@@ -1,4 +1,4 @@
-//! Path identity (issue 12, "Path identity"; issue 15, item 3).
+//! Path identity (docs/design.md, "Path safety").
 //!
 //! - A root given through a symlink (`ws-alias -> ws`) is the root: an absolute plan
 //!   path under the alias is inside it, in the CLI (`--root ws-alias`, and a root
@@ -249,7 +249,7 @@ fn a_plan_path_relative_to_the_current_directory_is_named_with_its_root_relative
     assert_eq!(
         stderr,
         format!(
-            "error: tool.py does not exist; text edits, replace_file and delete_file need an existing file — use create_file to create it\n{hint}\n"
+            "error: edit #1 (replace_text of tool.py): tool.py does not exist, and replace_text needs an existing file — use create_file (or write_file) to create it\n{hint}\n"
         )
     );
 
@@ -257,6 +257,8 @@ fn a_plan_path_relative_to_the_current_directory_is_named_with_its_root_relative
     assert_eq!(out.status.code(), Some(6), "{}", text(&out));
     let v = json_of(&out);
     assert_eq!(v["error"]["kind"], "file_not_found", "{v}");
+    assert_eq!(v["error"]["failures"][0]["edit"], 1, "{v}");
+    assert_eq!(v["error"]["failures"][0]["path"], "tool.py", "{v}");
     assert_eq!(
         v["error"]["misplaced"],
         json!([{"path": "tool.py", "root_relative": "json/tool.py"}])

@@ -1,4 +1,4 @@
-//! Read-only media (issue 12, item 6): on a filesystem remounted read-only, the
+//! Read-only media (README.md, "Read-only media, the lock, `init`"): on a filesystem remounted read-only, the
 //! reading verbs (`log`, `show`, `journal dump/verify/stats`) work and print what they
 //! printed before; a batch that would need recovery is reported, not attempted; every
 //! writing verb fails with `read_only` (exit 1) and changes nothing.
@@ -112,7 +112,7 @@ fn writing_verbs_are_refused(root: &Path) {
         assert_eq!(
             v["error"]["message"],
             format!(
-                "{} is on a read-only filesystem and this command writes to it; nothing was changed. Remount it read-write to do that; the history can be read as it is (log, show, journal dump, verify, stats)",
+                "{} is on a read-only filesystem and this command writes to it; nothing was changed. Remount it read-write to do that; the history can be read as it is (the verbs that only read work)",
                 journal.display()
             ),
             "{args:?}"
@@ -196,7 +196,7 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
     let tree = tree_state(&root);
     m.remount("ro");
 
-    let note = "ultra-edit: batch 2 of tx 2 (prepared) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, a.txt may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.\n";
+    let note = "ultra-edit: batch 2 of tx 2 (committing) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, a.txt may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.\n";
     for args in READING {
         let out = cli(&root, args, None);
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
@@ -214,7 +214,7 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
         [PendingBatch {
             batch: 2,
             tx: 2,
-            state: BatchState::Prepared,
+            state: BatchState::Committing,
             paths: vec!["a.txt".into()],
         }]
     );
@@ -228,7 +228,8 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
     m.remount("rw");
     let out = cli(&root, &["recover"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"two\n");
+    // Past its intent (the commit point), the batch is rolled forward.
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"three\n");
     assert!(!tree_state(&root).keys().any(|k| k.starts_with(".ue-")));
     let out = cli(&root, &["journal", "verify"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));

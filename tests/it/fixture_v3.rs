@@ -84,7 +84,7 @@ fn verify_requires_the_foreign_bytes_that_gc_keeps() {
         let mut j = Journal::open(dir.path()).unwrap();
         let mut batch = None;
         let filter = DumpFilter {
-            tx: Some(5),
+            tx: Some(5.into()),
             ..Default::default()
         };
         j.dump(filter, |e| {

@@ -1,6 +1,8 @@
 //! The journal grows with the edit, not with the file (docs/benchmarks.md, "Journal
 //! growth"): 100 successive one-line commits to a 1 MiB file add at most 32 KiB each on
-//! average.
+//! average to the journal's allocated bytes. The file's own size grows in jumps as
+//! redb extends its regions (27.8 KiB or 44.6 KiB per commit over the same 100 commits,
+//! depending on where a jump falls), so the used part is what is measured.
 
 use crate::support::*;
 
@@ -13,7 +15,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     let file: String = lines.concat();
     assert!(file.len() >= 1 << 20);
     ws.write("big.rs", file.as_bytes());
-    let journal = ws.path(".ultra-edit/journal.redb");
+    let allocated = || ws.journal.stats().unwrap().allocated_bytes.unwrap();
     let commit_line = |i: usize| {
         let line = 1 + (i * 7919) % lines.len();
         let json = serde_json::json!({"edits":[{"op":"replace_lines","path":"big.rs","start":line,"end":line,"content":format!("// edited {i}\n")}]}).to_string();
@@ -22,14 +24,14 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     };
     // The first commit stores the file once; growth is measured after it.
     commit_line(0);
-    let before = std::fs::metadata(&journal).unwrap().len();
+    let before = allocated();
     for i in 1..=100 {
         commit_line(i);
     }
-    let after = std::fs::metadata(&journal).unwrap().len();
+    let after = allocated();
     let per_commit = after.saturating_sub(before) / 100;
     println!(
-        "journal growth: {} bytes over 100 one-line commits to a {} byte file: {per_commit} bytes each",
+        "journal growth: {} allocated bytes over 100 one-line commits to a {} byte file: {per_commit} bytes each",
         after - before,
         file.len()
     );

@@ -114,13 +114,13 @@ fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
     ws.write("f.txt", b"a\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
-    // The rollback's journal writes: intent (with its tx), commit point, completion.
-    // The third fails, and so does every write after it (the revert cannot be
+    // The rollback's journal writes: intent (with its tx, the commit point), completion.
+    // The second fails, and so does every write after it (the revert cannot be
     // recorded either): the file already holds the rolled-back bytes.
     let out = run_ue(
         ws.root(),
         &["--json", "rollback", "1"],
-        Some("journal::commit=2*off->return(28)"),
+        Some("journal::commit=1*off->return(28)"),
     );
     assert_eq!(out.status.code(), Some(7), "{out:?}");
     let v = json_of(&out);
@@ -223,11 +223,16 @@ fn abort_is_refused_while_the_batch_is_past_its_commit_point() {
 
 #[cfg(feature = "failpoints")]
 #[test]
-fn a_rollback_interrupted_before_its_commit_point_leaves_no_open_tx() {
+fn a_rollback_interrupted_after_its_intent_lands_and_before_it_leaves_no_tx() {
+    // The rollback's intent is its commit point (docs/commit-protocol.md): a crash
+    // before it leaves no rollback tx at all, a crash after it (before staging, or
+    // with temps staged) is rolled forward by recovery, with exactly one receipt.
     for point in [
         "batch::after_lock",
         "batch::after_intent",
+        "batch::after_commit_point",
         "batch::after_stage_file",
+        "batch::after_stage",
     ] {
         let ws = ws_ab();
         let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b2\n"}]}"#);
@@ -244,32 +249,68 @@ fn a_rollback_interrupted_before_its_commit_point_leaves_no_open_tx() {
         );
         let out = run_ue(ws.root(), &["--json", "recover"], None);
         assert_eq!(out.status.code(), Some(0), "{point}");
-        assert_eq!(
-            ws.read("f.txt"),
-            b"b2\n",
-            "{point}: the rollback did not land"
-        );
         let rows = history(&ws);
-        match point {
-            // The lock was taken, nothing recorded: no rollback tx at all.
-            "batch::after_lock" => assert_eq!(rows, [(1, TxState::Committed, None, None)]),
-            // The intent (with its tx) was recorded; recovery reverted the batch and
-            // ended the tx with it.
-            _ => assert_eq!(
-                rows,
-                [
-                    (1, TxState::Committed, None, None),
-                    (2, TxState::Aborted, Some(1), None),
-                ],
-                "{point}"
-            ),
+        if point == "batch::after_lock" {
+            // The lock was taken, nothing recorded: no rollback tx, nothing undone.
+            assert_eq!(ws.read("f.txt"), b"b2\n", "{point}");
+            assert_eq!(rows, [(1, TxState::Committed, None, None)]);
+            verify_ok(ws.root());
+            let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
+            assert_eq!(ws.read("f.txt"), b"a\n", "{point}");
+            assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
+            continue;
         }
+        assert_eq!(ws.read("f.txt"), b"a\n", "{point}: the rollback landed");
+        assert_eq!(
+            rows,
+            [
+                (1, TxState::RolledBack, None, Some(2)),
+                (2, TxState::Committed, Some(1), None),
+            ],
+            "{point}"
+        );
+        let dump = run_ue(ws.root(), &["--json", "journal", "dump"], None);
+        let receipts = String::from_utf8_lossy(&dump.stdout)
+            .lines()
+            .filter(|l| l.contains("\"receipt_issued\""))
+            .count();
+        assert_eq!(
+            receipts, 2,
+            "{point}: the commit's receipt and the rollback's"
+        );
         verify_ok(ws.root());
-        // The rollback can simply be run again.
-        let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
-        assert_eq!(ws.read("f.txt"), b"a\n", "{point}");
-        assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
     }
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_rollback_that_fails_while_staging_leaves_no_open_tx() {
+    // An I/O error staging the temp, past the commit point: the revert path ends the
+    // batch and its rollback tx; the file never changed and the rollback can be run
+    // again.
+    let ws = ws_ab();
+    let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b2\n"}]}"#);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let before = ws.tree();
+    let out = run_ue(
+        ws.root(),
+        &["--json", "rollback", "1"],
+        Some("fs::fsync=return(5)"),
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json_of(&out)["error"]["kind"], "commit_failed");
+    assert_eq!(ws.tree(), before);
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::Committed, None, None),
+            (2, TxState::Aborted, Some(1), None),
+        ]
+    );
+    verify_ok(ws.root());
+    let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
+    assert_eq!(ws.read("f.txt"), b"a\n");
+    assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
 }
 
 #[test]
@@ -299,7 +340,8 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
         Err(Error::Journal(JournalError::IllegalTransition(t))) => t,
         other => panic!("{other:?}"),
     };
-    // A new batch must start prepared.
+    // A new batch starts at its intent: committing (prepared in journals of earlier
+    // versions), with a history that says so.
     let mut committing = prepared.clone();
     committing.state = BatchState::Committing;
     assert_eq!(
@@ -307,6 +349,16 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
         Transition::NewBatch {
             batch: 1,
             state: BatchState::Committing
+        }
+    );
+    let mut reverting = prepared.clone();
+    reverting.state = BatchState::Reverting;
+    reverting.history = vec![change(BatchState::Reverting)];
+    assert_eq!(
+        refused(store.write(|w| w.put_batch(&reverting))),
+        Transition::NewBatch {
+            batch: 1,
+            state: BatchState::Reverting
         }
     );
     store

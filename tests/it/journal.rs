@@ -114,7 +114,7 @@ fn a_newer_schema_is_refused_and_left_untouched() {
 #[test]
 fn stats_count_everything() {
     let ws = workspace();
-    let p = ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
+    let p = ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal
         .rollback(p.tx, RollbackOptions::default())
@@ -304,7 +304,7 @@ fn dump_filters_by_tx_kind_and_since() {
         (1..=all.len() as u64).collect::<Vec<_>>()
     );
     let of_b = kinds(DumpFilter {
-        tx: Some(b),
+        tx: Some(b.into()),
         ..Default::default()
     });
     assert_eq!(

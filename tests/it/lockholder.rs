@@ -241,9 +241,9 @@ fn a_waiting_commit_proceeds_when_the_holder_lets_go_or_is_killed() {
 }
 
 /// The holder is `ultra-edit` itself, paused by a failpoint after staging its temp file
-/// (batch `Prepared`, temp on disk), then SIGKILLed: a waiter sees its pid; after the
-/// kill, the next commit takes the lock at once, recovery reverts the dead batch (temp
-/// removed, file untouched), and the new commit lands.
+/// (batch `Committing`, temp on disk), then SIGKILLed: a waiter sees its pid; after the
+/// kill, the next commit takes the lock at once, recovery rolls the dead batch forward
+/// (temp removed), and the new commit lands.
 #[cfg(feature = "failpoints")]
 #[test]
 fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
@@ -251,7 +251,7 @@ fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
     let before = ws.tree();
     let dead_tx = ws.preview(EDIT).tx;
     let live_tx = ws
-        .preview(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    33\n"}]}"#)
+        .preview(r#"{"edits":[{"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    33\n"}]}"#)
         .tx;
     let mut holder = Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
         .arg("--root")
@@ -263,7 +263,8 @@ fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Wait for its temp file: the batch is Prepared and the holder is asleep.
+    // Wait for its temp file: the batch is past its commit point and the holder is
+    // asleep.
     let deadline = Instant::now() + Duration::from_secs(10);
     let temp_seen = loop {
         let temps: Vec<String> = fs::read_dir(ws.path("src"))
@@ -302,22 +303,26 @@ fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
     let receipt = ws.journal.commit(live_tx, Default::default()).unwrap();
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     assert_eq!(receipt.tx, live_tx);
+    // The dead process's batch was past its commit point: the recovery before the live
+    // commit rolled it forward, then the live commit landed.
     let mut expect = before;
     expect.insert(
         "src/b.rs".into(),
         format!(
             "{} 600",
-            blake3::hash(b"pub fn b() -> u32 {\n    33\n}\n").to_hex()
+            blake3::hash(b"pub fn b() -> u32 {\n    22\n}\n").to_hex()
+        ),
+    );
+    expect.insert(
+        "src/lib.rs".into(),
+        format!(
+            "{} 644",
+            blake3::hash(b"pub mod a;\npub mod b;\n\nfn helper() -> u32 {\n    33\n}\n").to_hex()
         ),
     );
     assert_eq!(ws.tree(), expect, "temp left or wrong bytes");
-    // The dead tx is still open (its batch was reverted), and now stale.
     let shown = ws.journal.show(dead_tx, None).unwrap();
-    assert_eq!(shown.state, ultra_edit::TxState::Open);
-    assert!(matches!(
-        ws.journal.commit(dead_tx, Default::default()),
-        Err(Error::StaleSnapshot { .. })
-    ));
+    assert_eq!(shown.state, ultra_edit::TxState::Committed);
     assert!(ws.journal.verify().unwrap().ok);
     let _ = Journal::open(ws.root()).unwrap();
 }

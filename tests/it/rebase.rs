@@ -186,7 +186,7 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
     assert_eq!(c.path, "f.txt");
     assert_eq!(c.regions.len(), 1);
     let g = &c.regions[0];
-    assert_eq!((g.merged_start, g.merged_lines), (3, 7));
+    assert_eq!((g.merged_start, g.merged_lines), (3, 10));
     assert_eq!((g.base_start, g.base_lines), (3, 2));
     assert_eq!(
         (g.ours_start, g.ours_lines, g.ours.as_str()),
@@ -198,7 +198,20 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
     );
     assert_eq!(
         String::from_utf8(candidate(&ws.journal, p.tx, "f.txt").unwrap()).unwrap(),
-        "line 1\nline 2\n<<<<<<< candidate\nagent 3\nagent 4\n=======\nline 3\nhuman 4\n>>>>>>> disk\nline 5\nline 6\n"
+        "line 1\nline 2\n<<<<<<< candidate\nagent 3\nagent 4\n||||||| snapshot\nline 3\nline 4\n=======\nline 3\nhuman 4\n>>>>>>> disk\nline 5\nline 6\n"
+    );
+    // The list for people: file, the marked lines, the labelled sides.
+    assert_eq!(
+        serde_json::to_value(&r.conflict_list).unwrap(),
+        serde_json::json!([{
+            "path": "f.txt", "start_line": 3, "end_line": 12,
+            "sides": [
+                {"label": "candidate", "lines": 2},
+                {"label": "snapshot", "lines": 2},
+                {"label": "disk", "lines": 2}
+            ],
+            "reason": "both sides changed the same lines"
+        }])
     );
     assert!(r
         .validation
@@ -214,7 +227,7 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
     // Resolving it in a revision makes it committable.
     let fix = ws
         .journal
-        .revise(p.tx, ReviseOptions::default(), &plan(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":3,"end":9,"content":"agent 3\nhuman 4\n"}]}"#))
+        .revise(p.tx, ReviseOptions::default(), &plan(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":3,"end":12,"content":"agent 3\nhuman 4\n"}]}"#))
         .unwrap();
     assert!(fix.ready_to_commit, "{:?}", fix.validation);
     ws.journal.commit(p.tx, Default::default()).unwrap();
@@ -252,6 +265,14 @@ fn rebase_matches_git_merge_file() {
         ),
         ("no newline", "no newline at all", "no newline here"),
         ("a\nb\nc\nd\n", "a\nc\nd\n", "a\nb\nc\nd\ne\n"),
+        // Both sides share a changed line: inside the markers in the diff3 style.
+        ("a\nb\nc\nd\n", "a\nS\nX\nd\n", "a\nS\nY\nd\n"),
+        // Two separate conflicts, the base without a final newline.
+        (
+            "1\n2\n3\n4\n5\n6\n7",
+            "1\nA\n3\n4\n5\n6\nA7",
+            "1\nB\n3\n4\n5\n6\nB7",
+        ),
     ];
     for (i, (base, ours, theirs)) in fixtures.iter().enumerate() {
         let ws = workspace();
@@ -271,10 +292,11 @@ fn rebase_matches_git_merge_file() {
             .args([
                 "merge-file",
                 "-p",
+                "--diff3",
                 "-L",
                 "candidate",
                 "-L",
-                "base",
+                "snapshot",
                 "-L",
                 "disk",
                 "ours",
@@ -282,6 +304,8 @@ fn rebase_matches_git_merge_file() {
                 "theirs",
             ])
             .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .output()
             .unwrap();
         let git_conflicts = out.status.code().unwrap();
@@ -348,4 +372,48 @@ fn revision_can_add_and_drop_files() {
     );
     // Every revision is still in the journal.
     assert_eq!(ws.journal.show(p0.tx, Some(1)).unwrap().files.len(), 2);
+}
+
+#[test]
+fn revise_rebase_conflicts_are_labelled_plan_base_latest() {
+    let ws = workspace();
+    ws.write("f.txt", numbered(4).as_bytes());
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"TWO\n"}]}"#,
+    );
+    let line2 = |text: &str| {
+        plan(&format!(
+            r#"{{"edits":[{{"op":"replace_lines","path":"f.txt","start":2,"end":2,"content":"{text}\n"}}]}}"#
+        ))
+    };
+    ws.journal
+        .revise(p.tx, ReviseOptions::default(), &line2("two!"))
+        .unwrap();
+    let r = ws
+        .journal
+        .revise(
+            p.tx,
+            ReviseOptions {
+                base: Some(0),
+                rebase: true,
+            },
+            &line2("deux"),
+        )
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(candidate(&ws.journal, p.tx, "f.txt").unwrap()).unwrap(),
+        "line 1\n<<<<<<< plan\ndeux\n||||||| base\nTWO\n=======\ntwo!\n>>>>>>> latest\nline 3\nline 4\n"
+    );
+    let labels: Vec<&str> = r.conflict_list[0]
+        .sides
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|s| s.label.as_str())
+        .collect();
+    assert_eq!(labels, ["plan", "base", "latest"]);
+    assert_eq!(
+        (r.conflict_list[0].start_line, r.conflict_list[0].end_line),
+        (Some(2), Some(8))
+    );
 }

@@ -20,7 +20,8 @@ const FIVE_FILES: &str = r#"{"edits":[
     {"op":"create_file","path":"docs/new/guide.md","content":"guide\n"},
     {"op":"replace_lines","path":"crlf.txt","start":1,"end":1,"content":"ONE"}]}"#;
 
-/// Mutating operations before the commit point: 2 mkdirs + 4 temp writes.
+/// Mutating operations of the staging, after the intent (the commit point): 2 mkdirs +
+/// 4 temp writes.
 const STAGE_OPS: usize = 6;
 
 /// The library turns the twin's panic into `JournalError::Panicked` (no panic crosses
@@ -46,12 +47,14 @@ fn no_temps(tree: &BTreeMap<String, String>) -> bool {
 }
 
 #[test]
-fn recovery_reverts_before_the_commit_point_and_completes_after() {
+fn recovery_completes_every_batch_whose_intent_is_durable() {
+    // The intent is the commit point (docs/commit-protocol.md): every filesystem
+    // mutation of a commit comes after it, so a crash at any of them — while staging,
+    // between renames, before the directory fsync — is rolled forward.
     let post = post_tree();
     let mut crashed = 0;
     for n in 0..40 {
         let ws = workspace();
-        let pre = ws.tree();
         let p = ws.preview(FIVE_FILES);
         if !crash_commit(&ws, p.tx, n) {
             break; // n is past the last operation: the commit finished.
@@ -62,32 +65,125 @@ fn recovery_reverts_before_the_commit_point_and_completes_after() {
         assert_eq!(report.batches_found, 1, "n={n}");
         let tree = ws.tree();
         assert!(no_temps(&tree), "n={n}: temp left: {tree:?}");
-        let state = j.show(p.tx, None).unwrap().state;
-        if n < STAGE_OPS {
-            assert_eq!(
-                tree, pre,
-                "n={n}: before the commit point the batch is reverted"
-            );
-            assert_eq!(report.reverted.len(), 1, "n={n}");
-            assert_eq!(state, TxState::Open);
-        } else {
-            assert_eq!(
-                tree, post,
-                "n={n}: after the commit point the batch is completed"
-            );
-            assert_eq!(report.completed.len(), 1, "n={n}");
-            assert_eq!(state, TxState::Committed);
-            // The one receipt is recovery's.
-            let log = j.log(None).unwrap();
-            assert_eq!(log[0].committed.map(|c| c.revision), Some(0));
-        }
+        assert_eq!(tree, post, "n={n}: the batch is completed");
+        assert_eq!(report.completed.len(), 1, "n={n}");
+        assert_eq!(j.show(p.tx, None).unwrap().state, TxState::Committed);
+        // The one receipt is recovery's.
+        let log = j.log(None).unwrap();
+        assert_eq!(log[0].committed.map(|c| c.revision), Some(0));
         // Recovery is idempotent: nothing left to do.
         assert_eq!(j.recover().unwrap().batches_found, 0);
+        assert!(j.verify().unwrap().ok, "n={n}");
     }
     assert!(
         crashed > STAGE_OPS + 5,
         "only {crashed} crash points reached"
     );
+}
+
+/// Write batch 1 of `tx` (revision 0) as earlier versions wrote a batch: the intent
+/// `Prepared` with the directories `create_dirs` (already on disk) and, with
+/// `reached_commit_point`, the later `Prepared → Committing` record; then stage a temp
+/// for each of its written files as they did (`.ue-<batch>-<index>-<nonce>.tmp` in the
+/// target's directory). Returns the number of temps staged.
+pub(crate) fn legacy_batch(
+    ws: &Ws,
+    tx: u64,
+    create_dirs: &[&str],
+    reached_commit_point: bool,
+) -> usize {
+    use ultra_edit::journal::Store;
+    use ultra_edit::{BatchFile, BatchKind, BatchRecord, FileState, StateChange};
+    let store = Store::open(&ws.root().join(".ultra-edit/journal.redb"), false).unwrap();
+    let rev = store.read().unwrap().revision(tx, 0).unwrap().unwrap();
+    let files: Vec<BatchFile> = rev
+        .files
+        .iter()
+        .map(|f| BatchFile {
+            path: f.path.clone(),
+            pre: f.snapshot,
+            post: f.candidate,
+        })
+        .collect();
+    let change = |state| StateChange {
+        state,
+        at_ms: 1,
+        note: None,
+    };
+    let nonce = 0x00ab_cdef_0123_4567u64;
+    let mut rec = BatchRecord {
+        batch: 1,
+        tx,
+        kind: BatchKind::Commit { revision: 0 },
+        state: BatchState::Prepared,
+        nonce,
+        files,
+        create_dirs: create_dirs
+            .iter()
+            .map(|d| ultra_edit::fs::RelPath::parse(d).unwrap())
+            .collect(),
+        remove_dirs: Vec::new(),
+        history: vec![change(BatchState::Prepared)],
+        foreign: Vec::new(),
+    };
+    store.write(|w| w.put_batch(&rec)).unwrap();
+    let mut temps = 0;
+    for (i, f) in rec.files.iter().enumerate() {
+        let FileState::File { hash, .. } = f.post else {
+            continue;
+        };
+        let bytes = ws.journal.blob(&hash).unwrap().unwrap();
+        let name = format!(".ue-1-{i}-{nonce:016x}.tmp");
+        let parent = f.path.parent();
+        match parent.is_root() {
+            true => ws.write(&name, &bytes),
+            false => ws.write(&format!("{}/{name}", parent.as_str()), &bytes),
+        }
+        temps += 1;
+    }
+    if reached_commit_point {
+        rec.state = BatchState::Committing;
+        rec.history.push(change(BatchState::Committing));
+        store.write(|w| w.put_batch(&rec)).unwrap();
+    }
+    temps
+}
+
+/// A batch as earlier versions wrote it — the intent `Prepared`, the commit point a
+/// later `Prepared → Committing` record — interrupted with its temps staged and its new
+/// directories created: before its commit point it is reverted (temps and directories
+/// removed, the tx still open), after it rolled forward from the journal's blobs, with
+/// one receipt.
+#[test]
+fn batches_of_the_earlier_two_record_intent_still_recover() {
+    let post = post_tree();
+    for reached_commit_point in [false, true] {
+        let ws = workspace();
+        let pre = ws.tree();
+        let p = ws.preview(FIVE_FILES);
+        let temps = legacy_batch(&ws, p.tx, &["docs", "docs/new"], reached_commit_point);
+        assert_eq!(temps, 4);
+        let j = Journal::open(ws.root()).unwrap();
+        let report = j.recovery_on_open().expect("recovery ran on open").clone();
+        assert_eq!(report.batches_found, 1);
+        assert_eq!(report.temps_removed, 4, "{report:?}");
+        let tree = ws.tree();
+        assert!(no_temps(&tree), "temp left: {tree:?}");
+        if reached_commit_point {
+            assert_eq!(report.completed, [1]);
+            assert_eq!(tree, post);
+            assert_eq!(j.show(p.tx, None).unwrap().state, TxState::Committed);
+        } else {
+            assert_eq!(report.reverted, [1]);
+            assert_eq!(tree, pre, "the new directories are removed too");
+            assert_eq!(j.show(p.tx, None).unwrap().state, TxState::Open);
+            // The tx commits normally afterwards, with the new protocol.
+            j.commit(p.tx, Default::default()).unwrap();
+            assert_eq!(ws.tree(), post);
+        }
+        assert!(j.verify().unwrap().ok, "{:?}", j.verify().unwrap().problems);
+        assert_eq!(j.recover().unwrap().batches_found, 0);
+    }
 }
 
 #[test]

@@ -105,7 +105,15 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
         Error::StaleRollback { paths, .. } => assert_eq!(paths, &vec!["src/lib.rs".to_string()]),
         other => panic!("expected StaleRollback, got {other:?}"),
     }
-    assert!(err.to_string().contains("--force"));
+    // The message says what a forced rollback does; the step to take is data (the
+    // CLI renders it as `--force`).
+    assert!(err
+        .to_string()
+        .contains("a forced rollback overwrites them"));
+    assert_eq!(
+        err.next_step(),
+        Some(ultra_edit::NextStep::ForceRollBack { tx: p.tx })
+    );
     assert_eq!(ws.tree(), changed);
     // Forced: the tree returns to the pre-commit state and the overwritten bytes are
     // kept in the journal.

@@ -465,11 +465,12 @@ const IO_OPS: [&str; 7] = [
 ];
 
 /// Every crash point and the side its crash leaves (docs/commit-protocol.md).
-const CRASH_POINTS: [(&str, Side); 8] = [
+const CRASH_POINTS: [(&str, Side); 9] = [
     ("batch::after_lock", Side::Pre),
-    ("batch::after_intent", Side::Pre),
-    ("batch::after_stage_file", Side::Pre),
+    ("batch::after_intent", Side::Post),
     ("batch::after_commit_point", Side::Post),
+    ("batch::after_stage_file", Side::Post),
+    ("batch::after_stage", Side::Post),
     ("batch::after_install_file", Side::Post),
     ("batch::after_dir_sync", Side::Post),
     ("batch::after_complete", Side::Post),

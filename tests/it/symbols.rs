@@ -124,8 +124,9 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
         issues[0]["message"],
         "src/main.rs line 1, column 1: the candidate does not parse as Rust (1 parse error, the \
          first from line 1 through line 8; the bracket at line 2, column 16 looks unclosed; \
-         the file parsed cleanly before); fix the edit, or allow it with \"allow\": [\"syntax_error\"] \
-         in the plan if the file is meant to be broken for now"
+         the file parsed cleanly before); fix the edit, or, if the file is meant to be broken \
+         for now, allow it with the plan's \"policy\": {\"syntax_errors\": \"allow\"} (CLI: \
+         --allow syntax_error)"
     );
     let tx = v["tx"].as_u64().unwrap().to_string();
     let out = cli(ws.root(), &["--json", "commit", &tx], None);
@@ -164,13 +165,20 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
     tools
         .call("edit_abort", json!({"preview_id": id, "agent_id": "b"}))
         .unwrap_or_else(|e| panic!("{e:?}"));
-    // A plan that allows it gets a warning, and the commit goes through.
+    // A plan whose policy allows it gets a warning, and the commit goes through.
     let mut allowed = plan.clone();
-    allowed["allow"] = json!(["syntax_error"]);
+    allowed["policy"] = json!({"syntax_errors": "allow"});
     let (code, v) = preview(&ws, &allowed);
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["validation"][0]["code"], "syntax_error");
     assert_eq!(v["validation"][0]["severity"], "warning");
+    let message = v["validation"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.ends_with(
+            "(allowed by the policy's \"syntax_errors\": \"allow\", so it does not block a commit)"
+        ),
+        "{message}"
+    );
     let tx = v["tx"].as_u64().unwrap().to_string();
     assert_eq!(
         cli(ws.root(), &["commit", &tx], None).status.code(),
@@ -186,7 +194,7 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
     assert_eq!(code, 0, "{v}");
     assert_eq!(v["validation"][0]["code"], "syntax_errors_increased", "{v}");
     assert_eq!(v["validation"][0]["severity"], "warning");
-    // The command's --allow does the same as the plan's "allow".
+    // The command's --allow does the same as the plan's policy.
     ws.write("src/ok.rs", b"fn ok() {}\n");
     let broken = json!({"edits": [{"op": "append", "path": "src/ok.rs", "text": "fn (\n"}]});
     let (code, _) = preview(&ws, &broken);
@@ -209,10 +217,10 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
         Some(&plan.to_string()),
     );
     assert_eq!(json_of(&out)["error"]["kind"], "invalid_plan");
-    // Only syntax_error can be allowed.
+    // The policy takes only "refuse" or "allow".
     let (code, v) = preview(
         &ws,
-        &json!({"allow": ["conflict_markers"], "edits": plan["edits"]}),
+        &json!({"policy": {"syntax_errors": "warn"}, "edits": plan["edits"]}),
     );
     assert_eq!(
         (code, v["error"]["kind"].as_str()),

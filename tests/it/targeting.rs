@@ -1,4 +1,4 @@
-//! Issue 15, "Agents never guess": targeting that covers real edits, encodings refused
+//! Agents never guess: targeting that covers real edits, encodings refused
 //! instead of garbled, and errors that name the real cause. Each test asserts the exit
 //! code, the error kind and the key words of the message, through the CLI (`--json`)
 //! and, where the item concerns edits, the MCP tools.
@@ -132,7 +132,10 @@ fn every_missing_or_ambiguous_target_is_reported_at_once() {
         m.contains("edit #4 (replace_lines in src/b.rs): lines 7..=8 are out of range"),
         "{m}"
     );
-    assert!(m.contains("gone.rs does not exist"), "{m}");
+    assert!(
+        m.contains("edit #5 (replace_text of gone.rs): gone.rs does not exist"),
+        "{m}"
+    );
     let failures = e["failures"].as_array().unwrap();
     let summary: Vec<(Value, Value, Value)> = failures
         .iter()
@@ -144,7 +147,7 @@ fn every_missing_or_ambiguous_target_is_reported_at_once() {
             (json!("ambiguous_target"), json!(1), json!("src/lib.rs")),
             (json!("target_not_found"), json!(3), json!("src/a.rs")),
             (json!("line_out_of_range"), json!(4), json!("src/b.rs")),
-            (json!("file_not_found"), Value::Null, json!("gone.rs")),
+            (json!("file_not_found"), json!(5), json!("gone.rs")),
         ]
     );
     assert_eq!(failures[0]["lines"], json!([1, 2]));
@@ -495,7 +498,7 @@ fn recover_counts_every_temp_it_deletes() {
     let out = run_ue(
         ws.root(),
         &["commit", &tx],
-        Some("batch::after_commit_point=return"),
+        Some("batch::after_stage=return"),
     );
     assert!(!out.status.success(), "the commit was meant to die");
     let temps = |dir: &std::path::Path| -> usize {

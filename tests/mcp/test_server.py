@@ -143,8 +143,9 @@ async def test_list_tools(ws):
 async def test_preview_happy_path(ws):
     async with server(ws) as s:
         out = await preview(s, str(ws.path("hello.py")), HELLO_99, description="bump return value")
-    assert re.fullmatch(r"[0-9]+", out["preview_id"]), out["preview_id"]
-    assert out["tx"] == int(out["preview_id"]) and out["revision"] == 0
+    # The preview_id is the tx's handle: the journal's id and the tx number.
+    assert re.fullmatch(r"[0-9a-f]{16}-[0-9]+", out["preview_id"]), out["preview_id"]
+    assert out["tx"] == int(out["preview_id"].split("-")[1]) and out["revision"] == 0
     assert out["file_path"] == str(ws.path("hello.py"))
     snap = out["snapshot"]
     assert snap["file_exists"] is True
@@ -213,9 +214,12 @@ async def test_commit_handle_expired(ws):
         shown = await ok(s, "edit_show", preview_id=p["preview_id"])
         assert shown["expired"] is True
         text, err = await refused(s, "edit_commit", preview_id=p["preview_id"], agent_id=AGENT, confirm=True)
-    assert "expired" in text and "--preview-ttl" in text, text
+    assert "expired" in text and "max preview age is 1000 ms" in text, text
     assert "edit_preview" in text.split("Hint:")[1], text
-    assert err["error"] == "preview_expired"
+    assert err["error"] == "preview_expired" and err["max_age_ms"] == 1000
+    assert err["age_ms"] > 1000 and err["preview_id"] == p["preview_id"]
+    # The library's error as data, beside the tool's own words.
+    assert err["library_error"] == {"kind": "preview_expired", "tx": p["tx"], "paths": [], "next_step": {"step": "preview_again"}}, err
     assert ws.read("hello.py") == HELLO
 
 
@@ -237,6 +241,7 @@ async def test_commit_source_modified(ws):
         assert "source_modified" in text and "mod.py" in text, text
         assert "edit_rebase" in text and "edit_preview" in text, text
         assert err["error"] == "source_modified"
+        assert err["library_error"] == {"kind": "stale_snapshot", "tx": p["tx"], "paths": ["mod.py"], "next_step": {"step": "rebase", "tx": p["tx"]}}, err
         assert ws.read("mod.py") == "".join(theirs)  # nothing was overwritten
         # The hint works: rebase merges both changes, then the commit goes through.
         r = await ok(s, "edit_rebase", preview_id=p["preview_id"], agent_id=AGENT)
@@ -270,6 +275,15 @@ async def test_commit_handle_not_found(ws):
             assert "not found" in text, text
             assert "edit_preview" in text.split("Hint:")[1], text
             assert err["error"] == "preview_not_found"
+        # A handle of another journal is refused, even where its tx number exists here.
+        p = await preview(s, "hello.py", "mine\n")
+        tx = p["preview_id"].split("-")[1]
+        text, err = await refused(s, "edit_commit", preview_id="0123456789abcdef-" + tx, agent_id=AGENT, confirm=True)
+        assert err["error"] == "foreign_handle", err
+        assert "belongs to journal 0123456789abcdef" in text, text
+        # The bare tx number of this journal is still accepted.
+        await commit(s, tx)
+    assert ws.read("hello.py") == "mine\n"
 
 
 async def test_other_agent_cannot_commit(ws):
@@ -298,8 +312,17 @@ async def test_plan_revise_show_abort(ws):
         )
         assert r["revision"] == 1 and r["preview_id"] == p["preview_id"]
         assert "+gamma" in r["files"][0]["diff"]["unified_diff"]
+        assert "+BETA" in r["files"][0]["diff"]["unified_diff"], "the whole change"
+        # The interdiff: only what revision 1 changed relative to revision 0.
+        inter = r["interdiff"]
+        assert (inter["from"], inter["to"]) == (0, 1)
+        assert [f["path"] for f in inter["files"]] == ["a.txt"]
+        assert inter["files"][0]["diff"]["unified"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1,2 +1,3 @@\n alpha\n BETA\n+gamma\n"
         old = await ok(s, "edit_show", preview_id=p["preview_id"], revision=0)
         assert "gamma" not in old["files"][0]["diff"]["unified_diff"]
+        assert "interdiff" not in old
+        back = await ok(s, "edit_show", preview_id=p["preview_id"], revision=0, from_revision=1)
+        assert back["interdiff"]["files"][0]["diff"]["unified"] == "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,2 @@\n alpha\n BETA\n-gamma\n"
         # A text edit that matches nothing teaches how to fix it.
         text, err = await refused(
             s,

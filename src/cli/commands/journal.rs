@@ -1,6 +1,5 @@
 //! `journal dump`, `journal gc`, `journal stats` and `journal verify`.
 
-use std::io::IsTerminal;
 use std::path::Path;
 use std::time::Duration;
 
@@ -16,7 +15,8 @@ pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalComma
             since,
             kind,
             with_blobs,
-        } => dump(out, &j, tx, since, kind, with_blobs),
+            with_diffs,
+        } => dump(out, &j, tx, since, kind, (with_blobs, with_diffs)),
         JournalCommand::Gc {
             keep_last,
             keep_days,
@@ -42,14 +42,13 @@ pub(super) fn dispatch(out: &Out, j: Journal, root: &Path, command: JournalComma
 fn dump(
     out: &Out,
     j: &Journal,
-    tx: Option<u64>,
+    tx: Option<ultra_edit::TxRef>,
     since: Option<Since>,
     kinds: Vec<String>,
-    with_blobs: bool,
+    (with_blobs, with_diffs): (bool, bool),
 ) -> Result<i32> {
-    if let Some(tx) = tx {
-        j.tx(tx)?; // an unknown tx is an error, not an empty dump
-    }
+    // An unknown tx is an error, not an empty dump.
+    let tx = tx.map(|tx| j.tx(tx).map(|rec| rec.tx.into())).transpose()?;
     let (since_seq, since_ms) = match since {
         None => (0, None),
         Some(Since::Seq(seq)) => (seq, None),
@@ -63,11 +62,11 @@ fn dump(
     };
     // A running count on a terminal's stderr while the dump goes to a file or a
     // pipe (indicatif draws nothing when stderr is not a terminal).
-    let progress = (!std::io::stdout().is_terminal()).then(|| {
+    let progress = (!out.on_terminal()).then(|| {
         indicatif::ProgressBar::new_spinner().with_message("journal dump: records written")
     });
     let done = j.dump(filter, |entry| {
-        out.dump_entry(&entry, with_blobs.then_some(j))?;
+        out.dump_entry(&entry, with_blobs.then_some(j), with_diffs)?;
         if let Some(p) = &progress {
             p.inc(1);
         }

@@ -6,6 +6,7 @@
 //! that ran.
 
 mod journal;
+mod resolve;
 mod tx;
 
 use std::path::{Path, PathBuf};
@@ -16,7 +17,8 @@ use ultra_edit::{
     STATE_DIR,
 };
 
-use super::args::{Cli, Command};
+use super::args::{Cli, Command, JournalCommand};
+use super::pager::Pager;
 use super::render::Out;
 
 /// A command that failed: the library's error, and the workspace root the command ran
@@ -26,20 +28,34 @@ pub struct Failed {
     pub error: Error,
     /// The root (as given or discovered).
     pub root: Option<PathBuf>,
+    /// How hints must start a command to reach the same journal: `ultra-edit`, plus
+    /// `--root R --state-dir S` when the journal lives outside the root.
+    pub invocation: String,
 }
 
 impl From<Error> for Box<Failed> {
     fn from(error: Error) -> Box<Failed> {
-        Box::new(Failed { error, root: None })
+        Box::new(Failed {
+            error,
+            root: None,
+            invocation: "ultra-edit".into(),
+        })
     }
 }
 
 /// Run the command; `Ok` carries the exit code of a command that ran (0, or 4 for a
 /// recorded revision that fails validation).
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
-    let out = Out::new(cli.json);
+    let out = Out::new(cli.json, cli.color);
+    let invocation = invocation(&cli);
     if let Command::Init = cli.command {
-        return Ok(init(&out, cli.root)?);
+        return init(&out, cli.root, cli.state_dir).map_err(|error| {
+            Box::new(Failed {
+                error,
+                root: None,
+                invocation,
+            })
+        });
     }
     let root = match cli.root.clone() {
         Some(root) => root,
@@ -49,12 +65,67 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
         Box::new(Failed {
             error,
             root: Some(root),
+            invocation,
         })
     })
 }
 
+/// `ultra-edit`, plus `--root R --state-dir S` when the command named a state directory
+/// outside the root: a hint's command must reach the same journal (`--state-dir`
+/// needs `--root`).
+fn invocation(cli: &Cli) -> String {
+    match (&cli.root, &cli.state_dir) {
+        (Some(root), Some(dir)) => format!(
+            "ultra-edit --root {} --state-dir {}",
+            shell_word(root),
+            shell_word(dir)
+        ),
+        _ => "ultra-edit".into(),
+    }
+}
+
+/// A path as one POSIX shell word: as is when it holds only characters the shell
+/// leaves alone, else in single quotes (a `'` in it written `'\''`).
+fn shell_word(path: &Path) -> String {
+    let s = path.to_string_lossy();
+    let plain = !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%=".contains(c));
+    if plain {
+        s.into_owned()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let mut j = open(out, root, &cli.command)?;
+    let j = open(out, root, cli.state_dir.clone(), &cli.command)?;
+    let pager = paged(&cli.command)
+        .then(|| Pager::start(cli.json, cli.no_pager))
+        .flatten();
+    let code = run_command(out, cli, root, j);
+    if let Some(pager) = pager {
+        pager.finish();
+    }
+    code
+}
+
+/// The commands whose text output can be long: diffs, the log, the journal.
+fn paged(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Preview { .. }
+            | Command::Revise { .. }
+            | Command::Rebase { .. }
+            | Command::Show { .. }
+            | Command::Log { .. }
+            | Command::Journal {
+                command: JournalCommand::Dump { .. }
+            }
+    )
+}
+
+fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> {
     match cli.command {
         Command::Init => Ok(0),
         Command::Preview { plan, allow } => tx::preview(out, &j, &plan, allow),
@@ -66,7 +137,12 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             allow,
         } => tx::revise(out, &j, tx, base, rebase, &plan, allow),
         Command::Rebase { tx } => tx::rebase(out, &j, tx),
-        Command::Show { tx, revision } => tx::show(out, &j, tx, revision),
+        Command::Show {
+            tx,
+            revision,
+            from,
+            to,
+        } => tx::show(out, &j, tx, revision, from, to),
         Command::Commit {
             tx,
             revision,
@@ -79,9 +155,13 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
             CommitOptions {
                 revision,
                 allow_owner_change,
+                ..Default::default()
             },
             lock_timeout,
         ),
+        Command::Resolve { tx, path, force } => {
+            resolve::resolve(out, &j, tx, path.as_deref(), force)
+        }
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
@@ -101,22 +181,31 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
         Command::Log { limit } => tx::log(out, &j, limit),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
+        // Handled before the journal is opened (`cli::run`).
+        Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
     }
 }
 
-/// `init`: create `.ultra-edit/` in `--root` (default: the current directory).
-fn init(out: &Out, root: Option<PathBuf>) -> Result<i32> {
-    let j = Journal::init(&root.unwrap_or_else(|| PathBuf::from(".")))?;
-    out.init(j.root()).map(|()| 0)
+/// `init`: create `.ultra-edit/` in `--root` (default: the current directory), or the
+/// `--state-dir` given.
+fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<i32> {
+    let opts = OpenOptions {
+        state_dir,
+        ..Default::default()
+    };
+    let j = Journal::init_with(&root.unwrap_or_else(|| PathBuf::from(".")), opts)?;
+    out.init(j.root(), j.state_dir()).map(|()| 0)
 }
 
 /// Open the journal for `command`, reporting a recovery that ran on open.
-fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
+fn open(out: &Out, root: &Path, state_dir: Option<PathBuf>, command: &Command) -> Result<Journal> {
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(command, Command::Recover { .. });
     let opts = OpenOptions {
         recover: recover_on_open,
+        state_dir,
+        for_reading: reads_only(command),
         ..Default::default()
     };
     let j = Journal::open_with(root, opts)?;
@@ -125,6 +214,20 @@ fn open(out: &Out, root: &Path, command: &Command) -> Result<Journal> {
     }
     out.unrecovered(j.unrecovered());
     Ok(j)
+}
+
+/// Whether `command` only reads the journal: then it is opened read-only when nothing
+/// needs writing, and the process syncs nothing.
+fn reads_only(command: &Command) -> bool {
+    use super::args::JournalCommand;
+    match command {
+        Command::Show { .. } | Command::Log { .. } => true,
+        Command::Journal { command } => matches!(
+            command,
+            JournalCommand::Dump { .. } | JournalCommand::Stats | JournalCommand::Verify
+        ),
+        _ => false,
+    }
 }
 
 /// `recover`: run recovery now and report; exit 7 if a batch needs attention.
@@ -166,6 +269,7 @@ fn discover_root() -> Result<PathBuf> {
         .ok_or(Error::NotInitialized {
             root: cwd,
             searched_up: true,
+            state_dir: None,
         })
 }
 

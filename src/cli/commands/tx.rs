@@ -11,34 +11,55 @@ use ultra_edit::{
 use crate::cli::render::Out;
 
 pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
-    previewed(out, &j.preview(&read_plan(plan, allow)?)?)
+    previewed(out, &j.preview(&read_plan(j, plan, allow)?)?)
 }
 
 pub(super) fn revise(
     out: &Out,
     j: &Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     base: Option<u32>,
     rebase: bool,
     plan: &str,
     allow: Vec<String>,
 ) -> Result<i32> {
     let opts = ReviseOptions { base, rebase };
-    previewed(out, &j.revise(tx, opts, &read_plan(plan, allow)?)?)
+    let p = j.revise(tx, opts, &read_plan(j, plan, allow)?)?;
+    // What this revision changed relative to the one before it.
+    let d = j.interdiff(tx, p.revision.saturating_sub(1), p.revision)?;
+    out.revised(&p, &d)?;
+    exit_for(&p)
 }
 
-pub(super) fn rebase(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
     previewed(out, &j.rebase(tx)?)
 }
 
-pub(super) fn show(out: &Out, j: &Journal, tx: u64, revision: Option<u32>) -> Result<i32> {
-    out.preview(&j.show(tx, revision)?).map(|()| 0)
+/// `show TX [--revision N]`, or with `--from`/`--to` the interdiff (`--from` alone:
+/// to the latest; `--to` alone: from the revision before it).
+pub(super) fn show(
+    out: &Out,
+    j: &Journal,
+    tx: ultra_edit::TxRef,
+    revision: Option<u32>,
+    from: Option<u32>,
+    to: Option<u32>,
+) -> Result<i32> {
+    if from.is_none() && to.is_none() {
+        return out.preview(&j.show(tx, revision)?).map(|()| 0);
+    }
+    let to = match to {
+        Some(to) => to,
+        None => j.show(tx, None)?.revision,
+    };
+    let from = from.unwrap_or(to.saturating_sub(1));
+    out.interdiff(&j.interdiff(tx, from, to)?).map(|()| 0)
 }
 
 pub(super) fn commit(
     out: &Out,
     j: &mut Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     opts: CommitOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
@@ -46,14 +67,14 @@ pub(super) fn commit(
     out.receipt(&j.commit(tx, opts)?).map(|()| 0)
 }
 
-pub(super) fn abort(out: &Out, j: &Journal, tx: u64) -> Result<i32> {
+pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
     out.aborted(&j.abort(tx)?).map(|()| 0)
 }
 
 pub(super) fn rollback(
     out: &Out,
     j: &mut Journal,
-    tx: u64,
+    tx: ultra_edit::TxRef,
     opts: RollbackOptions,
     lock_timeout: f64,
 ) -> Result<i32> {
@@ -67,14 +88,27 @@ pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
 
 /// Print a new revision. It is recorded either way, but one whose validation has
 /// errors exits 4 (validation failed) so that a script does not go on to commit it.
-fn previewed(out: &Out, p: &Preview) -> Result<i32> {
+pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
     out.preview(p)?;
+    exit_for(p)
+}
+
+/// 0 for a revision ready to commit; else 4, with the next step on standard error.
+fn exit_for(p: &Preview) -> Result<i32> {
     if p.ready_to_commit {
         return Ok(0);
     }
+    let how = if p.conflict_list.is_empty() {
+        format!("`ultra-edit revise {}`", p.tx)
+    } else {
+        format!(
+            "`ultra-edit resolve {}` (in an editor) or `ultra-edit revise {}`",
+            p.tx, p.tx
+        )
+    };
     eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with `ultra-edit revise {}`",
-        p.tx, p.revision, p.tx
+        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+        p.tx, p.revision
     );
     Ok(4)
 }
@@ -83,9 +117,11 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
 }
 
-/// Read a plan from a file or `-` (standard input) and parse it; `allow` (the
-/// command's `--allow` codes) joins the plan's own `"allow"` list.
-fn read_plan(src: &str, allow: Vec<String>) -> Result<Plan> {
+/// Read a plan from a file or `-` (standard input) and parse it. `allow` (the
+/// command's `--allow` codes; only `syntax_error`, else [`EditError::InvalidPlan`]) sets
+/// [`ultra_edit::Policy::syntax_errors`] to allow in the plan's policy (the plan's own
+/// `"policy"`, else the journal's).
+fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     if src == "-" && std::io::stdin().is_terminal() {
         return Err(EditError::InvalidPlan {
             message: "no edit plan: pass --plan FILE, or pipe the plan's JSON on standard input"
@@ -107,9 +143,20 @@ fn read_plan(src: &str, allow: Vec<String>) -> Result<Plan> {
         })
     })?;
     let mut plan = Plan::from_json(&bytes)?;
+    if let Some(code) = allow.iter().find(|code| *code != "syntax_error") {
+        return Err(EditError::InvalidPlan {
+            message: format!(
+                "--allow {code}: not a validation error a plan may allow; the only one is \
+                 syntax_error (merge conflicts, conflict markers and empty revisions must be \
+                 fixed, or allowed by the journal's policy)"
+            ),
+        }
+        .into());
+    }
     if !allow.is_empty() {
-        plan.allow.extend(allow);
-        plan.check()?;
+        let mut policy = plan.policy.unwrap_or(j.policy());
+        policy.syntax_errors = ultra_edit::SyntaxErrors::Allow;
+        plan.policy = Some(policy);
     }
     Ok(plan)
 }

@@ -3,7 +3,11 @@
 //! When the disk moved since a preview's snapshot, `rebase` merges per file:
 //! base = the old snapshot, ours = the preview's candidate, theirs = the current
 //! disk bytes. [`merge3`] returns the merged bytes and the conflicts, written
-//! like `git merge-file -p` (default "merge" conflict style) writes them.
+//! like `git merge-file -p` (default "merge" conflict style) writes them;
+//! [`merge3_styled`] with [`ConflictStyle::Diff3`] writes them like
+//! `git merge-file -p --diff3`, with the base lines between `|||||||` and
+//! `=======` (what `rebase` records, so that a person resolving a conflict sees
+//! what both sides started from).
 //!
 //! # Algorithm
 //! A port of git's `xdl_merge` (xdiff/xmerge.c) at `git merge-file`'s default
@@ -25,7 +29,9 @@
 //!    side's next hunk starts (at least one base line apart) is taken from its
 //!    side; overlapping **or touching** hunks are a conflict unless both sides
 //!    made the identical change. Chunks touching a previous one extend it.
-//! 3. "Zealous" refinement: the two sides of each conflict are diffed against
+//! 3. "Zealous" refinement (merge style only; the diff3 style stops at git's
+//!    `XDL_MERGE_EAGER` level, where a conflict is the whole overlapping change
+//!    and its base section is that change's base lines): the two sides of each conflict are diffed against
 //!    each other; only the differing parts stay conflicts, the lines common to
 //!    both sides (at the start, the end or in between) go outside the markers.
 //!    Conflicts separated by at most 3 lines, or only by lines without an
@@ -40,9 +46,9 @@
 //! # Differences from `git merge-file -p`
 //! - git refuses binary inputs (a NUL byte in the first 8000 bytes) and inputs
 //!   over 1 GiB; [`merge3`] merges any bytes line by line.
-//! - Always the default conflict style with 7-character markers: git's
-//!   `merge.conflictStyle` (diff3 / zdiff3), `--marker-size`, `--ours` /
-//!   `--theirs` / `--union` and `--diff-algorithm` have no equivalent.
+//! - Two conflict styles, "merge" (git's default) and "diff3", with 7-character
+//!   markers: zdiff3, `--marker-size`, `--ours` / `--theirs` / `--union` and
+//!   `--diff-algorithm` have no equivalent.
 //! - [`ConflictRegion`] is extra information git does not print; when git's
 //!   refinement splits one overlapping change into several conflicts, each
 //!   reports the base range of the whole change.
@@ -68,7 +74,9 @@ pub struct ConflictRegion {
     /// 1-based line of the `<<<<<<<` marker in the merged output.
     pub merged_start: usize,
     /// Lines the whole marked region spans in the merged output, markers
-    /// included (`ours_lines + theirs_lines + 3` with single-line labels).
+    /// included (`ours_lines + theirs_lines + 3` in the merge style,
+    /// `ours_lines + base_lines + theirs_lines + 4` in the diff3 style, with
+    /// single-line labels).
     pub merged_lines: usize,
     /// 1-based first base line of the region both sides changed.
     ///
@@ -93,12 +101,37 @@ pub struct ConflictRegion {
     pub base: String,
 }
 
+/// How conflicts are written, as git's `merge.conflictStyle` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConflictStyle {
+    /// `<<<<<<< ours`, ours' lines, `=======`, theirs' lines, `>>>>>>> theirs`;
+    /// conflicts refined and joined as git's default level does.
+    #[default]
+    Merge,
+    /// As `Merge`, with `||||||| base` and the base lines before `=======`
+    /// (`git merge-file --diff3`); conflicts are not refined.
+    Diff3,
+}
+
+/// The labels written after the conflict markers, as `git merge-file -L ours
+/// -L base -L theirs` takes them (the base label appears only in the diff3
+/// style; `=======` carries none). Each should be a single line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Labels<'a> {
+    /// After `<<<<<<<`.
+    pub ours: &'a str,
+    /// After `|||||||`.
+    pub base: &'a str,
+    /// After `>>>>>>>`.
+    pub theirs: &'a str,
+}
+
 /// The result of [`merge3`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeResult {
     /// Merged bytes. Each conflict is written as `git merge-file -p` does:
-    /// `<<<<<<< {ours_label}\n`, ours' lines, `=======\n`, theirs' lines,
-    /// `>>>>>>> {theirs_label}\n`. A side whose last conflicting line lacks a
+    /// `<<<<<<< {ours_label}\n`, ours' lines, (diff3 style: `||||||| {base_label}\n`,
+    /// the base lines,) `=======\n`, theirs' lines, `>>>>>>> {theirs_label}\n`. A side whose last conflicting line lacks a
     /// newline gets one added before the next marker. Markers end in `\r\n`
     /// instead when git would use CRLF (the lines before the conflict in ours
     /// and theirs, and the first base line, all end in CRLF).
@@ -129,5 +162,23 @@ pub fn merge3(
     ours_label: &str,
     theirs_label: &str,
 ) -> MergeResult {
-    xdl::merge(base, ours, theirs, ours_label, theirs_label)
+    let labels = Labels {
+        ours: ours_label,
+        base: "base",
+        theirs: theirs_label,
+    };
+    xdl::merge(base, ours, theirs, &labels, ConflictStyle::Merge)
+}
+
+/// [`merge3`] in a chosen conflict style: output byte-identical to
+/// `git merge-file -p [--diff3] -L {ours} -L {base} -L {theirs} ours base theirs`
+/// (see the module docs for the differences).
+pub fn merge3_styled(
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+    labels: &Labels,
+    style: ConflictStyle,
+) -> MergeResult {
+    xdl::merge(base, ours, theirs, labels, style)
 }

@@ -4,6 +4,7 @@ use crate::edit::lines::split_lines;
 
 const OURS: &str = "candidate";
 const THEIRS: &str = "disk";
+const BASE: &str = "snapshot";
 
 fn merge(base: &str, ours: &str, theirs: &str) -> MergeResult {
     merge3(
@@ -397,18 +398,28 @@ fn generated(seed: u64, len: usize, rate: usize, vocab: usize) -> Fixture {
     )
 }
 
-/// `git merge-file -p` on the triple: (merged, conflict count), or None if
-/// git is not installed.
-fn git_merge_file(base: &[u8], ours: &[u8], theirs: &[u8]) -> Option<(Vec<u8>, usize)> {
+/// `git merge-file -p` on the triple (with `--diff3` for that style):
+/// (merged, conflict count), or None if git is not installed.
+fn git_merge_file(
+    base: &[u8],
+    ours: &[u8],
+    theirs: &[u8],
+    style: ConflictStyle,
+) -> Option<(Vec<u8>, usize)> {
     use std::process::Command;
     let dir = tempfile::tempdir().expect("tempdir");
     for (name, bytes) in [("base", base), ("ours", ours), ("theirs", theirs)] {
         std::fs::write(dir.path().join(name), bytes).expect("write fixture");
     }
+    let style_args: &[&str] = match style {
+        ConflictStyle::Merge => &[],
+        ConflictStyle::Diff3 => &["--diff3"],
+    };
     let output = Command::new("git")
         .args(["-c", "merge.conflictStyle=merge", "merge-file", "-p"])
+        .args(style_args)
         .args([
-            "-L", OURS, "-L", "base", "-L", THEIRS, "ours", "base", "theirs",
+            "-L", OURS, "-L", BASE, "-L", THEIRS, "ours", "base", "theirs",
         ])
         .current_dir(dir.path())
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -429,20 +440,32 @@ fn git_merge_file(base: &[u8], ours: &[u8], theirs: &[u8]) -> Option<(Vec<u8>, u
     Some((output.stdout, usize::try_from(code).unwrap_or(0)))
 }
 
-/// Runs all fixtures through both; returns the names that differ.
+/// Runs all fixtures through both, in both conflict styles; returns the names
+/// (with the style) that differ.
 fn compare_with_git(fixtures: &[Fixture]) -> Option<Vec<String>> {
     let mut differing = Vec::new();
-    for (name, base, ours, theirs) in fixtures {
-        let (git_bytes, git_conflicts) = git_merge_file(base, ours, theirs)?;
-        let result = merge3(base, ours, theirs, OURS, THEIRS);
-        if result.merged != git_bytes || result.conflicts.len().min(127) != git_conflicts {
-            eprintln!(
-                "--- {name}: ours {} conflicts, git {git_conflicts}\n--- ours:\n{}--- git:\n{}",
-                result.conflicts.len(),
-                String::from_utf8_lossy(&result.merged),
-                String::from_utf8_lossy(&git_bytes)
-            );
-            differing.push(name.clone());
+    for style in [ConflictStyle::Merge, ConflictStyle::Diff3] {
+        let labels = Labels {
+            ours: OURS,
+            base: BASE,
+            theirs: THEIRS,
+        };
+        for (name, base, ours, theirs) in fixtures {
+            let (git_bytes, git_conflicts) = git_merge_file(base, ours, theirs, style)?;
+            let result = merge3_styled(base, ours, theirs, &labels, style);
+            if style == ConflictStyle::Merge {
+                assert_eq!(result, merge3(base, ours, theirs, OURS, THEIRS), "{name}");
+            }
+            let name = format!("{name} ({style:?})");
+            if result.merged != git_bytes || result.conflicts.len().min(127) != git_conflicts {
+                eprintln!(
+                    "--- {name}: ours {} conflicts, git {git_conflicts}\n--- ours:\n{}--- git:\n{}",
+                    result.conflicts.len(),
+                    String::from_utf8_lossy(&result.merged),
+                    String::from_utf8_lossy(&git_bytes)
+                );
+                differing.push(name);
+            }
         }
     }
     Some(differing)
@@ -656,4 +679,48 @@ mod model {
             }
         }
     }
+}
+
+#[test]
+fn diff3_style_shows_the_base_and_does_not_refine() {
+    let labels = Labels {
+        ours: OURS,
+        base: BASE,
+        theirs: THEIRS,
+    };
+    let diff3 = |base: &str, ours: &str, theirs: &str| {
+        merge3_styled(
+            base.as_bytes(),
+            ours.as_bytes(),
+            theirs.as_bytes(),
+            &labels,
+            ConflictStyle::Diff3,
+        )
+    };
+    let r = diff3("a\nb\nc\n", "a\nX\nc\n", "a\nY\nc\n");
+    assert_eq!(
+        text(&r),
+        "a\n<<<<<<< candidate\nX\n||||||| snapshot\nb\n=======\nY\n>>>>>>> disk\nc\n"
+    );
+    assert_eq!(r.conflicts.len(), 1);
+    assert_eq!(
+        (r.conflicts[0].merged_start, r.conflicts[0].merged_lines),
+        (2, 7)
+    );
+    // The line both sides share stays inside the markers (merge style moves it out).
+    let r = diff3("a\nb\nc\nd\n", "a\nS\nX\nd\n", "a\nS\nY\nd\n");
+    assert_eq!(
+        text(&r),
+        "a\n<<<<<<< candidate\nS\nX\n||||||| snapshot\nb\nc\n=======\nS\nY\n>>>>>>> disk\nd\n"
+    );
+    assert_eq!(
+        text(&merge("a\nb\nc\nd\n", "a\nS\nX\nd\n", "a\nS\nY\nd\n")),
+        "a\nS\n<<<<<<< candidate\nX\n=======\nY\n>>>>>>> disk\nd\n"
+    );
+    // A base section without a final newline gets one, as a side does.
+    let r = diff3("x", "y", "z");
+    assert_eq!(
+        text(&r),
+        "<<<<<<< candidate\ny\n||||||| snapshot\nx\n=======\nz\n>>>>>>> disk\n"
+    );
 }

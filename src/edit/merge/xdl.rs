@@ -1,6 +1,7 @@
 //! The port of git's xdiff behind [`merge3`](super::merge3): xdiff's Myers line
 //! diff (xprepare.c, xdiffi.c) and `xdl_merge` (xmerge.c) at `git merge-file`'s
-//! default level. The steps are described in the docs of the parent module.
+//! default level, and at the level its `--diff3` style uses. The steps are
+//! described in the docs of the parent module.
 //!
 //! Unlike `line_myers.rs`, which searches over byte offsets without line tables,
 //! this port builds line tables (ids per line, change flags) as xdiff does, so
@@ -9,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use super::{ConflictRegion, MergeResult};
+use super::{ConflictRegion, ConflictStyle, Labels, MergeResult};
 use crate::edit::lines::split_lines;
 
 /// Length of a conflict marker run (`<<<<<<<`), git's default.
@@ -34,13 +35,18 @@ const KPDIS_RUN: usize = 4;
 /// Conflicts at most this many lines apart are joined (`xdl_simplify_non_conflicts`).
 const JOIN_GAP: isize = 3;
 
-/// `xdl_merge`: the body of [`merge3`](super::merge3).
+/// `xdl_merge`: the body of [`merge3_styled`](super::merge3_styled).
+///
+/// With [`ConflictStyle::Diff3`] the level is `XDL_MERGE_EAGER`, as in
+/// `xdl_do_merge` ("diff3 -m output does not make sense for anything more
+/// aggressive"): no refinement of conflicts and no joining of close ones, since
+/// the base section shown belongs to the whole overlapping change.
 pub(super) fn merge(
     base: &[u8],
     ours: &[u8],
     theirs: &[u8],
-    ours_label: &str,
-    theirs_label: &str,
+    labels: &Labels,
+    style: ConflictStyle,
 ) -> MergeResult {
     let sides = Sides {
         base: split_lines(base),
@@ -57,9 +63,11 @@ pub(super) fn merge(
         };
     }
     let chunks = collect_chunks(&ours_hunks, &theirs_hunks, &sides);
-    let chunks = refine_conflicts(chunks, &sides);
-    let chunks = join_close_conflicts(chunks, &sides.ours);
-    render(&chunks, &sides, ours_label, theirs_label)
+    let chunks = match style {
+        ConflictStyle::Merge => join_close_conflicts(refine_conflicts(chunks, &sides), &sides.ours),
+        ConflictStyle::Diff3 => chunks,
+    };
+    render(&chunks, &sides, labels, style)
 }
 
 // ---------------------------------------------------------------------------
@@ -1059,7 +1067,7 @@ impl Output {
     }
 }
 
-fn render(chunks: &[Chunk], sides: &Sides, ours_label: &str, theirs_label: &str) -> MergeResult {
+fn render(chunks: &[Chunk], sides: &Sides, labels: &Labels, style: ConflictStyle) -> MergeResult {
     let mut out = Output {
         bytes: Vec::new(),
         counted: 0,
@@ -1080,8 +1088,7 @@ fn render(chunks: &[Chunk], sides: &Sides, ours_label: &str, theirs_label: &str)
             }
             Mode::Conflict => {
                 out.push_lines(span(&sides.ours, at, m.i1 - at));
-                let labels = (ours_label, theirs_label);
-                conflicts.push(write_conflict(&mut out, m, sides, labels));
+                conflicts.push(write_conflict(&mut out, m, sides, labels, style));
             }
         }
         at = m.i1 + m.chg1;
@@ -1093,24 +1100,31 @@ fn render(chunks: &[Chunk], sides: &Sides, ours_label: &str, theirs_label: &str)
     }
 }
 
-/// Writes one marked conflict and describes it.
+/// Writes one marked conflict (xdiff's `fill_conflict_hunk`) and describes it.
 fn write_conflict(
     out: &mut Output,
     m: &Chunk,
     sides: &Sides,
-    labels: (&str, &str),
+    labels: &Labels,
+    style: ConflictStyle,
 ) -> ConflictRegion {
     let eol: &[u8] = if needs_cr(m, sides) { b"\r\n" } else { b"\n" };
-    let (ours, theirs) = (
+    let (ours, base, theirs) = (
         span(&sides.ours, m.i1, m.chg1),
+        span(&sides.base, m.i0, m.chg0),
         span(&sides.theirs, m.i2, m.chg2),
     );
     let merged_start = out.newline_count() + 1;
-    push_marker(out, b'<', Some(labels.0), eol);
+    push_marker(out, b'<', Some(labels.ours), eol);
     push_side(out, ours, eol);
+    if style == ConflictStyle::Diff3 {
+        // The shared preimage: the base lines of the whole overlapping change.
+        push_marker(out, b'|', Some(labels.base), eol);
+        push_side(out, base, eol);
+    }
     push_marker(out, b'=', None, eol);
     push_side(out, theirs, eol);
-    push_marker(out, b'>', Some(labels.1), eol);
+    push_marker(out, b'>', Some(labels.theirs), eol);
     ConflictRegion {
         merged_start,
         merged_lines: out.newline_count() + 1 - merged_start,
@@ -1122,10 +1136,12 @@ fn write_conflict(
         theirs_lines: to_usize(m.chg2),
         ours: lossy(ours),
         theirs: lossy(theirs),
-        base: lossy(span(&sides.base, m.i0, m.chg0)),
+        base: lossy(base),
     }
 }
 
+/// A marker line: the run of `marker`, then ` label` (git writes the space for an
+/// empty `-L ""` too).
 fn push_marker(out: &mut Output, marker: u8, label: Option<&str>, eol: &[u8]) {
     out.bytes.extend(std::iter::repeat_n(marker, MARKER_SIZE));
     if let Some(label) = label {

@@ -78,7 +78,7 @@ fn a_path_that_changes_kind_after_preview_is_refused_and_nothing_changes() {
 
     // The parent of a file to create turned into a file.
     let ws = workspace();
-    let p = ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"create_file","path":"gen/x.rs","content":"x\n"}]}"#);
+    let p = ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"create_file","path":"gen/x.rs","content":"x\n"}]}"#);
     ws.write("gen", b"now a file\n");
     let before = ws.tree();
     let e = ws.journal.commit(p.tx, Default::default()).unwrap_err();
@@ -93,7 +93,7 @@ fn a_path_that_changes_kind_after_preview_is_refused_and_nothing_changes() {
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("victim"), "outside\n").unwrap();
     let p =
-        ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/b.rs","content":"pwned\n"}]}"#);
+        ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/b.rs","content":"pwned\n"}]}"#);
     fs::remove_file(ws.path("src/b.rs")).unwrap();
     std::os::unix::fs::symlink(outside.path().join("victim"), ws.path("src/b.rs")).unwrap();
     let before = ws.tree();
@@ -114,7 +114,7 @@ fn a_path_that_changes_kind_after_preview_is_refused_and_nothing_changes() {
     let outside = tempfile::tempdir().unwrap();
     fs::write(outside.path().join("a.rs"), "outside\n").unwrap();
     let p =
-        ws.preview(r#"{"allow":["syntax_error"],"edits":[{"op":"replace_file","path":"src/a.rs","content":"pwned\n"}]}"#);
+        ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/a.rs","content":"pwned\n"}]}"#);
     fs::rename(ws.path("src"), ws.path("src.moved")).unwrap();
     std::os::unix::fs::symlink(outside.path(), ws.path("src")).unwrap();
     let before = ws.tree();

@@ -193,7 +193,7 @@ fn unicode_file_names_round_trip() {
         .map(|n| serde_json::json!({"op":"create_file","path":n,"content":format!("<{n}>\n")}))
         .collect();
     // `<ß.rs>` is no Rust: allow the syntax error the grammars (feature `syntax`) see.
-    let plan = serde_json::json!({"edits": list, "allow": ["syntax_error"]}).to_string();
+    let plan = serde_json::json!({"edits": list, "policy": {"syntax_errors": "allow"}}).to_string();
     let r = commit(&ws, &plan);
     assert_eq!(r.files.len(), names.len());
     for n in names {

@@ -18,15 +18,34 @@ pub const DIR_MODE: u32 = 0o755;
 type Ino = u64;
 const ROOT: Ino = 1;
 
+/// A file's content and metadata.
+#[derive(Debug, Clone)]
+struct FileData {
+    bytes: Arc<Vec<u8>>,
+    mode: u32,
+    /// (uid, gid).
+    owner: (u32, u32),
+    xattrs: Xattrs,
+}
+
+impl FileData {
+    /// What `open(O_CREAT, 0o600)` makes: empty, the process's, no xattrs.
+    fn fresh() -> FileData {
+        FileData {
+            bytes: Arc::new(Vec::new()),
+            mode: 0o600,
+            owner: process_owner(),
+            xattrs: Xattrs::default(),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 enum Inode {
-    File {
-        bytes: Arc<Vec<u8>>,
-        mode: u32,
-        /// (uid, gid).
-        owner: (u32, u32),
-        xattrs: Xattrs,
-    },
+    /// `now` is what the running program sees; `synced` what the file's last `fsync`
+    /// made durable — bytes *and* metadata: an owner, mode or xattr set after the fsync
+    /// is lost by a power cut like unsynced bytes.
+    File { now: FileData, synced: FileData },
     Dir {
         mode: u32,
         volatile: BTreeMap<String, Ino>,
@@ -150,16 +169,9 @@ impl Model {
                 continue;
             }
             let node = match self.node(ino) {
-                Inode::File {
-                    bytes,
-                    mode,
-                    owner,
-                    xattrs,
-                } => Inode::File {
-                    bytes: bytes.clone(),
-                    mode: *mode,
-                    owner: *owner,
-                    xattrs: xattrs.clone(),
+                Inode::File { synced, .. } => Inode::File {
+                    now: synced.clone(),
+                    synced: synced.clone(),
                 },
                 Inode::Dir { mode, durable, .. } => {
                     stack.extend(durable.values().copied());
@@ -176,20 +188,35 @@ impl Model {
     }
 }
 
-/// One entry of a listed tree.
+/// One entry of a listed tree: a file with its bytes, mode, owner and xattrs.
 #[derive(Clone, PartialEq, Eq)]
 pub enum TreeEntry {
-    File { bytes: Vec<u8>, mode: u32 },
-    Dir { mode: u32 },
+    File {
+        bytes: Vec<u8>,
+        mode: u32,
+        owner: (u32, u32),
+        xattrs: Xattrs,
+    },
+    Dir {
+        mode: u32,
+    },
 }
 
 impl fmt::Debug for TreeEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            TreeEntry::File { bytes, mode } => write!(
+            TreeEntry::File {
+                bytes,
+                mode,
+                owner,
+                xattrs,
+            } => write!(
                 f,
-                "file {mode:o} {:?}",
-                String::from_utf8_lossy(bytes).as_ref()
+                "file {mode:o} {}:{} {:?} xattrs {:?}",
+                owner.0,
+                owner.1,
+                String::from_utf8_lossy(bytes).as_ref(),
+                xattrs.0
             ),
             TreeEntry::Dir { mode } => write!(f, "dir {mode:o}"),
         }
@@ -247,8 +274,21 @@ impl CrashFs {
     }
 
     /// Set-up: put a file at root-relative `rel`, creating missing parents (mode
-    /// [`DIR_MODE`]). Volatile only until [`CrashFs::sync_all`]; counts no sync.
+    /// [`DIR_MODE`]), owned by the process. Its name is volatile until
+    /// [`CrashFs::sync_all`], its content durable; counts no sync.
     pub fn put_file(&self, rel: &str, bytes: &[u8], mode: u32) {
+        self.put_file_owned(rel, bytes, mode, process_owner(), Xattrs::default());
+    }
+
+    /// [`CrashFs::put_file`] with the owner `(uid, gid)` and extended attributes.
+    pub fn put_file_owned(
+        &self,
+        rel: &str,
+        bytes: &[u8],
+        mode: u32,
+        owner: (u32, u32),
+        xattrs: Xattrs,
+    ) {
         let parts: Vec<String> = rel.split('/').map(str::to_string).collect();
         let (name, dirs) = parts.split_last().unwrap();
         let mut m = self.model();
@@ -270,11 +310,15 @@ impl CrashFs {
                 }
             };
         }
-        let ino = m.alloc(Inode::File {
+        let data = FileData {
             bytes: Arc::new(bytes.to_vec()),
             mode: mode & 0o7777,
-            owner: process_owner(),
-            xattrs: Xattrs::default(),
+            owner,
+            xattrs,
+        };
+        let ino = m.alloc(Inode::File {
+            now: data.clone(),
+            synced: data,
         });
         m.entries_mut(at).insert(name.clone(), ino);
     }
@@ -337,6 +381,47 @@ fn process_owner() -> (u32, u32) {
     )
 }
 
+/// A file being created: every step changes `now`; `sync` (counted on the power
+/// controller, and refused once the power is gone) copies it to `synced`.
+struct CrashNewFile<'a> {
+    now: FileData,
+    synced: FileData,
+    power: &'a PowerCut,
+    label: String,
+}
+
+impl ultra_edit::fs::NewFile for CrashNewFile<'_> {
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.power.alive()?;
+        Arc::make_mut(&mut self.now.bytes).extend_from_slice(bytes);
+        Ok(())
+    }
+    fn set_xattr(&mut self, name: &str, value: &[u8]) -> io::Result<()> {
+        self.power.alive()?;
+        let x = &mut self.now.xattrs.0;
+        x.retain(|(n, _)| n != name);
+        x.push((name.to_string(), value.to_vec()));
+        x.sort();
+        Ok(())
+    }
+    fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
+        self.power.alive()?;
+        self.now.owner = (uid, gid);
+        Ok(())
+    }
+    fn set_mode(&mut self, mode: u32) -> io::Result<()> {
+        self.power.alive()?;
+        self.now.mode = mode & 0o7777;
+        Ok(())
+    }
+    fn sync(&mut self) -> io::Result<()> {
+        let label = std::mem::take(&mut self.label);
+        self.power.sync(|| label)?;
+        self.synced = self.now.clone();
+        Ok(())
+    }
+}
+
 fn list(m: &Model) -> Tree {
     let mut out = Tree::new();
     let mut stack = vec![(ROOT, String::new())];
@@ -348,12 +433,14 @@ fn list(m: &Model) -> Tree {
                 format!("{prefix}/{name}")
             };
             match m.node(ino) {
-                Inode::File { bytes, mode, .. } => {
+                Inode::File { now, .. } => {
                     out.insert(
                         rel,
                         TreeEntry::File {
-                            bytes: bytes.to_vec(),
-                            mode: *mode,
+                            bytes: now.bytes.to_vec(),
+                            mode: now.mode,
+                            owner: now.owner,
+                            xattrs: now.xattrs.clone(),
                         },
                     );
                 }
@@ -380,11 +467,11 @@ impl FileSystem for CrashFs {
             Err(e) => return Err(e),
         };
         Ok(match m.node(ino) {
-            Inode::File { mode, owner, .. } => EntryKind::File {
+            Inode::File { now, .. } => EntryKind::File {
                 links: m.links(ino),
-                mode: *mode,
-                uid: owner.0,
-                gid: owner.1,
+                mode: now.mode,
+                uid: now.owner.0,
+                gid: now.owner.1,
             },
             Inode::Dir { .. } => EntryKind::Dir,
         })
@@ -395,7 +482,7 @@ impl FileSystem for CrashFs {
         let parts = self.parts(path)?;
         let m = self.model();
         match m.node(m.lookup(&parts)?) {
-            Inode::File { bytes, .. } => Ok(bytes.to_vec()),
+            Inode::File { now, .. } => Ok(now.bytes.to_vec()),
             Inode::Dir { .. } => Err(errno(EISDIR)),
         }
     }
@@ -405,7 +492,7 @@ impl FileSystem for CrashFs {
         let parts = self.parts(path)?;
         let m = self.model();
         match m.node(m.lookup(&parts)?) {
-            Inode::File { xattrs, .. } => Ok(xattrs.clone()),
+            Inode::File { now, .. } => Ok(now.xattrs.clone()),
             Inode::Dir { .. } => Err(errno(EISDIR)),
         }
     }
@@ -419,21 +506,28 @@ impl FileSystem for CrashFs {
     ) -> io::Result<()> {
         self.power.alive()?;
         let parts = self.parts(path)?;
-        let mut m = self.model();
+        let m = self.model();
         let (dir, name) = m.parent(&parts)?;
         if m.entries(dir).contains_key(name) {
             return Err(errno(EEXIST));
         }
-        // The fsync of the file: if it is the cut one, nothing after matters.
-        self.power.sync(|| format!("fsync {}", self.label(path)))?;
+        drop(m);
+        // The library's own sequence of steps (`ultra_edit::fs::fill_and_sync`), on a
+        // file whose metadata, like its bytes, is durable only once synced.
+        let mut file = CrashNewFile {
+            now: FileData::fresh(),
+            synced: FileData::fresh(),
+            power: &self.power,
+            label: format!("fsync {}", self.label(path)),
+        };
+        let done = ultra_edit::fs::fill_and_sync(&mut file, bytes, meta, xattrs);
+        let mut m = self.model();
         let ino = m.alloc(Inode::File {
-            bytes: Arc::new(bytes.to_vec()),
-            mode: meta.mode & 0o7777,
-            owner: meta.owner.map_or_else(process_owner, |o| (o.uid, o.gid)),
-            xattrs: xattrs.clone(),
+            now: file.now,
+            synced: file.synced,
         });
         m.entries_mut(dir).insert(name.to_string(), ino);
-        Ok(())
+        done
     }
 
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {

@@ -10,10 +10,13 @@
 //! - An inode is a file (bytes + mode) or a directory (mode + entries). A directory has
 //!   two entry maps: volatile (what `lstat`, `read`, … see) and durable (what its last
 //!   `fsync` recorded).
-//! - `write_synced` creates a new file inode and fsyncs it: its bytes and mode are durable
-//!   at once, but the *name* pointing at it lives only in the parent's volatile entries
-//!   until the parent directory is synced. Files are never changed in place (the
-//!   `FileSystem` trait has no such operation), so a file inode has one content.
+//! - `write_synced` creates a new file inode and runs the library's own steps on it
+//!   (`ultra_edit::fs::fill_and_sync`: write, xattrs, owner, mode, fsync). Bytes *and*
+//!   metadata (owner, mode, xattrs) are volatile until the file's fsync: what was set
+//!   after it is lost by a power cut, as unsynced bytes are, so moving `fchown` after
+//!   the fsync fails the power-cut tests. The *name* pointing at the file lives only in
+//!   the parent's volatile entries until the parent directory is synced. Files are
+//!   never changed in place (the `FileSystem` trait has no such operation).
 //! - `rename`, `remove_file`, `create_dir`, `remove_dir` change volatile entries only.
 //! - `sync_dir(d)`: d's durable entries := its volatile entries. A new directory's own
 //!   name becomes durable only when its parent is synced.

@@ -1,0 +1,75 @@
+//! The readable conflict list of a revision: per conflict, the file, the 1-based line
+//! range of its marked region in the candidate, and the sides with their labels and
+//! line counts — what `show`, `rebase`, `revise` print and what `resolve` walks.
+//!
+//! It is computed from the recorded [`FileConflict`]s and the revision's recorded plan
+//! (which tells the marker labels, [`crate::rebase::conflict_labels`]); nothing extra
+//! is stored in the journal.
+
+use serde::{Deserialize, Serialize};
+
+use crate::journal::records::FileConflict;
+
+/// One side of a conflict as its marker names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictSide {
+    /// The label after the marker (`candidate`, `snapshot`, `disk`; or `plan`, `base`,
+    /// `latest` for `revise --rebase`).
+    pub label: String,
+    /// Lines this side has between its marker and the next one.
+    pub lines: usize,
+}
+
+/// One entry of a revision's conflict list.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConflictEntry {
+    /// Path relative to the root.
+    pub path: String,
+    /// 1-based line of the `<<<<<<<` marker in the candidate; `None` when the whole
+    /// file conflicts (deleted on one side, binary content).
+    pub start_line: Option<usize>,
+    /// 1-based line of the `>>>>>>>` marker (inclusive); `None` with `start_line`.
+    pub end_line: Option<usize>,
+    /// The candidate's side (`<<<<<<<`), the common base (`|||||||`) and the other
+    /// side (`>>>>>>>`); `None` for a whole-file conflict.
+    pub sides: Option<[ConflictSide; 3]>,
+    /// What conflicted, in words.
+    pub reason: String,
+}
+
+/// The conflict list of a revision whose conflicts are `conflicts` and whose recorded
+/// plan is `recorded_plan`: one entry per marked region, in file then line order, and
+/// one per whole-file conflict.
+pub fn conflict_list(conflicts: &[FileConflict], recorded_plan: &str) -> Vec<ConflictEntry> {
+    let labels = crate::rebase::conflict_labels(recorded_plan);
+    let side = |label: &str, lines| ConflictSide {
+        label: label.to_string(),
+        lines,
+    };
+    let mut list = Vec::new();
+    for c in conflicts {
+        if c.regions.is_empty() {
+            list.push(ConflictEntry {
+                path: c.path.to_string(),
+                start_line: None,
+                end_line: None,
+                sides: None,
+                reason: c.reason.clone(),
+            });
+        }
+        for r in &c.regions {
+            list.push(ConflictEntry {
+                path: c.path.to_string(),
+                start_line: Some(r.merged_start),
+                end_line: Some(r.merged_start + r.merged_lines.saturating_sub(1)),
+                sides: Some([
+                    side(labels.ours, r.ours_lines),
+                    side(labels.base, r.base_lines),
+                    side(labels.theirs, r.theirs_lines),
+                ]),
+                reason: c.reason.clone(),
+            });
+        }
+    }
+    list
+}

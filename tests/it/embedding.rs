@@ -1,0 +1,485 @@
+//! The embedding API beyond m1nd's handlers (docs/embedding.md): `write_file` and its
+//! modes, the preview's per-file summary, policies per plan and per journal, a
+//! hand-built empty plan, the receipt's touched paths, and expiry on other verbs.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use ultra_edit::edit::{Edit, Severity};
+use ultra_edit::{
+    CommitOptions, Error, FileSummary, Journal, ManualClock, Markers, OpenOptions, Plan, Policy,
+    Size, TxState,
+};
+
+use crate::support::{plan, workspace};
+
+fn write_file(path: &str, content: &str) -> Edit {
+    Edit::WriteFile {
+        path: path.into(),
+        content: Some(content.into()),
+        content_base64: None,
+        mode: None,
+    }
+}
+
+/// The process's umask, as the journal reads it (`Umask:` of /proc/self/status).
+fn umask() -> u32 {
+    fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .map(|v| u32::from_str_radix(v.trim(), 8).unwrap())
+        .unwrap()
+}
+
+fn hand_built(edits: Vec<Edit>) -> Plan {
+    Plan {
+        description: None,
+        agent: None,
+        edits,
+        policy: None,
+    }
+}
+
+#[test]
+fn write_file_replaces_keeping_the_mode_and_creates_with_the_default_mode() {
+    let ws = workspace();
+    // src/b.rs is 0600; a new file gets 0666 & !umask (0644 under umask 022).
+    let p = ws
+        .journal
+        .preview(&hand_built(vec![
+            write_file("src/b.rs", "pub fn b() {}\n"),
+            write_file("src/new/c.rs", "pub fn c() {}\n"),
+        ]))
+        .unwrap();
+    assert!(p.ready_to_commit);
+    let kinds: Vec<(String, bool, bool)> = p
+        .files
+        .iter()
+        .map(|f| {
+            (
+                f.path.to_string(),
+                f.snapshot.exists(),
+                f.candidate.exists(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("src/b.rs".to_string(), true, true),
+            ("src/new/c.rs".to_string(), false, true)
+        ]
+    );
+    ws.journal
+        .commit(p.handle, CommitOptions::default())
+        .unwrap();
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() {}\n");
+    assert_eq!(ws.read("src/new/c.rs"), b"pub fn c() {}\n");
+    assert_eq!(ws.mode("src/b.rs"), 0o600);
+    assert_eq!(ws.mode("src/new/c.rs"), 0o666 & !umask());
+    // An explicit mode wins.
+    let p = ws
+        .preview(r##"{"edits":[{"op":"write_file","path":"run.sh","content":"#!/bin/sh\n","mode":"0700"}]}"##);
+    ws.journal
+        .commit(p.handle, CommitOptions::default())
+        .unwrap();
+    assert_eq!(ws.mode("run.sh"), 0o700);
+}
+
+#[test]
+fn write_file_of_a_file_deleted_since_the_preview_is_stale() {
+    let ws = workspace();
+    let p = ws
+        .journal
+        .preview(&hand_built(vec![write_file("src/a.rs", "pub fn a() {}\n")]))
+        .unwrap();
+    fs::remove_file(ws.path("src/a.rs")).unwrap();
+    match ws.journal.commit(p.handle, CommitOptions::default()) {
+        Err(Error::StaleSnapshot { tx, paths }) => {
+            assert_eq!((tx, paths), (p.tx, vec!["src/a.rs".to_string()]));
+        }
+        other => panic!("expected StaleSnapshot, got {other:?}"),
+    }
+    assert!(!ws.path("src/a.rs").exists());
+}
+
+#[test]
+fn the_summary_lists_every_file_with_bytes_and_lines() {
+    let ws = workspace();
+    // src/a.rs changes, src/b.rs is written with its own bytes (unchanged), x.txt is
+    // created without a final newline.
+    let b = String::from_utf8(ws.read("src/b.rs")).unwrap();
+    let p = ws
+        .journal
+        .preview(&hand_built(vec![
+            write_file("src/a.rs", "one\ntwo\nthree\n"),
+            write_file("src/b.rs", &b),
+            write_file("x.txt", "no newline"),
+        ]))
+        .unwrap();
+    let size = |bytes, lines| Some(Size { bytes, lines });
+    assert_eq!(
+        p.summary,
+        [
+            FileSummary {
+                path: "src/a.rs".into(),
+                changed: true,
+                snapshot: size(42, 3),
+                candidate: size(14, 3),
+            },
+            FileSummary {
+                path: "src/b.rs".into(),
+                changed: false,
+                snapshot: size(28, 3),
+                candidate: size(28, 3),
+            },
+            FileSummary {
+                path: "x.txt".into(),
+                changed: true,
+                snapshot: None,
+                candidate: size(10, 1),
+            },
+        ]
+    );
+    assert_eq!(p.files.len(), 2);
+    // `show` lists the changed files, counted from the journal's blobs.
+    let shown = ws.journal.show(p.handle, None).unwrap();
+    assert_eq!(shown.summary, [p.summary[0].clone(), p.summary[2].clone()]);
+    // A revision carries the files of the earlier one.
+    let r = ws
+        .journal
+        .revise(
+            p.handle,
+            Default::default(),
+            &plan(r#"{"edits":[{"op":"append","path":"x.txt","text":"\n"}]}"#),
+        )
+        .unwrap();
+    let paths: Vec<(&str, Option<Size>)> = r
+        .summary
+        .iter()
+        .map(|f| (f.path.as_str(), f.candidate))
+        .collect();
+    assert_eq!(paths, [("src/a.rs", size(14, 3)), ("x.txt", size(11, 1))]);
+}
+
+#[test]
+fn conflict_markers_are_refused_by_default_and_allowed_by_policy() {
+    let ws = workspace();
+    let marked = "<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n";
+    let p = ws
+        .journal
+        .preview(&hand_built(vec![write_file("notes.md", marked)]))
+        .unwrap();
+    assert!(!p.ready_to_commit);
+    assert_eq!(p.validation[0].code, "conflict_markers");
+    assert_eq!(
+        ws.journal
+            .commit(p.handle, CommitOptions::default())
+            .unwrap_err()
+            .kind(),
+        "validation_failed"
+    );
+    // The journal's policy allows them: a warning, and the commit writes them.
+    let j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            policy: Policy {
+                conflict_markers: Markers::Allow,
+                ..Policy::default()
+            },
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let p = j
+        .preview(&hand_built(vec![write_file("notes.md", marked)]))
+        .unwrap();
+    assert!(p.ready_to_commit);
+    assert_eq!(
+        (p.validation[0].code.as_str(), p.validation[0].severity),
+        ("conflict_markers", ultra_edit::Severity::Warning)
+    );
+    j.commit(p.handle, CommitOptions::default()).unwrap();
+    assert_eq!(ws.read("notes.md"), marked.as_bytes());
+    // A plan's own policy wins over the journal's: strict again.
+    let strict = Plan {
+        policy: Some(Policy::default()),
+        ..hand_built(vec![write_file("other.md", marked)])
+    };
+    assert!(!j.preview(&strict).unwrap().ready_to_commit);
+}
+
+#[test]
+fn a_hand_built_plan_without_edits_is_refused_like_a_parsed_one() {
+    let ws = workspace();
+    let parsed = Plan::from_json(br#"{"edits":[]}"#).unwrap_err();
+    let built = ws.journal.preview(&hand_built(Vec::new())).unwrap_err();
+    assert_eq!(built.kind(), "invalid_plan");
+    assert_eq!(built.to_string(), parsed.to_string());
+    let p = ws.preview(r#"{"edits":[{"op":"append","path":"run.sh","text":"x\n"}]}"#);
+    let e = ws
+        .journal
+        .revise(p.handle, Default::default(), &hand_built(Vec::new()))
+        .unwrap_err();
+    assert_eq!(e.kind(), "invalid_plan");
+    assert_eq!(ws.journal.log(None).unwrap().len(), 1);
+    assert_eq!(ws.journal.show(p.handle, None).unwrap().latest_revision, 0);
+}
+
+#[test]
+fn touched_gives_the_receipts_paths_relative_and_absolute() {
+    let ws = workspace();
+    let p = ws
+        .journal
+        .preview(&hand_built(vec![
+            write_file("src/b.rs", "pub fn b() {}\n"),
+            write_file("run.sh", "R\n"),
+        ]))
+        .unwrap();
+    let r = ws
+        .journal
+        .commit(p.handle, CommitOptions::default())
+        .unwrap();
+    let root = ws.root().canonicalize().unwrap();
+    let touched: Vec<(String, std::path::PathBuf)> = ws
+        .journal
+        .touched(&r)
+        .into_iter()
+        .map(|t| (t.path, t.absolute))
+        .collect();
+    assert_eq!(
+        touched,
+        [
+            ("run.sh".to_string(), root.join("run.sh")),
+            ("src/b.rs".to_string(), root.join("src/b.rs")),
+        ]
+    );
+}
+
+#[test]
+fn expiry_is_checked_for_other_verbs_by_check_preview_age() {
+    let ws = workspace();
+    let clock = ManualClock::at(1_000_000);
+    let j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            clock: Some(std::sync::Arc::new(clock.clone())),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let p = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
+    assert_eq!(j.tx(p.handle).unwrap().created_ms, 1_000_000);
+    clock.advance(Duration::from_millis(1500));
+    assert_eq!(j.preview_age(p.handle).unwrap(), 1500);
+    j.check_preview_age(p.handle, Some(Duration::from_millis(1500)))
+        .unwrap();
+    match j.check_preview_age(p.handle, Some(Duration::from_secs(1))) {
+        Err(Error::PreviewExpired {
+            tx,
+            age_ms,
+            max_age_ms,
+        }) => assert_eq!((tx, age_ms, max_age_ms), (p.tx, 1500, 1000)),
+        other => panic!("expected PreviewExpired, got {other:?}"),
+    }
+    j.check_preview_age(p.handle, None).unwrap();
+    // Without a max age on the journal, the commit goes through.
+    j.commit(p.handle, CommitOptions::default()).unwrap();
+    assert_eq!(j.tx(p.handle).unwrap().state, TxState::Committed);
+    assert_eq!(
+        fs::metadata(ws.path("x")).unwrap().permissions().mode() & 0o777,
+        0o666 & !umask()
+    );
+}
+
+/// A journal in a state directory outside the root recovers like `.ultra-edit/`: a
+/// commit crashed at every file-system operation is completed on the next open of that
+/// state directory. Every file operation comes after the commit point (the intent
+/// record, a journal write: docs/commit-protocol.md), so none of these crashes reverts;
+/// the crashes before the commit point are the failpoint suite's (tests/it/crash.rs).
+#[test]
+fn recovery_with_a_state_dir_outside_the_root() {
+    use crate::support::faultfs::FaultFs;
+    use crate::support::tree_state;
+    let plan_json = r#"{"edits":[{"op":"replace_file","path":"src/a.rs","content":"pub fn a() {}\n"},{"op":"create_file","path":"new/b.txt","content":"B\n"},{"op":"delete_file","path":"run.sh"}]}"#;
+    let (mut reverted, mut completed) = (0, 0);
+    for n in 0..40 {
+        let ws = workspace();
+        let state = tempfile::tempdir().unwrap();
+        let opts = |fs: Option<FaultFs>| OpenOptions {
+            state_dir: Some(state.path().to_path_buf()),
+            fs: fs.map(|f| {
+                std::sync::Arc::new(f.beneath(ws.root()))
+                    as std::sync::Arc<dyn ultra_edit::fs::FileSystem>
+            }),
+            ..Default::default()
+        };
+        let j = Journal::init_with(ws.root(), opts(None)).unwrap();
+        let pre = tree_state(ws.root());
+        let p = j.preview(&plan(plan_json)).unwrap();
+        drop(j);
+        let crashing = Journal::open_with(ws.root(), opts(Some(FaultFs::crash_after(n)))).unwrap();
+        let crashed = matches!(
+            crashing.commit(p.handle, CommitOptions::default()),
+            Err(Error::Journal(ultra_edit::JournalError::Panicked { .. }))
+        );
+        drop(crashing);
+        if !crashed {
+            break;
+        }
+        let j = Journal::open_with(ws.root(), opts(None)).unwrap();
+        let report = j.recovery_on_open().expect("recovery ran on open").clone();
+        assert_eq!(report.batches_found, 1, "n={n}");
+        let tree = tree_state(ws.root());
+        assert!(tree.keys().all(|k| !k.contains(".ue-")), "n={n}: {tree:?}");
+        match j.tx(p.handle).unwrap().state {
+            TxState::Open => {
+                assert_eq!(tree, pre, "n={n}");
+                reverted += 1;
+            }
+            TxState::Committed => {
+                assert_eq!(ws.read("src/a.rs"), b"pub fn a() {}\n", "n={n}");
+                assert_eq!(ws.read("new/b.txt"), b"B\n", "n={n}");
+                assert!(!ws.path("run.sh").exists(), "n={n}");
+                completed += 1;
+            }
+            other => panic!("n={n}: {other:?}"),
+        }
+        assert_eq!(j.recover().unwrap().batches_found, 0);
+    }
+    assert!(
+        reverted == 0 && completed >= 3,
+        "{reverted} reverted, {completed} completed"
+    );
+}
+
+/// The MCP tools take a policy too: m1nd's `apply_batch` lets the last write of a
+/// path win; the default refuses the batch and writes nothing.
+#[test]
+fn the_tools_apply_batch_with_the_last_write_wins_policy() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    use ultra_edit::SamePath;
+    let ws = workspace();
+    let batch = json!({"agent_id": "dev", "atomic": true, "edits": [
+        {"file_path": "src/b.rs", "new_content": "pub fn first() {}\n"},
+        {"file_path": "src/b.rs", "new_content": "pub fn second() {}\n"}]});
+    let j = std::sync::Arc::new(Journal::open(ws.root()).unwrap());
+    let strict = EditTools::new(j.clone());
+    let e = strict.call("apply_batch", batch.clone()).unwrap_err();
+    assert_eq!(e.kind, "overlapping_edits");
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+    let m1nd = EditTools::new(j).with_policy(Policy {
+        same_path_twice: SamePath::LastWriteWins,
+        ..Policy::default()
+    });
+    let out = m1nd.call("apply_batch", batch).unwrap();
+    assert_eq!(out["files_written"], 1);
+    assert_eq!(out["results"][0]["superseded_by"], 1);
+    assert_eq!(out["results"][0]["bytes_written"], 0);
+    assert_eq!(out["results"][1]["bytes_written"], 19);
+    assert_eq!(ws.read("src/b.rs"), b"pub fn second() {}\n");
+}
+
+/// `journal gc --keep-days` measures ages by the journal's clock too.
+#[test]
+fn gc_keep_days_uses_the_journal_clock() {
+    let ws = workspace();
+    let clock = ManualClock::at(1_796_083_200_000);
+    let mut j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            clock: Some(std::sync::Arc::new(clock.clone())),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let old = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
+    j.commit(old.handle, CommitOptions::default()).unwrap();
+    clock.advance(Duration::from_secs(2 * 86_400));
+    let young = j.preview(&hand_built(vec![write_file("x", "2")])).unwrap();
+    j.commit(young.handle, CommitOptions::default()).unwrap();
+    let report = j
+        .gc(ultra_edit::GcPolicy {
+            keep_days: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    let pruned: Vec<u64> = report.pruned.iter().map(|p| p.tx).collect();
+    assert_eq!(pruned, [old.tx]);
+    assert!(j.tx(old.handle).unwrap().pruned);
+    assert!(!j.tx(young.handle).unwrap().pruned);
+}
+
+/// `syntax_errors: allow` in the journal's policy makes a candidate that stops parsing
+/// a warning that says so; the MCP `allow` argument sets it on top of the tools' other
+/// choices (here last write wins), not instead of them.
+#[cfg(feature = "syntax")]
+#[test]
+fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    use ultra_edit::{SamePath, SyntaxErrors};
+    let ws = workspace();
+    let allow = Policy {
+        syntax_errors: SyntaxErrors::Allow,
+        ..Policy::default()
+    };
+    let j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            policy: allow,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(j.policy(), allow);
+    let p = j
+        .preview(&hand_built(vec![write_file("src/a.rs", "fn (\n")]))
+        .unwrap();
+    assert!(p.ready_to_commit);
+    let found: Vec<(&str, Severity)> = p
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.severity))
+        .collect();
+    assert_eq!(found, [("syntax_error", Severity::Warning)]);
+    assert!(
+        p.validation[0].message.ends_with(
+            "(allowed by the policy's \"syntax_errors\": \"allow\", so it does not block a commit)"
+        ),
+        "{}",
+        p.validation[0].message
+    );
+    j.commit(p.handle, CommitOptions::default()).unwrap();
+    assert_eq!(ws.read("src/a.rs"), b"fn (\n");
+    // The tools: two writes of one path and a broken candidate.
+    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap())).with_policy(
+        Policy {
+            same_path_twice: SamePath::LastWriteWins,
+            ..Policy::default()
+        },
+    );
+    let args = json!({"agent_id": "dev", "edits": [
+        {"file_path": "src/b.rs", "new_content": "pub fn b() {}\n"},
+        {"file_path": "src/b.rs", "new_content": "pub fn b( {}\n"}]});
+    let v = tools.call("edit_preview", args.clone()).unwrap();
+    assert_eq!(v["validation"]["ready_to_commit"], false, "{v}");
+    let mut allowed = args;
+    allowed["allow"] = json!(["syntax_error"]);
+    let v = tools.call("edit_preview", allowed.clone()).unwrap();
+    assert_eq!(v["validation"]["ready_to_commit"], true, "{v}");
+    assert_eq!(
+        (
+            &v["validation_issues"][0]["code"],
+            &v["validation_issues"][0]["severity"]
+        ),
+        (&json!("syntax_error"), &json!("warning")),
+        "{v}"
+    );
+    allowed["allow"] = json!(["no_changes"]);
+    let e = tools.call("edit_preview", allowed).unwrap_err();
+    assert_eq!(e.kind, "invalid_plan", "{e:?}");
+}

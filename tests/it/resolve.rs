@@ -1,0 +1,173 @@
+//! `resolve TX [PATH]`: a scripted `$EDITOR` edits the candidates; the saved files
+//! become a new revision, or nothing is recorded (editor failed, nothing changed,
+//! conflict markers left without --force).
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::support::*;
+
+fn numbered(n: usize) -> String {
+    (1..=n).map(|i| format!("line {i}\n")).collect()
+}
+
+/// A workspace with tx 1 at revision 1: a rebase that conflicts in f.txt.
+fn conflicted() -> (Ws, String) {
+    let ws = workspace();
+    ws.write("f.txt", numbered(6).as_bytes());
+    let p = ws.preview(r#"{"edits":[{"op":"replace_lines","path":"f.txt","start":3,"end":4,"content":"agent 3\nagent 4\n"}]}"#);
+    ws.write(
+        "f.txt",
+        numbered(6).replace("line 4\n", "human 4\n").as_bytes(),
+    );
+    let out = cli(ws.root(), &["rebase", &p.tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    (ws, p.tx.to_string())
+}
+
+const CONFLICTED: &str = "line 1\nline 2\n<<<<<<< candidate\nagent 3\nagent 4\n||||||| snapshot\nline 3\nline 4\n=======\nline 3\nhuman 4\n>>>>>>> disk\nline 5\nline 6\n";
+
+/// An executable shell script `name` in `dir` with `body`.
+fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `ultra-edit resolve` with `VISUAL`/`EDITOR` set as given.
+fn resolve(
+    ws: &Ws,
+    args: &[&str],
+    visual: Option<&Path>,
+    editor: Option<&Path>,
+) -> std::process::Output {
+    let mut cmd = ue_command(ws.root(), &[&["resolve"], args].concat());
+    cmd.env_remove("VISUAL")
+        .env_remove("EDITOR")
+        .env("NO_COLOR", "1");
+    if let Some(v) = visual {
+        cmd.env("VISUAL", v);
+    }
+    if let Some(e) = editor {
+        cmd.env("EDITOR", e);
+    }
+    cmd.output().unwrap()
+}
+
+fn latest_revision(ws: &Ws, tx: &str) -> u64 {
+    let out = cli(ws.root(), &["--json", "show", tx], None);
+    json_of(&out)["revision"].as_u64().unwrap()
+}
+
+#[test]
+fn saved_resolution_becomes_a_revision_and_commits() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let seen = tools.path().join("seen");
+    // The editor records what it was given (its path and bytes), then saves a resolution.
+    let editor = script(
+        tools.path(),
+        "editor",
+        &format!(
+            "printf '%s\\n' \"$#\" \"$1\" > '{seen}.args'\ncp \"$1\" '{seen}'\nprintf 'line 1\\nline 2\\nagent 3\\nhuman 4\\nline 5\\nline 6\\n' > \"$1\"\n",
+            seen = seen.display()
+        ),
+    );
+    // $VISUAL wins over $EDITOR, as in git.
+    let never = script(tools.path(), "never", "exit 9\n");
+    let out = resolve(&ws, &["--json", &tx], Some(&editor), Some(&never));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), CONFLICTED);
+    let args = std::fs::read_to_string(seen.with_extension("args")).unwrap();
+    let mut args = args.lines();
+    assert_eq!(args.next(), Some("1"));
+    assert!(args.next().unwrap().ends_with("/f.txt"), "{args:?}");
+    let v = json_of(&out);
+    assert_eq!(v["revision"], 2);
+    assert_eq!(v["base"], 1);
+    assert_eq!(v["ready_to_commit"], true);
+    assert_eq!(v["conflict_list"], serde_json::json!([]));
+    assert!(cli(ws.root(), &["commit", &tx], None).status.success());
+    assert_eq!(
+        String::from_utf8(ws.read("f.txt")).unwrap(),
+        "line 1\nline 2\nagent 3\nhuman 4\nline 5\nline 6\n"
+    );
+}
+
+#[test]
+fn nothing_is_recorded_when_the_editor_fails_or_changes_nothing() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let failing = script(tools.path(), "failing", "printf 'x\\n' > \"$1\"\nexit 3\n");
+    let out = resolve(&ws, &["--json", &tx], None, Some(&failing));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "editor_failed");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 3"),
+        "{v}"
+    );
+    let unchanged = script(tools.path(), "unchanged", "exit 0\n");
+    let out = resolve(&ws, &["--json", &tx], None, Some(&unchanged));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(json_of(&out)["error"]["kind"], "nothing_resolved");
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+}
+
+#[test]
+fn markers_left_are_refused_unless_forced() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    // Changes a line but keeps the markers.
+    let partial = script(
+        tools.path(),
+        "partial",
+        "sed -i 's/agent 3/agent three/' \"$1\"\n",
+    );
+    let out = resolve(&ws, &["--json", &tx], None, Some(&partial));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "markers_remain");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("f.txt (line 3, 6, 9, 12)"),
+        "{v}"
+    );
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+    // Forced: recorded, and the revision fails validation as any with markers does.
+    let out = resolve(
+        &ws,
+        &["--json", "--force", &tx, "f.txt"],
+        None,
+        Some(&partial),
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["revision"], 2);
+    assert_eq!(v["ready_to_commit"], false);
+    let codes: Vec<&str> = v["validation"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, ["conflict_markers"]);
+}
+
+#[test]
+fn a_path_outside_the_revision_is_refused() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let never = script(tools.path(), "never", "exit 9\n");
+    let out = resolve(&ws, &["--json", &tx, "src/a.rs"], None, Some(&never));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "not_in_revision");
+    assert_eq!(v["tx"], 1);
+}
