@@ -356,44 +356,14 @@ impl Target<'_> {
                 let (range, text) = self.line_splice(*start, *end, content.as_bytes())?;
                 push(range, text);
             }
-            Edit::ReplaceSymbol {
-                symbol,
-                content,
-                occurrence,
-                ..
-            } => {
-                let (range, text) = self
-                    .symbol(symbol, *occurrence)
-                    .splice(Action::Replace(content))?;
-                push(range, text);
-            }
-            Edit::InsertBeforeSymbol {
-                symbol,
-                text,
-                occurrence,
-                ..
-            } => {
-                let (range, text) = self
-                    .symbol(symbol, *occurrence)
-                    .splice(Action::InsertBefore(text))?;
-                push(range, text);
-            }
-            Edit::InsertAfterSymbol {
-                symbol,
-                text,
-                occurrence,
-                ..
-            } => {
-                let (range, text) = self
-                    .symbol(symbol, *occurrence)
-                    .splice(Action::InsertAfter(text))?;
-                push(range, text);
-            }
-            Edit::DeleteSymbol {
-                symbol, occurrence, ..
-            } => {
-                let (range, text) = self.symbol(symbol, *occurrence).splice(Action::Delete)?;
-                push(range, text);
+            Edit::ReplaceSymbol { .. }
+            | Edit::InsertBeforeSymbol { .. }
+            | Edit::InsertAfterSymbol { .. }
+            | Edit::DeleteSymbol { .. } => {
+                if let Some((symbol, occurrence, action)) = symbol_action(edit) {
+                    let (range, text) = self.symbol(symbol, occurrence).splice(action)?;
+                    push(range, text);
+                }
             }
             _ => {
                 return Err(EditError::invalid_plan(format!(
@@ -657,6 +627,34 @@ fn splice_all(base: &[u8], splices: &[Splice<'_>]) -> Vec<u8> {
     }
     out.extend_from_slice(base.get(cursor..).unwrap_or_default());
     out
+}
+
+/// The symbol path, occurrence and splice of a symbol op; `None` for any other edit.
+fn symbol_action(edit: &Edit) -> Option<(&str, Option<usize>, Action<'_>)> {
+    Some(match edit {
+        Edit::ReplaceSymbol {
+            symbol,
+            content,
+            occurrence,
+            ..
+        } => (symbol, *occurrence, Action::Replace(content)),
+        Edit::InsertBeforeSymbol {
+            symbol,
+            text,
+            occurrence,
+            ..
+        } => (symbol, *occurrence, Action::InsertBefore(text)),
+        Edit::InsertAfterSymbol {
+            symbol,
+            text,
+            occurrence,
+            ..
+        } => (symbol, *occurrence, Action::InsertAfter(text)),
+        Edit::DeleteSymbol {
+            symbol, occurrence, ..
+        } => (symbol, *occurrence, Action::Delete),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

@@ -15,17 +15,7 @@ use crate::support::*;
 /// the new length before using it; redb 4.6 `cached_file.rs`, `sync_file`): whether a
 /// commit grows the file depends on the journal's layout, not on the protocol.
 fn count(ws: &Ws, plan_json: &str) -> (usize, usize, usize) {
-    let (backend, syncs) = counting_backend(ws);
-    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
-    let j = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            fs: Some(fs.clone()),
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let (j, fs, syncs) = open_counted(ws);
     // redb's first commits after an open also persist its allocator state (one more
     // sync each); two previews by this handle reach the steady state, then the
     // commit's syncs are counted.
@@ -37,6 +27,23 @@ fn count(ws: &Ws, plan_json: &str) -> (usize, usize, usize) {
     let files = log.iter().filter(|(op, _)| *op == Op::WriteSynced).count();
     let dirs = log.iter().filter(|(op, _)| *op == Op::SyncDir).count();
     (files, dirs, syncs.load(Ordering::SeqCst) - opened)
+}
+
+/// `ws`'s journal opened on a file system that logs its operations and a journal
+/// backend that counts its syncs: (journal, the file system, the sync count).
+fn open_counted(ws: &Ws) -> (Journal, Arc<FaultFs>, Arc<AtomicUsize>) {
+    let (backend, syncs) = counting_backend(ws);
+    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
+    let j = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            fs: Some(fs.clone()),
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    (j, fs, syncs)
 }
 
 /// The journal of `ws` on a backend that counts its syncs, but not the one redb makes
@@ -99,17 +106,7 @@ fn a_rollback_performs_exactly_the_documented_syncs() {
     let edits: Vec<_> = (0..10)
         .map(|i| serde_json::json!({"op":"replace_file","path":format!("d/f{i}.txt"),"content":format!("new {i}\n")}))
         .collect();
-    let (backend, syncs) = counting_backend(&ws);
-    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
-    let j = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            fs: Some(fs.clone()),
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let (j, fs, syncs) = open_counted(&ws);
     let tx = j
         .preview(&plan(&serde_json::json!({ "edits": edits }).to_string()))
         .unwrap()
