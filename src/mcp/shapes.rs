@@ -280,7 +280,7 @@ pub fn commit_json(
         "batch": r.batch,
         "files": paths,
         "receipt": r,
-        "next_step": format!("done; edit_rollback with tx \"{}\" restores the previous bytes", r.tx),
+        "next_step": format!("done; edit_rollback with tx \"{}\" restores the previous bytes", p.handle),
     })
 }
 

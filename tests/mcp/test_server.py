@@ -196,6 +196,8 @@ async def test_commit_happy_path(ws):
         assert done["reingested"] is False and done["updated_node_ids"] == []
         assert done["receipt"]["tx"] == p["tx"]
         assert done["receipt"]["kind"] == {"commit": {"revision": 0}}
+        # Its next step names the handle, which edit_rollback takes (a bare number is this journal's tx).
+        assert done["next_step"] == f'done; edit_rollback with tx "{p["preview_id"]}" restores the previous bytes', done["next_step"]
         assert [f["path"] for f in done["receipt"]["files"]] == ["hello.py"]
         assert ws.read("hello.py") == HELLO_99
         # The handle is consumed: a second commit is refused and says what to do.
