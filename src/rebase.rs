@@ -71,6 +71,17 @@ impl Journal {
             let tx = self.tx_number(tx)?;
             self.ws.writable()?;
             let (txrec, latest) = self.latest_open(tx, Verb::Rebase)?;
+            if !latest.conflicts.is_empty() {
+                return Err(Error::UnresolvedConflicts {
+                    tx,
+                    revision: latest.revision,
+                    paths: latest
+                        .conflicts
+                        .iter()
+                        .map(|c| c.path.to_string())
+                        .collect(),
+                });
+            }
             let working = revision::load_working(&self.ws, &latest)?;
             let mut out = BTreeMap::new();
             let mut conflicts = Vec::new();

@@ -30,6 +30,9 @@ pub fn hint(e: &Error) -> Option<String> {
             "write the plan against revision {latest} (`ultra-edit show {tx}`), or pass --rebase to merge it onto revision {latest}"
         ),
         NextStep::Revise { tx } => format!("fix it with `ultra-edit revise {tx}`"),
+        NextStep::Resolve { tx } => format!(
+            "run `ultra-edit resolve {tx}` to fix the conflicts in your editor (or `ultra-edit revise {tx}` with a plan)"
+        ),
         NextStep::Commit { tx } => format!("run `ultra-edit commit {tx}`"),
         NextStep::RollBack { tx } => format!("`ultra-edit rollback {tx}` restores the files"),
         NextStep::Redo { by } => format!("`ultra-edit rollback {by}` redoes it"),

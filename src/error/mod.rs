@@ -136,6 +136,19 @@ pub enum Error {
         /// Why.
         reason: &'static str,
     },
+    /// `rebase` of a transaction whose latest revision still has conflicts (from an
+    /// earlier rebase): merging it again would nest their markers inside new ones, and
+    /// one side of the old conflict may no longer exist anywhere. Nothing was changed;
+    /// make a revision without conflicts first (docs/design.md, "Iteration").
+    #[error("tx {tx}: revision {revision} still has conflicts in {}; a rebase on top of it would nest their markers. Nothing was changed: resolve them in a new revision first, then rebase", paths.join(", "))]
+    UnresolvedConflicts {
+        /// Transaction id.
+        tx: u64,
+        /// The latest revision, the one with conflicts.
+        revision: u32,
+        /// Root-relative paths of its conflicted files.
+        paths: Vec<String>,
+    },
     /// The preview is older than the max preview age: it was not committed and nothing
     /// was written. A fresh preview of the same plan sees the disk as it is now.
     #[error("preview tx {tx} expired: it was made {age_ms} ms ago and the max preview age is {max_age_ms} ms; nothing was written, preview again")]
@@ -286,7 +299,7 @@ impl Error {
             Error::StaleSnapshot { .. }
             | Error::StaleRollback { .. }
             | Error::StaleRevision { .. } => 3,
-            Error::ValidationFailed { .. } => 4,
+            Error::ValidationFailed { .. } | Error::UnresolvedConflicts { .. } => 4,
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
@@ -309,7 +322,8 @@ impl Error {
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
-            | Error::PreviewExpired { tx, .. } => Some(*tx),
+            | Error::PreviewExpired { tx, .. }
+            | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
             Error::Resolve(
                 ResolveError::MarkersRemain { tx, .. }
                 | ResolveError::Unchanged { tx, .. }
@@ -335,6 +349,7 @@ impl Error {
             Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
             Error::InvalidStateDir { .. } => "invalid_state_dir",
             Error::PreviewExpired { .. } => "preview_expired",
+            Error::UnresolvedConflicts { .. } => "unresolved_conflicts",
             Error::UnknownRevision { .. } => "unknown_revision",
             Error::WrongState { .. } => "wrong_state",
             Error::StaleSnapshot { .. } => "stale_snapshot",
@@ -390,6 +405,7 @@ impl Error {
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
+            Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },
             Error::StaleRevision { tx, latest, .. } => NextStep::ReviseOnLatest {
@@ -446,9 +462,9 @@ impl Error {
     /// words from them.
     pub fn paths(&self) -> Vec<String> {
         match self {
-            Error::StaleSnapshot { paths, .. } | Error::StaleRollback { paths, .. } => {
-                paths.clone()
-            }
+            Error::StaleSnapshot { paths, .. }
+            | Error::StaleRollback { paths, .. }
+            | Error::UnresolvedConflicts { paths, .. } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
             Error::Edit(e) => {
                 let mut out: Vec<String> = e.failures().into_iter().map(|f| f.path).collect();

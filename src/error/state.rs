@@ -280,6 +280,12 @@ pub enum NextStep {
         /// Its latest revision.
         latest: u32,
     },
+    /// Resolve the conflicts of the latest revision in a new revision (`resolve` in
+    /// an editor, or `revise`).
+    Resolve {
+        /// The tx.
+        tx: u64,
+    },
     /// Make a revision that fixes what validation found (`revise`).
     Revise {
         /// The tx.

@@ -228,6 +228,11 @@ impl ToolError {
                 "this preview_id was made by another workspace's journal (another root, or a copy of this one); send it to the server of that workspace, or call edit_preview here for a preview of this workspace",
             )
             .with_example(json!({"tool": "journal_log", "agent_id": agent})),
+            Error::UnresolvedConflicts { .. } => ToolError::new(
+                "unresolved_conflicts",
+                e.to_string(),
+                "call edit_show for the preview's conflict_list, then edit_revise with a plan that replaces each marked region with the resolved lines; rebase again after that if the disk moved on",
+            ),
             Error::PreviewExpired { .. } => ToolError::new(
                 "preview_expired",
                 e.to_string(),

@@ -224,6 +224,35 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
         "{err:?}"
     );
     assert_eq!(ws.tree(), before);
+    // While its conflicts stand, another rebase is refused: it would nest the markers.
+    let theirs = ws.read("f.txt");
+    ws.write(
+        "f.txt",
+        numbered(6).replace("line 6\n", "human 6\n").as_bytes(),
+    );
+    let err = ws.journal.rebase(p.tx).unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::UnresolvedConflicts { tx, revision: 1, paths } if *tx == p.tx && paths == &["f.txt"]
+        ),
+        "{err:?}"
+    );
+    assert_eq!(ws.journal.show(p.tx, None).unwrap().revision, 1);
+    let out = cli(ws.root(), &["--json", "rebase", &p.tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(4));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "unresolved_conflicts", "{v}");
+    assert_eq!(
+        v["error"]["next_step"],
+        serde_json::json!({"step": "resolve", "tx": p.tx})
+    );
+    assert_eq!(
+        v["error"]["hint"],
+        format!("run `ultra-edit resolve {0}` to fix the conflicts in your editor (or `ultra-edit revise {0}` with a plan)", p.tx)
+    );
+    assert_eq!(ws.journal.show(p.tx, None).unwrap().revision, 1);
+    ws.write("f.txt", &theirs);
     // Resolving it in a revision makes it committable.
     let fix = ws
         .journal
