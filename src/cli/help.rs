@@ -14,7 +14,7 @@ pub const PLAN: &str = include_str!("../../docs/plan.md");
 /// What `--json` prints, per subcommand path (`"journal dump"`).
 const JSON_HELP: &[(&str, &str)] = &[
     ("init", "Print one JSON object, {root, journal}, instead of text"),
-    ("preview", "Print the revision as one JSON object instead of text: {tx, revision, latest_revision, state, base, files: [{path, snapshot, candidate, diff: {unified, lines_added, lines_removed, binary, lossy}}], validation, ready_to_commit, conflicts, conflict_list, …}"),
+    ("preview", "Print the revision as one JSON object instead of text: {tx, handle, revision, latest_revision, state, base, files: [{path, snapshot, candidate, diff: {unified, lines_added, lines_removed, binary, lossy}}], validation, ready_to_commit, conflicts, conflict_list, …}"),
     ("revise", "Print the new revision as one JSON object instead of text: preview's fields (the whole change against the snapshot) plus interdiff {from, to, files, lines_added, lines_removed}, what it changed relative to the previous revision"),
     ("rebase", "Print the new revision as one JSON object instead of text (preview's fields; conflict_list names each conflict's file, lines and sides)"),
     ("show", "Print the revision as one JSON object instead of text (preview's fields); with --from/--to, the interdiff {tx, from, to, files: [{path, from, to, diff}], lines_added, lines_removed}"),
@@ -22,7 +22,7 @@ const JSON_HELP: &[(&str, &str)] = &[
     ("commit", "Print the receipt as one JSON object instead of text: {tx, batch, kind, files: [{path, pre, post}], created_dirs, removed_dirs, bytes_written, at_ms, by_recovery}"),
     ("abort", "Print the transaction record as one JSON object instead of text: {tx, state, revisions, agent, description, …}"),
     ("rollback", "Print the rollback's receipt as one JSON object instead of text: {tx (the new tx), batch, kind: {rollback: {of, forced}}, files: [{path, pre, post}], …}"),
-    ("log", "Print one JSON object instead of text: {txs: [{tx, created_ms, agent, description, state, files, lines_added, lines_removed, revisions, committed, rollback_of, rolled_back_by, pruned, …}]}"),
+    ("log", "Print one JSON object instead of text: {txs: [{tx, handle, created_ms, agent, description, state, files, lines_added, lines_removed, revisions, committed, rollback_of, rolled_back_by, pruned, …}]}"),
     ("recover", "Print the recovery report as one JSON object instead of text: {batches_found, completed, reverted, needs_attention, temps_removed, actions}"),
     ("journal", "Print JSON instead of text; each journal command's help says what it prints"),
     ("journal dump", "Print JSON lines instead of text: one object per record, in journal order ({event, detail?, blob? with --with-blobs}; revisions always with their diffs)"),
