@@ -113,6 +113,7 @@ impl Soak {
                         files: BTreeMap::new(),
                         ok: true,
                         conflicted: false,
+                        merged_conflicts: false,
                     };
                     self.m.new_tx(rb, rev, Some(x));
                 }
@@ -137,6 +138,7 @@ impl Soak {
                 files: BTreeMap::new(),
                 ok: true,
                 conflicted: false,
+                merged_conflicts: false,
             };
             self.m.new_tx(id, rev, Some(x));
             let t = self.m.tx(id);

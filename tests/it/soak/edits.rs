@@ -125,10 +125,16 @@ impl Soak {
                     Some("merge_conflict" | "conflict_markers")
                 )
         });
+        let merged_conflicts = j["validation"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|i| i["severity"] == "error" && i["code"] == "merge_conflict");
         Ok(Rev {
             files,
             ok: ready,
             conflicted,
+            merged_conflicts,
         })
     }
 
@@ -199,6 +205,9 @@ impl Soak {
             return r.expect(1, &["wrong_state"]);
         }
         let latest = t.revs.last().unwrap();
+        if latest.merged_conflicts {
+            return r.expect(4, &["unresolved_conflicts"]);
+        }
         if latest.files.iter().all(|(p, (s, _))| *s == self.m.disk(p)) {
             return r.expect(1, &["nothing_to_rebase"]);
         }

@@ -94,6 +94,9 @@ pub struct Rev {
     /// Its validation has a merge conflict or conflict markers (they stay in later
     /// revisions until a plan rewrites those files).
     pub conflicted: bool,
+    /// Its own merge (a `rebase` or `revise --rebase`) left conflicts (`merge_conflict`):
+    /// a `rebase` of the tx is refused (`unresolved_conflicts`) until a later revision.
+    pub merged_conflicts: bool,
 }
 
 impl Rev {
