@@ -104,10 +104,6 @@ pub struct JournalStats {
     pub events: u64,
     /// Size of the journal file in bytes.
     pub file_bytes: Option<u64>,
-    /// Bytes in the pages the journal's storage engine has allocated: the used part
-    /// of the file, which grows by a little per commit while the file itself grows in
-    /// jumps (`None` when the journal was opened read-only).
-    pub allocated_bytes: Option<u64>,
 }
 
 fn pruned_tx(tx: &crate::journal::records::TxRecord) -> PrunedTx {
@@ -192,6 +188,15 @@ impl Journal {
         Ok(out)
     }
 
+    /// Bytes in the pages the journal's storage engine has allocated: the used part
+    /// of the file, which grows by a little per commit while the file itself grows in
+    /// jumps (`None` when the journal was opened read-only). Not part of
+    /// [`Journal::stats`] because it needs redb's write transaction (aborted, so
+    /// nothing is written or synced), which waits for any writer of the journal.
+    pub fn allocated_bytes(&self) -> Result<Option<u64>> {
+        guarded(|| self.ws.store.allocated_bytes())
+    }
+
     /// Counts and sizes (see [`JournalStats`]).
     pub fn stats(&self) -> Result<JournalStats> {
         guarded(|| {
@@ -199,7 +204,6 @@ impl Journal {
             let mut s = JournalStats {
                 schema_version: crate::journal::SCHEMA_VERSION,
                 file_bytes: self.ws.store.file_size(),
-                allocated_bytes: self.ws.store.allocated_bytes()?,
                 ..Default::default()
             };
             let size = FileState::size;

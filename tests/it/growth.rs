@@ -15,7 +15,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     let file: String = lines.concat();
     assert!(file.len() >= 1 << 20);
     ws.write("big.rs", file.as_bytes());
-    let allocated = || ws.journal.stats().unwrap().allocated_bytes.unwrap();
+    let allocated = || ws.journal.allocated_bytes().unwrap().unwrap();
     let commit_line = |i: usize| {
         let line = 1 + (i * 7919) % lines.len();
         let json = serde_json::json!({"edits":[{"op":"replace_lines","path":"big.rs","start":line,"end":line,"content":format!("// edited {i}\n")}]}).to_string();
