@@ -16,6 +16,8 @@
 //! - `v0004_file_owner.rs` — schema v4: file states record owner and group.
 //! - `v0005_journal_id.rs` — schema v5: the journal's identity (a random nonce, and the
 //!   root it was made for), from which transaction handles are made.
+//! - `v0006_manifest_pages.rs` — schema v6: a large blob's chunk list is a tree of
+//!   content-addressed manifest pages (`blob_pages`); v3–v5 flat lists stay readable.
 
 #[path = "v0001_initial.rs"]
 pub mod v0001_initial;
@@ -27,9 +29,11 @@ pub mod v0003_chunked_blobs;
 pub mod v0004_file_owner;
 #[path = "v0005_journal_id.rs"]
 pub mod v0005_journal_id;
+#[path = "v0006_manifest_pages.rs"]
+pub mod v0006_manifest_pages;
 
 /// The schema version this binary writes.
-pub const SCHEMA_VERSION: u64 = 5;
+pub const SCHEMA_VERSION: u64 = 6;
 
 /// A step from `from` to `from + 1`, run inside the migration's write transaction.
 pub struct Step {
@@ -60,5 +64,9 @@ pub const STEPS: &[Step] = &[
     Step {
         from: 4,
         run: v0005_journal_id::run,
+    },
+    Step {
+        from: 5,
+        run: v0006_manifest_pages::run,
     },
 ];

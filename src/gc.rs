@@ -91,7 +91,10 @@ pub struct JournalStats {
     pub revisions: u64,
     /// Blobs stored.
     pub blobs: u64,
-    /// Bytes the blob store occupies: inline blobs plus every distinct chunk once.
+    /// Bytes the blob store holds, each distinct piece once: inline blobs, every
+    /// chunk, every manifest page (schema v6), and each manifest's own list of hashes
+    /// (32 bytes a hash). redb's page overhead is not included: the file's growth is
+    /// `file_bytes` (docs/on-disk-format.md, "Blobs").
     pub blob_bytes_unique: u64,
     /// Bytes the revisions and batches refer to, counting every reference: what the
     /// journal would hold without content addressing.
@@ -226,10 +229,7 @@ impl Journal {
                 }
                 Ok(())
             })?;
-            r.scan_blobs(|_, _| {
-                s.blobs += 1;
-                Ok(())
-            })?;
+            s.blobs = r.blob_count()?;
             s.blob_bytes_unique = r.stored_blob_bytes()?;
             r.scan_receipts(|_, _| {
                 s.receipts += 1;

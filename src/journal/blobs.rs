@@ -1,16 +1,32 @@
-//! The blob store: content-addressed bytes, stored as content-defined chunks.
+//! The blob store: content-addressed bytes, stored as content-defined chunks under a
+//! tree of chunk lists (docs/on-disk-format.md, "Blobs").
 //!
 //! A blob is keyed by the blake3 hash of its bytes (table `blob_manifests`). Its
-//! manifest is either the bytes themselves (`Inline`, for blobs under
-//! [`INLINE_MAX`] bytes) or the list of its chunks' hashes (`Chunked`); the chunks live
-//! once each in `blob_chunks`, keyed by their own blake3 hash. Chunk boundaries come
-//! from FastCDC (the `fastcdc` crate, 2020 variant) with a 2 KiB minimum, 8 KiB average
-//! and 32 KiB maximum, so an edit moves at most a couple of boundaries: a one-line
-//! change to a 1 MiB file stores one or two new chunks and a 4 KiB manifest instead of
-//! a second megabyte (docs/on-disk-format.md, "Blobs"; schema v3).
+//! manifest is one of:
 //!
-//! Reading reassembles the chunks and checks the whole blob against its key, so a
-//! damaged chunk is [`JournalError::Corrupt`], never wrong bytes.
+//! - `Inline`: the bytes themselves, for blobs under [`INLINE_MAX`] bytes;
+//! - `Tree` (schema v6): the blob's chunk-hash list, split into *manifest pages* stored
+//!   content-addressed in `blob_pages` (a page is the concatenation of 32-byte hashes,
+//!   keyed by its own blake3), level above level until at most [`TOP_MAX`] hashes are
+//!   left: those are the manifest's `top`, and `levels` says how many page levels lie
+//!   between it and the chunks (0: `top` lists the chunks themselves). Page boundaries
+//!   are content-defined on the hash list (a hash ends a page when its first four bytes,
+//!   little endian, are `PAGE_AVG - 1` modulo `PAGE_AVG`, and the page holds at least
+//!   `PAGE_MIN` hashes; at most `PAGE_MAX`), so a new chunk changes the one page
+//!   holding it and the pages above it, not every later page — the scheme of git's
+//!   trees, bup's and restic's hash-split trees;
+//! - `Chunked` (schemas v3–v5, still read, never written): the flat list of every
+//!   chunk hash.
+//!
+//! The chunks live once each in `blob_chunks`, keyed by their own blake3 hash. Chunk
+//! boundaries come from FastCDC (the `fastcdc` crate, 2020 variant) with a
+//! [`MIN_CHUNK`] minimum, [`AVG_CHUNK`] average and [`MAX_CHUNK`] maximum, sizes chosen by
+//! measurement against redb's 4 KiB pages (docs/benchmarks.md, "Journal growth"): a
+//! one-line change to a 1 MiB file stores one or two new chunks, one or two new pages
+//! and a top list of a few hundred bytes.
+//!
+//! Reading checks every page and every chunk against its key, then the whole blob
+//! against its own, so damage is [`JournalError::Corrupt`], never wrong bytes.
 
 use redb::{ReadableTable, Table, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -24,42 +40,89 @@ pub(crate) const MANIFESTS: TableDefinition<&[u8; 32], &[u8]> =
     TableDefinition::new("blob_manifests");
 /// Chunks, keyed by the chunk's hash.
 pub(crate) const CHUNKS: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("blob_chunks");
+/// Manifest pages (schema v6), keyed by the page's hash: concatenated 32-byte hashes.
+pub(crate) const PAGES: TableDefinition<&[u8; 32], &[u8]> = TableDefinition::new("blob_pages");
 
 /// Blobs shorter than this (bytes) are stored inline in their manifest.
 pub const INLINE_MAX: usize = 4096;
-const MIN_CHUNK: usize = 2048;
-const AVG_CHUNK: usize = 8192;
-const MAX_CHUNK: usize = 32768;
+/// Smallest chunk FastCDC cuts (bytes), but for a blob's last chunk.
+pub const MIN_CHUNK: usize = 1024;
+/// FastCDC's target average chunk size (bytes).
+pub const AVG_CHUNK: usize = 2048;
+/// Largest chunk (bytes): one chunk, its 32-byte key and redb's leaf header fit in one
+/// 4 KiB page.
+pub const MAX_CHUNK: usize = 4000;
+/// Most hashes a manifest's `top` list holds; longer lists get a page level.
+pub const TOP_MAX: usize = 32;
+/// A hash ends a manifest page with probability `1 / PAGE_AVG`.
+const PAGE_AVG: u32 = 16;
+/// Fewest hashes in a page (but the last of a level): every level is at least halved.
+const PAGE_MIN: usize = 2;
+/// Most hashes in a page.
+const PAGE_MAX: usize = 64;
+const HASH: usize = 32;
 
 /// How a blob is stored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Manifest {
     /// The bytes themselves.
     Inline(Vec<u8>),
-    /// Total size in bytes, and the chunk hashes in order.
+    /// Schemas v3–v5: total size in bytes, and every chunk hash in order.
     Chunked {
         /// Bytes.
         size: u64,
         /// blake3 of each chunk.
         chunks: Vec<[u8; 32]>,
     },
+    /// Schema v6: total size in bytes, and the top of the tree of chunk lists.
+    Tree {
+        /// Bytes.
+        size: u64,
+        /// Page levels between `top` and the chunks (0: `top` lists the chunks).
+        levels: u8,
+        /// blake3 of each page of the highest level (of each chunk when `levels` is 0).
+        top: Vec<[u8; 32]>,
+    },
 }
 
-impl Manifest {
-    /// The chunk hashes this manifest needs.
-    pub fn chunk_keys(&self) -> &[[u8; 32]] {
-        match self {
-            Manifest::Inline(_) => &[],
-            Manifest::Chunked { chunks, .. } => chunks,
+/// Where a manifest's chunk list is: what [`resolve`] found.
+#[derive(Debug, Default)]
+pub(crate) struct Resolved {
+    /// Every chunk hash, in order.
+    pub chunks: Vec<[u8; 32]>,
+    /// Every page the manifest reaches, with its length in bytes.
+    pub pages: Vec<([u8; 32], u64)>,
+}
+
+/// Whether `h` may end a manifest page (see the module docs).
+fn ends_page(h: &[u8; 32]) -> bool {
+    u32::from_le_bytes([h[0], h[1], h[2], h[3]]) % PAGE_AVG == PAGE_AVG - 1
+}
+
+/// `list` cut into manifest pages (content-defined, see the module docs).
+fn split_pages(list: &[[u8; 32]]) -> Vec<&[[u8; 32]]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for (i, h) in list.iter().enumerate() {
+        let n = i + 1 - start;
+        if (n >= PAGE_MIN && ends_page(h)) || n == PAGE_MAX {
+            out.push(&list[start..=i]);
+            start = i + 1;
         }
     }
+    if start < list.len() {
+        out.push(&list[start..]);
+    }
+    out
 }
 
 /// Store `bytes` (whose hash is `hash`) unless present. Returns the number of bytes
-/// newly written (inline bytes or new chunks), or `None` if the blob was there.
+/// newly written (inline bytes, new chunks, new manifest pages and the top list at 32
+/// bytes a hash), or `None` if the blob was there.
 pub(crate) fn put(
     manifests: &mut Table<&[u8; 32], &[u8]>,
     chunks: &mut Table<&[u8; 32], &[u8]>,
+    pages: &mut Table<&[u8; 32], &[u8]>,
     hash: &BlobHash,
     bytes: &[u8],
 ) -> Result<Option<u64>> {
@@ -69,7 +132,7 @@ pub(crate) fn put(
     let (manifest, written) = if bytes.len() < INLINE_MAX {
         (Manifest::Inline(bytes.to_vec()), bytes.len() as u64)
     } else {
-        let mut keys = Vec::new();
+        let mut level = Vec::new();
         let mut written = 0;
         for c in fastcdc::v2020::FastCDC::new(bytes, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK) {
             let piece = &bytes[c.offset..c.offset + c.length];
@@ -78,11 +141,28 @@ pub(crate) fn put(
                 chunks.insert(&key, piece)?;
                 written += piece.len() as u64;
             }
-            keys.push(key);
+            level.push(key);
         }
-        let manifest = Manifest::Chunked {
+        let mut levels = 0u8;
+        while level.len() > TOP_MAX {
+            let mut above = Vec::new();
+            for page in split_pages(&level) {
+                let raw = page.concat();
+                let key = *blake3::hash(&raw).as_bytes();
+                if pages.get(&key)?.is_none() {
+                    pages.insert(&key, raw.as_slice())?;
+                    written += raw.len() as u64;
+                }
+                above.push(key);
+            }
+            level = above;
+            levels += 1;
+        }
+        written += (level.len() * HASH) as u64;
+        let manifest = Manifest::Tree {
             size: bytes.len() as u64,
-            chunks: keys,
+            levels,
+            top: level,
         };
         (manifest, written)
     };
@@ -90,16 +170,81 @@ pub(crate) fn put(
     Ok(Some(written))
 }
 
-/// The bytes of the blob whose manifest is `raw`, checked against `hash`.
+/// The chunk hashes of the blob `hash` whose manifest is `manifest`, and the pages that
+/// list them, each page checked against its key. A missing or damaged page is
+/// [`JournalError::Corrupt`].
+pub(crate) fn resolve(
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    hash: &BlobHash,
+    manifest: &Manifest,
+) -> Result<Resolved> {
+    let mut out = Resolved::default();
+    match manifest {
+        Manifest::Inline(_) => {}
+        Manifest::Chunked { chunks, .. } => out.chunks.clone_from(chunks),
+        Manifest::Tree { levels, top, .. } => {
+            let mut level = top.clone();
+            for _ in 0..*levels {
+                let mut below = Vec::new();
+                for key in &level {
+                    let page = read_page(pages, hash, key)?;
+                    out.pages.push((*key, page.len() as u64));
+                    below.extend(
+                        page.chunks_exact(HASH)
+                            .map(|h| <[u8; 32]>::try_from(h).unwrap_or([0; 32])),
+                    );
+                }
+                level = below;
+            }
+            out.chunks = level;
+        }
+    }
+    Ok(out)
+}
+
+/// A manifest page of blob `hash`, checked against its key `key`.
+fn read_page(
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    hash: &BlobHash,
+    key: &[u8; 32],
+) -> Result<Vec<u8>> {
+    let corrupt = |message: String| JournalError::Corrupt {
+        table: "blob_pages",
+        message,
+    };
+    let page = pages.get(key)?.ok_or_else(|| {
+        corrupt(format!(
+            "blob {hash} needs manifest page {} which is missing",
+            BlobHash(*key)
+        ))
+    })?;
+    let page = page.value().to_vec();
+    let actual = BlobHash::of(&page);
+    if actual.0 != *key || page.len() % HASH != 0 {
+        return Err(corrupt(format!(
+            "manifest page {} of blob {hash} holds {} bytes that hash to {actual}",
+            BlobHash(*key),
+            page.len()
+        ))
+        .into());
+    }
+    Ok(page)
+}
+
+/// The bytes of the blob whose manifest is `raw`, checked against `hash`: every page
+/// and chunk against its key, then the whole.
 pub(crate) fn assemble(
     chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     hash: &BlobHash,
     raw: &[u8],
 ) -> Result<Vec<u8>> {
-    let bytes = match codec::decode::<Manifest>("blob_manifests", raw)? {
+    let manifest = codec::decode::<Manifest>("blob_manifests", raw)?;
+    let bytes = match manifest {
         Manifest::Inline(b) => b,
-        Manifest::Chunked { size, chunks: keys } => {
-            let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+        Manifest::Chunked { size, .. } | Manifest::Tree { size, .. } => {
+            let keys = resolve(pages, hash, &manifest)?.chunks;
+            let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(1 << 30));
             for key in &keys {
                 let piece = chunks.get(key)?.ok_or_else(|| JournalError::Corrupt {
                     table: "blob_chunks",
@@ -108,7 +253,19 @@ pub(crate) fn assemble(
                         BlobHash(*key)
                     ),
                 })?;
-                out.extend_from_slice(piece.value());
+                let piece = piece.value();
+                let actual = BlobHash::of(piece);
+                if actual.0 != *key {
+                    return Err(JournalError::Corrupt {
+                        table: "blob_chunks",
+                        message: format!(
+                            "chunk {} of blob {hash} holds bytes that hash to {actual}",
+                            BlobHash(*key)
+                        ),
+                    }
+                    .into());
+                }
+                out.extend_from_slice(piece);
             }
             out
         }
@@ -124,12 +281,28 @@ pub(crate) fn assemble(
     Ok(bytes)
 }
 
+/// Bytes a manifest's own chunk list occupies (32 a hash; 0 for an inline blob), and
+/// its inline bytes: what `journal stats` adds to the chunks and pages.
+pub(crate) fn manifest_bytes(m: &Manifest) -> u64 {
+    match m {
+        Manifest::Inline(b) => b.len() as u64,
+        Manifest::Chunked { chunks, .. } => (chunks.len() * HASH) as u64,
+        Manifest::Tree { top, .. } => (top.len() * HASH) as u64,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("line {i} of the file\n").into_bytes())
+            .collect()
+    }
+
     #[test]
-    fn a_one_line_edit_to_a_large_blob_adds_few_chunk_bytes() {
+    fn a_one_line_edit_to_a_large_blob_adds_few_bytes() {
         let db = redb::Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
             .unwrap();
@@ -137,33 +310,134 @@ mod tests {
         {
             let mut m = txn.open_table(MANIFESTS).unwrap();
             let mut c = txn.open_table(CHUNKS).unwrap();
-            let a: Vec<u8> = (0..40_000)
-                .flat_map(|i| format!("line {i} of the file\n").into_bytes())
-                .collect();
+            let mut p = txn.open_table(PAGES).unwrap();
+            let a = lines(50_000);
             let mut b = a.clone();
             let at = b.len() / 2;
             b.splice(at..at, b"inserted line\n".iter().copied());
-            let first = put(&mut m, &mut c, &BlobHash::of(&a), &a).unwrap().unwrap();
-            assert_eq!(first, a.len() as u64);
-            let second = put(&mut m, &mut c, &BlobHash::of(&b), &b).unwrap().unwrap();
+            let first = put(&mut m, &mut c, &mut p, &BlobHash::of(&a), &a)
+                .unwrap()
+                .unwrap();
+            assert!(first > a.len() as u64, "chunks plus the chunk lists");
+            let second = put(&mut m, &mut c, &mut p, &BlobHash::of(&b), &b)
+                .unwrap()
+                .unwrap();
+            // Two chunks, a page per level and the top list, at most.
             assert!(
-                second <= 2 * MAX_CHUNK as u64,
+                second <= (2 * MAX_CHUNK + 2 * 2 * PAGE_MAX * HASH + TOP_MAX * HASH) as u64,
                 "{second} new bytes for a one-line edit"
             );
-            assert_eq!(put(&mut m, &mut c, &BlobHash::of(&b), &b).unwrap(), None);
+            assert_eq!(
+                put(&mut m, &mut c, &mut p, &BlobHash::of(&b), &b).unwrap(),
+                None
+            );
             let raw = m
                 .get(&BlobHash::of(&b).0)
                 .unwrap()
                 .unwrap()
                 .value()
                 .to_vec();
-            assert_eq!(assemble(&c, &BlobHash::of(&b), &raw).unwrap(), b);
+            let Manifest::Tree { levels, top, .. } = codec::decode("m", &raw).unwrap() else {
+                panic!("a large blob is stored as a tree");
+            };
+            assert!(
+                levels >= 1 && top.len() <= TOP_MAX,
+                "{levels} {}",
+                top.len()
+            );
+            assert_eq!(assemble(&c, &p, &BlobHash::of(&b), &raw).unwrap(), b);
             let small = b"tiny".to_vec();
             assert_eq!(
-                put(&mut m, &mut c, &BlobHash::of(&small), &small).unwrap(),
+                put(&mut m, &mut c, &mut p, &BlobHash::of(&small), &small).unwrap(),
                 Some(4)
             );
         }
         txn.commit().unwrap();
+    }
+
+    #[test]
+    fn pages_are_content_defined_bounded_and_cover_the_list() {
+        let list: Vec<[u8; 32]> = (0u32..5000)
+            .map(|i| *blake3::hash(&i.to_le_bytes()).as_bytes())
+            .collect();
+        let pages = split_pages(&list);
+        assert_eq!(pages.concat(), list);
+        let last = pages.len() - 1;
+        for (i, p) in pages.iter().enumerate() {
+            assert!(p.len() <= PAGE_MAX);
+            assert!(i == last || p.len() >= PAGE_MIN);
+        }
+        // Replacing one hash in the middle changes the page holding it (and, when the
+        // new hash moves a boundary, its neighbour), never the pages after those.
+        let mut edited = list.clone();
+        edited[2500] = *blake3::hash(b"new chunk").as_bytes();
+        let after = split_pages(&edited);
+        let old: std::collections::BTreeSet<_> = pages.iter().map(|p| p.to_vec()).collect();
+        let new = after.iter().filter(|p| !old.contains(**p)).count();
+        assert!((1..=2).contains(&new), "{new} new pages");
+        // Even when every hash could end a page, a level at least halves.
+        let all_ends: Vec<[u8; 32]> = (0u32..)
+            .map(|i| *blake3::hash(&i.to_le_bytes()).as_bytes())
+            .filter(ends_page)
+            .take(100)
+            .collect();
+        assert_eq!(split_pages(&all_ends).len(), 50);
+    }
+
+    #[test]
+    fn a_damaged_page_or_chunk_is_corrupt_never_wrong_bytes() {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut m = txn.open_table(MANIFESTS).unwrap();
+        let mut c = txn.open_table(CHUNKS).unwrap();
+        let mut p = txn.open_table(PAGES).unwrap();
+        let a = lines(50_000);
+        let h = BlobHash::of(&a);
+        put(&mut m, &mut c, &mut p, &h, &a).unwrap();
+        let raw = m.get(&h.0).unwrap().unwrap().value().to_vec();
+        let manifest: Manifest = codec::decode("m", &raw).unwrap();
+        let r = resolve(&p, &h, &manifest).unwrap();
+        // Damage one page: its bytes no longer hash to its key.
+        let (page, _) = r.pages[0];
+        let mut bad = p.get(&page).unwrap().unwrap().value().to_vec();
+        bad[0] ^= 1;
+        p.insert(&page, bad.as_slice()).unwrap();
+        let err = assemble(&c, &p, &h, &raw).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                crate::Error::Journal(JournalError::Corrupt {
+                    table: "blob_pages",
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
+        bad[0] ^= 1;
+        p.insert(&page, bad.as_slice()).unwrap();
+        // Damage one chunk.
+        let chunk = r.chunks[3];
+        let mut bad = c.get(&chunk).unwrap().unwrap().value().to_vec();
+        bad[0] ^= 1;
+        c.insert(&chunk, bad.as_slice()).unwrap();
+        let err = assemble(&c, &p, &h, &raw).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                crate::Error::Journal(JournalError::Corrupt {
+                    table: "blob_chunks",
+                    ..
+                })
+            ),
+            "{err:?}"
+        );
+        // A missing page.
+        bad[0] ^= 1;
+        c.insert(&chunk, bad.as_slice()).unwrap();
+        p.remove(&page).unwrap();
+        let err = assemble(&c, &p, &h, &raw).unwrap_err();
+        assert!(err.to_string().contains("missing"), "{err}");
     }
 }

@@ -20,7 +20,9 @@ pub struct GcCounts {
     pub revisions_dropped: u64,
     /// Blobs dropped.
     pub blobs_dropped: u64,
-    /// Bytes of the blobs dropped.
+    /// Bytes the blob store no longer holds, counted as `journal stats` counts
+    /// `blob_bytes_unique`: inline bytes, chunks, manifest pages and the dropped
+    /// manifests' own hash lists (32 bytes a hash).
     pub bytes_freed: u64,
     /// Open previews among the pruned transactions, which were aborted.
     pub previews_aborted: u64,
@@ -88,41 +90,50 @@ impl Writer {
         Ok(pruned)
     }
 
-    /// Delete every blob not in `live`, then every chunk no live blob uses.
+    /// Delete every blob not in `live`, then every manifest page and every chunk no
+    /// live blob reaches (through its flat chunk list, or its tree of pages: schema v6).
+    /// A live blob whose pages are missing or damaged stops gc with
+    /// [`JournalError::Corrupt`](crate::error::JournalError::Corrupt) before anything
+    /// is deleted: what it reaches is unknown, so nothing may be judged unreachable.
     fn drop_blobs_but(&mut self, live: &BTreeSet<BlobHash>, counts: &mut GcCounts) -> Result<()> {
         let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let mut dead = Vec::new();
         let mut live_chunks = BTreeSet::new();
-        for item in manifests.iter()? {
-            let (k, v) = item?;
-            let m: blobs::Manifest = codec::decode("blob_manifests", v.value())?;
-            if live.contains(&BlobHash(*k.value())) {
-                live_chunks.extend(m.chunk_keys().iter().copied());
-            } else {
-                let inline = match &m {
-                    blobs::Manifest::Inline(b) => b.len() as u64,
-                    blobs::Manifest::Chunked { .. } => 0,
-                };
-                dead.push((*k.value(), inline));
+        let mut live_pages = BTreeSet::new();
+        {
+            let pages = self.txn.open_table(blobs::PAGES)?;
+            for item in manifests.iter()? {
+                let (k, v) = item?;
+                let hash = BlobHash(*k.value());
+                let m: blobs::Manifest = codec::decode("blob_manifests", v.value())?;
+                if live.contains(&hash) {
+                    let r = blobs::resolve(&pages, &hash, &m)?;
+                    live_chunks.extend(r.chunks);
+                    live_pages.extend(r.pages.into_iter().map(|(k, _)| k));
+                } else {
+                    dead.push((*k.value(), blobs::manifest_bytes(&m)));
+                }
             }
         }
-        for (k, inline) in dead {
+        for (k, own) in dead {
             manifests.remove(&k)?;
             counts.blobs_dropped += 1;
-            counts.bytes_freed += inline;
+            counts.bytes_freed += own;
         }
         drop(manifests);
-        let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
-        let mut dead_chunks = Vec::new();
-        for item in chunks.iter()? {
-            let (k, v) = item?;
-            if !live_chunks.contains(k.value()) {
-                dead_chunks.push((*k.value(), v.value().len() as u64));
+        for (table, keep) in [(blobs::PAGES, &live_pages), (blobs::CHUNKS, &live_chunks)] {
+            let mut t = self.txn.open_table(table)?;
+            let mut unreachable = Vec::new();
+            for item in t.iter()? {
+                let (k, v) = item?;
+                if !keep.contains(k.value()) {
+                    unreachable.push((*k.value(), v.value().len() as u64));
+                }
             }
-        }
-        for (k, size) in dead_chunks {
-            chunks.remove(&k)?;
-            counts.bytes_freed += size;
+            for (k, size) in unreachable {
+                t.remove(&k)?;
+                counts.bytes_freed += size;
+            }
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! [`Reader`]: typed access to the tables inside one redb read transaction.
 
-use redb::{ReadableTable, TableDefinition};
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
 use serde::de::DeserializeOwned;
 
 use super::{blobs, codec, get_rec, EventRecord};
@@ -54,7 +54,8 @@ impl Reader {
             return Ok(None);
         };
         let chunks = self.txn.open_table(blobs::CHUNKS)?;
-        blobs::assemble(&chunks, hash, raw.value()).map(Some)
+        let pages = self.txn.open_table(blobs::PAGES)?;
+        blobs::assemble(&chunks, &pages, hash, raw.value()).map(Some)
     }
 
     /// A blob's bytes, or [`JournalError::Missing`].
@@ -115,26 +116,35 @@ impl Reader {
     ) -> Result<()> {
         let manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let pages = self.txn.open_table(blobs::PAGES)?;
         for item in manifests.iter()? {
             let (k, v) = item?;
             let hash = BlobHash(*k.value());
-            f(hash, blobs::assemble(&chunks, &hash, v.value()))?;
+            f(hash, blobs::assemble(&chunks, &pages, &hash, v.value()))?;
         }
         Ok(())
     }
 
-    /// Bytes the blob store occupies: inline bytes plus every chunk once.
+    /// Blobs stored (manifests), counted without reading their bytes.
+    pub fn blob_count(&self) -> Result<u64> {
+        Ok(self.txn.open_table(blobs::MANIFESTS)?.len()?)
+    }
+
+    /// Bytes the blob store holds, each distinct piece once: inline blobs, every chunk,
+    /// every manifest page, and each manifest's own hash list (its `top`, or a v3–v5
+    /// flat chunk list) at 32 bytes a hash. Not counted: redb's page overhead and
+    /// the encoding bytes of a manifest record (a few bytes each).
     pub fn stored_blob_bytes(&self) -> Result<u64> {
         let mut total = 0;
         let manifests = self.txn.open_table(blobs::MANIFESTS)?;
         for item in manifests.iter()? {
-            if let blobs::Manifest::Inline(b) = codec::decode("blob_manifests", item?.1.value())? {
-                total += b.len() as u64;
-            }
+            let m = codec::decode::<blobs::Manifest>("blob_manifests", item?.1.value())?;
+            total += blobs::manifest_bytes(&m);
         }
-        let chunks = self.txn.open_table(blobs::CHUNKS)?;
-        for item in chunks.iter()? {
-            total += item?.1.value().len() as u64;
+        for table in [blobs::CHUNKS, blobs::PAGES] {
+            for item in self.txn.open_table(table)?.iter()? {
+                total += item?.1.value().len() as u64;
+            }
         }
         Ok(total)
     }

@@ -87,7 +87,8 @@ impl Writer {
         let inserted = {
             let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
             let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
-            blobs::put(&mut manifests, &mut chunks, &hash, bytes)?.is_some()
+            let mut pages = self.txn.open_table(blobs::PAGES)?;
+            blobs::put(&mut manifests, &mut chunks, &mut pages, &hash, bytes)?.is_some()
         };
         if inserted {
             self.event(EventKind::BlobStored {

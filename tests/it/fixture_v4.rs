@@ -18,7 +18,10 @@ fn migration_from_the_committed_v4_fixture_gives_the_journal_an_id() {
     let j = Journal::open(dir.path()).unwrap();
     let backup = std::fs::read(dir.path().join(".ultra-edit/journal.redb.v4.bak")).unwrap();
     assert_eq!(BlobHash::of(&backup), BlobHash::of(&original));
-    assert_eq!(j.stats().unwrap().schema_version, 5);
+    assert_eq!(
+        j.stats().unwrap().schema_version,
+        ultra_edit::SCHEMA_VERSION
+    );
     let v = j.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);
     assert_eq!(tree_state(dir.path()), files_before);

@@ -20,6 +20,7 @@ mod fidelity_paths;
 mod fidelity_readonly;
 mod fixture_v3;
 mod fixture_v4;
+mod fixture_v5;
 mod fuzz;
 mod growth;
 mod handles;
