@@ -502,3 +502,203 @@ fn damaged_journals_give_clear_errors() {
 fn path_of(ws: &Ws) -> std::path::PathBuf {
     ws.path(".ultra-edit/journal.redb")
 }
+
+/// A file of `n` lines, large enough (over 32 chunks) for its blob to need manifest
+/// pages (docs/on-disk-format.md, "Blobs"); `tag` changes one line in the middle.
+fn paged_file(n: usize, tag: &str) -> Vec<u8> {
+    (0..n)
+        .map(|i| match i == n / 2 {
+            true => format!("middle line {tag}\n"),
+            false => format!("line {i} holds {}\n", i * 7 % 1013),
+        })
+        .collect::<String>()
+        .into_bytes()
+}
+
+fn blob_pages(root: &Path) -> Vec<([u8; 32], Vec<u8>)> {
+    let db = raw_db(root);
+    let r = db.begin_read().unwrap();
+    let t = r
+        .open_table(TableDefinition::<&[u8; 32], &[u8]>::new("blob_pages"))
+        .unwrap();
+    t.iter()
+        .unwrap()
+        .map(|i| {
+            let (k, v) = i.unwrap();
+            (*k.value(), v.value().to_vec())
+        })
+        .collect()
+}
+
+/// gc keeps every manifest page and chunk a kept blob reaches and drops the rest: what
+/// is left is exactly what a fresh journal storing only the kept blobs holds.
+#[test]
+fn gc_drops_exactly_the_pages_and_chunks_no_kept_blob_reaches() {
+    let mut ws = workspace();
+    let versions: Vec<Vec<u8>> = (0..4).map(|i| paged_file(8000, &i.to_string())).collect();
+    ws.write("big.txt", &versions[0]);
+    for v in &versions[1..] {
+        let json = serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt",
+            "content":String::from_utf8(v.clone()).unwrap()}]})
+        .to_string();
+        let p = ws.preview(&json);
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+    }
+    let pages_before = blob_pages(ws.root()).len();
+    let before = ws.journal.stats().unwrap();
+    assert_eq!(before.blobs, 4);
+    let report = ws
+        .journal
+        .gc(GcPolicy {
+            keep_last: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    let after = ws.journal.stats().unwrap();
+    // Kept: the last commit's pre- and post-image (versions 2 and 3).
+    assert_eq!(
+        (report.removed.txs_pruned, report.removed.blobs_dropped),
+        (2, 2)
+    );
+    assert_eq!(after.blobs, 2);
+    assert_eq!(
+        report.removed.bytes_freed,
+        before.blob_bytes_unique - after.blob_bytes_unique
+    );
+    // The same two blobs stored by a fresh journal: same pages, same bytes.
+    let fresh = workspace();
+    fresh.write("big.txt", &versions[2]);
+    let json = serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt",
+        "content":String::from_utf8(versions[3].clone()).unwrap()}]})
+    .to_string();
+    let p = fresh.preview(&json);
+    fresh.journal.commit(p.tx, Default::default()).unwrap();
+    assert_eq!(
+        fresh.journal.stats().unwrap().blob_bytes_unique,
+        after.blob_bytes_unique
+    );
+    let kept_pages = blob_pages(ws.root());
+    assert_eq!(kept_pages, blob_pages(fresh.root()));
+    assert!(!kept_pages.is_empty() && kept_pages.len() < pages_before);
+    // Nothing more to drop, and both kept blobs read back exactly.
+    let again = ws
+        .journal
+        .gc(GcPolicy {
+            keep_last: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(
+        (again.removed.blobs_dropped, again.removed.bytes_freed),
+        (0, 0)
+    );
+    for v in &versions[2..] {
+        assert_eq!(ws.journal.blob(&BlobHash::of(v)).unwrap().as_ref(), Some(v));
+    }
+    assert!(ws.journal.verify().unwrap().ok);
+}
+
+/// A damaged or missing manifest page: `journal verify` names the blob and the page,
+/// a rollback that needs it refuses with `Corrupt` and leaves the file as it was.
+#[test]
+fn verify_and_rollback_check_every_manifest_page() {
+    let ws = workspace();
+    let old = paged_file(8000, "old");
+    ws.write("big.txt", &old);
+    let new = String::from_utf8(paged_file(8000, "new")).unwrap();
+    let p = ws.preview(
+        &serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt","content":new}]})
+            .to_string(),
+    );
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    // A page that only the old blob reaches (its middle line differs): one of this
+    // journal's pages that a journal holding only the new blob does not have.
+    let Ws { dir, journal } = ws;
+    drop(journal);
+    let new_only = {
+        let fresh = workspace();
+        fresh.write("big.txt", new.as_bytes());
+        let p = fresh.preview(r#"{"edits":[{"op":"delete_file","path":"big.txt"}]}"#);
+        fresh.journal.commit(p.tx, Default::default()).unwrap();
+        blob_pages(fresh.root())
+    };
+    let both = blob_pages(dir.path());
+    let old_only: Vec<_> = both.iter().filter(|p| !new_only.contains(p)).collect();
+    // The two blobs share every page but those on the changed chunk's path.
+    assert!(
+        (1..=3).contains(&old_only.len()) && both.len() == new_only.len() + old_only.len(),
+        "{} {} {}",
+        both.len(),
+        new_only.len(),
+        old_only.len()
+    );
+    let (key, page) = old_only[0].clone();
+    let mut damaged = page.clone();
+    damaged[5] ^= 0x40;
+    let db = raw_db(dir.path());
+    let txn = db.begin_write().unwrap();
+    txn.open_table(TableDefinition::<&[u8; 32], &[u8]>::new("blob_pages"))
+        .unwrap()
+        .insert(&key, damaged.as_slice())
+        .unwrap();
+    txn.commit().unwrap();
+    drop(db);
+    let j = Journal::open(dir.path()).unwrap();
+    let v = j.verify().unwrap();
+    let old_hash = BlobHash::of(&old);
+    // The blob, and the two records that need it (the new blob shares the page's
+    // neighbours, not the page).
+    let subjects: Vec<_> = v.problems.iter().map(|p| p.subject).collect();
+    assert_eq!(
+        subjects,
+        [
+            ultra_edit::Subject::Blob { hash: old_hash },
+            ultra_edit::Subject::Revision { tx: 1, revision: 0 },
+            ultra_edit::Subject::Batch { batch: 1 },
+        ]
+    );
+    assert!(
+        v.problems[0].what.contains(&format!(
+            "manifest page {} of blob {old_hash} holds {} bytes that hash to {}",
+            BlobHash(key),
+            page.len(),
+            BlobHash::of(&damaged)
+        )),
+        "{}",
+        v.problems[0].what
+    );
+    let err = j.rollback(p.tx, RollbackOptions::default()).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Journal(JournalError::Corrupt {
+                table: "blob_pages",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("big.txt")).unwrap(),
+        new.as_bytes()
+    );
+    // gc refuses too, rather than judge what the damaged blob reaches.
+    drop(j);
+    let mut j = Journal::open(dir.path()).unwrap();
+    let err = j
+        .gc(GcPolicy {
+            keep_last: Some(5),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Journal(JournalError::Corrupt {
+                table: "blob_pages",
+                ..
+            })
+        ),
+        "{err:?}"
+    );
+}
