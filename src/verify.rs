@@ -1,7 +1,8 @@
 //! `journal verify`: check that the journal is internally consistent.
 //!
 //! Checks (each failure is one line of [`VerifyReport::problems`]):
-//! - every blob's bytes hash (blake3) to its key;
+//! - every blob's bytes hash (blake3) to its key, and so do each of its manifest pages
+//!   and chunks (docs/on-disk-format.md, "Blobs"): a missing or damaged piece is named;
 //! - every record decodes;
 //! - every reference resolves: a revision's tx, every snapshot/candidate/pre/post blob,
 //!   a tx's revisions, committed batch, rollback links; a receipt's batch;

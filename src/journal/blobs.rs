@@ -340,10 +340,11 @@ mod tests {
             let Manifest::Tree { levels, top, .. } = codec::decode("m", &raw).unwrap() else {
                 panic!("a large blob is stored as a tree");
             };
-            assert!(
-                levels >= 1 && top.len() <= TOP_MAX,
-                "{levels} {}",
-                top.len()
+            let r = resolve(&p, &BlobHash::of(&b), &codec::decode("m", &raw).unwrap()).unwrap();
+            // 1.14 MB: 420 chunks (2.7 KiB on average), one level of 18 pages.
+            assert_eq!(
+                (b.len(), r.chunks.len(), r.pages.len(), levels, top.len()),
+                (1_138_904, 420, 18, 1, 18)
             );
             assert_eq!(assemble(&c, &p, &BlobHash::of(&b), &raw).unwrap(), b);
             let small = b"tiny".to_vec();
