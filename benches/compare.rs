@@ -398,11 +398,19 @@ struct Growth {
     closed: (u64, u64),
     /// Unique blob bytes stored (`Journal::stats`), before/after.
     stored: (u64, u64),
+    /// Bytes in redb's allocated pages (`Journal::allocated_bytes`), before/after, one
+    /// handle kept open: the used part of the file, which grows without redb's steps.
+    allocated: (u64, u64),
+    /// The same commits through the CLI (a process per preview and per commit):
+    /// journal.redb's size before/after, and its allocated bytes (read through a
+    /// library handle opened for it) before/after.
+    cli_file: (u64, u64),
+    cli_allocated: (u64, u64),
     /// Median time of a preview + commit.
     median: Duration,
 }
 
-fn bench_growth(count: u64) -> Growth {
+fn bench_growth(count: u64, cli: &Path) -> Growth {
     let ws = tempfile::tempdir().expect("tempdir");
     let w = ws.path();
     fs::write(w.join("big.rs"), source(PREVIEW_BYTES)).expect("write");
@@ -432,18 +440,69 @@ fn bench_growth(count: u64) -> Growth {
     let j = Journal::open(w).expect("open");
     let stored0 = j.stats().expect("stats").blob_bytes_unique;
     let open0 = size();
+    let allocated = |j: &Journal| j.allocated_bytes().expect("allocated").unwrap_or(0);
+    let allocated0 = allocated(&j);
     let mut times: Vec<Duration> = (0..count)
         .map(|i| commit_line(&j, 2 + (i * 97) % 20_000, &format!("// commit {i}")))
         .collect();
     times.sort();
     let open1 = size();
     let stored1 = j.stats().expect("stats").blob_bytes_unique;
+    let allocated1 = allocated(&j);
     drop(j);
+    let closed1 = size();
+    // The CLI: a fresh workspace, the same first commit and the same 100.
+    let cws = tempfile::tempdir().expect("tempdir");
+    let c = cws.path();
+    fs::write(c.join("big.rs"), source(PREVIEW_BYTES)).expect("write");
+    let cli_commit = |line: u64, text: &str| {
+        let plan = serde_json::json!({"edits":[{"op":"replace_lines","path":"big.rs",
+            "start":line,"end":line,"content":format!("{text}\n")}]})
+        .to_string();
+        let out = Command::new(cli)
+            .arg("--root")
+            .arg(c)
+            .args(["--json", "preview", "--plan", "-"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .and_then(|mut child| {
+                child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(plan.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("preview");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("preview json");
+        let tx = v["tx"].as_u64().expect("tx").to_string();
+        run(
+            Command::new(cli).arg("--root").arg(c).args(["commit", &tx]),
+            &[0],
+        );
+    };
+    let cli_size = || {
+        fs::metadata(c.join(".ultra-edit/journal.redb"))
+            .expect("journal")
+            .len()
+    };
+    let cli_allocated = || allocated(&Journal::open(c).expect("open"));
+    run(Command::new(cli).arg("--root").arg(c).arg("init"), &[0]);
+    cli_commit(1, "// first");
+    let (cli_file0, cli_alloc0) = (cli_size(), cli_allocated());
+    for i in 0..count {
+        cli_commit(2 + (i * 97) % 20_000, &format!("// commit {i}"));
+    }
     Growth {
         count,
         open: (open0, open1),
-        closed: (closed0, size()),
+        closed: (closed0, closed1),
         stored: (stored0, stored1),
+        allocated: (allocated0, allocated1),
+        cli_file: (cli_file0, cli_size()),
+        cli_allocated: (cli_alloc0, cli_allocated()),
         median: times[times.len() / 2],
     }
 }
@@ -605,7 +664,7 @@ fn main() {
     );
     bench_linear(&o, &mut samples);
     eprintln!("compare: journal growth over {} commits…", o.growth);
-    let growth = bench_growth(o.growth);
+    let growth = bench_growth(o.growth, &o.cli);
     eprintln!("compare: done in {:.1} s", t0.elapsed().as_secs_f64());
 
     let s = |m: M, n: usize| stat(&samples[&(m, n)]);
@@ -826,7 +885,14 @@ fn main() {
          |---|---:|---:|---:|---|\n\
          | journal.redb size, one handle kept open (an embedder) | {:.2} MiB | {:.2} MiB | {:.1} KiB | {} |\n\
          | journal.redb size, each measured after closing the handle | {:.2} MiB | {:.2} MiB | {:.1} KiB | {} |\n\
-         | unique blob bytes stored (`Journal::stats`) | {:.2} MiB | {:.2} MiB | {:.1} KiB | — |\n",
+         | journal.redb size through the CLI (a process per preview and per commit) | {:.2} MiB | {:.2} MiB | {:.1} KiB | {} |\n\
+         | allocated pages (`Journal::allocated_bytes`), one handle kept open | {:.2} MiB | {:.2} MiB | {:.1} KiB | {} |\n\
+         | allocated pages (`Journal::allocated_bytes`), through the CLI | {:.2} MiB | {:.2} MiB | {:.1} KiB | {} |\n\
+         | unique blob bytes stored (`Journal::stats`) | {:.2} MiB | {:.2} MiB | {:.1} KiB | — |\n\n\
+         The file grows in redb's steps (it doubles its usable size when a write needs \
+         room, and trims the free tail when the last handle closes), so its figure is 0 or \
+         one step of about the journal's size, depending on where the window falls; the \
+         allocated pages are what the commits use.\n",
         g.count,
         g.median.as_secs_f64() * 1e3,
         g.open.0 as f64 / 1048576.0,
@@ -837,6 +903,18 @@ fn main() {
         g.closed.1 as f64 / 1048576.0,
         per(g.closed),
         verdict(per(g.closed)),
+        g.cli_file.0 as f64 / 1048576.0,
+        g.cli_file.1 as f64 / 1048576.0,
+        per(g.cli_file),
+        verdict(per(g.cli_file)),
+        g.allocated.0 as f64 / 1048576.0,
+        g.allocated.1 as f64 / 1048576.0,
+        per(g.allocated),
+        verdict(per(g.allocated)),
+        g.cli_allocated.0 as f64 / 1048576.0,
+        g.cli_allocated.1 as f64 / 1048576.0,
+        per(g.cli_allocated),
+        verdict(per(g.cli_allocated)),
         g.stored.0 as f64 / 1048576.0,
         g.stored.1 as f64 / 1048576.0,
         per(g.stored),
