@@ -183,11 +183,15 @@ fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<CliSyncs> {
         .lines()
         .filter(|l| l.contains("ftruncate(") && l.contains("journal.redb>"))
     {
+        // "ftruncate(4</…/journal.redb>, 274432) = 0", or "… 274432 <unfinished ...>"
+        // when another thread interrupts it.
         let len: u64 = l
-            .split(", ")
-            .nth(1)
-            .and_then(|rest| rest.split(')').next())
-            .and_then(|n| n.trim().parse().ok())
+            .split_once("journal.redb>, ")
+            .map(|(_, rest)| {
+                rest.bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .fold(0, |n, d| n * 10 + u64::from(d - b'0'))
+            })
             .unwrap_or_else(|| panic!("unparsed strace line {l:?}"));
         if len > largest {
             journal_growths += 1;
