@@ -24,6 +24,12 @@
 //! - `unsafe`: temp + rename, no fsync (in-process, and as a process).
 //! - `git`: `git add -A` then `git commit -q` processes (files written untimed).
 //! - `/bin/true`: a process spawn, for scale.
+//! - `ultra-edit --version`: the CLI binary's own start-up (loading, relocation, clap).
+//! - `redb floor`: what redb 4.6 costs any process that writes the journal, in-process:
+//!   a copy of the workspace's journal opened for writing in MultiWriter mode with the
+//!   settings of `Store` (src/journal/store.rs), k empty `Immediate` commits (2 for a
+//!   commit, 1 for a preview), closed. With the start-up and the fsync floor it gives a
+//!   lower bound for a CLI process (the "Lower bound" table).
 
 #[path = "support/mod.rs"]
 mod support;
@@ -117,6 +123,56 @@ enum M {
     OpenKilled,
     Linear,
     LinearFloor,
+    /// `ultra-edit --version` as a process.
+    Startup,
+    /// [`redb_floor`] with the commits of a CLI commit (2), in-process.
+    RedbFloorCommit,
+    /// [`redb_floor`] with the commits of a CLI preview (1), in-process.
+    RedbFloorPreview,
+}
+
+/// Journal commits of one CLI commit (the intent, the completion:
+/// docs/commit-protocol.md) and of one CLI preview.
+const COMMIT_JOURNAL_COMMITS: usize = 2;
+const PREVIEW_JOURNAL_COMMITS: usize = 1;
+
+/// The least any process that writes the journal pays redb 4.6: open `path` for writing
+/// in MultiWriter mode with the settings of `Store` (src/journal/store.rs: MultiWriter,
+/// 16 MiB cache), make `commits` empty write transactions with redb's default
+/// `Durability::Immediate` (MultiWriter refuses `None`; each is a two-phase commit),
+/// close. Syncs (strace, benches/compare.sh): 1 at the open (the header marks the file
+/// open), 2 per commit, 4 at the close (a commit recording the allocator state, and the
+/// shutdown header's two flushes).
+fn redb_floor(path: &Path, commits: usize) {
+    let mut builder = redb::Builder::new();
+    builder
+        .set_concurrency_mode(redb::ConcurrencyMode::MultiWriter)
+        .set_cache_size(16 * 1024 * 1024);
+    let db = builder.open(path).expect("open the redb floor's file");
+    for _ in 0..commits {
+        db.begin_write()
+            .expect("begin_write")
+            .commit()
+            .expect("commit");
+    }
+    db.close().expect("close");
+}
+
+/// A copy of the journal of the workspace `w` for [`redb_floor`] (the workspace's own
+/// journal is left alone), in `side`.
+fn redb_floor_file(w: &Path, side: &Path) -> PathBuf {
+    let copy = side.join("redb-floor.redb");
+    fs::copy(w.join(".ultra-edit/journal.redb"), &copy).expect("copy the journal");
+    File::open(&copy)
+        .and_then(|f| f.sync_all())
+        .expect("sync the copy");
+    copy
+}
+
+fn version_cmd(o: &Opts) -> Command {
+    let mut cmd = Command::new(&o.cli);
+    cmd.arg("--version");
+    cmd
 }
 
 /// The bytes every method writes to each file in round `tag`: what ultra-edit's
@@ -217,6 +273,8 @@ fn bench_commit(o: &Opts, n: usize, samples: &mut Samples) {
     let w = ws.path();
     write_files(w, n, 4096);
     drop(Journal::init(w).expect("init"));
+    let side = tempfile::tempdir().expect("tempdir");
+    let redb_copy = redb_floor_file(w, side.path());
     for args in [
         &["init", "-q"][..],
         &["config", "user.email", "bench@example.invalid"],
@@ -251,6 +309,8 @@ fn bench_commit(o: &Opts, n: usize, samples: &mut Samples) {
         M::UnsafeProc,
         M::Git,
         M::True,
+        M::Startup,
+        M::RedbFloorCommit,
     ];
     for rep in 0..=o.reps {
         for k in 0..methods.len() {
@@ -308,6 +368,15 @@ fn bench_commit(o: &Opts, n: usize, samples: &mut Samples) {
                     let mut cmd = Command::new("true");
                     timed(|| run(&mut cmd, &[0]))
                 }
+                M::Startup => {
+                    syncfs(w);
+                    let mut cmd = version_cmd(o);
+                    timed(|| run(&mut cmd, &[0]))
+                }
+                M::RedbFloorCommit => {
+                    syncfs(w);
+                    timed(|| redb_floor(&redb_copy, COMMIT_JOURNAL_COMMITS))
+                }
                 _ => unreachable!(),
             };
             if rep > 0 {
@@ -346,7 +415,14 @@ fn bench_preview(o: &Opts, samples: &mut Samples) {
     fs::write(&plan_path, plan_json).expect("write");
     let plan = Plan::from_json(plan_json).expect("plan");
     drop(Journal::init(w).expect("init"));
-    let methods = [M::PreviewCli, M::Diff, M::PreviewLib];
+    let redb_copy = redb_floor_file(w, side.path());
+    let methods = [
+        M::PreviewCli,
+        M::Diff,
+        M::PreviewLib,
+        M::Startup,
+        M::RedbFloorPreview,
+    ];
     for rep in 0..=o.reps {
         for k in 0..methods.len() {
             let m = methods[(rep + k) % methods.len()];
@@ -378,6 +454,15 @@ fn bench_preview(o: &Opts, samples: &mut Samples) {
                     });
                     drop(j);
                     t
+                }
+                M::Startup => {
+                    let mut cmd = version_cmd(o);
+                    syncfs(w);
+                    timed(|| run(&mut cmd, &[0]))
+                }
+                M::RedbFloorPreview => {
+                    syncfs(w);
+                    timed(|| redb_floor(&redb_copy, PREVIEW_JOURNAL_COMMITS))
                 }
                 _ => unreachable!(),
             };
@@ -639,6 +724,13 @@ fn main() {
         lib_syncs();
         return;
     }
+    if let Some(commits) = std::env::var_os("UE_COMPARE_REDB_FLOOR") {
+        // Child mode for strace (benches/compare.sh): the redb floor on the file argv[1].
+        let commits: usize = commits.to_string_lossy().parse().expect("commits");
+        let path = std::env::args_os().nth(1).expect("a redb file");
+        redb_floor(Path::new(&path), commits);
+        return;
+    }
     let o = opts();
     assert!(
         o.cli.is_file(),
@@ -875,6 +967,68 @@ fn main() {
             );
         }
     }
+    // Lower bounds: what a CLI process cannot avoid here, without any work of ultra-edit's.
+    md += &format!(
+        "\nLower bound of a CLI process on redb 4.6 in MultiWriter mode, medians in ms: \
+         start-up (`ultra-edit --version`) + redb floor (open for writing, k empty `Immediate` \
+         commits, close: 1 + 2k + 4 syncs; k = {COMMIT_JOURNAL_COMMITS} for a commit, \
+         {PREVIEW_JOURNAL_COMMITS} for a preview) + the files' own syncs (the faster of the \
+         in-process fsync floor and the parallel one; none for a preview). When the bound alone exceeds the target × its baseline, \
+         the target cannot be met with this journal on this machine.\n\n\
+         | figure | n | start-up | redb floor | file syncs | lower bound | target × baseline | measured | |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---|\n"
+    );
+    let mut bound_row = |what: &str,
+                         n: usize,
+                         parts: [f64; 3],
+                         target: Option<f64>,
+                         base: f64,
+                         measured: f64| {
+        let bound: f64 = parts.iter().sum();
+        let (allowed, verdict) = match target {
+            Some(t) if bound > t * base => (
+                format!("{t} × {base:.2} = {:.2}", t * base),
+                "**impossible here**",
+            ),
+            Some(t) => (
+                format!("{t} × {base:.2} = {:.2}", t * base),
+                "not ruled out",
+            ),
+            None => ("—".into(), ""),
+        };
+        md += &format!(
+                "| {what} | {n} | {:.2} | {:.2} | {:.2} | {bound:.2} | {allowed} | {measured:.2} | {verdict} |\n",
+                parts[0], parts[1], parts[2]
+            );
+    };
+    for &n in &o.sizes {
+        bound_row(
+            "CLI commit vs fsync floor (process)",
+            n,
+            [
+                s(M::Startup, n).median,
+                s(M::RedbFloorCommit, n).median,
+                // the files made durable the faster way: one after another, or concurrently
+                // as the commit stages them
+                s(M::Floor, n).median.min(s(M::FloorPar, n).median),
+            ],
+            cli_target(n),
+            s(M::FloorProc, n).median,
+            s(M::Cli, n).median,
+        );
+    }
+    bound_row(
+        "CLI preview 1 MiB vs `diff -u`",
+        1,
+        [
+            s(M::Startup, PREVIEW_BYTES).median,
+            s(M::RedbFloorPreview, PREVIEW_BYTES).median,
+            0.0,
+        ],
+        Some(1.0),
+        s(M::Diff, PREVIEW_BYTES).median,
+        s(M::PreviewCli, PREVIEW_BYTES).median,
+    );
     let g = &growth;
     let per = |(a, b): (u64, u64)| b.saturating_sub(a) as f64 / g.count as f64 / 1024.0;
     let verdict = |kib: f64| if kib <= 16.0 { "met" } else { "**missed**" };

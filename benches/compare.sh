@@ -135,6 +135,20 @@ if command -v strace >/dev/null; then
         gt=$(classify "$WORK/git-$n.strace")
         echo "| $n | $(lib_phase "$WORK/lib-$n.strace" commit) | $(lib_phase "$WORK/lib-$n.strace" rollback) | $(cell "$ue" total) | $(cell "$ue" journal) | $(cell "$ue" files) | $(cell "$ue" dirs) | $floor_total | $(cell "$gt" total) |" >>"$SYNC_MD"
     done
+    # the redb floor (benches/compare.rs, redb_floor) as a process on a copy of a journal,
+    # and one preview process: what redb alone costs a writing process, against the CLI's
+    cp "$WORK/sync-1/.ultra-edit/journal.redb" "$WORK/redb-floor.redb"
+    rf() { # k commits → syncs of the redb floor process
+        UE_COMPARE_REDB_FLOOR=$1 strace -f -y -e trace=fsync,fdatasync,sync_file_range,syncfs \
+            -o "$WORK/redb-floor-$1.strace" "$COMPARE_BIN" "$WORK/redb-floor.redb" 2>/dev/null
+        grep -cE '(fsync|fdatasync|sync_file_range|syncfs)\(' "$WORK/redb-floor-$1.strace" || true
+    }
+    rf_commit=$(rf 2)
+    rf_preview=$(rf 1)
+    echo '{"edits":[{"op":"replace_lines","path":"f0000.rs","start":2,"end":2,"content":"// traced preview\n"}]}' >"$WORK/plan-preview.json"
+    strace -f -y -e trace=fsync,fdatasync,sync_file_range,syncfs -o "$WORK/preview.strace" \
+        "$CLI" --root "$WORK/sync-1" preview --plan "$WORK/plan-preview.json" >/dev/null
+    pv=$(grep -cE '(fsync|fdatasync|sync_file_range|syncfs)\(' "$WORK/preview.strace" || true)
     {
         echo
         echo "Counted with \`strace -f -y -e trace=fsync,fdatasync\`: the library columns on the second"
@@ -142,6 +156,11 @@ if command -v strace >/dev/null; then
         echo "\`ultra-edit commit\` process, with the time spent inside those calls in parentheses (as"
         echo "strace sees it: strace slows every call). The floor is \`benches/floor.c\` on the same"
         echo "files: n file fsyncs + 1 directory fsync."
+        echo
+        echo "The redb floor as a process (\`redb_floor\` in benches/compare.rs on a copy of the"
+        echo "journal: open for writing, k empty \`Immediate\` commits, close): $rf_commit syncs with the 2"
+        echo "commits of a CLI commit, $rf_preview with the 1 of a preview. One \`ultra-edit preview\` process"
+        echo "(one line of one file): $pv syncs."
     } >>"$SYNC_MD"
 else
     echo "(strace not installed: \`apt-get install -y strace\` to count fsyncs)" >"$SYNC_MD"

@@ -207,8 +207,11 @@ fn issue(code: &str, severity: Severity, path: &str, message: String) -> Issue {
 /// 1-based line of the first conflict marker of `after` not matched by an
 /// identical marker line of `before`, if `after` has more markers than `before`.
 pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option<usize> {
-    let old_markers = marker_lines(before.unwrap_or_default());
     let new_markers = marker_lines(after);
+    if new_markers.is_empty() {
+        return None;
+    }
+    let old_markers = marker_lines(before.unwrap_or_default());
     if new_markers.len() <= old_markers.len() {
         return None;
     }
@@ -230,6 +233,10 @@ pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option
 
 /// (1-based line, line bytes without terminator) of each conflict-marker line.
 fn marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    if !may_hold_marker(bytes) {
+        // Most files: no marker line, found without splitting them into lines.
+        return Vec::new();
+    }
     lines(bytes)
         .enumerate()
         .filter_map(|(i, line)| {
@@ -252,6 +259,20 @@ pub fn conflict_marker_lines(bytes: &[u8]) -> Vec<usize> {
         .into_iter()
         .map(|(line, _)| line)
         .collect()
+}
+
+/// Whether `bytes` holds one of the seven-character runs every marker line of
+/// [`is_marker`] starts with, anywhere; false means it has no marker line. Two SIMD
+/// passes (`memchr`): the first stops at each `<`, `|` or `>`, the second looks for
+/// `=======`.
+fn may_hold_marker(bytes: &[u8]) -> bool {
+    let run_at = |i: usize| {
+        bytes
+            .get(i..i + 7)
+            .is_some_and(|run| run.iter().all(|b| *b == run[0]))
+    };
+    memchr::memchr3_iter(b'<', b'|', b'>', bytes).any(run_at)
+        || memchr::memmem::find(bytes, b"=======").is_some()
 }
 
 fn is_marker(text: &[u8]) -> bool {
@@ -336,6 +357,64 @@ mod tests {
             "{}",
             issues[0].message
         );
+    }
+
+    /// The line-by-line scan without the prefilter, for comparison.
+    fn scanned(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+        lines(bytes)
+            .enumerate()
+            .filter_map(|(i, line)| {
+                let text = strip_terminator(line);
+                is_marker(text).then_some((i + 1, text))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_prefilter_skips_only_files_without_markers() {
+        let cases: [&[u8]; 9] = [
+            b"",
+            b"fn f() {}\n",
+            b"<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n",
+            b"a\r\n|||||||\r\nb",
+            b"=======",
+            b"x <<<<<<< not at the start\n",
+            b"<<<<<<<no space\n======= trailing\n",
+            b"||||||| base\n",
+            b"<<<<<< six\n====== six\n",
+        ];
+        for bytes in cases {
+            assert_eq!(
+                marker_lines(bytes),
+                scanned(bytes),
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        assert!(!may_hold_marker(b"<<<<<< six\n====== six\n|||||| >>>>>>\n"));
+        // Conservative: a run anywhere sends the file to the line scan, which decides.
+        assert!(may_hold_marker(b"x <<<<<<< not at the start\n"));
+        assert!(marker_lines(b"x <<<<<<< not at the start\n").is_empty());
+        assert!(may_hold_marker(b"x\n=======\n"));
+        assert_eq!(
+            marker_lines(b"x\n>>>>>>> b\n"),
+            vec![(2, &b">>>>>>> b"[..])]
+        );
+    }
+
+    proptest::proptest! {
+        /// Files made of marker runs, near-markers, spaces, text and line ends.
+        #[test]
+        fn marker_lines_agree_with_the_plain_scan(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "<<<<<<<", "|||||||", ">>>>>>>", "=======", "<<<<<<", "==", "|", " ", "a",
+                "\n", "\r\n", "\r",
+            ]),
+            0..40,
+        )) {
+            let bytes = parts.concat().into_bytes();
+            proptest::prop_assert_eq!(marker_lines(&bytes), scanned(&bytes));
+        }
     }
 
     #[test]

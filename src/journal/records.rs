@@ -29,7 +29,7 @@ impl BlobHash {
 
     /// 64 lowercase hex characters.
     pub fn to_hex(&self) -> String {
-        self.0.iter().map(|b| format!("{b:02x}")).collect()
+        hex(&self.0)
     }
 
     /// Parse 64 hex characters.
@@ -46,8 +46,21 @@ impl BlobHash {
 
     /// First 12 hex characters, for human output.
     pub fn short(&self) -> String {
-        self.to_hex()[..12].to_string()
+        hex(&self.0[..6])
     }
+}
+
+/// Lowercase hex of `bytes`, two characters per byte. (A table lookup: formatting each
+/// byte with `format!` cost ~300 instructions and an allocation per byte, 5 % of a
+/// 10-file CLI commit's instructions in its receipt alone.)
+fn hex(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        s.push(char::from(DIGITS[usize::from(b >> 4)]));
+        s.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+    }
+    s
 }
 
 impl fmt::Debug for BlobHash {
@@ -937,6 +950,34 @@ mod blob_ref_tests {
                 ("gone", BlobRole::PreImage, BlobHash::of(b)),
                 ("f", BlobRole::ForeignBytes, BlobHash::of(c)),
             ]
+        );
+    }
+}
+
+#[cfg(test)]
+mod hex_tests {
+    use super::*;
+
+    #[test]
+    fn a_hash_prints_as_lowercase_hex_and_parses_back() {
+        let mut bytes = [0u8; 32];
+        for (i, b) in bytes.iter_mut().enumerate() {
+            *b = (i as u8).wrapping_mul(0x1f) ^ 0xa5;
+        }
+        let h = BlobHash(bytes);
+        let expected: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(h.to_hex(), expected);
+        assert_eq!(
+            h.to_hex(),
+            "a5ba9bf8d93e1f7c5db293f0d136177455aa8be8c92e0f6c4da283e0c1260764"
+        );
+        assert_eq!(h.short(), "a5ba9bf8d93e");
+        assert_eq!(h.to_string(), h.to_hex());
+        assert_eq!(BlobHash::from_hex(&h.to_hex()), Some(h));
+        // blake3 of the empty input, as its reference vectors print it
+        assert_eq!(
+            BlobHash::of(b"").to_hex(),
+            "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262"
         );
     }
 }

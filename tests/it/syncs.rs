@@ -129,14 +129,29 @@ fn a_rollback_performs_exactly_the_documented_syncs() {
 /// (measured by this test's counting backend; see docs/commit-protocol.md).
 const JOURNAL_SYNCS_PER_COMMIT: usize = 2;
 
-/// The syncs (`fsync`, `fdatasync`, `sync_file_range`, `syncfs`) a CLI process makes,
-/// counted by `strace -f` (installed by `.ci/run`); `None` without strace.
-fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<usize> {
+/// What `strace -f` saw of one CLI process (strace is installed by `.ci/run`).
+struct CliSyncs {
+    /// `fsync`, `fdatasync`, `sync_file_range` and `syncfs` calls.
+    syncs: usize,
+    /// Times redb grew `journal.redb`: an `ftruncate` of it to more than its largest
+    /// size so far, which redb follows with a sync of the new length (redb 4.6
+    /// `TransactionalMemory::grow`). Whether a process grows the file depends on the
+    /// journal's layout (the previous process's close trims it), not on the protocol.
+    journal_growths: usize,
+}
+
+/// One CLI process under `strace -f`; `None` without strace.
+fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<CliSyncs> {
     let log = tempfile::NamedTempFile::new().unwrap();
+    let journal = root.join(".ultra-edit/journal.redb");
+    let size_before = std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(0);
     let out = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-o"])
+        .args(["-f", "-qq", "-y", "-o"])
         .arg(log.path())
-        .args(["-e", "trace=fsync,fdatasync,sync_file_range,syncfs"])
+        .args([
+            "-e",
+            "trace=fsync,fdatasync,sync_file_range,syncfs,ftruncate",
+        ])
         .arg(env!("CARGO_BIN_EXE_ultra-edit"))
         .arg("--root")
         .arg(root)
@@ -151,8 +166,51 @@ fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<usize> {
         return None;
     }
     let calls = std::fs::read_to_string(log.path()).unwrap();
-    Some(calls.lines().filter(|l| l.contains("sync")).count())
+    // A call another thread interrupts is split in two lines ("<unfinished ...>", then
+    // "<... fsync resumed>"): count the first.
+    let syncs = calls
+        .lines()
+        .filter(|l| !l.contains(" resumed>"))
+        .filter(|l| {
+            ["fsync(", "fdatasync(", "sync_file_range(", "syncfs("]
+                .iter()
+                .any(|c| l.contains(c))
+        })
+        .count();
+    let mut largest = size_before;
+    let mut journal_growths = 0;
+    for l in calls
+        .lines()
+        .filter(|l| l.contains("ftruncate(") && l.contains("journal.redb>"))
+    {
+        // "ftruncate(4</…/journal.redb>, 274432) = 0", or "… 274432 <unfinished ...>"
+        // when another thread interrupts it.
+        let len: u64 = l
+            .split_once("journal.redb>, ")
+            .map(|(_, rest)| {
+                rest.bytes()
+                    .take_while(u8::is_ascii_digit)
+                    .fold(0, |n, d| n * 10 + u64::from(d - b'0'))
+            })
+            .unwrap_or_else(|| panic!("unparsed strace line {l:?}"));
+        if len > largest {
+            journal_growths += 1;
+            largest = len;
+        }
+    }
+    Some(CliSyncs {
+        syncs,
+        journal_growths,
+    })
 }
+
+/// What redb 4.6 in MultiWriter mode adds to any process that opens the journal for
+/// writing: 1 sync when it opens the file (the header marks it open), 4 when it closes
+/// it (a commit recording the allocator state, 2 syncs, and the shutdown header,
+/// 2 flushes). `benches/compare.rs`'s redb floor (open, empty commits, close) makes the
+/// same (docs/commit-protocol.md, "Syncs of a CLI process").
+const REDB_OPEN_SYNCS: usize = 1;
+const REDB_CLOSE_SYNCS: usize = 4;
 
 #[test]
 fn cli_reading_verbs_sync_nothing_and_a_commit_process_syncs_the_documented_count() {
@@ -170,7 +228,7 @@ fn cli_reading_verbs_sync_nothing_and_a_commit_process_syncs_the_documented_coun
         println!("SKIPPED cli sync counts: strace is not installed or cannot trace here");
         return;
     };
-    assert_eq!(log, 0, "log");
+    assert_eq!((log.syncs, log.journal_growths), (0, 0), "log");
     for args in [
         &["show", tx.as_str()][..],
         &["--json", "log"],
@@ -178,21 +236,41 @@ fn cli_reading_verbs_sync_nothing_and_a_commit_process_syncs_the_documented_coun
         &["journal", "stats"],
         &["journal", "verify"],
     ] {
-        assert_eq!(cli_syncs(root, args), Some(0), "{args:?}");
+        let c = cli_syncs(root, args).unwrap();
+        assert_eq!((c.syncs, c.journal_growths), (0, 0), "{args:?}");
     }
     // One file replaced in one directory: 1 temp fsync + 1 directory fsync, the 2
-    // journal commits of the protocol (2 syncs each), and what redb adds for a process
-    // that opens the file for writing: 1 on open, 1 on the handle's first writes after
-    // the first commit, 4 on close (docs/commit-protocol.md, "Syncs of a CLI process"),
-    // and, when the commit grows the file, redb's sync of the new length (strace cannot
-    // tell it from the others; whether it happens depends on the journal's layout).
-    let commit = cli_syncs(root, &["commit", &tx]);
-    assert!(
-        commit == Some(1 + 1 + 4 + 5) || commit == Some(1 + 1 + 4 + 6),
-        "{commit:?}"
+    // journal commits of the protocol (2 syncs each), redb's open (1) and close (4),
+    // and one sync per time redb grew the file.
+    let commit = cli_syncs(root, &["commit", &tx]).unwrap();
+    assert_eq!(
+        commit.syncs,
+        1 + 1
+            + 2 * JOURNAL_SYNCS_PER_COMMIT
+            + REDB_OPEN_SYNCS
+            + REDB_CLOSE_SYNCS
+            + commit.journal_growths,
+        "growths {}",
+        commit.journal_growths
+    );
+    // A preview process: one journal commit, and the same open and close.
+    let plan = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        plan.path(),
+        r#"{"edits":[{"op":"replace_text","path":"src/lib.rs","old":"    2\n","new":"    3\n"}]}"#,
+    )
+    .unwrap();
+    let plan_path = plan.path().to_str().unwrap();
+    let preview = cli_syncs(root, &["preview", "--plan", plan_path]).unwrap();
+    assert_eq!(
+        preview.syncs,
+        JOURNAL_SYNCS_PER_COMMIT + REDB_OPEN_SYNCS + REDB_CLOSE_SYNCS + preview.journal_growths,
+        "growths {}",
+        preview.journal_growths
     );
     // Reading verbs stay at 0 after a commit.
-    assert_eq!(cli_syncs(root, &["log"]), Some(0));
+    let log = cli_syncs(root, &["log"]).unwrap();
+    assert_eq!((log.syncs, log.journal_growths), (0, 0));
 }
 
 /// With a batch in flight, a reading verb opens the journal for writing, because the
