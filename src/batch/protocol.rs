@@ -5,7 +5,7 @@
 //! | 3 intent = commit point | journal txn (durable): batch `Committing`, pre/post states, all blobs | rollback material is durable before anything destructive (docs/design.md, "Invariants"); from here recovery rolls forward from the blobs alone |
 //! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chown, xattrs, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes bytes and metadata durable before the name points at them |
 //! | 5 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |
-//! | 6 complete | journal txn (durable): `Committed` + receipt + tx state | exactly one receipt; a returned receipt survives power loss |
+//! | 6 complete | journal txn (durable): `Committed` + receipt + tx state, written after the receipt was returned, under the lock | exactly one receipt; a returned receipt survives power loss (recovery writes the same one) |
 //!
 //! An error in stage or install marks `Reverting` (durable), drives every file back to
 //! its pre-image (temps and new dirs removed), then `Aborted`. The caller gets
@@ -67,14 +67,27 @@ impl From<IoError> for StepError {
     }
 }
 
-/// Run the protocol for `new` under the commit lock (`l`), the gate passed. `tx_of`
-/// runs inside the intent's journal write and names the batch's tx (see
-/// [`Batch::intent`]).
+/// A batch that has landed: every file holds its post-image durably (step 5 done), the
+/// batch is still `Committing` in the journal, and its receipt is known. What is left
+/// is the completion ([`complete`]), which the caller runs in the background with the
+/// lock still held.
+#[must_use = "a landed batch is completed by complete(), or by the next recovery"]
+pub(crate) struct Landed {
+    batch: Batch,
+    /// The receipt, as the completion will record it ([`Batch::receipt`]).
+    pub receipt: Receipt,
+}
+
+/// Run the protocol for `new` under the commit lock (`l`), the gate passed, up to the
+/// directory fsyncs of step 5: the batch has landed. `tx_of` runs inside the intent's
+/// journal write and names the batch's tx (see [`Batch::intent`]). The completion
+/// (step 6) is [`complete`], which the caller runs after returning the receipt, still
+/// under the lock.
 pub(crate) fn apply(
     l: &Locked<'_>,
     mut new: NewBatch,
     tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
-) -> Result<Receipt> {
+) -> Result<Landed> {
     new.create_dirs = gate::dirs_to_create(l, &new.files)?;
     let batch = intent(l, new, tx_of)?;
     // The intent is the commit point: both names mark the moment it is durable and
@@ -87,27 +100,49 @@ pub(crate) fn apply(
         return Err(revert_after_error(l, batch, cause, 0));
     }
     crash_point!("batch::after_stage");
-    finish(l, batch)
-}
-
-/// Steps 5 and 6 of a staged batch: install, then the completion and its receipt.
-fn finish(l: &Locked<'_>, mut batch: Batch) -> Result<Receipt> {
     let removed = match install(l, batch.record()) {
         Ok(removed) => removed,
         Err((cause, installed)) => return Err(revert_after_error(l, batch, cause, installed)),
     };
     crash_point!("batch::after_dir_sync");
-    let receipt = match batch.complete(l, removed, false) {
-        Ok(r) => r,
-        // The completion record could not be written: revert, as for an error in step
-        // 5, so the caller's error and the disk agree.
-        Err(e) => {
-            let n = batch.record().files.len();
-            return Err(revert_after_error(l, batch, StepError::Journal(e), n));
-        }
+    let receipt = batch.receipt(removed, false);
+    Ok(Landed { batch, receipt })
+}
+
+/// Step 6, the completion of a landed batch: `Committing → Committed`, its receipt and
+/// the tx states, in one durable journal write, under the lock the batch was applied
+/// with. Conditional: if the batch as stored is no longer `Committing` (another path
+/// settled it), nothing is written and this is not an error — there is exactly one
+/// receipt either way. An error leaves the batch `Committing`: every file already holds
+/// its post-image, so the next recovery completes it with the same receipt (but
+/// `by_recovery`); the error says so ([`Attention::CompletionNotRecorded`]). Never a
+/// revert: the caller may already hold the receipt.
+pub(crate) fn complete(l: &Locked<'_>, landed: Landed) -> Result<()> {
+    let Landed { mut batch, receipt } = landed;
+    crash_point!("batch::before_complete");
+    let (tx, id) = (receipt.tx, receipt.batch);
+    let not_recorded = |e: Error| Error::NeedsAttention {
+        tx,
+        batch: id,
+        attention: Attention::CompletionNotRecorded {
+            journal: e.to_string(),
+            files: receipt.files.iter().map(|f| f.path.to_string()).collect(),
+        },
     };
+    match Batch::find(l, id) {
+        Ok(Some(stored)) if stored.record().state != BatchState::Committing => return Ok(()),
+        Ok(_) => {}
+        Err(e) => return Err(not_recorded(e)),
+    }
+    match batch.complete_as(l, &receipt) {
+        Ok(()) => {}
+        // Settled by another path between the check and the write: the journal refused
+        // the overtaken step, and wrote nothing.
+        Err(Error::Journal(crate::error::JournalError::IllegalTransition(_))) => return Ok(()),
+        Err(e) => return Err(not_recorded(e)),
+    }
     crash_point!("batch::after_complete");
-    Ok(receipt)
+    Ok(())
 }
 
 /// Step 3, the intent and commit point. When its journal write fails after the batch
@@ -240,7 +275,7 @@ fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepErro
     Ok(removed)
 }
 
-/// Error in step 4 or 5 (or the completion write): `Reverting` (durable), the
+/// Error in step 4 or 5: `Reverting` (durable), the
 /// `installed` files back to their pre-images (the others were never touched), temps and
 /// new directories removed, `Aborted`.
 fn revert_after_error(

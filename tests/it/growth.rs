@@ -21,6 +21,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
         let json = serde_json::json!({"edits":[{"op":"replace_lines","path":"big.rs","start":line,"end":line,"content":format!("// edited {i}\n")}]}).to_string();
         let p = ws.preview(&json);
         ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
     };
     // The first commit stores the file once; growth is measured after it.
     commit_line(0);
@@ -40,6 +41,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     let last = ws.journal.log(Some(1)).unwrap()[0].tx;
     let committed = std::fs::read(ws.path("big.rs")).unwrap();
     ws.journal.rollback(last, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let restored = std::fs::read(ws.path("big.rs")).unwrap();
     assert_ne!(restored, committed);
     assert_eq!(
