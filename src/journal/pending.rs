@@ -22,6 +22,25 @@ pub const COMPLETION_THREAD: &str = "ue-completion";
 thread_local! {
     /// True on a completion's own thread, which the barrier lets through.
     static ON_COMPLETION_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// How many journal write transactions this thread is inside ([`in_write`]): a
+    /// thread that holds redb's write lock must not wait for a completion, which needs
+    /// that lock to finish.
+    static WRITING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Run `f` (the body of a journal write transaction) marked as inside a write, for the
+/// barrier: reads made inside it do not wait (the completion cannot commit before this
+/// write ends, so they see the journal as the completion will find it).
+pub(crate) fn in_write<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            WRITING.with(|w| w.set(w.get().saturating_sub(1)));
+        }
+    }
+    WRITING.with(|w| w.set(w.get() + 1));
+    let _leave = Leave;
+    f()
 }
 
 /// The background write in flight, or the error of one that failed and was not yet
@@ -80,9 +99,9 @@ impl Pending {
 
     /// The barrier: wait for the write in flight, if any; then the error of a write
     /// that failed, once (it is then forgotten). Immediate on the completion's own
-    /// thread.
+    /// thread, and inside a journal write transaction ([`in_write`]).
     pub fn wait(&self) -> Result<()> {
-        if ON_COMPLETION_THREAD.with(Cell::get) {
+        if ON_COMPLETION_THREAD.with(Cell::get) || WRITING.with(Cell::get) > 0 {
             return Ok(());
         }
         let mut slot = self.lock();

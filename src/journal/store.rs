@@ -373,7 +373,7 @@ impl Store {
             next_seq,
             now: self.clock.now_ms(),
         };
-        let out = f(&mut w)?;
+        let out = super::pending::in_write(|| f(&mut w))?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
         // disk would, before anything of it is durable.
         #[cfg(feature = "failpoints")]
@@ -398,7 +398,7 @@ impl Store {
             next_seq: 0,
             now: self.clock.now_ms(),
         };
-        let out = f(&mut w)?;
+        let out = super::pending::in_write(|| f(&mut w))?;
         w.txn.abort()?;
         Ok(out)
     }
