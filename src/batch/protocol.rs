@@ -12,6 +12,7 @@
 //! [`Error::CommitFailed`] and the workspace is byte-for-byte what it was.
 
 use std::collections::BTreeSet;
+use std::os::fd::OwnedFd;
 
 use crate::batch::drive::{self, DriveOptions, Side};
 use crate::batch::machine::{Batch, NewBatch};
@@ -76,6 +77,9 @@ pub(crate) struct Landed {
     batch: Batch,
     /// The receipt, as the completion will record it ([`Batch::receipt`]).
     pub receipt: Receipt,
+    /// The inodes the install replaced or unlinked, held so the kernel frees them when
+    /// the completion drops them, not inside the renames ([`install`]).
+    replaced: Vec<OwnedFd>,
 }
 
 /// Run the protocol for `new` under the commit lock (`l`), the gate passed, up to the
@@ -100,13 +104,17 @@ pub(crate) fn apply(
         return Err(revert_after_error(l, batch, cause, 0));
     }
     crash_point!("batch::after_stage");
-    let removed = match install(l, batch.record()) {
-        Ok(removed) => removed,
+    let (removed, replaced) = match install(l, batch.record()) {
+        Ok(done) => done,
         Err((cause, installed)) => return Err(revert_after_error(l, batch, cause, installed)),
     };
     crash_point!("batch::after_dir_sync");
     let receipt = batch.receipt(removed, false);
-    Ok(Landed { batch, receipt })
+    Ok(Landed {
+        batch,
+        receipt,
+        replaced,
+    })
 }
 
 /// Step 6, the completion of a landed batch: `Committing → Committed`, its receipt and
@@ -118,7 +126,13 @@ pub(crate) fn apply(
 /// `by_recovery`); the error says so ([`Attention::CompletionNotRecorded`]). Never a
 /// revert: the caller may already hold the receipt.
 pub(crate) fn complete(l: &Locked<'_>, landed: Landed) -> Result<()> {
-    let Landed { mut batch, receipt } = landed;
+    let Landed {
+        mut batch,
+        receipt,
+        // Dropped when this returns, after the completion: the kernel frees the
+        // replaced files' inodes then (on ext4, ~70 µs each here), off the caller's path.
+        replaced: _replaced,
+    } = landed;
     crash_point!("batch::before_complete");
     let (tx, id) = (receipt.tx, receipt.batch);
     let not_recorded = |e: Error| Error::NeedsAttention {
@@ -233,20 +247,41 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     pool::for_each(&small, |_, item| stage_one(item))
 }
 
+/// At most this many replaced inodes are held by a batch ([`install`]): a descriptor
+/// each, well under the usual 1024 open-file limit; past it, the kernel frees them in
+/// the renames as usual.
+const HOLD_MAX: usize = 256;
+
 /// Step 5: renames and unlinks in path order, emptied dirs removed, each touched
-/// directory fsynced once. Returns the directories removed, or the error with the
-/// number of files installed before it.
+/// directory fsynced once. Returns the directories removed and the replaced inodes
+/// held, or the error with the number of files installed before it.
 ///
 /// Just before its rename or unlink, each file is compared with its pre-image once
 /// more: a process that does not take the lock may have written it while the temps
 /// were staged. A changed file stops the batch before it is touched.
-fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepError, usize)> {
+///
+/// Before a rename replaces a file, or an unlink removes it, its inode is held open
+/// ([`crate::fs::FileSystem::hold`], up to [`HOLD_MAX`]): a rename that drops the last
+/// name of an inode otherwise frees it on the spot, which on ext4 (truncating its
+/// blocks) was most of a 100-file commit's serial time (≈ 75 µs of a rename's ≈ 85 µs,
+/// measured on this project's bench VM). The completion drops them after the receipt
+/// was returned. Best effort: a file that cannot be held is renamed all the same.
+fn install(
+    ws: &Locked<'_>,
+    rec: &BatchRecord,
+) -> Result<(Vec<RelPath>, Vec<OwnedFd>), (StepError, usize)> {
     let mut dirs = BTreeSet::new();
+    let mut held = Vec::new();
     for (i, f) in rec.files.iter().enumerate() {
         let fresh =
             gate::stale_paths(ws, [(&f.path, &f.pre)]).map_err(|e| (StepError::Journal(e), i))?;
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.to_string()), i));
+        }
+        if f.pre.exists() && held.len() < HOLD_MAX {
+            if let Ok(Some(fd)) = ws.fs.hold(&f.path) {
+                held.push(fd);
+            }
         }
         let done = if f.post.exists() {
             let tmp = temp_path(&f.path, rec, i);
@@ -272,7 +307,7 @@ fn install(ws: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<RelPath>, (StepErro
     let dirs: Vec<RelPath> = dirs.into_iter().collect();
     pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx("fsync dir", ws.abs(d)))
         .map_err(|e| (StepError::Io(e), n))?;
-    Ok(removed)
+    Ok((removed, held))
 }
 
 /// Error in step 4 or 5: `Reverting` (durable), the

@@ -79,6 +79,15 @@ pub trait FileSystem: Send + Sync {
     /// `fsync` a directory (the root for [`RelPath::root`]), making its entries
     /// (renames, unlinks, creations) durable.
     fn sync_dir(&self, path: &RelPath) -> io::Result<()>;
+    /// A reference to the inode at `path` (an `O_PATH` descriptor, no symlink
+    /// followed), so that when a rename or unlink removes its last name the kernel
+    /// frees it — on ext4, truncating its blocks — when the returned handle is
+    /// dropped rather than inside the rename: the batch drops it after the receipt was
+    /// returned (docs/commit-protocol.md, step 5). Only a matter of speed: `None` (the
+    /// default, for filesystems that have no inodes to hold) changes nothing else.
+    fn hold(&self, _path: &RelPath) -> io::Result<Option<OwnedFd>> {
+        Ok(None)
+    }
 }
 
 /// A file being created by [`FileSystem::write_synced`], step by step: what
@@ -332,6 +341,17 @@ impl FileSystem for StdFs {
         io_fault!("fs::rmdir");
         let (dir, name) = self.parent(path)?;
         Ok(rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)?)
+    }
+
+    fn hold(&self, path: &RelPath) -> io::Result<Option<OwnedFd>> {
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        Ok(Some(fd))
     }
 
     fn sync_dir(&self, path: &RelPath) -> io::Result<()> {
