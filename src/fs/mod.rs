@@ -360,3 +360,34 @@ impl FileSystem for StdFs {
         Ok(rustix::fs::fsync(self.open_dir(&parts)?)?)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A held inode outlives the rename that replaces its name: the descriptor still
+    /// refers to it, with no name left (`nlink` 0), and the new file is at the path.
+    /// A symlink is not followed: the descriptor is of the link itself (`O_NOFOLLOW`).
+    #[test]
+    fn a_held_inode_outlives_the_rename_that_replaces_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), b"old\n").unwrap();
+        std::fs::write(dir.path().join("t.tmp"), b"new\n").unwrap();
+        let fs = StdFs::beneath(dir.path()).unwrap();
+        let f = RelPath::parse("f.txt").unwrap();
+        let held = fs.hold(&f).unwrap().expect("StdFs holds");
+        let before = rustix::fs::fstat(&held).unwrap();
+        assert_eq!(before.st_nlink, 1);
+        fs.rename(&RelPath::parse("t.tmp").unwrap(), &f).unwrap();
+        let after = rustix::fs::fstat(&held).unwrap();
+        assert_eq!((after.st_ino, after.st_nlink), (before.st_ino, 0));
+        assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"new\n");
+        std::os::unix::fs::symlink("f.txt", dir.path().join("link")).unwrap();
+        let link = fs.hold(&RelPath::parse("link").unwrap()).unwrap().unwrap();
+        let st = rustix::fs::fstat(&link).unwrap();
+        assert_eq!(
+            rustix::fs::FileType::from_raw_mode(st.st_mode),
+            rustix::fs::FileType::Symlink
+        );
+    }
+}

@@ -348,7 +348,9 @@ fn a_returned_receipt_survives_power_loss() {
     let s0 = m.power.syncs();
     let receipt = m.journal.commit(tx, Default::default()).unwrap();
     assert_eq!(receipt.tx, tx);
-    // The power goes the instant the receipt is returned.
+    // The power goes the instant the receipt is returned: the background completion
+    // may be anywhere in its write (the cut at each of its syncs:
+    // `a_cut_at_each_sync_of_the_background_completion_keeps_the_returned_receipt`).
     let s1 = m.power.syncs();
     let m = m.reboot();
     assert_eq!(
