@@ -47,7 +47,7 @@ impl Journal {
     /// content durably; the journal's record of the completion (the same receipt) is
     /// written in the background, still under the lock, and every later call on this
     /// handle waits for it ([`Journal::flush`] waits for it and returns its error;
-    /// docs/commit-protocol.md, step 6). The reingest hook is called once after.
+    /// docs/commit-protocol.md, steps 6–7). The reingest hook is called once after.
     ///
     /// Errors (nothing on disk changed): [`Error::WrongState`], [`Error::UnknownRevision`],
     /// [`Error::ValidationFailed`], [`Error::LockTimeout`], [`Error::StaleSnapshot`]

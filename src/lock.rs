@@ -190,7 +190,7 @@ impl<'a> Locked<'a> {
 
     /// Give up the borrow of the workspace and keep the lock: the batch's completion
     /// takes it to its own thread ([`Locked::resume`]) and releases it when the
-    /// completion is durable (docs/commit-protocol.md, step 6).
+    /// completion is durable (docs/commit-protocol.md, steps 6–7).
     pub fn into_lock(self) -> CommitLock {
         self._lock
     }

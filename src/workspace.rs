@@ -22,7 +22,7 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// Called once per finished commit or rollback with the touched paths (root-relative,
 /// sorted), once every file holds its new content durably — the journal's completion
 /// record may still be being written in the background, and any call on the journal
-/// handle waits for it (docs/commit-protocol.md, step 6): the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
+/// handle waits for it (docs/commit-protocol.md, steps 6–7): the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 
@@ -452,7 +452,7 @@ impl Journal {
         Locked::acquire(&self.ws, self.lock_timeout)
     }
 
-    /// Hand a landed batch's completion (docs/commit-protocol.md, step 6) to a
+    /// Hand a landed batch's completion (docs/commit-protocol.md, steps 6–7) to a
     /// background thread, together with the commit lock: the lock is released only
     /// once the completion is durable, so no other process recovers the batch
     /// meanwhile, and every later call on this handle waits for it first.
@@ -471,7 +471,7 @@ impl Journal {
 
     /// Wait until the journal write this handle runs in the background is durable —
     /// the completion of its last commit or rollback, which returned its receipt
-    /// before that write (docs/commit-protocol.md, step 6) — and return that write's
+    /// before that write (docs/commit-protocol.md, steps 6–7) — and return that write's
     /// error if it failed: [`Error::NeedsAttention`] with
     /// [`crate::Attention::CompletionNotRecorded`] (the batch landed; the next
     /// recovery records its completion, with the same receipt). An error is returned

@@ -170,7 +170,7 @@ impl Batch {
         })
     }
 
-    /// The completion (protocol step 6): `→ Committed`, the receipt and the tx states
+    /// The completion (protocol step 7): `→ Committed`, the receipt and the tx states
     /// it implies ([`Writer::issue_receipt`]), in one durable write. The receipt is
     /// [`Batch::receipt`].
     pub fn complete(
@@ -187,7 +187,7 @@ impl Batch {
     /// The receipt of this batch, built from its record alone: `at_ms` is the time of
     /// the commit point (the intent's `Committing` entry of the history), not of the
     /// completion. So the receipt `commit` returns before its completion is written
-    /// (docs/commit-protocol.md, step 6) is the one the journal ends up holding,
+    /// (docs/commit-protocol.md, steps 6–7) is the one the journal ends up holding,
     /// whether the completion or a later recovery writes it — but for `by_recovery`,
     /// which says who wrote it.
     pub fn receipt(&self, removed_dirs: Vec<RelPath>, by_recovery: bool) -> Receipt {

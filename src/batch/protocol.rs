@@ -5,7 +5,8 @@
 //! | 3 intent = commit point | journal txn (durable): batch `Committing`, pre/post states, all blobs | rollback material is durable before anything destructive (docs/design.md, "Invariants"); from here recovery rolls forward from the blobs alone |
 //! | 4 stage | mkdir new parents; per file: temp in the target's dir, write, chown, xattrs, chmod, `fsync` | same-dir temp makes the rename atomic; the fsync makes bytes and metadata durable before the name points at them |
 //! | 5 install | `rename`/`unlink` per file, `rmdir` emptied dirs, `fsync` each touched dir once | the dir fsync makes the renames durable before the receipt says they happened |
-//! | 6 complete | journal txn (durable): `Committed` + receipt + tx state, written after the receipt was returned, under the lock | exactly one receipt; a returned receipt survives power loss (recovery writes the same one) |
+//! | 6 return | the receipt, built from the batch record ([`Landed`]) | the batch has landed: every file holds its post-image durably |
+//! | 7 complete | journal txn (durable), by a background thread that holds the lock: `Committed` + receipt + tx state, if still `Committing` ([`complete`]) | exactly one receipt; a returned receipt survives power loss (recovery writes the same one) |
 //!
 //! An error in stage or install marks `Reverting` (durable), drives every file back to
 //! its pre-image (temps and new dirs removed), then `Aborted`. The caller gets
@@ -85,7 +86,7 @@ pub(crate) struct Landed {
 /// Run the protocol for `new` under the commit lock (`l`), the gate passed, up to the
 /// directory fsyncs of step 5: the batch has landed. `tx_of` runs inside the intent's
 /// journal write and names the batch's tx (see [`Batch::intent`]). The completion
-/// (step 6) is [`complete`], which the caller runs after returning the receipt, still
+/// (step 7) is [`complete`], which the caller runs after returning the receipt, still
 /// under the lock.
 pub(crate) fn apply(
     l: &Locked<'_>,

@@ -174,7 +174,7 @@ pub enum Attention {
     },
     /// The batch landed — every file holds its new content durably and the receipt was
     /// returned — but the journal could not record its completion (the write after
-    /// the receipt, docs/commit-protocol.md step 6): the batch stays `committing`, and
+    /// the receipt, docs/commit-protocol.md step 7): the batch stays `committing`, and
     /// the next recovery completes it with the same receipt.
     CompletionNotRecorded {
         /// The journal's error.

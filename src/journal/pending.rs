@@ -1,6 +1,6 @@
 //! [`Pending`]: the one background journal write a handle may have in flight — a
 //! batch's completion, written after `commit`/`rollback` returned its receipt
-//! (docs/commit-protocol.md, step 6) — and the barrier every later access of the same
+//! (docs/commit-protocol.md, steps 6–7) — and the barrier every later access of the same
 //! handle passes first, so the handle reads its own writes.
 //!
 //! The barrier sits in [`super::Store::read`] and [`super::Store::write`] (and the other

@@ -745,7 +745,7 @@ pub struct Receipt {
     /// The time of the batch's commit point (ms since the Unix epoch): when its intent
     /// became durable, the moment from which the batch lands whatever happens. Taken
     /// from the batch record, so the receipt `commit` returns and the one the journal
-    /// holds agree even when recovery wrote the latter (docs/commit-protocol.md, step 6).
+    /// holds agree even when recovery wrote the latter (docs/commit-protocol.md, steps 6–7).
     /// (Receipts of earlier versions hold their completion's time.)
     pub at_ms: u64,
     /// True when recovery, not the committing process, completed the batch.

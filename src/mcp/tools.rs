@@ -205,7 +205,7 @@ impl EditTools {
         };
         // The completion is written in the background: wait for it, so the agent's
         // answer says whether the journal recorded the commit (docs/commit-protocol.md,
-        // step 6).
+        // step 7).
         let committed = self.journal.commit(tx, opts);
         let receipt = self.engine(
             committed.and_then(|r| self.journal.flush().map(|()| r)),

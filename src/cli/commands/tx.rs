@@ -66,7 +66,7 @@ pub(super) fn commit(
     j.set_lock_timeout(secs(lock_timeout));
     let receipt = j.commit(tx, opts)?;
     // The completion is written in the background: the receipt is printed only once
-    // it is durable (docs/commit-protocol.md, step 6).
+    // it is durable (docs/commit-protocol.md, step 7).
     j.flush()?;
     out.receipt(&receipt).map(|()| 0)
 }
