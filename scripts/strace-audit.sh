@@ -9,7 +9,9 @@
 #      two-phase commit);
 #   4. after the last rename, every target's directory was fsynced, and then the
 #      completion's journal commit (page writes, fdatasync, header, fdatasync) was
-#      durable before the receipt reached stdout.
+#      durable before the receipt reached stdout. (The library returns the receipt
+#      before its completion, which a thread of the handle writes; the CLI waits for
+#      it with Journal::flush before printing: strace -f follows that thread.)
 # Exits non-zero, naming the first violation, if any order is broken.
 #
 #   scripts/strace-audit.sh              # build, run and audit (a few seconds)

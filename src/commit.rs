@@ -43,7 +43,11 @@ impl Journal {
     ///
     /// Under the commit lock: recover any batch a dead process left, re-check every
     /// path, compare every file with its snapshot by blake3, then run ApplyBatch.
-    /// Returns the one receipt of the commit; the reingest hook is called once after.
+    /// Returns the one receipt of the commit as soon as every file holds its new
+    /// content durably; the journal's record of the completion (the same receipt) is
+    /// written in the background, still under the lock, and every later call on this
+    /// handle waits for it ([`Journal::flush`] waits for it and returns its error;
+    /// docs/commit-protocol.md, steps 6–7). The reingest hook is called once after.
     ///
     /// Errors (nothing on disk changed): [`Error::WrongState`], [`Error::UnknownRevision`],
     /// [`Error::ValidationFailed`], [`Error::LockTimeout`], [`Error::StaleSnapshot`]
@@ -87,14 +91,19 @@ impl Journal {
                     create_dirs: Vec::new(),
                     remove_dirs: Vec::new(),
                 };
-                protocol::apply(&locked, new, |w| {
+                let landed = protocol::apply(&locked, new, |w| {
                     // An `abort` or another committer may have got there first.
                     let rec = w.tx(tx)?;
                     if rec.state != TxState::Open {
                         return Err(Error::wrong_state(&rec, Verb::Apply));
                     }
                     Ok(tx)
-                })?
+                })?;
+                // Landed: the receipt is returned now, and the completion is written
+                // in the background, the lock held until it is durable.
+                let receipt = landed.receipt.clone();
+                self.complete_in_background(locked, landed);
+                receipt
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
@@ -201,9 +210,12 @@ impl Journal {
                 // The rollback tx is created in the intent's own journal write: it never
                 // exists without its batch, so it ends with the batch (committed, or
                 // aborted when the batch is reverted) and is never left open.
-                protocol::apply(&locked, new, |w| {
+                let landed = protocol::apply(&locked, new, |w| {
                     record_rollback_tx(w, &orig, &current, &xattr_blobs, revision)
-                })?
+                })?;
+                let receipt = landed.receipt.clone();
+                self.complete_in_background(locked, landed);
+                receipt
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)

@@ -12,6 +12,7 @@
 //! stays, and nothing of an in-flight batch is touched. Finally the file is compacted.
 
 use serde::{Deserialize, Serialize};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::journal::records::{FileState, TxState};
@@ -161,7 +162,13 @@ impl Journal {
                     false => self.ws.store.write(run)?,
                 }
             };
-            let compacted = !policy.dry_run && self.ws.store.compact()?;
+            // Nothing runs in the background now (the writes above waited for any
+            // completion, whose thread held the other reference): the store is ours.
+            let compacted = !policy.dry_run
+                && match Arc::get_mut(&mut self.ws) {
+                    Some(ws) => ws.store.compact()?,
+                    None => false,
+                };
             let mut pruned = pruned.into_inner();
             pruned.sort_by_key(|p| p.tx);
             Ok(GcReport {

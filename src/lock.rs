@@ -188,6 +188,18 @@ impl<'a> Locked<'a> {
         Ok(Locked { ws, _lock: lock })
     }
 
+    /// Give up the borrow of the workspace and keep the lock: the batch's completion
+    /// takes it to its own thread ([`Locked::resume`]) and releases it when the
+    /// completion is durable (docs/commit-protocol.md, steps 6–7).
+    pub fn into_lock(self) -> CommitLock {
+        self._lock
+    }
+
+    /// The lock `lock` (held since [`Locked::into_lock`]) on `ws` again.
+    pub fn resume(ws: &'a Ws, lock: CommitLock) -> Locked<'a> {
+        Locked { ws, _lock: lock }
+    }
+
     /// Take it only if it is free now: `None` while another process holds it.
     pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
         ws.writable()?;

@@ -20,7 +20,9 @@ pub const STATE_DIR: &str = ".ultra-edit";
 pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Called once per finished commit or rollback with the touched paths (root-relative,
-/// sorted), after the lock is released: the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
+/// sorted), once every file holds its new content durably — the journal's completion
+/// record may still be being written in the background, and any call on the journal
+/// handle waits for it (docs/commit-protocol.md, steps 6–7): the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
 /// "reingest once").
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 
@@ -103,7 +105,9 @@ impl Default for OpenOptions {
 /// threads or processes are serialized by redb (one write transaction at a time) and by
 /// the commit lock (one batch at a time per workspace).
 pub struct Journal {
-    pub(crate) ws: Ws,
+    /// Shared with the thread that writes a batch's completion in the background
+    /// ([`Journal::flush`]).
+    pub(crate) ws: Arc<Ws>,
     pub(crate) lock_timeout: Duration,
     pub(crate) reingest: Option<ReingestHook>,
     opened_recovery: Option<RecoveryReport>,
@@ -267,14 +271,14 @@ impl Journal {
         }
         let root_for_id = root.clone();
         let mut j = Journal {
-            ws: Ws {
+            ws: Arc::new(Ws {
                 new_file_mode: 0o666 & !crate::engine::umask(),
                 lock_path: dir.join("commit.lock"),
                 root,
                 given_root,
                 fs,
                 store,
-            },
+            }),
             lock_timeout: opts.lock_timeout,
             reingest: None,
             opened_recovery: None,
@@ -442,13 +446,60 @@ impl Journal {
     /// Take the commit lock (waiting up to the lock timeout): the token the batch
     /// protocol and recovery require.
     pub(crate) fn lock(&self) -> Result<Locked<'_>> {
+        // This handle's own completion in flight holds the lock: wait for it (and
+        // report its error) rather than poll.
+        self.ws.store.pending().wait()?;
         Locked::acquire(&self.ws, self.lock_timeout)
+    }
+
+    /// Hand a landed batch's completion (docs/commit-protocol.md, steps 6–7) to a
+    /// background thread, together with the commit lock: the lock is released only
+    /// once the completion is durable, so no other process recovers the batch
+    /// meanwhile, and every later call on this handle waits for it first.
+    pub(crate) fn complete_in_background(
+        &self,
+        locked: Locked<'_>,
+        landed: crate::batch::protocol::Landed,
+    ) {
+        let lock = locked.into_lock();
+        let ws = Arc::clone(&self.ws);
+        self.ws.store.pending().start(move || {
+            let l = Locked::resume(&ws, lock);
+            crate::batch::protocol::complete(&l, landed)
+        });
+    }
+
+    /// Wait until the journal write this handle runs in the background is durable —
+    /// the completion of its last commit or rollback, which returned its receipt
+    /// before that write (docs/commit-protocol.md, steps 6–7) — and return that write's
+    /// error if it failed: [`Error::NeedsAttention`] with
+    /// [`crate::Attention::CompletionNotRecorded`] (the batch landed; the next
+    /// recovery records its completion, with the same receipt). An error is returned
+    /// once, by whichever comes first: this, or the next call on the handle.
+    ///
+    /// Every call on the handle (reads too) waits the same way before it runs, so the
+    /// handle always shows its own commits as committed, and dropping the handle waits
+    /// too (discarding the error). Call it where the process must know the commit is
+    /// recorded before it goes on — the CLI calls it before printing a receipt, so its
+    /// process exits only after the completion is durable. Immediate when nothing is
+    /// pending.
+    pub fn flush(&self) -> Result<()> {
+        self.ws.store.pending().wait()
     }
 
     pub(crate) fn reingest(&self, paths: &[String]) {
         if let Some(hook) = &self.reingest {
             hook(paths);
         }
+    }
+}
+
+impl Drop for Journal {
+    /// Wait for the completion in flight, if any ([`Journal::flush`]): the handle's
+    /// commit lock and journal are released only after it. Its error is dropped; the
+    /// batch it concerns stays `committing` and the next recovery completes it.
+    fn drop(&mut self) {
+        let _ = self.ws.store.pending().wait();
     }
 }
 

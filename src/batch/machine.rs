@@ -171,14 +171,49 @@ impl Batch {
     }
 
     /// The completion (protocol step 7): `→ Committed`, the receipt and the tx states
-    /// it implies ([`Writer::issue_receipt`]), in one durable write.
+    /// it implies ([`Writer::issue_receipt`]), in one durable write. The receipt is
+    /// [`Batch::receipt`].
     pub fn complete(
         &mut self,
         l: &Locked<'_>,
         removed_dirs: Vec<RelPath>,
         by_recovery: bool,
     ) -> Result<Receipt> {
-        let mut receipt = None;
+        let receipt = self.receipt(removed_dirs, by_recovery);
+        self.complete_as(l, &receipt)?;
+        Ok(receipt)
+    }
+
+    /// The receipt of this batch, built from its record alone: `at_ms` is the time of
+    /// the commit point (the intent's `Committing` entry of the history), not of the
+    /// completion. So the receipt `commit` returns before its completion is written
+    /// (docs/commit-protocol.md, steps 6–7) is the one the journal ends up holding,
+    /// whether the completion or a later recovery writes it — but for `by_recovery`,
+    /// which says who wrote it.
+    pub fn receipt(&self, removed_dirs: Vec<RelPath>, by_recovery: bool) -> Receipt {
+        let rec = &self.rec;
+        let committed_at = rec
+            .history
+            .iter()
+            .find(|c| c.state == BatchState::Committing)
+            .or(rec.history.first())
+            .map_or(0, |c| c.at_ms);
+        Receipt {
+            tx: rec.tx,
+            batch: rec.batch,
+            kind: rec.kind,
+            files: rec.files.clone(),
+            created_dirs: rec.create_dirs.clone(),
+            removed_dirs,
+            bytes_written: rec.files.iter().map(|f| f.post.size()).sum(),
+            at_ms: committed_at,
+            by_recovery,
+        }
+    }
+
+    /// [`Batch::complete`] with the receipt given (built by [`Batch::receipt`]).
+    pub fn complete_as(&mut self, l: &Locked<'_>, receipt: &Receipt) -> Result<()> {
+        let by_recovery = receipt.by_recovery;
         let note = by_recovery.then(|| "completed by recovery".to_string());
         let links = chain_links(l, &self.rec)?;
         self.step(l, BatchState::Committed, note, |w, rec| {
@@ -188,26 +223,7 @@ impl Batch {
                     action: format!("completed batch of tx {}", rec.tx),
                 })?;
             }
-            let r = Receipt {
-                tx: rec.tx,
-                batch: rec.batch,
-                kind: rec.kind,
-                files: rec.files.clone(),
-                created_dirs: rec.create_dirs.clone(),
-                removed_dirs,
-                bytes_written: rec.files.iter().map(|f| f.post.size()).sum(),
-                at_ms: w.now(),
-                by_recovery,
-            };
-            w.issue_receipt(&r, &links)?;
-            receipt = Some(r);
-            Ok(())
-        })?;
-        receipt.ok_or_else(|| {
-            JournalError::Missing {
-                what: "receipt".into(),
-            }
-            .into()
+            w.issue_receipt(receipt, &links)
         })
     }
 

@@ -478,6 +478,7 @@ impl Error {
             Error::NeedsAttention { attention, .. } => match attention {
                 Attention::ForeignBytes { paths, .. } => paths.clone(),
                 Attention::RevertNotRecorded { installed, .. } => installed.clone(),
+                Attention::CompletionNotRecorded { files, .. } => files.clone(),
                 _ => Vec::new(),
             },
             _ => Vec::new(),

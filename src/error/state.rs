@@ -172,6 +172,16 @@ pub enum Attention {
         /// The error asking the journal whether the commit point is there.
         again: String,
     },
+    /// The batch landed — every file holds its new content durably and the receipt was
+    /// returned — but the journal could not record its completion (the write after
+    /// the receipt, docs/commit-protocol.md step 7): the batch stays `committing`, and
+    /// the next recovery completes it with the same receipt.
+    CompletionNotRecorded {
+        /// The journal's error.
+        journal: String,
+        /// The files of the batch, root-relative: all hold the new content.
+        files: Vec<String>,
+    },
     /// The revert after an error could not finish: the batch stays `reverting`, and the
     /// next recovery finishes the revert. Each file holds its old or its new content.
     RevertIncomplete {
@@ -205,6 +215,7 @@ impl Attention {
             Attention::ForeignBytes { .. } => Outcome::NeedsAPerson,
             Attention::RevertNotRecorded { .. } => Outcome::WillLand,
             Attention::CommitPointUnknown { .. } => Outcome::MayLand,
+            Attention::CompletionNotRecorded { .. } => Outcome::WillLand,
             Attention::RevertIncomplete { .. } => Outcome::WillRevert,
         }
     }
@@ -244,6 +255,12 @@ impl std::fmt::Display for Attention {
             Attention::CommitPointUnknown { cause, again } => write!(
                 f,
                 "the journal write of the commit point failed ({cause}) and the journal cannot say whether it reached the disk ({again}); no file was touched, and the next recovery completes the batch if its commit point reached the disk, else there is nothing to undo"
+            ),
+            Attention::CompletionNotRecorded { journal, files } => write!(
+                f,
+                "the batch landed ({} file(s) hold the new content: {}) but the journal could not record its completion ({journal}); the batch stays committing and the next recovery completes it with the same receipt",
+                files.len(),
+                files.join(", ")
             ),
             Attention::RevertIncomplete { cause, error } => write!(
                 f,

@@ -10,6 +10,7 @@
 pub(crate) mod blobs;
 pub mod codec;
 mod gc;
+pub(crate) mod pending;
 mod reader;
 pub mod records;
 mod store;

@@ -755,7 +755,11 @@ pub struct Receipt {
     pub removed_dirs: Vec<RelPath>,
     /// Total bytes of the files written.
     pub bytes_written: u64,
-    /// Completion time (ms since epoch).
+    /// The time of the batch's commit point (ms since the Unix epoch): when its intent
+    /// became durable, the moment from which the batch lands whatever happens. Taken
+    /// from the batch record, so the receipt `commit` returns and the one the journal
+    /// holds agree even when recovery wrote the latter (docs/commit-protocol.md, steps 6–7).
+    /// (Receipts of earlier versions hold their completion's time.)
     pub at_ms: u64,
     /// True when recovery, not the committing process, completed the batch.
     pub by_recovery: bool,

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
 
+use super::pending::Pending;
 use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
 use crate::error::{Error, IoContext, JournalError, Result};
 use std::sync::Arc;
@@ -18,6 +19,9 @@ pub struct Store {
     path: Option<PathBuf>,
     /// Where the time of every write comes from ([`Store::set_clock`]).
     clock: Arc<dyn Clock>,
+    /// A batch's completion written in the background, which every access waits for
+    /// ([`Pending`]).
+    pending: Pending,
 }
 
 /// The journal opened for reading and writing, or, on a read-only filesystem, for
@@ -82,6 +86,7 @@ impl Store {
             db: Db::Rw(db),
             path: Some(path.to_path_buf()),
             clock: Arc::new(SystemClock),
+            pending: Pending::default(),
         };
         store.migrate(!backed_up)?;
         Ok(store)
@@ -113,6 +118,7 @@ impl Store {
             db: Db::Ro(db),
             path: Some(path.to_path_buf()),
             clock: Arc::new(SystemClock),
+            pending: Pending::default(),
         })
     }
 
@@ -158,6 +164,7 @@ impl Store {
             db,
             path: Some(path.to_path_buf()),
             clock: Arc::new(SystemClock),
+            pending: Pending::default(),
         })
     }
 
@@ -203,6 +210,7 @@ impl Store {
             db: Db::Rw(db),
             path,
             clock: Arc::new(SystemClock),
+            pending: Pending::default(),
         };
         store.migrate(true)?;
         Ok(store)
@@ -246,6 +254,7 @@ impl Store {
     /// Returns false when redb could not compact now (another process is using the
     /// journal): nothing is lost, the pages are reused by later writes.
     pub fn compact(&mut self) -> Result<bool> {
+        self.pending.wait()?;
         let err = self.read_only();
         let Db::Rw(db) = &mut self.db else {
             return Err(err);
@@ -274,6 +283,7 @@ impl Store {
     /// read-only). Reads redb's statistics in a write transaction that is aborted:
     /// nothing is written or synced.
     pub fn allocated_bytes(&self) -> Result<Option<u64>> {
+        self.pending.wait()?;
         let Db::Rw(db) = &self.db else {
             return Ok(None);
         };
@@ -282,6 +292,12 @@ impl Store {
         let bytes = stats.allocated_pages() * stats.page_size() as u64;
         txn.abort()?;
         Ok(Some(bytes))
+    }
+
+    /// The background write of this handle in flight, if any ([`Pending`]): the
+    /// barrier every access passes, and where a batch's completion is started.
+    pub(crate) fn pending(&self) -> &Pending {
+        &self.pending
     }
 
     /// Take the time of every later write from `clock` (default: the system clock).
@@ -334,6 +350,7 @@ impl Store {
 
     /// A consistent read view.
     pub fn read(&self) -> Result<Reader> {
+        self.pending.wait()?;
         let txn = match &self.db {
             Db::Rw(db) | Db::Repaired(db) => db.begin_read()?,
             Db::Ro(db) => db.begin_read()?,
@@ -344,6 +361,7 @@ impl Store {
     /// Run `f` in one write transaction and commit it durably (`Durability::Immediate`,
     /// redb's default). If `f` fails nothing is written.
     pub fn write<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        self.pending.wait()?;
         let txn = self.rw()?.begin_write()?;
         let next_seq = {
             let events = txn.open_table(EVENTS)?;
@@ -355,7 +373,7 @@ impl Store {
             next_seq,
             now: self.clock.now_ms(),
         };
-        let out = f(&mut w)?;
+        let out = super::pending::in_write(|| f(&mut w))?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
         // disk would, before anything of it is durable.
         #[cfg(feature = "failpoints")]
@@ -373,13 +391,14 @@ impl Store {
     /// Run `f` in a write transaction and then abort it: what `f` returns, with nothing
     /// of it recorded (`journal gc --dry-run`).
     pub fn write_dry_run<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        self.pending.wait()?;
         let txn = self.rw()?.begin_write()?;
         let mut w = Writer {
             txn,
             next_seq: 0,
             now: self.clock.now_ms(),
         };
-        let out = f(&mut w)?;
+        let out = super::pending::in_write(|| f(&mut w))?;
         w.txn.abort()?;
         Ok(out)
     }

@@ -203,7 +203,14 @@ impl EditTools {
             max_preview_age: self.preview_ttl,
             ..Default::default()
         };
-        let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
+        // The completion is written in the background: wait for it, so the agent's
+        // answer says whether the journal recorded the commit (docs/commit-protocol.md,
+        // step 7).
+        let committed = self.journal.commit(tx, opts);
+        let receipt = self.engine(
+            committed.and_then(|r| self.journal.flush().map(|()| r)),
+            &agent,
+        )?;
         let reingested = self.reingest(reingest, &[&receipt]);
         Ok(shapes::commit_json(
             &self.journal,
@@ -229,7 +236,11 @@ impl EditTools {
             force: a.bool("force")?.unwrap_or(false),
             ..Default::default()
         };
-        let receipt = self.engine(self.journal.rollback(tx, opts), &agent)?;
+        let rolled_back = self.journal.rollback(tx, opts);
+        let receipt = self.engine(
+            rolled_back.and_then(|r| self.journal.flush().map(|()| r)),
+            &agent,
+        )?;
         let reingested = self.reingest(a.bool("reingest")?.unwrap_or(true), &[&receipt]);
         let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
         Ok(json!({
@@ -606,7 +617,8 @@ impl EditTools {
             let _ = self.journal.abort(p.tx);
             return out.succeed(idx, items, &self.journal, &p, None);
         }
-        match self.journal.commit(p.tx, CommitOptions::default()) {
+        let committed = self.journal.commit(p.tx, CommitOptions::default());
+        match committed.and_then(|r| self.journal.flush().map(|()| r)) {
             Ok(r) => out.succeed(idx, items, &self.journal, &p, Some(r)),
             Err(e) => {
                 let err = ToolError::from_engine(&e, agent);

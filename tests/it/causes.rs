@@ -10,6 +10,7 @@ fn commit_of_a_committed_tx_that_gc_pruned_says_it_is_committed() {
     let mut ws = workspace();
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"run.sh","content":"x\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     ws.journal
         .gc(GcPolicy {
             keep_days: Some(0),

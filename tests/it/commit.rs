@@ -45,6 +45,7 @@ fn atomic_commit_produces_single_receipt() {
         .set_reingest_hook(move |paths| seen.lock().unwrap().push(paths.to_vec()));
     let p = ws.preview(FIVE_FILES);
     let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(r.tx, p.tx);
     assert_eq!(r.kind, BatchKind::Commit { revision: 0 });
     let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
@@ -86,6 +87,7 @@ fn candidate_and_commit_diff_match() {
     let ws = workspace();
     let p = ws.preview(FIVE_FILES);
     let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     for f in &p.files {
         let on_disk = std::fs::read(ws.path(&f.path)).ok();
         let disk_diff = ultra_edit::edit::candidate_diff(
@@ -197,6 +199,7 @@ fn commit_requires_lock() {
     // Released: the same commit goes through.
     FileExt::unlock(&lock).unwrap();
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
 }
 
 #[test]
@@ -256,6 +259,7 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         );
         // Nothing is stuck: the same tx commits with a healthy filesystem.
         ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
         assert_eq!(ws.read("docs/new/guide.md"), b"guide\n");
     }
 }
@@ -287,4 +291,102 @@ fn a_second_process_can_show_and_commit_a_tx_the_first_created() {
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    7\n}\n");
     // And this process's handle, open all along, sees it.
     assert_eq!(ws.journal.show(tx, None).unwrap().state, TxState::Committed);
+}
+
+/// The completion of a commit is written after `commit` returned, by a background
+/// thread that holds the commit lock until it is durable (docs/commit-protocol.md,
+/// step 6). Meanwhile another handle (as another process would) sees the tx not yet
+/// committed, and its own commit waits for the lock; once it gets it, the first batch
+/// is `Committed` by its own completion — the second committer did not recover it —
+/// and each tx has exactly one receipt.
+#[test]
+fn another_handle_committing_waits_for_a_pending_completion_and_does_not_recover_it() {
+    use crate::support::hooked::{Gate, Hooked, COMPLETION_THREAD};
+    let ws = workspace();
+    let a_tx = ws
+        .preview(r#"{"edits":[{"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    11\n"}]}"#)
+        .tx;
+    let b_tx = ws
+        .preview(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper_b"}]}"#)
+        .tx;
+    // Handle A: its completion's thread waits at its first journal write until the
+    // gate opens.
+    let gate = Arc::new(Gate::default());
+    let held = gate.clone();
+    let backend = Hooked::on_journal_of(ws.root(), move |_| {
+        if std::thread::current().name() == Some(COMPLETION_THREAD) {
+            held.pass();
+        }
+        Ok(())
+    });
+    let a = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let receipt = a.commit(a_tx, Default::default()).unwrap();
+    assert!(!receipt.by_recovery);
+    // Landed: the file holds its new bytes; the journal has not recorded it yet.
+    assert!(ws.read("src/lib.rs").ends_with(b"    11\n}\n"));
+    assert_eq!(ws.journal.show(a_tx, None).unwrap().state, TxState::Open);
+    assert!(receipts_of(&ws.journal, a_tx).is_empty());
+    // Handle B commits its own tx: it needs the lock, which A's completion holds.
+    let b = std::thread::scope(|s| {
+        let committing = s.spawn(|| ws.journal.commit(b_tx, Default::default()));
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            !committing.is_finished(),
+            "B committed while A's lock was held"
+        );
+        gate.set(true);
+        committing.join().unwrap()
+    });
+    let b = b.unwrap();
+    a.flush().unwrap();
+    ws.journal.flush().unwrap();
+    assert!(!b.by_recovery);
+    for (tx, batch) in [(a_tx, receipt.batch), (b_tx, b.batch)] {
+        assert_eq!(receipts_of(&ws.journal, tx), vec![batch], "tx {tx}");
+        assert_eq!(ws.journal.show(tx, None).unwrap().state, TxState::Committed);
+    }
+    // A's receipt as recorded is the one A returned: written by A's completion, not by
+    // a recovery in B.
+    let mut recorded = Vec::new();
+    ws.journal
+        .dump(
+            DumpFilter {
+                tx: Some(a_tx.into()),
+                since_seq: 0,
+                ..Default::default()
+            },
+            |e| {
+                if let Some(ultra_edit::DumpDetail::Receipt(r)) = e.detail {
+                    recorded.push(r);
+                }
+                Ok(true)
+            },
+        )
+        .unwrap();
+    assert_eq!(recorded, vec![receipt]);
+}
+
+/// Every call on the handle after `commit` returned waits for its completion: the
+/// handle never shows its own commit as still open. (A failed completion's error:
+/// `tests/it/powercut.rs`, `a_cut_at_each_sync_of_the_background_completion_…`.)
+#[test]
+fn the_committing_handle_reads_its_own_commit_without_a_flush() {
+    let ws = workspace();
+    let p = ws.preview(FIVE_FILES);
+    let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    // No flush: `show` waits for the completion itself.
+    assert_eq!(
+        ws.journal.show(p.tx, None).unwrap().state,
+        TxState::Committed
+    );
+    assert_eq!(receipts_of(&ws.journal, p.tx), vec![r.batch]);
+    ws.journal.flush().unwrap();
+    ws.journal.flush().unwrap();
 }

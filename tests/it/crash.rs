@@ -31,6 +31,9 @@ const POINTS: &[(&str, bool, bool)] = &[
     ("batch::after_stage", true, true),
     ("batch::after_install_file", true, true),
     ("batch::after_dir_sync", true, true),
+    // On the completion's thread, after the receipt was returned (the CLI is waiting
+    // in `flush` before printing it): recovery writes the completion.
+    ("batch::before_complete", true, true),
     ("batch::after_complete", true, false),
 ];
 
@@ -75,6 +78,9 @@ fn committed_six() -> (Ws, u64) {
     let ws = workspace();
     let tx = ws.preview(SIX_FILES).tx;
     ws.journal.commit(tx, Default::default()).unwrap();
+    // The completion is written after `commit` returns: durable before another
+    // process looks.
+    ws.journal.flush().unwrap();
     (ws, tx)
 }
 
@@ -230,8 +236,8 @@ fn process_crash_matrix_every_failpoint_every_hit() {
         "process crash matrix: {exercised} crash points exercised, all held ({:?})",
         started.elapsed()
     );
-    // 1 file: 8 points; 6 files (4 written, 2 deleted) and both rollbacks: 16 each.
-    assert_eq!(exercised, 8 + 16 * 3);
+    // 1 file: 9 points; 6 files (4 written, 2 deleted) and both rollbacks: 17 each.
+    assert_eq!(exercised, 9 + 17 * 3);
 }
 
 #[test]

@@ -202,6 +202,7 @@ fn conflict_markers_are_refused_by_default_and_allowed_by_policy() {
         ("conflict_markers", ultra_edit::Severity::Warning)
     );
     j.commit(p.handle, CommitOptions::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(ws.read("notes.md"), marked.as_bytes());
     // A plan's own policy wins over the journal's: strict again.
     let strict = Plan {
@@ -287,6 +288,7 @@ fn expiry_is_checked_for_other_verbs_by_check_preview_age() {
     j.check_preview_age(p.handle, None).unwrap();
     // Without a max age on the journal, the commit goes through.
     j.commit(p.handle, CommitOptions::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(j.tx(p.handle).unwrap().state, TxState::Committed);
     assert_eq!(
         fs::metadata(ws.path("x")).unwrap().permissions().mode() & 0o777,
@@ -398,9 +400,11 @@ fn gc_keep_days_uses_the_journal_clock() {
     .unwrap();
     let old = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
     j.commit(old.handle, CommitOptions::default()).unwrap();
+    j.flush().unwrap();
     clock.advance(Duration::from_secs(2 * 86_400));
     let young = j.preview(&hand_built(vec![write_file("x", "2")])).unwrap();
     j.commit(young.handle, CommitOptions::default()).unwrap();
+    j.flush().unwrap();
     let report = j
         .gc(ultra_edit::GcPolicy {
             keep_days: Some(1),
@@ -454,6 +458,7 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
         p.validation[0].message
     );
     j.commit(p.handle, CommitOptions::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(ws.read("src/a.rs"), b"fn (\n");
     // The tools: two writes of one path and a broken candidate.
     let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap())).with_policy(

@@ -72,6 +72,7 @@ fn a_full_disk_fails_the_commit_cleanly_and_the_next_one_works() {
     // Room again: the same tx commits.
     std::fs::remove_file(root.join("filler")).unwrap();
     j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"edited\n");
     assert_eq!(
         std::fs::metadata(root.join("big.txt")).unwrap().len(),

@@ -32,6 +32,7 @@ fn a_mode_only_change_is_a_change_shown_committed_and_rolled_back() {
         "old mode 100600\nnew mode 100755\n"
     );
     let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(r.files.len(), 1);
     assert_eq!(
         (ws.mode("run2.sh"), ws.read("run2.sh")),
@@ -60,6 +61,7 @@ fn a_content_and_mode_change_shows_both() {
         "{d}"
     );
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(
         (ws.mode("src/b.rs"), ws.read("src/b.rs")),
         (0o600, b"x\n".to_vec())
@@ -81,6 +83,7 @@ fn a_file_deleted_then_recreated_in_a_later_revision_keeps_its_mode() {
         .unwrap();
     assert_eq!(r.files[0].candidate.mode(), Some(0o640));
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(
         (ws.mode("src/b.rs"), ws.read("src/b.rs")),
         (0o640, b"again\n".to_vec())
@@ -162,6 +165,7 @@ fn owner_and_group_are_kept_by_commit_rollback_and_redo() {
         })
     );
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let state = |ws: &Ws| {
         (
             ws.read("app.conf"),
@@ -367,6 +371,7 @@ fn user_extended_attributes_are_kept_and_a_change_to_them_is_stale() {
         r#"{"edits":[{"op":"replace_text","path":"tagged.txt","old":"one","new":"two"}]}"#,
     );
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(
         (ws.read("tagged.txt"), user_xattrs(&ws, "tagged.txt")),
         (b"two\n".to_vec(), want.clone())
@@ -441,6 +446,7 @@ fn a_file_its_owner_cannot_write_is_replaced_and_keeps_its_mode() {
     let p =
         ws.preview(r#"{"edits":[{"op":"replace_file","path":"locked.txt","content":"thawed\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(
         (ws.read("locked.txt"), ws.mode("locked.txt")),
         (b"thawed\n".to_vec(), 0o444)

@@ -209,6 +209,7 @@ fn journal_verify_reports_batch_state_events_that_break_the_state_machine() {
     let ws = workspace();
     let tx = ws.preview(EDIT_B).tx;
     ws.journal.commit(tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let events = TableDefinition::<u64, &[u8]>::new("events");
     let (committed_seq, appended_seq) = {
         let mut b = redb::Builder::new();

@@ -112,6 +112,7 @@ fn a_root_given_through_a_symlink_accepts_absolute_paths_in_the_library_and_mcp(
     let p = j.preview(&plan(&port_plan(&abs))).unwrap();
     assert_eq!(p.files[0].path, "shared/real.toml");
     j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(fs::read(ws.join("shared/real.toml")).unwrap(), TOML_AFTER);
 
     // MCP: m1nd's single-file edit by the alias path, previewed and committed.
@@ -201,6 +202,7 @@ fn names_that_differ_only_by_unicode_normalization_are_two_files() {
     assert_eq!(p.files.len(), 1);
     assert_eq!(p.files[0].path, nfc);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read(nfc), b"NFC\n");
     assert_eq!(ws.read(nfd), b"nfd\n");
     // Both in one plan: two files, two paths in the journal, each restored by rollback.
@@ -217,9 +219,11 @@ fn names_that_differ_only_by_unicode_normalization_are_two_files() {
     expect.sort();
     assert_eq!(paths, expect);
     let receipt = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read(nfc), b"one\n");
     assert_eq!(ws.read(nfd), b"two\n");
     ws.journal.rollback(receipt.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read(nfc), b"NFC\n");
     assert_eq!(ws.read(nfd), b"nfd\n");
     let dump = cli(

@@ -85,6 +85,7 @@ fn workspace_on(m: &Mount) -> PathBuf {
         ))
         .unwrap();
     j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
     j.preview(&plan(
         r#"{"edits":[{"op":"replace_file","path":"a.txt","content":"three\n"}]}"#,
     ))

@@ -64,6 +64,7 @@ fn migration_from_the_committed_v3_fixture() {
     // The migrated history still works: v3 states recorded no owner, and a rollback of
     // a v3 commit restores the exact bytes and modes.
     let r = j.rollback(4, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(r.tx, 8);
     assert_eq!(
         std::fs::read(dir.path().join("src/main.rs")).unwrap(),
@@ -71,6 +72,7 @@ fn migration_from_the_committed_v3_fixture() {
     );
     assert!(r.files.iter().all(|f| f.pre.owner().is_some()));
     j.commit(7, Default::default()).unwrap();
+    j.flush().unwrap();
     assert!(!dir.path().join("run.sh").exists());
     let v = j.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);

@@ -48,6 +48,7 @@ fn migration_from_the_committed_v4_fixture_gives_the_journal_an_id() {
     assert_eq!(j.id().to_string(), id);
     // The open v4 preview commits by handle.
     let r = j.commit(j.handle(2), Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(r.tx, 2);
     assert_eq!(
         std::fs::read(dir.path().join("notes.txt")).unwrap(),
@@ -55,6 +56,7 @@ fn migration_from_the_committed_v4_fixture_gives_the_journal_an_id() {
     );
     // And the v4 commit rolls back by handle.
     j.rollback(j.handle(1), Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(
         std::fs::read(dir.path().join("src/main.rs")).unwrap(),
         b"fn main() {\n    println!(\"hello\");\n}\n"

@@ -50,6 +50,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     let commit_line = |i: usize| {
         let p = ws.preview(&plan(i));
         ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
     };
     // The first commit stores the file once; growth is measured after it.
     commit_line(0);
@@ -80,6 +81,7 @@ fn one_line_commits_to_a_1_mib_file_grow_the_journal_by_little() {
     let last = ws.journal.log(Some(1)).unwrap()[0].tx;
     let committed = std::fs::read(ws.path("big.rs")).unwrap();
     ws.journal.rollback(last, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let restored = std::fs::read(ws.path("big.rs")).unwrap();
     let mut expected = committed.clone();
     let old_line = &lines[(COMMITS * 7919) % LINES];

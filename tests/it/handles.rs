@@ -42,8 +42,10 @@ fn a_handle_names_its_journal_and_every_verb_takes_it() {
         .unwrap();
     assert_eq!((r.handle, r.revision), (p.handle, 1));
     let receipt = ws.journal.commit(parsed, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() {}\npub fn c() {}\n");
     let undo = ws.journal.rollback(parsed, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
     assert_eq!(ws.journal.tx(parsed).unwrap().state, TxState::RolledBack);
     let log = ws.journal.log(Some(1)).unwrap();
@@ -106,7 +108,9 @@ fn another_journals_handle_is_refused_and_changes_nothing() {
     assert_eq!(a.journal.tx(1).unwrap().state, TxState::Open);
     // Each handle commits in its own journal only.
     b.journal.commit(pb.handle, Default::default()).unwrap();
+    b.journal.flush().unwrap();
     a.journal.commit(pa.handle, Default::default()).unwrap();
+    a.journal.flush().unwrap();
     assert_eq!(a.read("src/b.rs"), b"pub fn from_a() {}\n");
     assert_eq!(b.read("src/b.rs"), b"pub fn from_b() {}\n");
 }
@@ -147,6 +151,7 @@ fn a_backup_restored_in_place_keeps_its_handles_and_a_copy_elsewhere_does_not() 
     );
     // Its own handles work in the copy.
     c.commit(c.handle(p.tx), Default::default()).unwrap();
+    c.flush().unwrap();
     assert_eq!(
         fs::read(copy.path().join("src/b.rs")).unwrap(),
         b"pub fn b() {}\n"
@@ -160,6 +165,7 @@ fn a_backup_restored_in_place_keeps_its_handles_and_a_copy_elsewhere_does_not() 
     let j = Journal::open(dir.path()).unwrap();
     assert_eq!((j.id(), j.copied_from()), (id, None));
     j.commit(p.handle, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(
         fs::read(dir.path().join("src/b.rs")).unwrap(),
         b"pub fn b() {}\n"
@@ -229,6 +235,7 @@ fn a_state_dir_outside_the_root_holds_the_journal_and_serves_one_root() {
     // Reopened from the state dir: the preview survived; the commit works as usual.
     let j = Journal::open_with(root.path(), opts()).unwrap();
     j.commit(p.handle, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"new\n");
     // Without the option the root has no journal.
     assert!(matches!(
@@ -281,6 +288,7 @@ fn the_lock_of_an_outside_state_dir_is_the_same_lock() {
     assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"old\n");
     fs2::FileExt::unlock(&held).unwrap();
     j.commit(p.handle, Default::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"new\n");
 }
 

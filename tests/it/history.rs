@@ -44,6 +44,7 @@ fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
     ws.write("f.txt", b"X\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let undo = |tx| {
         ws.journal
             .rollback(tx, RollbackOptions::default())
@@ -114,9 +115,11 @@ fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
     ws.write("f.txt", b"a\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     // The rollback's journal writes: intent (with its tx, the commit point), completion.
-    // The second fails, and so does every write after it (the revert cannot be
-    // recorded either): the file already holds the rolled-back bytes.
+    // The second fails, after the rollback landed (the CLI waits for the completion
+    // before it prints): the file already holds the rolled-back bytes, and the batch
+    // stays committing for the next recovery to complete.
     let out = run_ue(
         ws.root(),
         &["--json", "rollback", "1"],
@@ -128,14 +131,14 @@ fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
     assert_eq!(v["tx"], 2);
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("1 file(s) already hold the new content (f.txt)")
-            && msg.contains("the next recovery completes the batch"),
+        msg.contains("the batch landed (1 file(s) hold the new content: f.txt)")
+            && msg.contains("the next recovery completes it with the same receipt"),
         "{msg}"
     );
     // As data: the change will land.
     assert_eq!(v["error"]["outcome"], "will_land");
     assert_eq!(
-        v["error"]["attention"]["revert_not_recorded"]["installed"],
+        v["error"]["attention"]["completion_not_recorded"]["files"],
         serde_json::json!(["f.txt"])
     );
     assert_eq!(ws.read("f.txt"), b"a\n");
@@ -237,6 +240,7 @@ fn a_rollback_interrupted_after_its_intent_lands_and_before_it_leaves_no_tx() {
         let ws = ws_ab();
         let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b2\n"}]}"#);
         ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
         let out = run_ue(
             ws.root(),
             &["rollback", "1"],
@@ -256,6 +260,7 @@ fn a_rollback_interrupted_after_its_intent_lands_and_before_it_leaves_no_tx() {
             assert_eq!(rows, [(1, TxState::Committed, None, None)]);
             verify_ok(ws.root());
             let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
+            ws.journal.flush().unwrap();
             assert_eq!(ws.read("f.txt"), b"a\n", "{point}");
             assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
             continue;
@@ -291,6 +296,7 @@ fn a_rollback_that_fails_while_staging_leaves_no_open_tx() {
     let ws = ws_ab();
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b2\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let before = ws.tree();
     let out = run_ue(
         ws.root(),
@@ -309,6 +315,7 @@ fn a_rollback_that_fails_while_staging_leaves_no_open_tx() {
     );
     verify_ok(ws.root());
     let r = ws.journal.rollback(1, RollbackOptions::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read("f.txt"), b"a\n");
     assert_eq!(ws.journal.tx(r.tx).unwrap().state, TxState::Committed);
 }
@@ -433,6 +440,7 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     ws.write("f.txt", b"X\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let undo = |tx, force| {
         ws.journal
             .rollback(
@@ -495,6 +503,7 @@ fn two_rollbacks_of_one_commit_leave_states_that_follow_the_disk() {
     ws.write("f.txt", b"X\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let undo = |tx, force| {
         ws.journal
             .rollback(

@@ -75,11 +75,13 @@ fn migration_from_the_committed_v1_fixture() {
         b"fn main() {\n    println!(\"kept\");\n}\n"
     );
     j.rollback(3, RollbackOptions::default()).unwrap();
+    j.flush().unwrap();
     assert_eq!(
         std::fs::read(dir.path().join("src/main.rs")).unwrap(),
         b"fn main() {\n    println!(\"hello\");\n}\n"
     );
     j.commit(4, Default::default()).unwrap();
+    j.flush().unwrap();
     assert!(!dir.path().join("run.sh").exists());
     assert!(j.verify().unwrap().ok);
 }
@@ -116,6 +118,7 @@ fn stats_count_everything() {
     let ws = workspace();
     let p = ws.preview(r#"{"policy":{"syntax_errors":"allow"},"edits":[{"op":"replace_file","path":"src/b.rs","content":"b\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     ws.journal
         .rollback(p.tx, RollbackOptions::default())
         .unwrap();
@@ -154,6 +157,7 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
         let json = serde_json::json!({"edits":[{"op":"replace_file","path":"big.txt","content":format!("{big}{i}\n")}]}).to_string();
         let p = ws.preview(&json);
         ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
         txs.push(p.tx);
     }
     let open = ws
@@ -210,6 +214,7 @@ fn gc_keeps_rollback_material_of_kept_txs_and_shrinks_the_file() {
         "{err:?}"
     );
     ws.journal.commit(open, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let log = ws.journal.log(None).unwrap();
     let pruned: Vec<_> = log.iter().filter(|e| e.pruned).collect();
     assert_eq!(pruned.len(), 5);
@@ -285,6 +290,7 @@ fn dump_filters_by_tx_kind_and_since() {
         .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
         .tx;
     ws.journal.commit(a, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let b = ws
         .preview(r#"{"edits":[{"op":"delete_file","path":"crlf.txt"}]}"#)
         .tx;
@@ -414,6 +420,7 @@ fn damaged_journals_give_clear_errors() {
         .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
         .tx;
     ws.journal.commit(tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let path = ws.path(".ultra-edit/journal.redb");
     let len = std::fs::metadata(&path).unwrap().len();
     std::fs::OpenOptions::new()
@@ -430,6 +437,7 @@ fn damaged_journals_give_clear_errors() {
         .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
         .tx;
     ws.journal.commit(tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     {
         let db = raw_db(ws.root());
         let txn = db.begin_write().unwrap();
@@ -466,6 +474,7 @@ fn damaged_journals_give_clear_errors() {
             .preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#)
             .tx;
         ws.journal.commit(tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
         let mut bytes = std::fs::read(path_of(&ws)).unwrap();
         let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
         for _ in 0..64 {

@@ -166,6 +166,7 @@ fn lock_timeout_names_the_holder_pid_and_a_sigkilled_holder_never_blocks() {
     ws.journal.set_lock_timeout(Duration::from_secs(10));
     let t0 = Instant::now();
     let receipt = ws.journal.commit(tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let took = t0.elapsed();
     assert!(
         took < Duration::from_secs(2),
@@ -301,6 +302,7 @@ fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
     ws.journal.set_lock_timeout(Duration::from_secs(10));
     let t0 = Instant::now();
     let receipt = ws.journal.commit(live_tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     assert_eq!(receipt.tx, live_tx);
     // The dead process's batch was past its commit point: the recovery before the live

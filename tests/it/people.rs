@@ -23,7 +23,9 @@ fn log_says_what_rollbacks_and_pruned_txs_are() {
     let ws = workspace();
     let p = ws.preview(r#"{"description":"rename","edits":[{"op":"replace_text","path":"src/a.rs","old":"a()","new":"aa()"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     ws.journal.rollback(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let lines = log_lines(&ws);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].starts_with("tx 2     "), "{lines:?}");
@@ -38,6 +40,7 @@ fn log_says_what_rollbacks_and_pruned_txs_are() {
     // Pruned: the line counts are gone, and the line does not pretend they were 0.
     let q = ws.preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#);
     ws.journal.commit(q.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let out = cli(ws.root(), &["journal", "gc", "--keep-last", "1"], None);
     assert!(out.status.success(), "{}", text(&out));
     let lines = log_lines(&ws);

@@ -253,16 +253,19 @@ fn kind(label: &str) -> &str {
     }
 }
 
+/// A commit and its completion, which is written after `commit` returned: `flush`
+/// waits for it (and fails when a cut stopped it).
 fn commit(m: &Machine, tx: u64) -> bool {
-    m.journal.commit(tx, Default::default()).is_ok()
+    m.journal.commit(tx, Default::default()).is_ok() && m.journal.flush().is_ok()
 }
 
 fn rollback(m: &Machine, tx: u64) -> bool {
-    m.journal.rollback(tx, RollbackOptions::default()).is_ok()
+    m.journal.rollback(tx, RollbackOptions::default()).is_ok() && m.journal.flush().is_ok()
 }
 
 fn commit_uncut(m: &Machine, tx: u64) {
     m.journal.commit(tx, Default::default()).unwrap();
+    m.journal.flush().unwrap();
 }
 
 fn assert_pre_or_post(tree: &Tree, pre: &Tree, post: &Tree, at: &str) {
@@ -345,7 +348,9 @@ fn a_returned_receipt_survives_power_loss() {
     let s0 = m.power.syncs();
     let receipt = m.journal.commit(tx, Default::default()).unwrap();
     assert_eq!(receipt.tx, tx);
-    // The power goes the instant the receipt is returned.
+    // The power goes the instant the receipt is returned: the background completion
+    // may be anywhere in its write (the cut at each of its syncs:
+    // `a_cut_at_each_sync_of_the_background_completion_keeps_the_returned_receipt`).
     let s1 = m.power.syncs();
     let m = m.reboot();
     assert_eq!(
@@ -369,6 +374,84 @@ fn a_returned_receipt_survives_power_loss() {
     let rbs = m.rollbacks_of(tx);
     assert_eq!(rbs.len(), 1);
     assert_eq!(rbs[0].1, TxState::Committed);
+}
+
+/// The completion is written after `commit` (or `rollback`) returned its receipt
+/// (docs/commit-protocol.md, step 6). A cut at each of its syncs, with the receipt
+/// already in the caller's hands: after the reboot, recovery has written the receipt,
+/// exactly one, equal to the returned one in every field but `by_recovery` (true: the
+/// recovery wrote it), and the tree is the post-state.
+#[test]
+fn a_cut_at_each_sync_of_the_background_completion_keeps_the_returned_receipt() {
+    let pre = initial_tree();
+    for rolling_back in [false, true] {
+        let prepare = |m: &Machine, tx: u64| {
+            if rolling_back {
+                commit_uncut(m, tx);
+            }
+        };
+        let batch = |m: &Machine, tx: u64| match rolling_back {
+            false => m.journal.commit(tx, Default::default()),
+            true => m.journal.rollback(tx, RollbackOptions::default()),
+        };
+        let base = baseline(prepare, |m, tx| {
+            batch(m, tx).is_ok() && m.journal.flush().is_ok()
+        });
+        // The completion's syncs: every journal sync after the last directory fsync.
+        let last_dir_sync = base
+            .syncs
+            .iter()
+            .rposition(|s| s.starts_with("fsync dir"))
+            .expect("the batch syncs directories");
+        let completion: Vec<u64> = (last_dir_sync as u64 + 2..=base.n()).collect();
+        assert_eq!(
+            completion.len(),
+            2,
+            "rollback: {rolling_back}: the completion is one journal commit of 2 syncs: {:?}",
+            base.syncs
+        );
+        for k in completion {
+            let at = format!("rollback: {rolling_back}, cut at sync {k}/{}", base.n());
+            let (m, tx) = Machine::new();
+            prepare(&m, tx);
+            m.power.cut_at(m.power.syncs() + k);
+            let returned = batch(&m, tx).unwrap_or_else(|e| panic!("{at}: {e}"));
+            let flushed = m.journal.flush();
+            assert!(
+                matches!(
+                    &flushed,
+                    Err(ultra_edit::Error::NeedsAttention {
+                        attention: ultra_edit::Attention::CompletionNotRecorded { .. },
+                        ..
+                    })
+                ),
+                "{at}: {flushed:?}"
+            );
+            // The error is reported once.
+            assert!(m.journal.flush().is_ok(), "{at}");
+            assert!(m.power.is_cut(), "{at}");
+            let m = m.reboot();
+            let want = if rolling_back { &pre } else { &base.post };
+            assert_eq!(&m.tree(), want, "{at}");
+            let receipts = receipts_of(&m, returned.tx);
+            assert_eq!(receipts.len(), 1, "{at}: {receipts:?}");
+            let recorded = &receipts[0];
+            assert!(recorded.by_recovery, "{at}");
+            assert!(!returned.by_recovery, "{at}");
+            assert_eq!(
+                Receipt {
+                    by_recovery: false,
+                    ..recorded.clone()
+                },
+                returned,
+                "{at}"
+            );
+            m.assert_settled(&at);
+            // Recovery's receipt is durable, and a second recovery writes no other.
+            let m = m.reboot();
+            assert_eq!(receipts_of(&m, returned.tx).len(), 1, "{at}");
+        }
+    }
 }
 
 /// A recorded preview is durable once `preview` returns (its one journal write is an

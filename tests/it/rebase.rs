@@ -155,6 +155,7 @@ fn rebase_clean_merge_commits() {
         Some(BlobHash::of(disk.as_bytes()))
     );
     let receipt = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(receipt.kind, ultra_edit::BatchKind::Commit { revision: 1 });
     assert_eq!(
         String::from_utf8(ws.read("f.txt")).unwrap(),
@@ -260,6 +261,7 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
         .unwrap();
     assert!(fix.ready_to_commit, "{:?}", fix.validation);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(
         String::from_utf8(ws.read("f.txt")).unwrap(),
         "line 1\nline 2\nagent 3\nhuman 4\nline 5\nline 6\n"
@@ -389,6 +391,7 @@ fn revision_can_add_and_drop_files() {
         .iter()
         .any(|i| i.code == "candidate_equals_source" && i.path == "src/a.rs"));
     let r = ws.journal.commit(p0.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(r.files.len(), 1);
     assert_eq!(
         ws.read("src/a.rs"),

@@ -39,6 +39,7 @@ fn post_tree() -> BTreeMap<String, String> {
     let ws = workspace();
     let p = ws.preview(FIVE_FILES);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     ws.tree()
 }
 
@@ -179,6 +180,7 @@ fn batches_of_the_earlier_two_record_intent_still_recover() {
             assert_eq!(j.show(p.tx, None).unwrap().state, TxState::Open);
             // The tx commits normally afterwards, with the new protocol.
             j.commit(p.tx, Default::default()).unwrap();
+            j.flush().unwrap();
             assert_eq!(ws.tree(), post);
         }
         assert!(j.verify().unwrap().ok, "{:?}", j.verify().unwrap().problems);
@@ -247,6 +249,7 @@ fn a_rollback_interrupted_after_its_commit_point_is_completed() {
     let pre = ws.tree();
     let p = ws.preview(FIVE_FILES);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let j = faulty(&ws, FaultFs::crash_after(5)); // 4 temps staged, 1 rename done
     assert!(crashed(j.rollback(p.tx, RollbackOptions::default())));
     let j = Journal::open(ws.root()).unwrap();

@@ -16,6 +16,7 @@ fn regression_a_file_named_like_a_temp_is_neither_deleted_nor_editable() {
         r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#,
     );
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read("src/.ue-1-0.tmp"), b"PRECIOUS\n");
     let err = ws
         .journal
@@ -227,6 +228,7 @@ fn regression_a_failed_rollback_leaves_no_open_rollback_tx() {
         r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"h2"}]}"#,
     );
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     let j = faulty(&ws, FaultFs::fail(Op::Rename, "src/a.rs", 28));
     let err = j.rollback(p.tx, RollbackOptions::default()).unwrap_err();
     assert!(matches!(err, Error::CommitFailed { .. }), "{err:?}");

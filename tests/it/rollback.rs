@@ -14,6 +14,7 @@ fn rollback_restores_exact_pre_commit_snapshot() {
     let before = ws.tree();
     let p = ws.preview(MIXED);
     let c = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     assert_eq!(ws.read("gen/deep/out.bin"), [0u8, 0xFF, 0, 1]);
     assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
     assert_ne!(ws.tree(), before);
@@ -95,6 +96,7 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     let before = ws.tree();
     let p = ws.preview(MIXED);
     ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
     ws.write("src/lib.rs", b"edited after the commit\n");
     let changed = ws.tree();
     let err = ws

@@ -465,7 +465,7 @@ const IO_OPS: [&str; 7] = [
 ];
 
 /// Every crash point and the side its crash leaves (docs/commit-protocol.md).
-const CRASH_POINTS: [(&str, Side); 9] = [
+const CRASH_POINTS: [(&str, Side); 10] = [
     ("batch::after_lock", Side::Pre),
     ("batch::after_intent", Side::Post),
     ("batch::after_commit_point", Side::Post),
@@ -473,6 +473,7 @@ const CRASH_POINTS: [(&str, Side); 9] = [
     ("batch::after_stage", Side::Post),
     ("batch::after_install_file", Side::Post),
     ("batch::after_dir_sync", Side::Post),
+    ("batch::before_complete", Side::Post),
     ("batch::after_complete", Side::Post),
     ("revert::after_restore_file", Side::Pre),
 ];

@@ -7,54 +7,98 @@ use std::sync::Arc;
 use ultra_edit::{Journal, OpenOptions};
 
 use crate::support::faultfs::{FaultFs, Op};
-use crate::support::hooked::{BackendOp, Hooked};
+use crate::support::hooked::{BackendOp, Gate, Hooked, COMPLETION_THREAD};
 use crate::support::*;
 
-/// (file fsyncs, directory fsyncs, journal syncs) of one commit of `plan`. The journal
-/// syncs do not count the one redb makes when a commit grows the file (`grow()` syncs
-/// the new length before using it; redb 4.6 `cached_file.rs`, `sync_file`): whether a
-/// commit grows the file depends on the journal's layout, not on the protocol.
-fn count(ws: &Ws, plan_json: &str) -> (usize, usize, usize) {
-    let (j, fs, syncs) = open_counted(ws);
+/// The syncs of one batch: file fsyncs, directory fsyncs, and journal syncs made on
+/// the caller's side (before `commit` returned) and by the background completion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Syncs {
+    files: usize,
+    dirs: usize,
+    journal: usize,
+    completion: usize,
+}
+
+/// What a [`Counted`] journal and file system record.
+struct Counted {
+    journal: Journal,
+    fs: Arc<FaultFs>,
+    /// Journal syncs on any thread but the completion's.
+    syncs: Arc<AtomicUsize>,
+    /// Journal syncs on the completion's thread.
+    completion_syncs: Arc<AtomicUsize>,
+    /// Closed: the completion's thread waits at its first journal write.
+    gate: Arc<Gate>,
+}
+
+impl Counted {
+    /// The syncs since `mark` (from [`Counted::mark`]).
+    fn since(&self, mark: (usize, usize, usize)) -> Syncs {
+        let log = self.fs.log()[mark.0..].to_vec();
+        Syncs {
+            files: log.iter().filter(|(op, _)| *op == Op::WriteSynced).count(),
+            dirs: log.iter().filter(|(op, _)| *op == Op::SyncDir).count(),
+            journal: self.syncs.load(Ordering::SeqCst) - mark.1,
+            completion: self.completion_syncs.load(Ordering::SeqCst) - mark.2,
+        }
+    }
+    fn mark(&self) -> (usize, usize, usize) {
+        (
+            self.fs.log().len(),
+            self.syncs.load(Ordering::SeqCst),
+            self.completion_syncs.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Run `batch` with the completion held at its gate: the syncs made before `batch`
+    /// returned (the critical path), then those after the gate opened and `flush`
+    /// returned (all of them).
+    fn batch(&self, batch: impl FnOnce(&Journal)) -> (Syncs, Syncs) {
+        let mark = self.mark();
+        self.gate.set(false);
+        batch(&self.journal);
+        let returned = self.since(mark);
+        self.gate.set(true);
+        self.journal.flush().unwrap();
+        (returned, self.since(mark))
+    }
+}
+
+/// The syncs of one commit of `plan`, before it returned and after `flush`.
+fn count(ws: &Ws, plan_json: &str) -> (Syncs, Syncs) {
+    let c = open_counted(ws);
     // redb's first commits after an open also persist its allocator state (one more
     // sync each); two previews by this handle reach the steady state, then the
     // commit's syncs are counted.
-    let tx = j.preview(&plan(plan_json)).unwrap().tx;
-    j.preview(&plan(plan_json)).unwrap();
-    let opened = syncs.load(Ordering::SeqCst);
-    j.commit(tx, Default::default()).unwrap();
-    let log = fs.log();
-    let files = log.iter().filter(|(op, _)| *op == Op::WriteSynced).count();
-    let dirs = log.iter().filter(|(op, _)| *op == Op::SyncDir).count();
-    (files, dirs, syncs.load(Ordering::SeqCst) - opened)
+    let tx = c.journal.preview(&plan(plan_json)).unwrap().tx;
+    c.journal.preview(&plan(plan_json)).unwrap();
+    c.batch(|j| {
+        j.commit(tx, Default::default()).unwrap();
+    })
 }
 
 /// `ws`'s journal opened on a file system that logs its operations and a journal
-/// backend that counts its syncs: (journal, the file system, the sync count).
-fn open_counted(ws: &Ws) -> (Journal, Arc<FaultFs>, Arc<AtomicUsize>) {
-    let (backend, syncs) = counting_backend(ws);
-    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
-    let j = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            fs: Some(fs.clone()),
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    (j, fs, syncs)
-}
-
-/// The journal of `ws` on a backend that counts its syncs, but not the one redb makes
-/// when it grows the file: a sync with no write since the last `set_len`.
-fn counting_backend(ws: &Ws) -> (Hooked, Arc<AtomicUsize>) {
+/// backend that counts its syncs, by thread.
+fn open_counted(ws: &Ws) -> Counted {
     let syncs = Arc::new(AtomicUsize::new(0));
+    let completion_syncs = Arc::new(AtomicUsize::new(0));
+    let gate = Arc::new(Gate::default());
+    gate.set(true);
     let resized = std::sync::atomic::AtomicBool::new(false);
-    let counter = syncs.clone();
+    let (counter, on_completion, held) = (syncs.clone(), completion_syncs.clone(), gate.clone());
+    // Not counted: the sync redb makes when it grows the file, a sync with no write
+    // since the last `set_len`.
     let backend = Hooked::on_journal_of(ws.root(), move |op| {
+        let completion = std::thread::current().name() == Some(COMPLETION_THREAD);
+        if completion {
+            held.pass();
+        }
         match op {
             BackendOp::Sync if resized.swap(false, Ordering::SeqCst) => {}
+            BackendOp::Sync if completion => {
+                on_completion.fetch_add(1, Ordering::SeqCst);
+            }
             BackendOp::Sync => {
                 counter.fetch_add(1, Ordering::SeqCst);
             }
@@ -63,7 +107,23 @@ fn counting_backend(ws: &Ws) -> (Hooked, Arc<AtomicUsize>) {
         }
         Ok(())
     });
-    (backend, syncs)
+    let fs = Arc::new(FaultFs::default().beneath(ws.root()));
+    let journal = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            fs: Some(fs.clone()),
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    Counted {
+        journal,
+        fs,
+        syncs,
+        completion_syncs,
+        gate,
+    }
 }
 
 #[test]
@@ -76,29 +136,63 @@ fn a_commit_performs_exactly_the_documented_syncs() {
         let edits: Vec<_> = (0..n)
             .map(|i| serde_json::json!({"op":"replace_file","path":format!("d/f{i}.txt"),"content":format!("new {i}\n")}))
             .collect();
-        let (files, dirs, journal) = count(&ws, &serde_json::json!({ "edits": edits }).to_string());
-        // n temp-file fsyncs, 1 directory fsync, and the 2 journal commits (the intent,
-        // which is the commit point, and the completion) of JOURNAL_SYNCS_PER_COMMIT
-        // syncs each: n + 5.
+        let (returned, total) = count(&ws, &serde_json::json!({ "edits": edits }).to_string());
+        // Before `commit` returns: n temp-file fsyncs, 1 directory fsync and the intent
+        // (the commit point), one journal commit of JOURNAL_SYNCS_PER_COMMIT syncs:
+        // n + 3. The completion, one more journal commit, comes after: n + 5 in all.
+        let one = JOURNAL_SYNCS_PER_COMMIT;
         assert_eq!(
-            (files, dirs, journal),
-            (n, 1, 2 * JOURNAL_SYNCS_PER_COMMIT),
-            "n = {n}"
+            returned,
+            Syncs {
+                files: n,
+                dirs: 1,
+                journal: one,
+                completion: 0
+            },
+            "n = {n}, before commit returned"
+        );
+        assert_eq!(
+            total,
+            Syncs {
+                files: n,
+                dirs: 1,
+                journal: one,
+                completion: one
+            },
+            "n = {n}, after flush"
         );
     }
     // Deletions need no file fsync; a created directory adds its parent's fsync.
     let ws = workspace();
-    let (files, dirs, journal) = count(
+    let (returned, total) = count(
         &ws,
         r#"{"edits":[{"op":"delete_file","path":"run.sh"},{"op":"create_file","path":"new/x.txt","content":"x"}]}"#,
     );
-    assert_eq!((files, dirs, journal), (1, 2, 2 * JOURNAL_SYNCS_PER_COMMIT));
+    let one = JOURNAL_SYNCS_PER_COMMIT;
+    assert_eq!(
+        returned,
+        Syncs {
+            files: 1,
+            dirs: 2,
+            journal: one,
+            completion: 0
+        }
+    );
+    assert_eq!(
+        total,
+        Syncs {
+            files: 1,
+            dirs: 2,
+            journal: one,
+            completion: one
+        }
+    );
 }
 
 #[test]
 fn a_rollback_performs_exactly_the_documented_syncs() {
     // A rollback is a batch like a commit: its intent (which also creates the rollback
-    // tx) is its commit point, then the completion.
+    // tx) is its commit point, then the completion, after `rollback` returned.
     let ws = workspace();
     for i in 0..10 {
         ws.write(&format!("d/f{i}.txt"), format!("old {i}\n").as_bytes());
@@ -106,21 +200,35 @@ fn a_rollback_performs_exactly_the_documented_syncs() {
     let edits: Vec<_> = (0..10)
         .map(|i| serde_json::json!({"op":"replace_file","path":format!("d/f{i}.txt"),"content":format!("new {i}\n")}))
         .collect();
-    let (j, fs, syncs) = open_counted(&ws);
-    let tx = j
+    let c = open_counted(&ws);
+    let tx = c
+        .journal
         .preview(&plan(&serde_json::json!({ "edits": edits }).to_string()))
         .unwrap()
         .tx;
-    j.commit(tx, Default::default()).unwrap();
-    let (journal0, log0) = (syncs.load(Ordering::SeqCst), fs.log().len());
-    j.rollback(tx, Default::default()).unwrap();
-    let log = fs.log()[log0..].to_vec();
-    let files = log.iter().filter(|(op, _)| *op == Op::WriteSynced).count();
-    let dirs = log.iter().filter(|(op, _)| *op == Op::SyncDir).count();
-    let journal = syncs.load(Ordering::SeqCst) - journal0;
+    c.journal.commit(tx, Default::default()).unwrap();
+    c.journal.flush().unwrap();
+    let (returned, total) = c.batch(|j| {
+        j.rollback(tx, Default::default()).unwrap();
+    });
+    let one = JOURNAL_SYNCS_PER_COMMIT;
     assert_eq!(
-        (files, dirs, journal),
-        (10, 1, 2 * JOURNAL_SYNCS_PER_COMMIT)
+        returned,
+        Syncs {
+            files: 10,
+            dirs: 1,
+            journal: one,
+            completion: 0
+        }
+    );
+    assert_eq!(
+        total,
+        Syncs {
+            files: 10,
+            dirs: 1,
+            journal: one,
+            completion: one
+        }
     );
     assert_eq!(ws.read("d/f3.txt"), b"old 3\n");
 }

@@ -64,7 +64,11 @@ pub(super) fn commit(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    out.receipt(&j.commit(tx, opts)?).map(|()| 0)
+    let receipt = j.commit(tx, opts)?;
+    // The completion is written in the background: the receipt is printed only once
+    // it is durable (docs/commit-protocol.md, step 7).
+    j.flush()?;
+    out.receipt(&receipt).map(|()| 0)
 }
 
 pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -79,7 +83,9 @@ pub(super) fn rollback(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    out.receipt(&j.rollback(tx, opts)?).map(|()| 0)
+    let receipt = j.rollback(tx, opts)?;
+    j.flush()?;
+    out.receipt(&receipt).map(|()| 0)
 }
 
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {

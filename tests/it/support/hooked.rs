@@ -94,3 +94,33 @@ impl StorageBackend for Hooked {
         self.inner.query_lock_range(s, e)
     }
 }
+
+/// The name the library gives the thread that writes a batch's completion in the
+/// background (src/journal/pending.rs): a hook tells the completion's journal writes
+/// from the caller's by it.
+pub const COMPLETION_THREAD: &str = "ue-completion";
+
+/// A gate a hook can hold the completion's thread at ([`Gate::pass`]) until the test
+/// opens it.
+#[derive(Default)]
+pub struct Gate {
+    open: std::sync::Mutex<bool>,
+    opened: std::sync::Condvar,
+}
+
+impl Gate {
+    /// Open or close the gate.
+    pub fn set(&self, open: bool) {
+        *self.open.lock().unwrap() = open;
+        self.opened.notify_all();
+    }
+    /// Wait until open, at most 10 s (a test that forgot to open it fails, not hangs).
+    pub fn pass(&self) {
+        let open = self.open.lock().unwrap();
+        let (open, _) = self
+            .opened
+            .wait_timeout_while(open, std::time::Duration::from_secs(10), |o| !*o)
+            .unwrap();
+        assert!(*open, "the gate was never opened");
+    }
+}

@@ -1,0 +1,133 @@
+//! [`Pending`]: the one background journal write a handle may have in flight — a
+//! batch's completion, written after `commit`/`rollback` returned its receipt
+//! (docs/commit-protocol.md, steps 6–7) — and the barrier every later access of the same
+//! handle passes first, so the handle reads its own writes.
+//!
+//! The barrier sits in [`super::Store::read`] and [`super::Store::write`] (and the other
+//! accesses of the store): whatever a verb reads or writes, it first waits for the
+//! pending completion. The completion's own thread passes it (it is the write being
+//! waited for). A completion that failed is reported once, as the error of the next
+//! access, or of [`Pending::wait`] called by `Journal::flush`.
+
+use std::cell::Cell;
+use std::sync::Mutex;
+use std::thread::JoinHandle;
+
+use crate::error::{Error, JournalError, Result};
+
+/// The name of the thread that writes a completion: tests tell its journal syncs from
+/// those of the caller by it.
+pub const COMPLETION_THREAD: &str = "ue-completion";
+
+thread_local! {
+    /// True on a completion's own thread, which the barrier lets through.
+    static ON_COMPLETION_THREAD: Cell<bool> = const { Cell::new(false) };
+    /// How many journal write transactions this thread is inside ([`in_write`]): a
+    /// thread that holds redb's write lock must not wait for a completion, which needs
+    /// that lock to finish.
+    static WRITING: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Run `f` (the body of a journal write transaction) marked as inside a write, for the
+/// barrier: reads made inside it do not wait (the completion cannot commit before this
+/// write ends, so they see the journal as the completion will find it).
+pub(crate) fn in_write<T>(f: impl FnOnce() -> T) -> T {
+    struct Leave;
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            WRITING.with(|w| w.set(w.get().saturating_sub(1)));
+        }
+    }
+    WRITING.with(|w| w.set(w.get() + 1));
+    let _leave = Leave;
+    f()
+}
+
+/// The background write in flight, or the error of one that failed and was not yet
+/// reported.
+#[derive(Default)]
+pub struct Pending {
+    slot: Mutex<Slot>,
+}
+
+#[derive(Default)]
+struct Slot {
+    running: Option<JoinHandle<Result<()>>>,
+    failed: Option<Error>,
+}
+
+impl Pending {
+    /// Run `job` on a new thread ([`COMPLETION_THREAD`]); every later access of the
+    /// store waits for it. The caller has passed the barrier (nothing else is in
+    /// flight). If no thread can be started, `job` runs here, before this returns.
+    pub fn start(&self, job: impl FnOnce() -> Result<()> + Send + 'static) {
+        let mut slot = self.lock();
+        if let Some(earlier) = slot.running.take() {
+            // Not reached through the verbs (they pass the barrier first); kept so that
+            // two completions never overlap.
+            if let Err(e) = join(earlier) {
+                slot.failed.get_or_insert(e);
+            }
+        }
+        // The job is shared with the fallback below: a failed spawn hands it back
+        // through this cell instead of dropping it.
+        let job = std::sync::Arc::new(Mutex::new(Some(job)));
+        let theirs = job.clone();
+        let spawned = std::thread::Builder::new()
+            .name(COMPLETION_THREAD.into())
+            .spawn(move || {
+                ON_COMPLETION_THREAD.with(|c| c.set(true));
+                let job = theirs.lock().ok().and_then(|mut j| j.take());
+                match job {
+                    Some(job) => crate::workspace::guarded(job),
+                    None => Ok(()),
+                }
+            });
+        match spawned {
+            Ok(handle) => slot.running = Some(handle),
+            Err(_) => {
+                let job = job.lock().ok().and_then(|mut j| j.take());
+                if let Some(job) = job {
+                    drop(slot);
+                    if let Err(e) = crate::workspace::guarded(job) {
+                        self.lock().failed.get_or_insert(e);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The barrier: wait for the write in flight, if any; then the error of a write
+    /// that failed, once (it is then forgotten). Immediate on the completion's own
+    /// thread, and inside a journal write transaction ([`in_write`]).
+    pub fn wait(&self) -> Result<()> {
+        if ON_COMPLETION_THREAD.with(Cell::get) || WRITING.with(Cell::get) > 0 {
+            return Ok(());
+        }
+        let mut slot = self.lock();
+        if let Some(running) = slot.running.take() {
+            if let Err(e) = join(running) {
+                slot.failed.get_or_insert(e);
+            }
+        }
+        match slot.failed.take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slot> {
+        // A panic while holding this lock cannot leave the slot inconsistent (every
+        // update is one assignment): use it anyway.
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+fn join(handle: JoinHandle<Result<()>>) -> Result<()> {
+    handle.join().unwrap_or_else(|_| {
+        Err(JournalError::Panicked {
+            message: "the background completion panicked".into(),
+        }
+        .into())
+    })
+}
