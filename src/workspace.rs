@@ -23,7 +23,8 @@ pub const DEFAULT_LOCK_TIMEOUT: Duration = Duration::from_secs(10);
 /// sorted), once every file holds its new content durably — the journal's completion
 /// record may still be being written in the background, and any call on the journal
 /// handle waits for it (docs/commit-protocol.md, steps 6–7): the embedder's reingest (docs/design.md, "Lifecycle" › 4. Persistence,
-/// "reingest once").
+/// "reingest once"). A panic in the hook is caught: the commit or rollback still
+/// returns its receipt ([`Journal::commit`]).
 pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 
 /// A path a commit or rollback touched ([`Journal::touched`]): what an embedder
@@ -487,9 +488,14 @@ impl Journal {
         self.ws.store.pending().wait()
     }
 
+    /// Call the reingest hook, if any. The batch has landed and its receipt is the
+    /// caller's answer: a panic of the hook (the embedder's code, already reported by
+    /// the process's panic hook) is caught here and does not turn the commit or
+    /// rollback into an error — else the caller would lose the receipt of a change
+    /// that is on disk, and might retry it.
     pub(crate) fn reingest(&self, paths: &[String]) {
         if let Some(hook) = &self.reingest {
-            hook(paths);
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(paths)));
         }
     }
 }

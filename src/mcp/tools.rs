@@ -420,7 +420,10 @@ impl EditTools {
         }
     }
 
-    /// Call the reingest hook once with every path of `receipts`.
+    /// Call the reingest hook once with every path of `receipts`: true if it ran to its
+    /// end. A panic of the hook (the embedder's code; the process's panic hook has
+    /// reported it) is caught and answers false (`reingested: false`): the write landed
+    /// and its receipt is the tool's answer, so the panic must not replace it.
     fn reingest(&self, wanted: bool, receipts: &[&Receipt]) -> bool {
         let mut paths: Vec<String> = receipts
             .iter()
@@ -430,8 +433,7 @@ impl EditTools {
         paths.dedup();
         match &self.reingest {
             Some(hook) if wanted && !paths.is_empty() => {
-                hook(&paths);
-                true
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| hook(&paths))).is_ok()
             }
             _ => false,
         }

@@ -8,6 +8,7 @@ mod symbols;
 mod causes;
 mod cli;
 mod commit;
+mod completion_races;
 mod crash;
 mod diffs;
 mod edges;

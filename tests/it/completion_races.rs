@@ -1,0 +1,408 @@
+//! The completion written after `commit`/`rollback` returned (docs/commit-protocol.md,
+//! steps 6–7), under races: one handle used from several threads, a failed completion
+//! followed by more calls on the same handle, a reingest hook calling back into the
+//! journal, and gc right after a commit. Every loop is bounded by count and time.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ultra_edit::{DumpFilter, EventKind, Journal, OpenOptions, RollbackOptions, TxState};
+
+use crate::support::hooked::{BackendOp, Hooked, COMPLETION_THREAD};
+use crate::support::*;
+
+/// Receipt batches of `tx` recorded in the journal.
+fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
+    let mut out = Vec::new();
+    j.dump(
+        DumpFilter {
+            tx: Some(tx.into()),
+            since_seq: 0,
+            ..Default::default()
+        },
+        |e| {
+            if let EventKind::ReceiptIssued { batch, .. } = e.event.kind {
+                out.push(batch);
+            }
+            Ok(true)
+        },
+    )
+    .unwrap();
+    out
+}
+
+/// Files under the root whose names look like the batch's temp files.
+fn temps(root: &std::path::Path) -> Vec<String> {
+    tree_state(root)
+        .into_keys()
+        .filter(|p| p.contains(".ue-") || p.contains(".tmp"))
+        .collect()
+}
+
+fn edit(n: usize) -> String {
+    format!(r#"{{"edits":[{{"op":"replace_file","path":"f{n}.txt","content":"new {n}\n"}}]}}"#)
+}
+
+/// One handle, shared by threads: one commits and rolls back in turn while the others
+/// preview, log, show, stats and abort their own txs. Every commit returned shows as
+/// committed to every later call, with exactly one receipt.
+#[test]
+fn one_handle_shared_by_threads_keeps_one_receipt_per_commit() {
+    let ws = workspace();
+    for n in 0..8 {
+        ws.write(&format!("f{n}.txt"), b"old\n");
+    }
+    let j = &ws.journal;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let stop = AtomicBool::new(false);
+    let receipts = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for n in 0..8 {
+                if Instant::now() > deadline {
+                    break;
+                }
+                let p = j.preview(&plan(&edit(n))).unwrap();
+                let r = j.commit(p.tx, Default::default()).unwrap();
+                // No flush: the next call on this thread sees it committed.
+                assert_eq!(j.tx(p.tx).unwrap().state, TxState::Committed);
+                receipts.lock().unwrap().push(r.clone());
+                if n % 2 == 0 {
+                    let back = j.rollback(p.tx, RollbackOptions::default()).unwrap();
+                    assert_eq!(j.tx(p.tx).unwrap().state, TxState::RolledBack);
+                    receipts.lock().unwrap().push(back);
+                }
+            }
+            stop.store(true, Ordering::SeqCst);
+        });
+        for k in 0..3 {
+            let stop = &stop;
+            s.spawn(move || {
+                let mut i = 0;
+                while !stop.load(Ordering::SeqCst) && i < 400 && Instant::now() < deadline {
+                    i += 1;
+                    match (i + k) % 4 {
+                        0 => {
+                            j.log(Some(5)).unwrap();
+                        }
+                        1 => {
+                            j.stats().unwrap();
+                        }
+                        2 => {
+                            let p = j
+                                .preview(&plan(r#"{"edits":[{"op":"create_file","path":"other.txt","content":"x\n"}]}"#))
+                                .unwrap();
+                            j.abort(p.tx).unwrap();
+                        }
+                        _ => {
+                            j.flush().unwrap();
+                        }
+                    }
+                }
+            });
+        }
+    });
+    j.flush().unwrap();
+    j.flush().unwrap();
+    let receipts = receipts.into_inner().unwrap();
+    assert_eq!(receipts.len(), 12);
+    for r in &receipts {
+        assert!(!r.by_recovery);
+        assert_eq!(receipts_of(j, r.tx), vec![r.batch], "tx {}", r.tx);
+    }
+    assert!(temps(ws.root()).is_empty(), "{:?}", temps(ws.root()));
+    assert!(j.verify().unwrap().ok);
+}
+
+/// Commit, an immediate rollback, another commit, no flush between: each sees the
+/// previous one completed; a handle dropped right after a commit leaves it recorded.
+#[test]
+fn commit_rollback_commit_without_flush_then_drop() {
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let j = Journal::open(ws.root()).unwrap();
+    let p = j.preview(&plan(&edit(0))).unwrap();
+    let a = j.commit(p.tx, Default::default()).unwrap();
+    let b = j.rollback(p.tx, RollbackOptions::default()).unwrap();
+    let c = j.rollback(b.tx, RollbackOptions::default()).unwrap();
+    drop(j);
+    assert_eq!(ws.read("f0.txt"), b"new 0\n");
+    for r in [&a, &b, &c] {
+        assert_eq!(receipts_of(&ws.journal, r.tx), vec![r.batch]);
+    }
+    // Rolling back the rollback redoes the commit: the original is committed again.
+    assert_eq!(ws.journal.tx(a.tx).unwrap().state, TxState::Committed);
+    assert_eq!(ws.journal.tx(b.tx).unwrap().state, TxState::RolledBack);
+    assert_eq!(ws.journal.tx(c.tx).unwrap().state, TxState::Committed);
+}
+
+/// A reingest hook that calls back into the journal through another handle (log, and a
+/// commit of its own) while this handle's completion holds the commit lock: no
+/// deadlock, both commits recorded once.
+#[test]
+fn a_reingest_hook_calling_back_into_the_journal_does_not_deadlock() {
+    let mut ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    ws.write("f1.txt", b"old\n");
+    let second = ws.preview(&edit(1)).tx;
+    let root = ws.root().to_path_buf();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let out = seen.clone();
+    let once = AtomicUsize::new(0);
+    ws.journal.set_reingest_hook(move |_paths| {
+        if once.fetch_add(1, Ordering::SeqCst) > 0 {
+            return;
+        }
+        let other = Journal::open(&root).map_err(|e| e.to_string());
+        let res = other.and_then(|o| {
+            o.log(None).map_err(|e| e.to_string())?;
+            let r = o
+                .commit(second, Default::default())
+                .map_err(|e| e.to_string())?;
+            o.flush().map_err(|e| e.to_string())?;
+            Ok(r)
+        });
+        out.lock().unwrap().push(res);
+    });
+    let p = ws.preview(&edit(0));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let j = &ws.journal;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let _ = tx.send(j.commit(p.tx, Default::default()));
+        });
+        let r = rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("commit with a reingest hook calling back hung");
+        let r = r.unwrap();
+        assert_eq!(receipts_of(j, r.tx), vec![r.batch]);
+    });
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 1);
+    let inner = seen[0].as_ref().unwrap();
+    assert_eq!(receipts_of(&ws.journal, second), vec![inner.batch]);
+    assert_eq!(ws.read("f1.txt"), b"new 1\n");
+}
+
+/// The completion's journal write fails with an I/O error: the next call reports
+/// `CompletionNotRecorded` once; later calls on the same handle work (or say clearly
+/// why not), and the batch is completed by the next recovery with the returned
+/// receipt.
+///
+/// Fails today: a real I/O error in the completion's redb commit poisons the redb
+/// database of the handle (`PreviousIo`), so every later call on it — `log`, `tx`,
+/// the next `commit` — fails with "Previous I/O error occurred. Please close and
+/// re-open the database." (an untyped `JournalError::Storage`) until the handle is
+/// dropped and a new one opened. A long-lived handle (`ultra-edit serve`, an embedder
+/// such as m1nd) is unusable after one full disk at a completion. The batch itself is
+/// safe: a new handle's recovery records the returned receipt (asserted below). The
+/// fix (the store reopens its redb database after `PreviousIo`, or a typed error saying
+/// to reopen) is not small: left for the store's owner.
+#[test]
+#[ignore = "a redb I/O error at the completion poisons the handle: every later call fails until it is reopened"]
+fn a_failed_completion_is_reported_once_and_the_handle_goes_on() {
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    ws.write("f1.txt", b"old\n");
+    let p = ws.preview(&edit(0));
+    let q = ws.preview(&edit(1));
+    let fail = Arc::new(AtomicBool::new(true));
+    let f2 = fail.clone();
+    let backend = Hooked::on_journal_of(ws.root(), move |op| {
+        if op == BackendOp::Write
+            && std::thread::current().name() == Some(COMPLETION_THREAD)
+            && f2.swap(false, Ordering::SeqCst)
+        {
+            return Err(io::Error::from_raw_os_error(28));
+        }
+        Ok(())
+    });
+    let a = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = a.commit(p.tx, Default::default()).unwrap();
+    let first = a.log(None);
+    assert!(
+        matches!(
+            &first,
+            Err(ultra_edit::Error::NeedsAttention {
+                attention: ultra_edit::Attention::CompletionNotRecorded { .. },
+                ..
+            })
+        ),
+        "{first:?}"
+    );
+    // Reported once.
+    assert!(a.flush().is_ok());
+    let second = a.log(None).map(|l| l.len());
+    let c = a.commit(q.tx, Default::default());
+    drop(a);
+    let j = Journal::open(ws.root()).unwrap();
+    let recorded = receipts_of(&j, p.tx);
+    assert_eq!(recorded, vec![r.batch]);
+    assert_eq!(j.tx(p.tx).unwrap().state, TxState::Committed);
+    assert_eq!(j.tx(q.tx).unwrap().state, TxState::Committed);
+    assert_eq!(second.unwrap(), 2);
+    assert_eq!(receipts_of(&j, q.tx), vec![c.unwrap().batch]);
+}
+
+/// gc (with compaction) right after a commit, no flush: compaction happens (the
+/// completion's thread gave back its reference) and the commit is recorded once.
+#[test]
+fn gc_right_after_a_commit_compacts_and_keeps_the_receipt() {
+    let mut ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let p = ws.preview(&edit(0));
+    let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    let report = ws
+        .journal
+        .gc(ultra_edit::GcPolicy {
+            keep_last: Some(10),
+            ..Default::default()
+        })
+        .unwrap();
+    assert!(report.compacted, "{report:?}");
+    assert_eq!(receipts_of(&ws.journal, r.tx), vec![r.batch]);
+}
+
+/// The MCP tools over one shared handle, called from several threads at once (as the
+/// server's blocking pool does): apply_batch and edit_preview + edit_commit on two
+/// threads, journal_log and journal_dump on a third. Every call answers; every commit
+/// shows in the log as committed with one receipt.
+#[test]
+fn the_tools_over_one_handle_answer_concurrent_commits_and_logs() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    for n in 0..12 {
+        ws.write(&format!("f{n}.txt"), b"old\n");
+    }
+    let tools = EditTools::new(Arc::new(Journal::open(ws.root()).unwrap()));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let done = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for n in 0..6 {
+                let v = tools
+                    .call(
+                        "apply_batch",
+                        json!({"agent_id": "a", "atomic": true, "edits": [
+                            {"file_path": format!("f{n}.txt"), "new_content": format!("a {n}\n")}]}),
+                    )
+                    .unwrap_or_else(|e| panic!("apply_batch {n}: {e:?}"));
+                assert_eq!(v["files_written"], 1, "{v}");
+            }
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+        s.spawn(|| {
+            for n in 6..12 {
+                let v = tools
+                    .call(
+                        "edit_preview",
+                        json!({"agent_id": "b", "edits": [
+                            {"op": "replace_file", "path": format!("f{n}.txt"), "content": format!("b {n}\n")}]}),
+                    )
+                    .unwrap_or_else(|e| panic!("edit_preview {n}: {e:?}"));
+                let id = v["preview_id"].as_str().unwrap().to_string();
+                tools
+                    .call(
+                        "edit_commit",
+                        json!({"preview_id": id, "agent_id": "b", "confirm": true}),
+                    )
+                    .unwrap_or_else(|e| panic!("edit_commit {n}: {e:?}"));
+            }
+            done.fetch_add(1, Ordering::SeqCst);
+        });
+        s.spawn(|| {
+            let mut i = 0;
+            while done.load(Ordering::SeqCst) < 2 && i < 500 && Instant::now() < deadline {
+                i += 1;
+                tools
+                    .call("journal_log", json!({}))
+                    .unwrap_or_else(|e| panic!("journal_log: {e:?}"));
+                tools
+                    .call("journal_dump", json!({"limit": 5}))
+                    .unwrap_or_else(|e| panic!("journal_dump: {e:?}"));
+            }
+        });
+    });
+    let j = tools.journal();
+    for n in 0..12 {
+        let want = if n < 6 {
+            format!("a {n}\n")
+        } else {
+            format!("b {n}\n")
+        };
+        assert_eq!(ws.read(&format!("f{n}.txt")), want.as_bytes());
+    }
+    let log = j.log(None).unwrap();
+    assert_eq!(log.len(), 12);
+    for e in &log {
+        assert_eq!(e.state, TxState::Committed, "tx {}", e.tx);
+        assert_eq!(receipts_of(j, e.tx).len(), 1, "tx {}", e.tx);
+    }
+    assert!(temps(ws.root()).is_empty());
+}
+
+/// A reingest hook that panics: the commit landed and its receipt is recorded, so the
+/// caller must get that receipt, not `Panicked` (which reads as "the commit failed" and
+/// invites a retry of a change already on disk). Rollback likewise.
+#[test]
+fn a_panicking_reingest_hook_does_not_turn_a_landed_commit_into_an_error() {
+    let mut ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    ws.journal.set_reingest_hook(|_| panic!("indexer broke"));
+    let p = ws.preview(&edit(0));
+    let r = ws.journal.commit(p.tx, Default::default());
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("f0.txt"), b"new 0\n");
+    assert_eq!(ws.journal.tx(p.tx).unwrap().state, TxState::Committed);
+    let batches = receipts_of(&ws.journal, p.tx);
+    assert_eq!(batches.len(), 1);
+    let r = r.unwrap();
+    assert_eq!(r.batch, batches[0]);
+    assert!(!r.by_recovery);
+    let back = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(ws.read("f0.txt"), b"old\n");
+    assert_eq!(receipts_of(&ws.journal, back.tx), vec![back.batch]);
+    assert_eq!(ws.journal.tx(p.tx).unwrap().state, TxState::RolledBack);
+}
+
+/// The MCP tools' own reingest hook panics: the tool call still answers with the
+/// commit (which landed), `reingested: false`, instead of the panic unwinding out of
+/// `EditTools::call` into the embedder.
+#[test]
+fn a_panicking_tools_reingest_hook_answers_the_commit_with_reingested_false() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let tools = EditTools::new(Arc::new(Journal::open(ws.root()).unwrap()))
+        .with_reingest_hook(|_| panic!("indexer broke"));
+    let out = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        tools.call(
+            "apply_batch",
+            json!({"agent_id": "a", "atomic": true, "edits": [
+                {"file_path": "f0.txt", "new_content": "new\n"}]}),
+        )
+    }));
+    let v = out
+        .expect("the hook's panic unwound out of EditTools::call")
+        .unwrap();
+    assert_eq!(v["files_written"], 1, "{v}");
+    assert_eq!(v["reingested"], false, "{v}");
+    assert_eq!(ws.read("f0.txt"), b"new\n");
+    let j = tools.journal();
+    assert_eq!(j.tx(1).unwrap().state, TxState::Committed);
+    assert_eq!(receipts_of(j, 1).len(), 1);
+}
