@@ -406,3 +406,55 @@ fn a_panicking_tools_reingest_hook_answers_the_commit_with_reingested_false() {
     assert_eq!(j.tx(1).unwrap().state, TxState::Committed);
     assert_eq!(receipts_of(j, 1).len(), 1);
 }
+
+/// While handle A's completion is held (its lock too), another handle reads: log,
+/// dump, stats, verify, touched answer at once and say the batch is in flight (not an
+/// error, not a problem of the journal); recover and abort of the tx wait for the lock
+/// and then see it committed.
+#[test]
+fn another_handle_reads_verifies_and_recovers_while_a_completion_is_pending() {
+    use crate::support::hooked::Gate;
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let tx = ws.preview(&edit(0)).tx;
+    let gate = Arc::new(Gate::default());
+    let held = gate.clone();
+    let backend = Hooked::on_journal_of(ws.root(), move |_| {
+        if std::thread::current().name() == Some(COMPLETION_THREAD) {
+            held.pass();
+        }
+        Ok(())
+    });
+    let a = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let r = a.commit(tx, Default::default()).unwrap();
+    let b = &ws.journal;
+    assert_eq!(b.tx(tx).unwrap().state, TxState::Open);
+    assert_eq!(b.log(None).unwrap().len(), 1);
+    b.stats().unwrap();
+    let report = b.verify().unwrap();
+    assert!(report.ok, "{report:?}");
+    std::thread::scope(|s| {
+        let recovering = s.spawn(|| b.recover());
+        let aborting = s.spawn(|| b.abort(tx));
+        std::thread::sleep(Duration::from_millis(200));
+        assert!(!recovering.is_finished() && !aborting.is_finished());
+        gate.set(true);
+        let rec = recovering.join().unwrap().unwrap();
+        assert_eq!(rec.completed, Vec::<u64>::new(), "{rec:?}");
+        let ab = aborting.join().unwrap();
+        assert!(
+            matches!(ab, Err(ultra_edit::Error::WrongState { .. })),
+            "{ab:?}"
+        );
+    });
+    a.flush().unwrap();
+    assert_eq!(receipts_of(b, tx), vec![r.batch]);
+    assert_eq!(b.tx(tx).unwrap().state, TxState::Committed);
+}
