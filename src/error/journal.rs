@@ -40,6 +40,18 @@ pub enum JournalError {
         /// The panic message.
         message: String,
     },
+    /// An earlier write through this handle failed with an I/O error (a full disk, a
+    /// failing device), and redb refuses every later use of the same handle
+    /// (redb's `StorageError::PreviousIo`: "close and re-open the database"). The
+    /// journal file is not damaged by it: open the journal again (a new handle; a new
+    /// CLI process does that), and the open's recovery settles any batch the failure
+    /// left in flight — a commit whose receipt was returned is recorded with that
+    /// receipt (docs/commit-protocol.md, "Errors inside a batch").
+    #[error("this journal handle refuses further use after an earlier I/O error ({cause}); nothing recorded is lost: open the journal again, and its recovery settles any batch left in flight")]
+    HandleFailed {
+        /// redb's message.
+        cause: String,
+    },
     /// `journal verify` found problems (listed in its report).
     #[error("journal verify found {problems} problem(s); the journal was not modified; see \"When the journal is damaged\" in the README")]
     Damaged {
@@ -108,21 +120,48 @@ pub enum Transition {
     },
 }
 
+/// A redb error as a [`JournalError`]: [`JournalError::HandleFailed`] when redb
+/// refuses the handle after an earlier I/O error, else [`JournalError::Storage`].
+fn from_redb(storage: Option<&redb::StorageError>, text: String) -> JournalError {
+    match storage {
+        Some(redb::StorageError::PreviousIo) => JournalError::HandleFailed { cause: text },
+        _ => JournalError::Storage(text),
+    }
+}
+
 macro_rules! storage_from {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $storage:expr),* $(,)?) => {$(
         impl From<$t> for JournalError {
-            fn from(e: $t) -> Self { JournalError::Storage(e.to_string()) }
+            fn from(e: $t) -> Self {
+                let storage: fn(&$t) -> Option<&redb::StorageError> = $storage;
+                from_redb(storage(&e), e.to_string())
+            }
         }
         impl From<$t> for Error {
-            fn from(e: $t) -> Self { Error::Journal(JournalError::Storage(e.to_string())) }
+            fn from(e: $t) -> Self { Error::Journal(JournalError::from(e)) }
         }
     )*};
 }
 storage_from!(
-    redb::Error,
-    redb::DatabaseError,
-    redb::TransactionError,
-    redb::TableError,
-    redb::StorageError,
-    redb::CommitError
+    redb::Error => |e| match e {
+        redb::Error::PreviousIo => Some(&redb::StorageError::PreviousIo),
+        _ => None,
+    },
+    redb::DatabaseError => |e| match e {
+        redb::DatabaseError::Storage(s) => Some(s),
+        _ => None,
+    },
+    redb::TransactionError => |e| match e {
+        redb::TransactionError::Storage(s) => Some(s),
+        _ => None,
+    },
+    redb::TableError => |e| match e {
+        redb::TableError::Storage(s) => Some(s),
+        _ => None,
+    },
+    redb::StorageError => |e| Some(e),
+    redb::CommitError => |e| match e {
+        redb::CommitError::Storage(s) => Some(s),
+        _ => None,
+    },
 );

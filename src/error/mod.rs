@@ -339,6 +339,7 @@ impl Error {
         match self {
             Error::Edit(e) => e.code(),
             Error::Path(_) => "path_refused",
+            Error::Journal(JournalError::HandleFailed { .. }) => "journal_handle_failed",
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
@@ -447,6 +448,8 @@ impl Error {
                 StateReason::AlreadyUndone => NextStep::Log,
             },
             Error::Journal(JournalError::IllegalTransition(_)) => NextStep::Retry,
+            // A new handle (a new process) works again.
+            Error::Journal(JournalError::HandleFailed { .. }) => NextStep::Retry,
             Error::Journal(_) => NextStep::RepairJournal,
             _ => return None,
         })
