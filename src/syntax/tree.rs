@@ -181,25 +181,21 @@ pub(super) mod cache {
     /// Runs `f` on the cache: the process's, or this test thread's own.
     fn with_trees<R>(f: impl FnOnce(&mut Vec<(Key, Tree)>) -> R) -> Option<R> {
         #[cfg(test)]
-        {
-            let mut f = Some(f);
-            let own = OWN.with(|own| {
-                own.borrow_mut()
-                    .as_mut()
-                    .map(|trees| f.take().map(|f| f(trees)))
-            });
-            if let Some(result) = own {
-                return result;
-            }
-            let f = f.take()?;
-            let mut trees = TREES.lock().ok()?;
-            return Some(f(&mut trees));
-        }
-        #[cfg(not(test))]
-        {
-            let mut trees = TREES.lock().ok()?;
-            Some(f(&mut trees))
-        }
+        let f = match own(f) {
+            Ok(result) => return Some(result),
+            Err(f) => f,
+        };
+        let mut trees = TREES.lock().ok()?;
+        Some(f(&mut trees))
+    }
+
+    /// Runs `f` on this test thread's own cache if it has one, else gives `f` back.
+    #[cfg(test)]
+    fn own<R, F: FnOnce(&mut Vec<(Key, Tree)>) -> R>(f: F) -> Result<R, F> {
+        OWN.with(|own| match own.borrow_mut().as_mut() {
+            Some(trees) => Ok(f(trees)),
+            None => Err(f),
+        })
     }
 
     pub(super) fn get(key: &Key) -> Option<Tree> {
