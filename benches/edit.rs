@@ -7,6 +7,9 @@
 //!   in a Rust file of 10 000 lines (1 000 functions), as exact text and by symbol
 //!   name: the difference is the cost of finding the definition (feature `syntax`);
 //!   both pay the syntax validation and the hunk header's symbol name.
+//! - `preview_parsed_rust_1MiB/{new_base,same_base}`: one edit in a Rust file just
+//!   under the parse limit, with neither side's syntax tree cached (as in a CLI
+//!   process) and with the base's tree cached (a long-lived handle).
 //! - `commit_4KiB_files/{1,10,100,1000}`: the full ApplyBatch protocol with its fsyncs;
 //!   each iteration's preview is set-up, not timed.
 //! - `rollback_4KiB_files/{1,10,100,1000}`: rolling back the latest commit or rollback
@@ -101,6 +104,51 @@ fn bench_replace_symbol(c: &mut Criterion) {
     g.finish();
 }
 
+/// One `replace_lines` preview in a Rust file just under `syntax::PARSE_MAX_BYTES`
+/// (`fn main` holding 30 000 `let` lines, 1 008 904 bytes), so the candidate is
+/// parsed: `new_base` rewrites the file's first line before each preview (untimed), so
+/// neither side's syntax tree is in the process's cache — what a CLI process pays —
+/// and `same_base` previews the same base again and again, as a long-lived library
+/// handle or `serve` does.
+fn bench_preview_parsed(c: &mut Criterion) {
+    let mut g = c.benchmark_group("preview_parsed_rust_1MiB");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5))
+        .sampling_mode(SamplingMode::Flat);
+    let body: String = (0..30_000)
+        .map(|i| format!("let value_{i:05} = compute({i});\n"))
+        .collect();
+    let text = |first: &str| format!("{first}\nfn main() {{\n{body}}}\n");
+    assert!(text("//").len() <= ultra_edit::syntax::PARSE_MAX_BYTES);
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs::write(dir.path().join("big.rs"), text("// 0")).expect("write");
+    let j = Journal::init(dir.path()).expect("init");
+    let plan = Plan::from_json(
+        br#"{"edits":[{"op":"replace_lines","path":"big.rs","start":6,"end":6,"content":"// x\n"}]}"#,
+    )
+    .expect("plan");
+    let round = Cell::new(0u64);
+    g.bench_function("new_base", |b| {
+        b.iter_batched(
+            || {
+                round.set(round.get() + 1);
+                fs::write(
+                    dir.path().join("big.rs"),
+                    text(&format!("// {}", round.get())),
+                )
+                .expect("write");
+            },
+            |()| j.preview(&plan).expect("preview"),
+            BatchSize::PerIteration,
+        )
+    });
+    g.bench_function("same_base", |b| {
+        b.iter(|| j.preview(&plan).expect("preview"))
+    });
+    g.finish();
+}
+
 const BATCHES: [usize; 4] = [1, 10, 100, 1000];
 
 fn bench_commit(c: &mut Criterion) {
@@ -161,6 +209,7 @@ criterion_group!(
     benches,
     bench_preview,
     bench_replace_symbol,
+    bench_preview_parsed,
     bench_commit,
     bench_rollback
 );

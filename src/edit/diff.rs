@@ -124,15 +124,20 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     let ops = file_line_ops(old, new);
     (diff.lines_added, diff.lines_removed) = count_changes(&ops);
     let (mut old_lines, mut new_lines) = (LineCursor::new(old), LineCursor::new(new));
-    let mut names: Option<HunkNames> = None;
-    for hunk in group_diff_ops(ops, CONTEXT_LINES) {
-        let names = names.get_or_insert_with(|| HunkNames::of(path, old));
+    let hunks = group_diff_ops(ops, CONTEXT_LINES);
+    // Only the definitions around the hunks' first changes are looked for.
+    let changed: Vec<usize> = hunks.iter().filter_map(|h| first_change(h)).collect();
+    let names = match changed.is_empty() {
+        true => HunkNames::default(),
+        false => HunkNames::around(path, old, &changed),
+    };
+    for hunk in hunks {
         if !render_hunk(
             &mut diff.unified,
             &hunk,
             &mut old_lines,
             &mut new_lines,
-            names,
+            &names,
         ) {
             diff.unified.push_str(TRUNCATED);
             break;
@@ -652,13 +657,7 @@ fn render_hunk(
     };
     let old_range = first.old_range().start..last.old_range().end;
     let new_range = first.new_range().start..last.new_range().end;
-    // The old side's 1-based line of the first change: the first removed line, or for
-    // an insertion the line it follows.
-    let changed = hunk.iter().find_map(|op| match *op {
-        DiffOp::Equal { .. } => None,
-        DiffOp::Insert { old_index, .. } => Some(old_index),
-        DiffOp::Delete { old_index, .. } | DiffOp::Replace { old_index, .. } => Some(old_index + 1),
-    });
+    let changed = first_change(hunk);
     let _ = write!(
         out,
         "@@ -{} +{} @@",
@@ -693,6 +692,16 @@ fn render_hunk(
         }
     }
     true
+}
+
+/// The old side's 1-based line of a hunk's first change: the first removed line, or
+/// for an insertion the line it follows (0 at the start of the file).
+fn first_change(hunk: &[DiffOp]) -> Option<usize> {
+    hunk.iter().find_map(|op| match *op {
+        DiffOp::Equal { .. } => None,
+        DiffOp::Insert { old_index, .. } => Some(old_index),
+        DiffOp::Delete { old_index, .. } | DiffOp::Replace { old_index, .. } => Some(old_index + 1),
+    })
 }
 
 /// `start,len` as in `diff -u` (1-based start; an empty range names the line before it).

@@ -148,6 +148,16 @@ fn outline_of(_: Language, _: &[u8]) -> Result<Vec<Definition>, OutlineError> {
     Err(OutlineError::FeatureDisabled)
 }
 
+#[cfg(feature = "syntax")]
+fn outline_around_of(language: Language, bytes: &[u8], lines: &[usize]) -> Vec<Definition> {
+    tree::outline_around(language, bytes, lines)
+}
+
+#[cfg(not(feature = "syntax"))]
+fn outline_around_of(_: Language, _: &[u8], _: &[usize]) -> Vec<Definition> {
+    Vec::new()
+}
+
 /// The parse errors of a file: how many, and where the first one is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParseReport {
@@ -222,7 +232,31 @@ impl HunkNames {
     /// The definitions of `bytes` (the content of `path`); empty when the file is not
     /// parsed (see [`outline`]).
     pub fn of(path: &str, bytes: &[u8]) -> HunkNames {
-        let defs = outline(path, bytes).unwrap_or_default();
+        HunkNames::named(outline(path, bytes).unwrap_or_default())
+    }
+
+    /// As [`HunkNames::of`], with only the definitions whose lines hold one of
+    /// `lines` (1-based lines of `bytes`, in any order): the first changed line of each
+    /// hunk of a diff. [`hunk_context`] gives the same name for each of `lines` as with
+    /// [`HunkNames::of`], without walking the parts of the syntax tree that hold none
+    /// of them (in a large file, most of it).
+    pub fn around(path: &str, bytes: &[u8], lines: &[usize]) -> HunkNames {
+        let mut lines = lines.to_vec();
+        lines.sort_unstable();
+        lines.dedup();
+        if lines.is_empty() {
+            return HunkNames::default();
+        }
+        let defs = match Language::of_path(path) {
+            Some(language) if bytes.len() <= PARSE_MAX_BYTES => {
+                outline_around_of(language, bytes, &lines)
+            }
+            _ => Vec::new(),
+        };
+        HunkNames::named(defs)
+    }
+
+    fn named(defs: Vec<Definition>) -> HunkNames {
         // A name that is not plain one-line text (a string-named TypeScript module
         // with a control character, say) is not shown in a diff header.
         HunkNames {

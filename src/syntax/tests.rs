@@ -291,3 +291,86 @@ fn unclosed_brackets_are_pointed_at() {
 fn a_definition_without_a_name_is_not_listed() {
     assert_eq!(dump("h.py", "]impl S ;:'fn f() \n"), Vec::<String>::new());
 }
+
+/// The hunk names found around given lines are those of the whole outline, for every
+/// line of files with every kind of wrapper (decorators, `export`, `declare`, a Go
+/// declaration of one spec) on lines of their own.
+#[test]
+fn hunk_names_around_lines_match_the_whole_outline() {
+    let files: &[(&str, &str)] = &[
+        ("a.rs", "//! doc\n\n/// Doc.\n#[derive(Debug)]\npub struct Journal {\n    a: u8,\n}\n\nimpl<T> Display for crate::Journal<T> {\n    /// open it\n    #[inline]\n    pub fn open() -> u8 {\n        fn inner() {}\n        let c = || {\n            fn deep() {}\n        };\n        1\n    }\n}\n\nconst A: u8 = 1; const B: u8 = 2;\nmacro_rules! m { () => {} }\ntrait T { fn f(&self); }\nmod x {\n    fn y() {}\n}\n"),
+        ("a.py", "import os\n\n# about load\n@lru_cache(maxsize=8)\n@other\ndef load(path):\n    return read(path)\n\n\n@dataclass\nclass A:\n    X = 1\n    @property\n    def m(self):\n        def inner():\n            y = 2\n        return 1\n\nSOME_CONFIG = {\n    \"a\": 1,\n}\n"),
+        ("a.tsx", "export const History: FC = () => {\n  const render = () => {\n    return 'hello';\n  };\n\n  return <div>{render()}</div>;\n};\n\n/** doc */\n@Component()\nexport class A {\n  @Input() x: number;\n  m(): void {}\n}\nexport\ninterface I {\n  p: string;\n}\ndeclare\nfunction d(): void;\nnamespace N.M {\n  function f() {}\n}\n"),
+        ("a.js", "export\nconst f = () => {\n  return 1;\n};\nexport default class K {\n  m() {\n    return 2;\n  }\n}\nfunction g() {\n  const h = function () {\n    return 3;\n  };\n}\n"),
+        ("a.go", "package main\n\nconst (\n\tA = 1\n)\n\ntype (\n\tT struct {\n\t\tX int\n\t}\n)\n\nvar (\n\tv = 1\n\tw = 2\n)\n\nfunc (j *Journal) Open() error {\n\treturn nil\n}\n"),
+    ];
+    for (path, src) in files {
+        let whole = HunkNames::of(path, src.as_bytes());
+        let n = src.lines().count() + 2;
+        let expected: Vec<Option<&str>> = (0..=n).map(|l| hunk_context(&whole, l)).collect();
+        assert!(
+            expected.iter().filter(|e| e.is_some()).count() > 3,
+            "{path}: {expected:?}"
+        );
+        for line in 0..=n {
+            for lines in [vec![line], vec![line, n - line], vec![n - line, line, line]] {
+                let around = HunkNames::around(path, src.as_bytes(), &lines);
+                for l in lines {
+                    assert_eq!(
+                        hunk_context(&around, l),
+                        expected[l],
+                        "{path}: line {l} of {line}"
+                    );
+                }
+            }
+        }
+        let all: Vec<usize> = (0..=n).collect();
+        let around = HunkNames::around(path, src.as_bytes(), &all);
+        let got: Vec<Option<&str>> = all.iter().map(|&l| hunk_context(&around, l)).collect();
+        assert_eq!(got, expected, "{path}");
+        assert!(hunk_context(&HunkNames::around(path, src.as_bytes(), &[]), 1).is_none());
+    }
+}
+
+/// A preview of a changed source file (its validation, then its diff) parses the
+/// pre-image once in full and the candidate incrementally from that tree; the error
+/// count of the pre-image, when the candidate has errors, and the hunk names reuse the
+/// pre-image's tree. A second candidate of the same pre-image parses nothing in full.
+#[test]
+fn a_preview_parses_the_pre_image_once() {
+    use crate::edit::{candidate_diff, validate, FileCheck};
+    tree::cache::isolate();
+    let body: String = (0..200).map(|i| format!("    let v{i} = {i};\n")).collect();
+    let before = format!("fn main() {{\n{body}}}\n\nfn other() {{}}\n");
+    let check = |after: &str| -> (Vec<String>, String, (usize, usize)) {
+        let start = tree::counts::get();
+        let issues = validate(&[FileCheck {
+            path: "p.rs",
+            before: Some(before.as_bytes()),
+            after: Some(after.as_bytes()),
+            text_op_on_binary: false,
+            meta_changed: false,
+        }]);
+        let diff = candidate_diff("p.rs", Some(before.as_bytes()), Some(after.as_bytes()));
+        let end = tree::counts::get();
+        (
+            issues.into_iter().map(|i| i.code).collect(),
+            diff.unified.lines().nth(2).unwrap_or_default().to_string(),
+            (end.0 - start.0, end.1 - start.1),
+        )
+    };
+    let clean = before.replace("    let v100 = 100;\n", "    let v100 = 101;\n");
+    assert_eq!(
+        check(&clean),
+        (vec![], "@@ -99,7 +99,7 @@ main".to_string(), (1, 1))
+    );
+    let broken = before.replace("    let v100 = 100;\n", "    let v100 = ;\n");
+    assert_eq!(
+        check(&broken),
+        (
+            vec!["syntax_error".to_string()],
+            "@@ -99,7 +99,7 @@ main".to_string(),
+            (0, 1)
+        )
+    );
+}

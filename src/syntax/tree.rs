@@ -51,6 +51,8 @@ fn parse_from<'a>(
             parser.set_language(&lang::grammar(language)).ok()?;
             let old = before.and_then(|b| edited_tree(language, b, bom, body));
             let tree = parser.parse(body, old.as_ref())?;
+            #[cfg(test)]
+            counts::count(old.is_some());
             cache::put(key, &tree, body.len());
             tree
         }
@@ -105,6 +107,32 @@ fn edited_tree(language: Language, before: &[u8], bom: usize, after: &[u8]) -> O
     Some(tree)
 }
 
+/// How many parses this thread made, full and incremental (tests pin the parses of a
+/// preview with them).
+#[cfg(test)]
+pub(super) mod counts {
+    use std::cell::Cell;
+
+    thread_local! {
+        static PARSES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    }
+
+    pub(super) fn count(incremental: bool) {
+        PARSES.with(|p| {
+            let (full, inc) = p.get();
+            p.set(match incremental {
+                true => (full, inc + 1),
+                false => (full + 1, inc),
+            });
+        });
+    }
+
+    /// (full parses, incremental parses) of this thread so far.
+    pub(in crate::syntax) fn get() -> (usize, usize) {
+        PARSES.with(Cell::get)
+    }
+}
+
 /// The trees of the last few files parsed, by content: a preview parses the same
 /// bytes several times (the symbol ops find definitions in the base, the diff names
 /// the definitions around its hunks in the same base, the validation edits that tree
@@ -136,34 +164,68 @@ pub(super) mod cache {
     /// Most recently used last.
     static TREES: Mutex<Vec<(Key, Tree)>> = Mutex::new(Vec::new());
 
-    pub(super) fn get(key: &Key) -> Option<Tree> {
+    #[cfg(test)]
+    thread_local! {
+        /// A test thread's own cache, when it asked for one ([`isolate`]): the
+        /// parses it counts are then not changed by other tests' parses.
+        static OWN: std::cell::RefCell<Option<Vec<(Key, Tree)>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+
+    /// From now on this thread uses a cache of its own, empty.
+    #[cfg(test)]
+    pub(in crate::syntax) fn isolate() {
+        OWN.with(|own| *own.borrow_mut() = Some(Vec::new()));
+    }
+
+    /// Runs `f` on the cache: the process's, or this test thread's own.
+    fn with_trees<R>(f: impl FnOnce(&mut Vec<(Key, Tree)>) -> R) -> Option<R> {
+        #[cfg(test)]
+        let f = match own(f) {
+            Ok(result) => return Some(result),
+            Err(f) => f,
+        };
         let mut trees = TREES.lock().ok()?;
-        let at = trees.iter().position(|(k, _)| k == key)?;
-        let entry = trees.remove(at);
-        let tree = entry.1.clone();
-        trees.push(entry);
-        Some(tree)
+        Some(f(&mut trees))
+    }
+
+    /// Runs `f` on this test thread's own cache if it has one, else gives `f` back.
+    #[cfg(test)]
+    fn own<R, F: FnOnce(&mut Vec<(Key, Tree)>) -> R>(f: F) -> Result<R, F> {
+        OWN.with(|own| match own.borrow_mut().as_mut() {
+            Some(trees) => Ok(f(trees)),
+            None => Err(f),
+        })
+    }
+
+    pub(super) fn get(key: &Key) -> Option<Tree> {
+        with_trees(|trees| {
+            let at = trees.iter().position(|(k, _)| k == key)?;
+            let entry = trees.remove(at);
+            let tree = entry.1.clone();
+            trees.push(entry);
+            Some(tree)
+        })
+        .flatten()
     }
 
     /// Forgets every tree (tests compare incremental and full parses with it).
     #[cfg(test)]
     pub(in crate::syntax) fn clear() {
-        if let Ok(mut trees) = TREES.lock() {
-            trees.clear();
-        }
+        with_trees(Vec::clear);
     }
 
     pub(super) fn put(key: Key, tree: &Tree, len: usize) {
         if len > CACHED_MAX_BYTES {
             return;
         }
-        if let Ok(mut trees) = TREES.lock() {
+        with_trees(|trees| {
             trees.retain(|(k, _)| *k != key);
             if trees.len() >= ENTRIES {
                 trees.remove(0);
             }
             trees.push((key, tree.clone()));
-        }
+        });
     }
 }
 
@@ -219,9 +281,46 @@ impl Parsed<'_> {
 /// of tree-sitter (`Node::parent` and `Node::prev_sibling` search from the root or the
 /// first sibling).
 pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
+    match parse(language, bytes) {
+        Some(parsed) => outline_of(&parsed, language, None),
+        None => Vec::new(),
+    }
+}
+
+/// The definitions of a file whose lines (signature through last line) hold one of
+/// `lines` (1-based, ascending), each as [`outline`] gives it: the innermost
+/// definition around a hunk of a diff is among them, and so are all that hold it.
+///
+/// The walk visits only the nodes whose lines hold one of `lines`, the wrappers
+/// ([`lang::may_wrap`]) and the children of wrappers. A definition is found at a node
+/// and its lines are those of its `outer` node: that node itself or the wrappers
+/// directly above it. So a definition that holds a line has an outer node that holds
+/// it, every node above that holds it too, and the nodes between the outer node and
+/// the definition's own are wrappers: each is visited. The definitions in a long
+/// function body or a long list that no hunk touches are not.
+pub(super) fn outline_around(language: Language, bytes: &[u8], lines: &[usize]) -> Vec<Definition> {
     let Some(parsed) = parse(language, bytes) else {
         return Vec::new();
     };
+    let holds = |first: usize, last: usize| {
+        let at = lines.partition_point(|&l| l < first);
+        lines.get(at).is_some_and(|&l| l <= last)
+    };
+    let near = |node: Node<'_>| holds(parsed.line_of(parsed.start(node)), parsed.last_line(node));
+    outline_of(&parsed, language, Some(&near))
+        .into_iter()
+        .filter(|d| holds(d.signature_line, d.last_line))
+        .collect()
+}
+
+/// The walk of [`outline`] over a parsed file; with `near`, only over the nodes it
+/// holds true for and the wrappers and their children (see [`outline_around`]).
+fn outline_of(
+    parsed: &Parsed<'_>,
+    language: Language,
+    near: Option<&dyn Fn(Node<'_>) -> bool>,
+) -> Vec<Definition> {
+    let wraps = |node: Node<'_>| lang::may_wrap(language, node.kind());
     let mut defs: Vec<Definition> = Vec::new();
     // First byte of the leading trivia of a node (by id), when it has any.
     let mut trivia: HashMap<usize, usize> = HashMap::new();
@@ -247,23 +346,29 @@ pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
             }
             path.push_str(&found.name);
             let first = trivia.get(&found.outer.id()).copied();
-            defs.push(definition(&parsed, language, &found, path, first));
+            defs.push(definition(parsed, language, &found, path, first));
             scope = Some(defs.len() - 1);
         }
+        let node_wraps = near.is_some() && wraps(node);
+        if near.is_some_and(|near| !node_wraps && !near(node)) {
+            continue;
+        }
+        let visit = |c: &Node<'_>| {
+            c.is_named() && (node_wraps || near.is_none_or(|near| near(*c) || wraps(*c)))
+        };
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let mut visited = Vec::with_capacity(children.len());
         for (i, child) in children.iter().enumerate() {
-            if let Some(first) = leading_trivia(&parsed, &children[..i], *child) {
+            if !visit(child) {
+                continue;
+            }
+            if let Some(first) = leading_trivia(parsed, &children[..i], *child) {
                 trivia.insert(child.id(), first);
             }
+            visited.push(*child);
         }
         let below = up.child_of(node);
-        stack.extend(
-            children
-                .into_iter()
-                .rev()
-                .filter(|c| c.is_named())
-                .map(|c| (c, below, scope)),
-        );
+        stack.extend(visited.into_iter().rev().map(|c| (c, below, scope)));
     }
     defs.sort_by_key(|d| (d.trivia_start, d.signature_start));
     defs

@@ -49,6 +49,10 @@ pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Opti
     }
 }
 
+/// The declarations that belong to their spec when they hold only one.
+pub(super) const DECLARATIONS: &[&str] =
+    &["type_declaration", "const_declaration", "var_declaration"];
+
 /// The declaration around a spec when it is its only spec, else the spec.
 fn spec_outer<'t>(spec: Node<'t>, parent: Option<Node<'t>>) -> Node<'t> {
     let Some(parent) = parent else {
@@ -59,10 +63,7 @@ fn spec_outer<'t>(spec: Node<'t>, parent: Option<Node<'t>>) -> Node<'t> {
         .named_children(&mut cursor)
         .filter(|c| !c.kind().contains("comment"))
         .count();
-    let declaration = matches!(
-        parent.kind(),
-        "type_declaration" | "const_declaration" | "var_declaration"
-    );
+    let declaration = DECLARATIONS.contains(&parent.kind());
     if declaration && specs == 1 {
         parent
     } else {

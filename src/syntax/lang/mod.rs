@@ -104,6 +104,21 @@ pub(super) fn classify<'t>(
     }
 }
 
+/// True when a node of kind `kind` can be the `outer` node of a definition found
+/// below it (an `export`, a decorator list, a Go declaration of one spec): the kinds
+/// [`wrapped_by`] and Go's spec rule climb to. Every other node holds the whole extent
+/// of each definition found inside it, which is what lets the hunk names of a diff
+/// skip the subtrees that hold none of its lines (`tree::outline_around`).
+pub(super) fn may_wrap(language: Language, kind: &str) -> bool {
+    match language {
+        Language::Rust => false,
+        Language::Python => kind == python::WRAPPER,
+        Language::JavaScript => javascript::WRAPPERS.contains(&kind),
+        Language::TypeScript | Language::Tsx => typescript::WRAPPERS.contains(&kind),
+        Language::Go => go::DECLARATIONS.contains(&kind),
+    }
+}
+
 /// The text of `node`'s field `field` as a name.
 pub(super) fn field_name(node: Node<'_>, field: &str, text: &Text<'_>) -> Option<String> {
     node.child_by_field_name(field)

@@ -5,10 +5,13 @@ use tree_sitter::Node;
 
 use super::{field_name, wrapped_by, Found, Text, Up};
 
+/// The wrapper that belongs to the definition it holds.
+pub(super) const WRAPPER: &str = "decorated_definition";
+
 pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     match node.kind() {
         "function_definition" | "class_definition" => {
-            let (outer, level) = wrapped_by(node, up, &["decorated_definition"]);
+            let (outer, level) = wrapped_by(node, up, &[WRAPPER]);
             let kind = match node.kind() {
                 "class_definition" => "class",
                 _ if in_class_body(up.get(level), up.get(level + 1)) => "method",

@@ -7,7 +7,8 @@ use tree_sitter::Node;
 
 use super::{field_name, javascript, wrapped_by, Found, Text, Up};
 
-const WRAPPERS: &[&str] = &["export_statement", "ambient_declaration"];
+/// Wrappers that belong to the definition they hold.
+pub(super) const WRAPPERS: &[&str] = &["export_statement", "ambient_declaration"];
 
 pub(super) fn classify<'t>(node: Node<'t>, up: &Up<'t>, text: &Text<'_>) -> Option<Found<'t>> {
     let kind = match node.kind() {
