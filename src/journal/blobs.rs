@@ -25,8 +25,9 @@
 //! one-line change to a 1 MiB file stores one or two new chunks, one or two new pages
 //! and a top list of a few hundred bytes.
 //!
-//! Reading checks every page and every chunk against its key, then the whole blob
-//! against its own, so damage is [`JournalError::Corrupt`], never wrong bytes.
+//! Reading checks every page against its key and the whole blob against its own (and,
+//! when the whole does not match, each chunk against its key to name the damaged one),
+//! so damage is [`JournalError::Corrupt`], never wrong bytes.
 
 use redb::{ReadableTable, Table, TableDefinition};
 use serde::{Deserialize, Serialize};
@@ -236,7 +237,9 @@ fn read_page(
 }
 
 /// The bytes of the blob whose manifest is `raw`, checked against `hash`: every page
-/// and chunk against its key, then the whole.
+/// against its key, then the whole. A chunk is hashed on its own only when the whole
+/// does not match, to name the damaged chunk: the whole's hash already proves every
+/// byte, and hashing each chunk as well hashed every byte twice.
 pub(crate) fn assemble(
     chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
@@ -244,10 +247,11 @@ pub(crate) fn assemble(
     raw: &[u8],
 ) -> Result<Vec<u8>> {
     let manifest = codec::decode::<Manifest>("blob_manifests", raw)?;
+    let mut keys = Vec::new();
     let bytes = match manifest {
         Manifest::Inline(b) => b,
         Manifest::Chunked { size, .. } | Manifest::Tree { size, .. } => {
-            let keys = resolve(pages, hash, &manifest)?.chunks;
+            keys = resolve(pages, hash, &manifest)?.chunks;
             let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0).min(1 << 30));
             for key in &keys {
                 let piece = chunks.get(key)?.ok_or_else(|| JournalError::Corrupt {
@@ -257,8 +261,16 @@ pub(crate) fn assemble(
                         BlobHash(*key)
                     ),
                 })?;
-                let piece = piece.value();
-                let actual = BlobHash::of(piece);
+                out.extend_from_slice(piece.value());
+            }
+            out
+        }
+    };
+    let actual = BlobHash::of(&bytes);
+    if actual != *hash {
+        for key in &keys {
+            if let Some(piece) = chunks.get(key)? {
+                let actual = BlobHash::of(piece.value());
                 if actual.0 != *key {
                     return Err(JournalError::Corrupt {
                         table: "blob_chunks",
@@ -269,13 +281,8 @@ pub(crate) fn assemble(
                     }
                     .into());
                 }
-                out.extend_from_slice(piece);
             }
-            out
         }
-    };
-    let actual = BlobHash::of(&bytes);
-    if actual != *hash {
         return Err(JournalError::Corrupt {
             table: "blob_manifests",
             message: format!("blob {hash} holds bytes that hash to {actual}"),
