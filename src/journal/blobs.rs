@@ -316,8 +316,15 @@ mod tests {
     #[derive(Debug, PartialEq, Serialize, Deserialize)]
     enum Declared {
         Inline(Vec<u8>),
-        Chunked { size: u64, chunks: Vec<[u8; 32]> },
-        Tree { size: u64, levels: u8, top: Vec<[u8; 32]> },
+        Chunked {
+            size: u64,
+            chunks: Vec<[u8; 32]>,
+        },
+        Tree {
+            size: u64,
+            levels: u8,
+            top: Vec<[u8; 32]>,
+        },
     }
 
     #[test]

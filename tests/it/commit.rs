@@ -422,7 +422,9 @@ fn an_inline_completion_is_recorded_before_commit_returns_on_the_calling_thread(
     let names = threads.lock().unwrap().clone();
     assert!(!names.is_empty());
     assert!(
-        names.iter().all(|n| n.as_deref() != Some(COMPLETION_THREAD)),
+        names
+            .iter()
+            .all(|n| n.as_deref() != Some(COMPLETION_THREAD)),
         "{names:?}"
     );
     a.flush().unwrap();
