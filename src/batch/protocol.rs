@@ -94,23 +94,16 @@ pub(crate) fn apply(
     tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
 ) -> Result<Landed> {
     new.create_dirs = gate::dirs_to_create(l, &new.files)?;
-    // The staging workers start now, while the intent's journal write runs; they get
-    // the temps to write once the commit point is durable ([`stage`]).
-    let concurrent = new.files.iter().filter(|f| staged_concurrently(f)).count();
-    let job = |w: &StagedFiles, k: usize| stage_one(l, &w.rec, w.small[k]);
-    let batch = pool::prestarted(concurrent.saturating_sub(1), &job, |workers| {
-        let batch = intent(l, new, tx_of)?;
-        // The intent is the commit point: both names mark the moment it is durable and
-        // nothing is staged yet.
-        crash_point!("batch::after_intent");
-        crash_point!("batch::after_commit_point");
-        match stage(l, batch.record(), workers) {
-            Ok(()) => Ok(batch),
-            // Past the commit point, before any file was touched: the revert path
-            // (recovery would roll forward if the revert is not recorded, and says so).
-            Err(cause) => Err(revert_after_error(l, batch, cause, 0)),
-        }
-    })?;
+    let batch = intent(l, new, tx_of)?;
+    // The intent is the commit point: both names mark the moment it is durable and
+    // nothing is staged yet.
+    crash_point!("batch::after_intent");
+    crash_point!("batch::after_commit_point");
+    if let Err(cause) = stage(l, batch.record()) {
+        // Past the commit point, before any file was touched: the revert path (recovery
+        // would roll forward if the revert is not recorded, and says so).
+        return Err(revert_after_error(l, batch, cause, 0));
+    }
     crash_point!("batch::after_stage");
     let (removed, replaced) = match install(l, batch.record()) {
         Ok(done) => done,
@@ -218,64 +211,41 @@ fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
 /// concurrently.
 const STAGE_CONCURRENTLY_MAX: u64 = 8 << 20;
 
-/// Whether `f` is staged on the pool with the others (a small file written), not on
-/// its own ([`STAGE_CONCURRENTLY_MAX`]).
-fn staged_concurrently(f: &BatchFile) -> bool {
-    f.post.exists() && f.post.size() <= STAGE_CONCURRENTLY_MAX
-}
-
-/// The work the staging pool shares: the batch and the indices of its small files.
-struct StagedFiles {
-    rec: BatchRecord,
-    small: Vec<usize>,
-}
-
 /// Step 4: new directories, then one fsynced temp per file written, staged
-/// concurrently on the bounded pool (`workers`, started by [`apply`] before the
-/// intent's write; files over [`STAGE_CONCURRENTLY_MAX`] one at a time, first): each
-/// temp gets its bytes, owner, xattrs and mode and then its `fsync`
-/// ([`crate::fs::FileSystem::write_synced`]), so its bytes and metadata are durable
-/// before step 5 renames it. The commit point is durable before this step starts: a
-/// temp never exists without the record that names it, so recovery always finds it.
-fn stage(
-    ws: &Locked<'_>,
-    rec: &BatchRecord,
-    workers: &pool::Prestarted<'_, StagedFiles, StepError>,
-) -> Result<(), StepError> {
+/// concurrently on the bounded pool ([`pool::for_each`]; files over
+/// [`STAGE_CONCURRENTLY_MAX`] one at a time): each temp gets its bytes, owner, xattrs
+/// and mode and then its `fsync` ([`crate::fs::FileSystem::write_synced`]), so its
+/// bytes and metadata are durable before step 5 renames it. The commit point is
+/// durable before this step starts: a temp never exists without the record that names
+/// it, so recovery always finds it.
+fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     for d in &rec.create_dirs {
         ws.fs.create_dir(d).ctx("mkdir", ws.abs(d))?;
     }
-    let (small, large): (Vec<usize>, Vec<usize>) = (0..rec.files.len())
-        .filter(|&i| rec.files[i].post.exists())
-        .partition(|&i| staged_concurrently(&rec.files[i]));
-    large.iter().try_for_each(|&i| stage_one(ws, rec, i))?;
-    let n = small.len();
-    // The workers own what they share: the record is copied (one `BatchRecord`, small
-    // next to the bytes each file's staging reads).
-    let work = StagedFiles {
-        rec: rec.clone(),
-        small,
+    type Staged<'a> = Vec<(usize, &'a BatchFile)>;
+    let (large, small): (Staged, Staged) = rec
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.post.exists())
+        .partition(|(_, f)| f.post.size() > STAGE_CONCURRENTLY_MAX);
+    let stage_one = |&(i, f): &(usize, &BatchFile)| -> Result<(), StepError> {
+        let FileState::File { hash, meta, .. } = f.post else {
+            return Ok(());
+        };
+        let reader = ws.store.read().map_err(StepError::Journal)?;
+        let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
+        drop(reader);
+        let tmp = temp_path(&f.path, rec, i);
+        ws.fs
+            .write_synced(&tmp, &bytes, &meta, &xattrs)
+            .ctx("write temp", ws.abs(&tmp))?;
+        crash_point!("batch::after_stage_file");
+        Ok(())
     };
-    workers.run(work, n)
-}
-
-/// Stage file `i` of `rec`: its post-image from the journal (checked against its
-/// hash) into its temp, fsynced.
-fn stage_one(ws: &Locked<'_>, rec: &BatchRecord, i: usize) -> Result<(), StepError> {
-    let f = &rec.files[i];
-    let FileState::File { hash, meta, .. } = f.post else {
-        return Ok(());
-    };
-    let reader = ws.store.read().map_err(StepError::Journal)?;
-    let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
-    let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
-    drop(reader);
-    let tmp = temp_path(&f.path, rec, i);
-    ws.fs
-        .write_synced(&tmp, &bytes, &meta, &xattrs)
-        .ctx("write temp", ws.abs(&tmp))?;
-    crash_point!("batch::after_stage_file");
-    Ok(())
+    large.iter().try_for_each(stage_one)?;
+    pool::for_each(&small, |_, item| stage_one(item))
 }
 
 /// At most this many replaced inodes are held by a batch ([`install`]): a descriptor
