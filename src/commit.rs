@@ -66,7 +66,9 @@ impl Journal {
                 crash_point!("batch::after_lock");
                 recovery::recover(&locked, false)?;
                 // Re-read under the lock: another process may have committed it meanwhile.
-                self.committable_revision(tx, Some(rev.revision), max_age)?;
+                // The tx record is enough: a revision never changes once recorded, and
+                // one is only dropped with its tx no longer open (journal gc aborts it).
+                self.committable_tx(tx, max_age)?;
                 let mut files: Vec<BatchFile> = rev
                     .files
                     .iter()
@@ -110,12 +112,12 @@ impl Journal {
         })
     }
 
-    fn committable_revision(
+    /// The open tx `tx`, if a commit may apply it: not too old, not a rollback's tx.
+    fn committable_tx(
         &self,
         tx: u64,
-        revision: Option<u32>,
         max_age: Option<std::time::Duration>,
-    ) -> Result<RevisionRecord> {
+    ) -> Result<(crate::journal::Reader, TxRecord)> {
         let r = self.ws.store.read()?;
         let txrec = crate::tx::open_tx(&r, tx, Verb::Commit)?;
         self.check_age(&txrec, max_age)?;
@@ -126,6 +128,16 @@ impl Journal {
                 StateReason::RollbackTx { of },
             ));
         }
+        Ok((r, txrec))
+    }
+
+    fn committable_revision(
+        &self,
+        tx: u64,
+        revision: Option<u32>,
+        max_age: Option<std::time::Duration>,
+    ) -> Result<RevisionRecord> {
+        let (r, txrec) = self.committable_tx(tx, max_age)?;
         let rev = r.revision_of(&txrec, revision)?;
         let n = rev.revision;
         if edit::has_errors(&rev.validation) {

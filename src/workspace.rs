@@ -121,6 +121,9 @@ pub struct Journal {
     copied_from: Option<PathBuf>,
     pub(crate) max_preview_age: Option<Duration>,
     pub(crate) policy: crate::Policy,
+    /// Write a batch's completion before `commit`/`rollback` return
+    /// ([`Journal::set_completion_inline`]).
+    completion_inline: bool,
 }
 
 /// A batch in flight that recovery could not settle on open because the journal is on
@@ -289,6 +292,7 @@ impl Journal {
             copied_from,
             max_preview_age: opts.max_preview_age,
             policy: opts.policy,
+            completion_inline: false,
         };
         if j.ws.store.is_read_only() {
             // Recovery writes; on read-only media it is reported, not attempted.
@@ -427,6 +431,17 @@ impl Journal {
         self.reingest = Some(Box::new(hook));
     }
 
+    /// Write the completion of a commit or rollback (docs/commit-protocol.md, step 7)
+    /// on the calling thread, before [`Journal::commit`] or [`Journal::rollback`]
+    /// returns, instead of in the background (default: `false`). The receipt is the same
+    /// and its completion is durable when the call returns; an error of the completion
+    /// is reported by the next [`Journal::flush`] (or call on the handle) as in the
+    /// background case. For a caller that calls [`Journal::flush`] right after anyway,
+    /// as the CLI does: it saves starting and joining a thread per commit.
+    pub fn set_completion_inline(&mut self, inline: bool) {
+        self.completion_inline = inline;
+    }
+
     /// Set how long commits and rollbacks wait for the commit lock.
     pub fn set_lock_timeout(&mut self, timeout: Duration) {
         self.lock_timeout = timeout;
@@ -456,12 +471,20 @@ impl Journal {
     /// Hand a landed batch's completion (docs/commit-protocol.md, steps 6–7) to a
     /// background thread, together with the commit lock: the lock is released only
     /// once the completion is durable, so no other process recovers the batch
-    /// meanwhile, and every later call on this handle waits for it first.
+    /// meanwhile, and every later call on this handle waits for it first. On this
+    /// thread instead, before returning, when [`Journal::set_completion_inline`] is set.
     pub(crate) fn complete_in_background(
         &self,
         locked: Locked<'_>,
         landed: crate::batch::protocol::Landed,
     ) {
+        if self.completion_inline {
+            self.ws
+                .store
+                .pending()
+                .run_here(|| crate::batch::protocol::complete(&locked, landed));
+            return;
+        }
         let lock = locked.into_lock();
         let ws = Arc::clone(&self.ws);
         self.ws.store.pending().start(move || {

@@ -92,13 +92,15 @@ impl Batch {
             // Every image the batch may need to write, bytes and attributes, is in the
             // journal before anything is done (the rollback material, and what recovery
             // rolls forward from).
-            for r in rec.blob_refs() {
-                if !w.has_blob(&r.hash)? {
-                    return Err(JournalError::Missing {
-                        what: format!("blob {} ({}) of {}", r.hash, r.role, r.path),
-                    }
-                    .into());
+            let refs = rec.blob_refs();
+            if let Some(r) = w
+                .first_missing_blob(refs.iter().map(|r| &r.hash))?
+                .and_then(|i| refs.get(i))
+            {
+                return Err(JournalError::Missing {
+                    what: format!("blob {} ({}) of {}", r.hash, r.role, r.path),
                 }
+                .into());
             }
             w.put_batch(&rec)?;
             Ok(rec)

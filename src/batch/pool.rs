@@ -11,8 +11,8 @@ use std::sync::Mutex;
 /// small n; more only adds threads).
 pub(crate) const MAX_THREADS: usize = 8;
 
-/// Run `job(i, &items[i])` for every item, on up to [`MAX_THREADS`] scoped threads (on
-/// the calling thread alone when there is at most one item). After the first error no
+/// Run `job(i, &items[i])` for every item, on up to [`MAX_THREADS`] threads: the calling
+/// thread and scoped ones (the calling thread alone when there is at most one item). After the first error no
 /// new item is started; the error returned is the one of the lowest index among the
 /// items that ran, so the outcome does not depend on scheduling more than it must.
 pub(crate) fn for_each<T: Sync, E: Send>(
@@ -25,26 +25,31 @@ pub(crate) fn for_each<T: Sync, E: Send>(
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
     let first: Mutex<Option<(usize, E)>> = Mutex::new(None);
-    std::thread::scope(|s| {
-        for _ in 0..items.len().min(MAX_THREADS) {
-            s.spawn(|| loop {
-                if failed.load(Ordering::Acquire) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::AcqRel);
-                let Some(item) = items.get(i) else {
-                    return;
-                };
-                if let Err(e) = job(i, item) {
-                    failed.store(true, Ordering::Release);
-                    let mut slot = first.lock().unwrap_or_else(|p| p.into_inner());
-                    if slot.as_ref().is_none_or(|(j, _)| i < *j) {
-                        *slot = Some((i, e));
-                    }
-                    return;
-                }
-            });
+    let work = || loop {
+        if failed.load(Ordering::Acquire) {
+            return;
         }
+        let i = next.fetch_add(1, Ordering::AcqRel);
+        let Some(item) = items.get(i) else {
+            return;
+        };
+        if let Err(e) = job(i, item) {
+            failed.store(true, Ordering::Release);
+            let mut slot = first.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                *slot = Some((i, e));
+            }
+            return;
+        }
+    };
+    std::thread::scope(|s| {
+        // The calling thread is one of the workers: one thread fewer to start (a
+        // spawn costs tens of µs here, docs/benchmarks.md, "The CLI process"), and it
+        // works instead of waiting.
+        for _ in 1..items.len().min(MAX_THREADS) {
+            s.spawn(work);
+        }
+        work();
     });
     match first.into_inner().unwrap_or_else(|p| p.into_inner()) {
         Some((_, e)) => Err(e),

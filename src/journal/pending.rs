@@ -97,6 +97,19 @@ impl Pending {
         }
     }
 
+    /// Run `job` on this thread, as [`Pending::start`] would on its own: its error is
+    /// kept for the next [`Pending::wait`]. For a caller that waits for the write right
+    /// away anyway (the CLI): starting a thread only to join it costs tens of µs, and
+    /// more on a loaded machine (docs/benchmarks.md, "The CLI process").
+    pub fn run_here(&self, job: impl FnOnce() -> Result<()>) {
+        if let Err(e) = self.wait() {
+            self.lock().failed.get_or_insert(e);
+        }
+        if let Err(e) = crate::workspace::guarded(job) {
+            self.lock().failed.get_or_insert(e);
+        }
+    }
+
     /// The barrier: wait for the write in flight, if any; then the error of a write
     /// that failed, once (it is then forgotten). Immediate on the completion's own
     /// thread, and inside a journal write transaction ([`in_write`]).

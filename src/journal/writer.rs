@@ -99,13 +99,19 @@ impl Writer {
         Ok(hash)
     }
 
-    /// Whether a blob is present.
-    pub fn has_blob(&self, hash: &BlobHash) -> Result<bool> {
-        Ok(self
-            .txn
-            .open_table(blobs::MANIFESTS)?
-            .get(&hash.0)?
-            .is_some())
+    /// The index (in `hashes`' order) of the first blob that is not present, if any
+    /// (the manifest table opened once for all of them).
+    pub fn first_missing_blob<'a>(
+        &self,
+        hashes: impl IntoIterator<Item = &'a BlobHash>,
+    ) -> Result<Option<usize>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        for (i, hash) in hashes.into_iter().enumerate() {
+            if manifests.get(&hash.0)?.is_none() {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
     }
 
     /// Whether a receipt exists for `batch`.

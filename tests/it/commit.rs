@@ -390,3 +390,43 @@ fn the_committing_handle_reads_its_own_commit_without_a_flush() {
     ws.journal.flush().unwrap();
     ws.journal.flush().unwrap();
 }
+
+/// With `set_completion_inline`, the completion is written on the calling thread
+/// before `commit` returns: no journal write runs on the completion thread, and another
+/// handle sees the tx committed, with the returned receipt, at once.
+#[test]
+fn an_inline_completion_is_recorded_before_commit_returns_on_the_calling_thread() {
+    use crate::support::hooked::{Hooked, COMPLETION_THREAD};
+    let ws = workspace();
+    let tx = ws.preview(FIVE_FILES).tx;
+    let threads = Arc::new(Mutex::new(Vec::new()));
+    let seen = threads.clone();
+    let backend = Hooked::on_journal_of(ws.root(), move |_| {
+        let name = std::thread::current().name().map(str::to_string);
+        seen.lock().unwrap().push(name);
+        Ok(())
+    });
+    let mut a = Journal::open_with(
+        ws.root(),
+        OpenOptions {
+            journal_backend: Some(Box::new(backend)),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    a.set_completion_inline(true);
+    threads.lock().unwrap().clear();
+    let receipt = a.commit(tx, Default::default()).unwrap();
+    assert_eq!(ws.journal.show(tx, None).unwrap().state, TxState::Committed);
+    assert_eq!(receipts_of(&ws.journal, tx), vec![receipt.batch]);
+    let names = threads.lock().unwrap().clone();
+    assert!(!names.is_empty());
+    assert!(
+        names
+            .iter()
+            .all(|n| n.as_deref() != Some(COMPLETION_THREAD)),
+        "{names:?}"
+    );
+    a.flush().unwrap();
+    assert!(ws.read("src/lib.rs").ends_with(b"    10\n}\n"));
+}

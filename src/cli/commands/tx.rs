@@ -64,6 +64,8 @@ pub(super) fn commit(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
+    // It flushes right after: no thread for the completion.
+    j.set_completion_inline(true);
     let receipt = j.commit(tx, opts)?;
     // The completion is written in the background: the receipt is printed only once
     // it is durable (docs/commit-protocol.md, step 7).
@@ -83,6 +85,8 @@ pub(super) fn rollback(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
+    // It flushes right after: no thread for the completion.
+    j.set_completion_inline(true);
     let receipt = j.rollback(tx, opts)?;
     j.flush()?;
     out.receipt(&receipt).map(|()| 0)
