@@ -16,26 +16,6 @@ const FIVE_FILES: &str = r#"{"edits":[
     {"op":"create_file","path":"docs/new/guide.md","content":"guide\n","mode":420},
     {"op":"replace_lines","path":"crlf.txt","start":1,"end":1,"content":"ONE"}]}"#;
 
-/// Receipt events of `tx` in the journal.
-fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    j.dump(
-        DumpFilter {
-            tx: Some(tx.into()),
-            since_seq: 0,
-            ..Default::default()
-        },
-        |e| {
-            if let EventKind::ReceiptIssued { batch, .. } = e.event.kind {
-                out.push(batch);
-            }
-            Ok(true)
-        },
-    )
-    .unwrap();
-    out
-}
-
 #[test]
 fn atomic_commit_produces_single_receipt() {
     let mut ws = workspace();

@@ -8,30 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ultra_edit::{DumpFilter, EventKind, Journal, OpenOptions, RollbackOptions, TxState};
+use ultra_edit::{Journal, OpenOptions, RollbackOptions, TxState};
 
 use crate::support::hooked::{BackendOp, Hooked, COMPLETION_THREAD};
 use crate::support::*;
-
-/// Receipt batches of `tx` recorded in the journal.
-fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
-    let mut out = Vec::new();
-    j.dump(
-        DumpFilter {
-            tx: Some(tx.into()),
-            since_seq: 0,
-            ..Default::default()
-        },
-        |e| {
-            if let EventKind::ReceiptIssued { batch, .. } = e.event.kind {
-                out.push(batch);
-            }
-            Ok(true)
-        },
-    )
-    .unwrap();
-    out
-}
 
 /// Files under the root whose names look like the batch's temp files.
 fn temps(root: &std::path::Path) -> Vec<String> {
