@@ -281,7 +281,7 @@ fn a_second_process_can_show_and_commit_a_tx_the_first_created() {
 /// and each tx has exactly one receipt.
 #[test]
 fn another_handle_committing_waits_for_a_pending_completion_and_does_not_recover_it() {
-    use crate::support::hooked::{Gate, Hooked, COMPLETION_THREAD};
+    use crate::support::hooked::journal_with_completion_held;
     let ws = workspace();
     let a_tx = ws
         .preview(r#"{"edits":[{"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    11\n"}]}"#)
@@ -291,22 +291,7 @@ fn another_handle_committing_waits_for_a_pending_completion_and_does_not_recover
         .tx;
     // Handle A: its completion's thread waits at its first journal write until the
     // gate opens.
-    let gate = Arc::new(Gate::default());
-    let held = gate.clone();
-    let backend = Hooked::on_journal_of(ws.root(), move |_| {
-        if std::thread::current().name() == Some(COMPLETION_THREAD) {
-            held.pass();
-        }
-        Ok(())
-    });
-    let a = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let (a, gate) = journal_with_completion_held(ws.root());
     let receipt = a.commit(a_tx, Default::default()).unwrap();
     assert!(!receipt.by_recovery);
     // Landed: the file holds its new bytes; the journal has not recorded it yet.
@@ -386,14 +371,7 @@ fn an_inline_completion_is_recorded_before_commit_returns_on_the_calling_thread(
         seen.lock().unwrap().push(name);
         Ok(())
     });
-    let mut a = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let mut a = backend.open_journal(ws.root());
     a.set_completion_inline(true);
     threads.lock().unwrap().clear();
     let receipt = a.commit(tx, Default::default()).unwrap();

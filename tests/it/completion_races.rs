@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ultra_edit::{Journal, OpenOptions, RollbackOptions, TxState};
+use ultra_edit::{Journal, RollbackOptions, TxState};
 
 use crate::support::hooked::{BackendOp, Hooked, COMPLETION_THREAD};
 use crate::support::*;
@@ -190,14 +190,7 @@ fn a_failed_completion_is_reported_once_and_a_new_handle_goes_on() {
         }
         Ok(())
     });
-    let a = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let a = backend.open_journal(ws.root());
     let r = a.commit(p.tx, Default::default()).unwrap();
     assert_eq!(ws.read("f0.txt"), b"new 0\n");
     let first = a.log(None);
@@ -393,26 +386,11 @@ fn a_panicking_tools_reingest_hook_answers_the_commit_with_reingested_false() {
 /// and then see it committed.
 #[test]
 fn another_handle_reads_verifies_and_recovers_while_a_completion_is_pending() {
-    use crate::support::hooked::Gate;
+    use crate::support::hooked::journal_with_completion_held;
     let ws = workspace();
     ws.write("f0.txt", b"old\n");
     let tx = ws.preview(&edit(0)).tx;
-    let gate = Arc::new(Gate::default());
-    let held = gate.clone();
-    let backend = Hooked::on_journal_of(ws.root(), move |_| {
-        if std::thread::current().name() == Some(COMPLETION_THREAD) {
-            held.pass();
-        }
-        Ok(())
-    });
-    let a = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let (a, gate) = journal_with_completion_held(ws.root());
     let r = a.commit(tx, Default::default()).unwrap();
     let b = &ws.journal;
     assert_eq!(b.tx(tx).unwrap().state, TxState::Open);

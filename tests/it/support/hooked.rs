@@ -44,6 +44,35 @@ impl Hooked {
     }
 }
 
+impl Hooked {
+    /// A handle on `root`'s journal through this backend, with default options
+    /// otherwise.
+    pub fn open_journal(self, root: &Path) -> ultra_edit::Journal {
+        ultra_edit::Journal::open_with(
+            root,
+            ultra_edit::OpenOptions {
+                journal_backend: Some(Box::new(self)),
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    }
+}
+
+/// A handle on `root`'s journal whose background completion waits at its first
+/// journal write until the returned gate is opened ([`Gate::set`]).
+pub fn journal_with_completion_held(root: &Path) -> (ultra_edit::Journal, Arc<Gate>) {
+    let gate = Arc::new(Gate::default());
+    let held = gate.clone();
+    let backend = Hooked::on_journal_of(root, move |_| {
+        if std::thread::current().name() == Some(COMPLETION_THREAD) {
+            held.pass();
+        }
+        Ok(())
+    });
+    (backend.open_journal(root), gate)
+}
+
 impl fmt::Debug for Hooked {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Hooked")
