@@ -144,15 +144,10 @@ pub(crate) fn complete(l: &Locked<'_>, landed: Landed) -> Result<()> {
             files: receipt.files.iter().map(|f| f.path.to_string()).collect(),
         },
     };
-    match Batch::find(l, id) {
-        Ok(Some(stored)) if stored.record().state != BatchState::Committing => return Ok(()),
-        Ok(_) => {}
-        Err(e) => return Err(not_recorded(e)),
-    }
     match batch.complete_as(l, &receipt) {
         Ok(()) => {}
-        // Settled by another path between the check and the write: the journal refused
-        // the overtaken step, and wrote nothing.
+        // Settled by another path meanwhile: the journal checks the step against the
+        // batch as stored (`Writer::put_batch`), refused it, and wrote nothing.
         Err(Error::Journal(crate::error::JournalError::IllegalTransition(_))) => return Ok(()),
         Err(e) => return Err(not_recorded(e)),
     }
