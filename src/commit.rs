@@ -103,9 +103,7 @@ impl Journal {
                 })?;
                 // Landed: the receipt is returned now, and the completion is written
                 // in the background, the lock held until it is durable.
-                let receipt = landed.receipt.clone();
-                self.complete_in_background(locked, landed);
-                receipt
+                self.complete_landed(locked, landed)
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
@@ -225,9 +223,7 @@ impl Journal {
                 let landed = protocol::apply(&locked, new, |w| {
                     record_rollback_tx(w, &orig, &current, &xattr_blobs, revision)
                 })?;
-                let receipt = landed.receipt.clone();
-                self.complete_in_background(locked, landed);
-                receipt
+                self.complete_landed(locked, landed)
             };
             self.reingest(&paths_of(&receipt));
             Ok(receipt)

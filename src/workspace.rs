@@ -473,17 +473,19 @@ impl Journal {
     /// once the completion is durable, so no other process recovers the batch
     /// meanwhile, and every later call on this handle waits for it first. On this
     /// thread instead, before returning, when [`Journal::set_completion_inline`] is set.
-    pub(crate) fn complete_in_background(
+    /// Returns the landed batch's receipt.
+    pub(crate) fn complete_landed(
         &self,
         locked: Locked<'_>,
         landed: crate::batch::protocol::Landed,
-    ) {
+    ) -> crate::journal::records::Receipt {
+        let receipt = landed.receipt.clone();
         if self.completion_inline {
             self.ws
                 .store
                 .pending()
                 .run_here(|| crate::batch::protocol::complete(&locked, landed));
-            return;
+            return receipt;
         }
         let lock = locked.into_lock();
         let ws = Arc::clone(&self.ws);
@@ -491,6 +493,7 @@ impl Journal {
             let l = Locked::resume(&ws, lock);
             crate::batch::protocol::complete(&l, landed)
         });
+        receipt
     }
 
     /// Wait until the journal write this handle runs in the background is durable —
