@@ -11,9 +11,9 @@ use std::sync::Mutex;
 /// small n; more only adds threads).
 pub(crate) const MAX_THREADS: usize = 8;
 
-/// Run `job(i, &items[i])` for every item, on up to [`MAX_THREADS`] threads: the calling
-/// thread and scoped ones (the calling thread alone when there is at most one item). After the first error no
-/// new item is started; the error returned is the one of the lowest index among the
+/// Run `job(i, &items[i])` for every item, on up to [`MAX_THREADS`] threads: the
+/// calling thread and scoped ones (the calling thread alone when there is at most one
+/// item). After the first error no new item is started; the error returned is the one of the lowest index among the
 /// items that ran, so the outcome does not depend on scheduling more than it must.
 pub(crate) fn for_each<T: Sync, E: Send>(
     items: &[T],
