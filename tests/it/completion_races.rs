@@ -402,7 +402,14 @@ fn another_handle_reads_verifies_and_recovers_while_a_completion_is_pending() {
         let recovering = s.spawn(|| b.recover());
         let aborting = s.spawn(|| b.abort(tx));
         std::thread::sleep(Duration::from_millis(200));
-        assert!(!recovering.is_finished() && !aborting.is_finished());
+        if recovering.is_finished() || aborting.is_finished() {
+            gate.set(true);
+            panic!(
+                "recover or abort returned while A's lock was held: {:?} {:?}",
+                recovering.join(),
+                aborting.join()
+            );
+        }
         gate.set(true);
         let rec = recovering.join().unwrap().unwrap();
         assert_eq!(rec.completed, Vec::<u64>::new(), "{rec:?}");

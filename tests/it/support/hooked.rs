@@ -60,12 +60,21 @@ impl Hooked {
 }
 
 /// A handle on `root`'s journal whose background completion waits at its first
-/// journal write until the returned gate is opened ([`Gate::set`]).
+/// journal sync until the returned gate is opened ([`Gate::set`]).
+///
+/// The sync, not the first write: redb writes a commit's header under its exclusive
+/// header lock, a byte-range lock of the open file description, which every other
+/// handle's read transaction takes shared — also another handle in this process. A gate
+/// at that write would stall the test's own reads behind it (until the gate's 10 s
+/// timeout), which happened whenever the completion's thread reached the header write
+/// before the test's thread read. redb's first sync of a commit comes after that write
+/// and outside the lock; at it the commit is not yet visible (the previous commit is
+/// still the primary), and the completion's thread still holds the commit lock.
 pub fn journal_with_completion_held(root: &Path) -> (ultra_edit::Journal, Arc<Gate>) {
     let gate = Arc::new(Gate::default());
     let held = gate.clone();
-    let backend = Hooked::on_journal_of(root, move |_| {
-        if std::thread::current().name() == Some(COMPLETION_THREAD) {
+    let backend = Hooked::on_journal_of(root, move |op| {
+        if op == BackendOp::Sync && std::thread::current().name() == Some(COMPLETION_THREAD) {
             held.pass();
         }
         Ok(())
