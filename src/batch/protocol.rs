@@ -224,18 +224,19 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         .enumerate()
         .filter(|(_, f)| f.post.exists())
         .partition(|(_, f)| f.post.size() > STAGE_CONCURRENTLY_MAX);
+    // One read transaction for all the post-images (a redb read transaction is a
+    // handful of locking system calls to begin and end), shared by the pool's threads.
+    let reader = ws.store.read().map_err(StepError::Journal)?;
     let stage_one = |&(i, f): &(usize, &BatchFile)| -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
-        let reader = ws.store.read().map_err(StepError::Journal)?;
         let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
-        drop(reader);
         let tmp = temp_path(&f.path, rec, i);
         ws.fs
             .write_synced(&tmp, &bytes, &meta, &xattrs)
-            .ctx("write temp", ws.abs(&tmp))?;
+            .ctx_at("write temp", || ws.abs(&tmp))?;
         crash_point!("batch::after_stage_file");
         Ok(())
     };
@@ -281,9 +282,9 @@ fn install(
         }
         let done = if f.post.exists() {
             let tmp = temp_path(&f.path, rec, i);
-            ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))
+            ws.fs.rename(&tmp, &f.path).ctx_at("rename", || ws.abs(&f.path))
         } else {
-            ws.fs.remove_file(&f.path).ctx("unlink", ws.abs(&f.path))
+            ws.fs.remove_file(&f.path).ctx_at("unlink", || ws.abs(&f.path))
         };
         done.map_err(|e| (StepError::Io(e), i))?;
         dirs.insert(f.path.parent());
@@ -301,7 +302,7 @@ fn install(
     }
     // The touched directories are independent: fsynced at once.
     let dirs: Vec<RelPath> = dirs.into_iter().collect();
-    pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx("fsync dir", ws.abs(d)))
+    pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx_at("fsync dir", || ws.abs(d)))
         .map_err(|e| (StepError::Io(e), n))?;
     Ok((removed, held))
 }

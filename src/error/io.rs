@@ -27,6 +27,9 @@ impl IoError {
 /// Attach an operation name and a path to an [`std::io::Error`].
 pub(crate) trait IoContext<T> {
     fn ctx(self, op: &'static str, path: impl Into<PathBuf>) -> Result<T, IoError>;
+    /// [`IoContext::ctx`] with the path built only on an error (the commit path's
+    /// per-file calls: an absolute path is an allocation or more).
+    fn ctx_at(self, op: &'static str, path: impl FnOnce() -> PathBuf) -> Result<T, IoError>;
 }
 
 impl<T> IoContext<T> for std::io::Result<T> {
@@ -34,6 +37,13 @@ impl<T> IoContext<T> for std::io::Result<T> {
         self.map_err(|source| IoError {
             op,
             path: path.into(),
+            source,
+        })
+    }
+    fn ctx_at(self, op: &'static str, path: impl FnOnce() -> PathBuf) -> Result<T, IoError> {
+        self.map_err(|source| IoError {
+            op,
+            path: path(),
             source,
         })
     }

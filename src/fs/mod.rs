@@ -14,7 +14,7 @@ pub use relpath::RelPath;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -58,6 +58,13 @@ pub trait FileSystem: Send + Sync {
     /// The `user.*` extended attributes of a regular file, sorted by name (empty where
     /// the filesystem has none).
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs>;
+    /// A regular file's bytes and its `user.*` extended attributes, as [`FileSystem::read`]
+    /// and [`FileSystem::xattrs`] give them. The default calls those two; [`StdFs`] reads
+    /// both through one descriptor, so they are of the same inode, with one `openat` and
+    /// one walk instead of two.
+    fn read_with_xattrs(&self, path: &RelPath) -> io::Result<(Vec<u8>, Xattrs)> {
+        Ok((self.read(path)?, self.xattrs(path)?))
+    }
     /// Create `path` (must not exist), write `bytes`, set `xattrs`, when `meta.owner` is
     /// given the owner and group (`fchown`), and `meta.mode`, then `fsync` the file: its
     /// bytes and metadata are durable before a name points at it.
@@ -189,18 +196,19 @@ impl StdFs {
         })
     }
 
-    /// A handle on the directory `parts`, walked from the root without following links.
-    fn open_dir(&self, parts: &[&str]) -> io::Result<OwnedFd> {
-        let mut fd = self.root_fd.as_fd().try_clone_to_owned()?;
+    /// A handle on the directory `parts`, walked from the root without following links
+    /// (the root's own descriptor when `parts` is empty).
+    fn open_dir(&self, parts: &[&str]) -> io::Result<Dir<'_>> {
+        let mut dir = Dir::Root(self.root_fd.as_fd());
         for part in parts {
-            fd = rustix::fs::openat(
-                &fd,
+            dir = Dir::Opened(rustix::fs::openat(
+                &dir,
                 *part,
                 OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                 Mode::empty(),
-            )?;
+            )?);
         }
-        Ok(fd)
+        Ok(dir)
     }
 
     /// `path` opened for reading, without following a final symlink.
@@ -215,7 +223,7 @@ impl StdFs {
     }
 
     /// The parent's handle and the final name of `path`.
-    fn parent<'p>(&self, path: &'p RelPath) -> io::Result<(OwnedFd, &'p str)> {
+    fn parent<'p>(&self, path: &'p RelPath) -> io::Result<(Dir<'_>, &'p str)> {
         let parts: Vec<&str> = path.components().collect();
         let Some((name, dirs)) = parts.split_last() else {
             return Err(io::Error::new(
@@ -225,6 +233,55 @@ impl StdFs {
         };
         Ok((self.open_dir(dirs)?, name))
     }
+}
+
+/// A directory handle of [`StdFs`]: the root's own descriptor, borrowed (most files of
+/// a workspace sit in the root or near it, and a `dup` + `close` per operation was a
+/// fifth of a 10-file commit's system calls), or one opened by the walk.
+enum Dir<'a> {
+    Root(BorrowedFd<'a>),
+    Opened(OwnedFd),
+}
+
+impl AsFd for Dir<'_> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        match self {
+            Dir::Root(fd) => *fd,
+            Dir::Opened(fd) => fd.as_fd(),
+        }
+    }
+}
+
+/// The `user.*` extended attributes of the open file `fd`, sorted by name; none where
+/// the filesystem does not support them (`ENOTSUP`).
+fn xattrs_of(fd: BorrowedFd<'_>) -> io::Result<Xattrs> {
+    let unsupported = |e: rustix::io::Errno| e == rustix::io::Errno::NOTSUP;
+    let len = match rustix::fs::flistxattr_query(fd) {
+        Ok(n) => n,
+        Err(e) if unsupported(e) => return Ok(Xattrs::default()),
+        Err(e) => return Err(e.into()),
+    };
+    if len == 0 {
+        return Ok(Xattrs::default());
+    }
+    let mut list = vec![0u8; len];
+    let n = rustix::fs::flistxattr(fd, &mut list[..])?;
+    let mut out = Vec::new();
+    for name in list[..n.min(len)].split(|b| *b == 0) {
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        };
+        if !name.starts_with("user.") {
+            continue;
+        }
+        let size = rustix::fs::fgetxattr_query(fd, name)?;
+        let mut value = vec![0u8; size];
+        let got = rustix::fs::fgetxattr(fd, name, &mut value[..])?;
+        value.truncate(got);
+        out.push((name.to_string(), value));
+    }
+    out.sort();
+    Ok(Xattrs(out))
 }
 
 /// `fsync` a written temp: its bytes must be durable before a name points at them.
@@ -271,31 +328,14 @@ impl FileSystem for StdFs {
     }
 
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
-        let fd = self.open_read(path)?;
-        let unsupported = |e: rustix::io::Errno| e == rustix::io::Errno::NOTSUP;
-        let len = match rustix::fs::flistxattr_query(&fd) {
-            Ok(n) => n,
-            Err(e) if unsupported(e) => return Ok(Xattrs::default()),
-            Err(e) => return Err(e.into()),
-        };
-        let mut list = vec![0u8; len];
-        let n = rustix::fs::flistxattr(&fd, &mut list[..])?;
-        let mut out = Vec::new();
-        for name in list[..n.min(len)].split(|b| *b == 0) {
-            let Ok(name) = std::str::from_utf8(name) else {
-                continue;
-            };
-            if !name.starts_with("user.") {
-                continue;
-            }
-            let size = rustix::fs::fgetxattr_query(&fd, name)?;
-            let mut value = vec![0u8; size];
-            let got = rustix::fs::fgetxattr(&fd, name, &mut value[..])?;
-            value.truncate(got);
-            out.push((name.to_string(), value));
-        }
-        out.sort();
-        Ok(Xattrs(out))
+        xattrs_of(self.open_read(path)?.as_fd())
+    }
+
+    fn read_with_xattrs(&self, path: &RelPath) -> io::Result<(Vec<u8>, Xattrs)> {
+        let mut file = File::from(self.open_read(path)?);
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes)?;
+        Ok((bytes, xattrs_of(file.as_fd())?))
     }
 
     fn write_synced(
@@ -389,5 +429,40 @@ mod tests {
             rustix::fs::FileType::from_raw_mode(st.st_mode),
             rustix::fs::FileType::Symlink
         );
+    }
+
+    /// One descriptor reads a file's bytes and its `user.*` attributes: the same as
+    /// `read` and `xattrs` give, in the root and in a subdirectory (the root's own
+    /// descriptor is borrowed, a subdirectory's opened by the walk), and a symlink is
+    /// refused as `read` refuses it.
+    #[test]
+    fn read_with_xattrs_matches_read_and_xattrs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        std::fs::write(dir.path().join("f.txt"), b"top\n").unwrap();
+        std::fs::write(dir.path().join("sub/g.txt"), b"nested\n").unwrap();
+        let fs = StdFs::beneath(dir.path()).unwrap();
+        let f = RelPath::parse("f.txt").unwrap();
+        let g = RelPath::parse("sub/g.txt").unwrap();
+        // Some filesystems (tmpfs before 6.6) refuse user.* attributes: then both
+        // sides read none.
+        let tagged = rustix::fs::setxattr(
+            dir.path().join("sub/g.txt"),
+            "user.tag",
+            b"v1",
+            rustix::fs::XattrFlags::empty(),
+        )
+        .is_ok();
+        let (bytes, x) = fs.read_with_xattrs(&f).unwrap();
+        assert_eq!((bytes.as_slice(), x.0.len()), (&b"top\n"[..], 0));
+        let (bytes, x) = fs.read_with_xattrs(&g).unwrap();
+        assert_eq!(bytes, b"nested\n");
+        assert_eq!(x, fs.xattrs(&g).unwrap());
+        if tagged {
+            assert_eq!(x.0, vec![("user.tag".to_string(), b"v1".to_vec())]);
+        }
+        std::os::unix::fs::symlink("f.txt", dir.path().join("link")).unwrap();
+        let err = fs.read_with_xattrs(&RelPath::parse("link").unwrap()).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(rustix::io::Errno::LOOP.raw_os_error()));
     }
 }

@@ -141,21 +141,34 @@ fn lexical_absolute(p: &Path) -> PathBuf {
 ///
 /// `root` is the filesystem's root, for error messages only.
 pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &RelPath, raw: &str) -> Result<()> {
+    checked_entry(fs, root, rel, raw).map(|_| ())
+}
+
+/// [`check_on_disk`], returning what is at `rel` once it passed: [`EntryKind::Absent`]
+/// (it, or a directory above it, does not exist) or [`EntryKind::File`] as `lstat` gave
+/// it, so a caller that reads the file does not `lstat` it a second time.
+pub(crate) fn checked_entry(
+    fs: &dyn FileSystem,
+    root: &Path,
+    rel: &RelPath,
+    raw: &str,
+) -> Result<EntryKind> {
     let mut at = rel
         .ancestors()
         .chain(std::iter::once(rel.clone()))
         .peekable();
     while let Some(sofar) = at.next() {
         let last = at.peek().is_none();
-        let kind = fs.entry(&sofar).ctx("lstat", sofar.under(root))?;
-        let sofar = sofar.to_string();
+        let kind = fs.entry(&sofar).ctx_at("lstat", || sofar.under(root))?;
+        // The path so far is built as a string only for an error.
+        let sofar = || sofar.to_string();
         match (kind, last) {
-            (EntryKind::Absent, _) => return Ok(()),
+            (EntryKind::Absent, _) => return Ok(EntryKind::Absent),
             (EntryKind::Dir, false) => {}
             (EntryKind::Symlink, false) => {
                 return Err(PathError::SymlinkInPath {
                     path: raw.into(),
-                    link: sofar,
+                    link: sofar(),
                 }
                 .into())
             }
@@ -176,20 +189,21 @@ pub fn check_on_disk(fs: &dyn FileSystem, root: &Path, rel: &RelPath, raw: &str)
                 }
                 .into())
             }
-            (EntryKind::File { .. }, true) => {}
+            (file @ EntryKind::File { .. }, true) => return Ok(file),
             (EntryKind::Dir, true) => return Err(wrong_kind(raw, "is a directory, not a file")),
             (EntryKind::File { .. }, false) => {
                 return Err(wrong_kind(
                     raw,
-                    &format!("{sofar} is a file, not a directory"),
+                    &format!("{} is a file, not a directory", sofar()),
                 ))
             }
             (EntryKind::Other, _) => {
-                return Err(wrong_kind(raw, &format!("{sofar} is not a regular file")))
+                return Err(wrong_kind(raw, &format!("{} is not a regular file", sofar())))
             }
         }
     }
-    Ok(())
+    // The loop ends on the final component, which every arm above settles.
+    Ok(EntryKind::Absent)
 }
 
 fn wrong_kind(raw: &str, why: &str) -> Error {

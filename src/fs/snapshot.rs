@@ -18,7 +18,7 @@ pub(crate) fn read_state(
     root: &Path,
     rel: &RelPath,
 ) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
-    path::check_on_disk(fs, root, rel, rel)?;
+    let kind = path::checked_entry(fs, root, rel, rel)?;
     // The absolute path is built only for an error (the gate reads every file twice a
     // commit: building it eagerly was 3 allocations a read).
     let at = |op: &'static str| {
@@ -28,10 +28,9 @@ pub(crate) fn read_state(
             source,
         }
     };
-    match fs.entry(rel).map_err(at("lstat"))? {
+    match kind {
         EntryKind::File { mode, uid, gid, .. } => {
-            let bytes = fs.read(rel).map_err(at("read"))?;
-            let xattrs = fs.xattrs(rel).map_err(at("listxattr"))?;
+            let (bytes, xattrs) = fs.read_with_xattrs(rel).map_err(at("read"))?;
             let (hash, blob) = if xattrs.0.is_empty() {
                 (Xattrs::empty_hash(), None)
             } else {
