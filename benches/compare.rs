@@ -8,7 +8,8 @@
 //!
 //! ```sh
 //! cargo bench --bench compare -- [--reps N] [--sizes 1,10,100] [--growth N]
-//!                                [--linear 1000,10000] [--floor-bin PATH] [--out FILE]
+//!                                [--growth-windows N] [--linear 1000,10000]
+//!                                [--floor-bin PATH] [--out FILE]
 //! cargo bench --bench compare -- --test     # smoke run: 1 repetition, 1 file (CI)
 //! ```
 //!
@@ -48,6 +49,8 @@ struct Opts {
     reps: usize,
     sizes: Vec<usize>,
     growth: u64,
+    /// Commits of the sliding-window growth run (0: not run).
+    growth_windows: usize,
     floor_bin: Option<PathBuf>,
     out: Option<PathBuf>,
     cli: PathBuf,
@@ -61,6 +64,7 @@ fn opts() -> Opts {
         reps: 9,
         sizes: vec![1, 10, 100],
         growth: 100,
+        growth_windows: 0,
         floor_bin: None,
         out: None,
         cli: PathBuf::from(env!("CARGO_BIN_EXE_ultra-edit")),
@@ -81,6 +85,9 @@ fn opts() -> Opts {
                     .collect()
             }
             "--growth" => o.growth = val().parse().expect("--growth N"),
+            "--growth-windows" => {
+                o.growth_windows = val().parse().expect("--growth-windows N")
+            }
             "--floor-bin" => o.floor_bin = Some(PathBuf::from(val())),
             "--out" => o.out = Some(PathBuf::from(val())),
             "--cli" => o.cli = PathBuf::from(val()),
@@ -94,6 +101,7 @@ fn opts() -> Opts {
                 o.reps = 1;
                 o.sizes = vec![1];
                 o.growth = 2;
+                o.growth_windows = 0;
                 o.open_sizes = vec![0, 100];
                 o.linear = vec![10, 100];
                 o.linear_reps = 1;
@@ -500,6 +508,69 @@ struct Growth {
     median: Duration,
 }
 
+/// What [`bench_growth_windows`] measured.
+struct GrowthWindows {
+    /// Commits after the first.
+    commits: usize,
+    /// journal.redb's size after the first commit and after each later one.
+    sizes: Vec<u64>,
+    /// Allocated bytes, likewise.
+    allocated: Vec<u64>,
+}
+
+impl GrowthWindows {
+    /// Growth per commit (KiB) of the file over every window of 100 successive commits.
+    fn windows(&self) -> Vec<f64> {
+        (0..self.sizes.len().saturating_sub(100))
+            .map(|k| (self.sizes[k + 100] - self.sizes[k]) as f64 / 100.0 / 1024.0)
+            .collect()
+    }
+    /// The commits at which the file grew: (commit, size before, size after).
+    fn steps(&self) -> Vec<(usize, u64, u64)> {
+        (1..self.sizes.len())
+            .filter(|&k| self.sizes[k] != self.sizes[k - 1])
+            .map(|k| (k, self.sizes[k - 1], self.sizes[k]))
+            .collect()
+    }
+}
+
+/// The journal file's growth in every 100-commit window of a longer run of one-line
+/// commits to a 1 MiB file through one handle, and over the whole run: where the
+/// 100-commit figure of [`bench_growth`] falls depends on where redb's growth steps
+/// fall, which this shows.
+fn bench_growth_windows(commits: usize) -> GrowthWindows {
+    let ws = tempfile::tempdir().expect("tempdir");
+    let w = ws.path();
+    fs::write(w.join("big.rs"), source(PREVIEW_BYTES)).expect("write");
+    let j = Journal::init(w).expect("init");
+    let mut out = GrowthWindows {
+        commits,
+        sizes: Vec::new(),
+        allocated: Vec::new(),
+    };
+    for i in 0..=commits as u64 {
+        let plan = Plan::from_json(
+            serde_json::json!({"edits":[{"op":"replace_lines","path":"big.rs",
+                "start":2 + (i * 97) % 20_000,"end":2 + (i * 97) % 20_000,
+                "content":format!("// window {i}\n")}]})
+            .to_string()
+            .as_bytes(),
+        )
+        .expect("plan");
+        let tx = j.preview(&plan).expect("preview").tx;
+        j.commit(tx, CommitOptions::default()).expect("commit");
+        j.flush().expect("flush");
+        out.sizes.push(
+            fs::metadata(w.join(".ultra-edit/journal.redb"))
+                .expect("journal")
+                .len(),
+        );
+        out.allocated
+            .push(j.allocated_bytes().expect("allocated").unwrap_or(0));
+    }
+    out
+}
+
 fn bench_growth(count: u64, cli: &Path) -> Growth {
     let ws = tempfile::tempdir().expect("tempdir");
     let w = ws.path();
@@ -768,6 +839,13 @@ fn main() {
     bench_linear(&o, &mut samples);
     eprintln!("compare: journal growth over {} commits…", o.growth);
     let growth = bench_growth(o.growth, &o.cli);
+    let windows = (o.growth_windows > 100).then(|| {
+        eprintln!(
+            "compare: journal growth in every 100-commit window of {} commits…",
+            o.growth_windows
+        );
+        bench_growth_windows(o.growth_windows)
+    });
     eprintln!("compare: done in {:.1} s", t0.elapsed().as_secs_f64());
 
     let s = |m: M, n: usize| stat(&samples[&(m, n)]);
@@ -1084,6 +1162,39 @@ fn main() {
         g.stored.1 as f64 / 1048576.0,
         per(g.stored),
     );
+    if let Some(gw) = &windows {
+        let mut win = gw.windows();
+        win.sort_by(f64::total_cmp);
+        let over = win.iter().filter(|k| **k > 16.0).count();
+        let last = gw.commits;
+        let whole = |v: &[u64]| (v[last] - v[0]) as f64 / last as f64 / 1024.0;
+        let steps: Vec<String> = gw
+            .steps()
+            .iter()
+            .map(|(k, a, b)| {
+                format!(
+                    "at commit {k}: {:.2} → {:.2} MiB",
+                    *a as f64 / 1048576.0,
+                    *b as f64 / 1048576.0
+                )
+            })
+            .collect();
+        md += &format!(
+            "\nThe same commits, {last} of them through one handle, journal.redb's size \
+             after each: its growth per commit over each of the {} windows of 100 \
+             successive commits — min {:.1}, median {:.1}, max {:.1} KiB; {over} windows \
+             ({:.0} %) over 16 KiB. Over the whole run the file grew {:.1} KiB per commit \
+             and the allocated pages {:.1} KiB. redb's growth steps: {}.\n",
+            win.len(),
+            win.first().copied().unwrap_or(0.0),
+            win.get(win.len() / 2).copied().unwrap_or(0.0),
+            win.last().copied().unwrap_or(0.0),
+            100.0 * over as f64 / win.len().max(1) as f64,
+            whole(&gw.sizes),
+            whole(&gw.allocated),
+            if steps.is_empty() { "none".to_string() } else { steps.join("; ") },
+        );
+    }
     println!("{md}");
     if let Some(out) = &o.out {
         fs::write(out, &md).expect("write --out");

@@ -39,7 +39,7 @@ trap 'rm -rf "$WORK"' EXIT
 echo "== timings ($REPS repetitions)" >&2
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 cargo bench --quiet --bench compare --target-dir "$T" -- \
-    --reps "$REPS" --linear 1000,10000 --cli "$CLI" "${FLOOR_ARGS[@]}" --out "$WORK/table.md" >&2
+    --reps "$REPS" --linear 1000,10000 --growth-windows 600 --cli "$CLI" "${FLOOR_ARGS[@]}" --out "$WORK/table.md" >&2
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---- fsync counts: strace on one CLI commit of n files of 4 KiB in one directory ----
