@@ -462,9 +462,9 @@ impl Journal {
     /// Take the commit lock (waiting up to the lock timeout): the token the batch
     /// protocol and recovery require.
     pub(crate) fn lock(&self) -> Result<Locked<'_>> {
-        // This handle's own completion in flight holds the lock: wait for it (and
-        // report its error) rather than poll.
-        self.ws.store.pending().wait()?;
+        // This handle's own completion in flight holds the lock: wait for it rather
+        // than poll (its error, if it failed, is for `flush`).
+        self.ws.store.pending().wait();
         Locked::acquire(&self.ws, self.lock_timeout)
     }
 
@@ -480,16 +480,17 @@ impl Journal {
         landed: crate::batch::protocol::Landed,
     ) -> crate::journal::records::Receipt {
         let receipt = landed.receipt.clone();
+        let tx = receipt.tx;
         if self.completion_inline {
             self.ws
                 .store
                 .pending()
-                .run_here(|| crate::batch::protocol::complete(&locked, landed));
+                .run_here(tx, || crate::batch::protocol::complete(&locked, landed));
             return receipt;
         }
         let lock = locked.into_lock();
         let ws = Arc::clone(&self.ws);
-        self.ws.store.pending().start(move || {
+        self.ws.store.pending().start(tx, move || {
             let l = Locked::resume(&ws, lock);
             crate::batch::protocol::complete(&l, landed)
         });
@@ -501,8 +502,11 @@ impl Journal {
     /// before that write (docs/commit-protocol.md, steps 6–7) — and return that write's
     /// error if it failed: [`Error::NeedsAttention`] with
     /// [`crate::Attention::CompletionNotRecorded`] (the batch landed; the next
-    /// recovery records its completion, with the same receipt). An error is returned
-    /// once, by whichever comes first: this, or the next call on the handle.
+    /// recovery records its completion, with the same receipt). Each such error is
+    /// returned once, by this (the oldest not yet reported) or by
+    /// [`Journal::flush_tx`] of its tx; no other call returns it, so on a handle shared
+    /// by several callers one caller's failed completion never becomes another
+    /// caller's error.
     ///
     /// Every call on the handle (reads too) waits the same way before it runs, so the
     /// handle always shows its own commits as committed, and dropping the handle waits
@@ -511,7 +515,15 @@ impl Journal {
     /// process exits only after the completion is durable. Immediate when nothing is
     /// pending.
     pub fn flush(&self) -> Result<()> {
-        self.ws.store.pending().wait()
+        self.ws.store.pending().take_failure(None)
+    }
+
+    /// [`Journal::flush`] for one caller of a shared handle: wait the same way, and
+    /// return the error of a failed completion of `tx` (the `tx` of the receipt that
+    /// `commit` or `rollback` returned) only, leaving other txs' errors for their own
+    /// callers. The MCP tools use it (docs/embedding.md, "Commit and the completion").
+    pub fn flush_tx(&self, tx: u64) -> Result<()> {
+        self.ws.store.pending().take_failure(Some(tx))
     }
 
     /// Call the reingest hook, if any. The batch has landed and its receipt is the
@@ -531,7 +543,7 @@ impl Drop for Journal {
     /// commit lock and journal are released only after it. Its error is dropped; the
     /// batch it concerns stays `committing` and the next recovery completes it.
     fn drop(&mut self) {
-        let _ = self.ws.store.pending().wait();
+        self.ws.store.pending().wait();
     }
 }
 

@@ -6,8 +6,11 @@
 //! The barrier sits in [`super::Store::read`] and [`super::Store::write`] (and the other
 //! accesses of the store): whatever a verb reads or writes, it first waits for the
 //! pending completion. The completion's own thread passes it (it is the write being
-//! waited for). A completion that failed is reported once, as the error of the next
-//! access, or of [`Pending::wait`] called by `Journal::flush`.
+//! waited for). A completion that failed is kept with its tx and reported once, by
+//! `Journal::flush` (the oldest failure) or `Journal::flush_tx` (that tx's): never as
+//! the error of another call, which on a handle shared by several callers (an MCP
+//! server's agents) would hand one caller's failure to another, whose own call did
+//! not fail.
 
 use std::cell::Cell;
 use std::sync::Mutex;
@@ -52,23 +55,33 @@ pub struct Pending {
 
 #[derive(Default)]
 struct Slot {
-    running: Option<JoinHandle<Result<()>>>,
-    failed: Option<Error>,
+    /// The completion in flight, and its tx.
+    running: Option<(u64, JoinHandle<Result<()>>)>,
+    /// Completions that failed, oldest first, each with its tx, not yet reported.
+    failed: Vec<(u64, Error)>,
+}
+
+impl Slot {
+    /// Join the completion in flight, if any, keeping its failure.
+    fn join_running(&mut self) {
+        if let Some((tx, running)) = self.running.take() {
+            if let Err(e) = join(running) {
+                self.failed.push((tx, e));
+            }
+        }
+    }
 }
 
 impl Pending {
-    /// Run `job` on a new thread ([`COMPLETION_THREAD`]); every later access of the
-    /// store waits for it. The caller has passed the barrier (nothing else is in
-    /// flight). If no thread can be started, `job` runs here, before this returns.
-    pub fn start(&self, job: impl FnOnce() -> Result<()> + Send + 'static) {
+    /// Run `job`, the completion of a batch of `tx`, on a new thread
+    /// ([`COMPLETION_THREAD`]); every later access of the store waits for it. The
+    /// caller has passed the barrier (nothing else is in flight). If no thread can be
+    /// started, `job` runs here, before this returns.
+    pub fn start(&self, tx: u64, job: impl FnOnce() -> Result<()> + Send + 'static) {
         let mut slot = self.lock();
-        if let Some(earlier) = slot.running.take() {
-            // Not reached through the verbs (they pass the barrier first); kept so that
-            // two completions never overlap.
-            if let Err(e) = join(earlier) {
-                slot.failed.get_or_insert(e);
-            }
-        }
+        // Not reached through the verbs (they pass the barrier first); kept so that
+        // two completions never overlap.
+        slot.join_running();
         // The job is shared with the fallback below: a failed spawn hands it back
         // through this cell instead of dropping it.
         let job = std::sync::Arc::new(Mutex::new(Some(job)));
@@ -84,13 +97,13 @@ impl Pending {
                 }
             });
         match spawned {
-            Ok(handle) => slot.running = Some(handle),
+            Ok(handle) => slot.running = Some((tx, handle)),
             Err(_) => {
                 let job = job.lock().ok().and_then(|mut j| j.take());
                 if let Some(job) = job {
                     drop(slot);
                     if let Err(e) = crate::workspace::guarded(job) {
-                        self.lock().failed.get_or_insert(e);
+                        self.lock().failed.push((tx, e));
                     }
                 }
             }
@@ -101,30 +114,34 @@ impl Pending {
     /// kept for the next [`Pending::wait`]. For a caller that waits for the write right
     /// away anyway (the CLI): starting a thread only to join it costs tens of µs, and
     /// more on a loaded machine (docs/benchmarks.md, "The CLI process").
-    pub fn run_here(&self, job: impl FnOnce() -> Result<()>) {
-        if let Err(e) = self.wait() {
-            self.lock().failed.get_or_insert(e);
-        }
+    pub fn run_here(&self, tx: u64, job: impl FnOnce() -> Result<()>) {
+        self.wait();
         if let Err(e) = crate::workspace::guarded(job) {
-            self.lock().failed.get_or_insert(e);
+            self.lock().failed.push((tx, e));
         }
     }
 
-    /// The barrier: wait for the write in flight, if any; then the error of a write
-    /// that failed, once (it is then forgotten). Immediate on the completion's own
+    /// The barrier: wait for the write in flight, if any. A failure of it is kept for
+    /// [`Pending::take_failure`], not returned here. Immediate on the completion's own
     /// thread, and inside a journal write transaction ([`in_write`]).
-    pub fn wait(&self) -> Result<()> {
+    pub fn wait(&self) {
         if ON_COMPLETION_THREAD.with(Cell::get) || WRITING.with(Cell::get) > 0 {
-            return Ok(());
+            return;
         }
+        self.lock().join_running();
+    }
+
+    /// [`Pending::wait`], then the error of a completion that failed and was not yet
+    /// reported, which it forgets: the oldest (`tx` `None`), or the one of `tx`.
+    pub fn take_failure(&self, tx: Option<u64>) -> Result<()> {
+        self.wait();
         let mut slot = self.lock();
-        if let Some(running) = slot.running.take() {
-            if let Err(e) = join(running) {
-                slot.failed.get_or_insert(e);
-            }
-        }
-        match slot.failed.take() {
-            Some(e) => Err(e),
+        let at = slot
+            .failed
+            .iter()
+            .position(|(t, _)| tx.is_none_or(|want| *t == want));
+        match at {
+            Some(i) => Err(slot.failed.remove(i).1),
             None => Ok(()),
         }
     }

@@ -254,7 +254,7 @@ impl Store {
     /// Returns false when redb could not compact now (another process is using the
     /// journal): nothing is lost, the pages are reused by later writes.
     pub fn compact(&mut self) -> Result<bool> {
-        self.pending.wait()?;
+        self.pending.wait();
         let err = self.read_only();
         let Db::Rw(db) = &mut self.db else {
             return Err(err);
@@ -283,7 +283,7 @@ impl Store {
     /// read-only). Reads redb's statistics in a write transaction that is aborted:
     /// nothing is written or synced.
     pub fn allocated_bytes(&self) -> Result<Option<u64>> {
-        self.pending.wait()?;
+        self.pending.wait();
         let Db::Rw(db) = &self.db else {
             return Ok(None);
         };
@@ -350,7 +350,7 @@ impl Store {
 
     /// A consistent read view.
     pub fn read(&self) -> Result<Reader> {
-        self.pending.wait()?;
+        self.pending.wait();
         let txn = match &self.db {
             Db::Rw(db) | Db::Repaired(db) => db.begin_read()?,
             Db::Ro(db) => db.begin_read()?,
@@ -361,7 +361,7 @@ impl Store {
     /// Run `f` in one write transaction and commit it durably (`Durability::Immediate`,
     /// redb's default). If `f` fails nothing is written.
     pub fn write<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        self.pending.wait()?;
+        self.pending.wait();
         let txn = self.rw()?.begin_write()?;
         let next_seq = {
             let events = txn.open_table(EVENTS)?;
@@ -391,7 +391,7 @@ impl Store {
     /// Run `f` in a write transaction and then abort it: what `f` returns, with nothing
     /// of it recorded (`journal gc --dry-run`).
     pub fn write_dry_run<T>(&self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
-        self.pending.wait()?;
+        self.pending.wait();
         let txn = self.rw()?.begin_write()?;
         let mut w = Writer {
             txn,

@@ -203,23 +203,39 @@ impl EditTools {
             max_preview_age: self.preview_ttl,
             ..Default::default()
         };
-        // The completion is written in the background: wait for it, so the agent's
-        // answer says whether the journal recorded the commit (docs/commit-protocol.md,
-        // step 7).
-        let committed = self.journal.commit(tx, opts);
-        let receipt = self.engine(
-            committed.and_then(|r| self.journal.flush().map(|()| r)),
-            &agent,
-        )?;
+        let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
+        let attention = self.recorded(&receipt);
         let reingested = self.reingest(reingest, &[&receipt]);
-        Ok(shapes::commit_json(
+        let mut out = shapes::commit_json(
             &self.journal,
             &p,
             &receipt,
             None,
             reingested,
             ms(start),
-        ))
+        );
+        if let Some(a) = attention {
+            out["journal_attention"] = a;
+        }
+        Ok(out)
+    }
+
+    /// Wait until the journal has recorded the landed batch of `receipt` (its
+    /// completion runs in the background: docs/commit-protocol.md, step 7), so the
+    /// answer says whether it did. `None` when it did; else what the answer carries as
+    /// `journal_attention`. The call still succeeded — every file holds its new content
+    /// and the receipt stands; the next recovery records it with the same receipt — so
+    /// it is not answered as an error, which an agent would read as "not written" and
+    /// retry. Only this tx's failure is taken ([`Journal::flush_tx`]): on the shared
+    /// handle another agent's failed completion is that agent's to hear.
+    fn recorded(&self, receipt: &Receipt) -> Option<Value> {
+        let e = self.journal.flush_tx(receipt.tx).err()?;
+        Some(json!({
+            "kind": e.kind(),
+            "message": e.to_string(),
+            "outcome": "will_land",
+            "hint": "the files already hold the new content and the receipt stands; the journal records it at its next recovery (the next commit or rollback, or `ultra-edit recover`); if later calls fail with journal_handle_failed, the journal's disk needs attention",
+        }))
     }
 
     fn edit_rollback(&self, a: &Args, start: Instant) -> Outcome {
@@ -236,14 +252,11 @@ impl EditTools {
             force: a.bool("force")?.unwrap_or(false),
             ..Default::default()
         };
-        let rolled_back = self.journal.rollback(tx, opts);
-        let receipt = self.engine(
-            rolled_back.and_then(|r| self.journal.flush().map(|()| r)),
-            &agent,
-        )?;
+        let receipt = self.engine(self.journal.rollback(tx, opts), &agent)?;
+        let attention = self.recorded(&receipt);
         let reingested = self.reingest(a.bool("reingest")?.unwrap_or(true), &[&receipt]);
         let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
-        Ok(json!({
+        let mut out = json!({
             "tx": receipt.tx,
             "preview_id": self.journal.handle(receipt.tx).to_string(),
             "rolled_back": tx,
@@ -255,7 +268,11 @@ impl EditTools {
             "receipt": receipt,
             "elapsed_ms": ms(start),
             "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx)),
-        }))
+        });
+        if let Some(a) = attention {
+            out["journal_attention"] = a;
+        }
+        Ok(out)
     }
 
     fn apply_batch(&self, a: &Args, start: Instant) -> Outcome {
@@ -619,9 +636,13 @@ impl EditTools {
             let _ = self.journal.abort(p.tx);
             return out.succeed(idx, items, &self.journal, &p, None);
         }
-        let committed = self.journal.commit(p.tx, CommitOptions::default());
-        match committed.and_then(|r| self.journal.flush().map(|()| r)) {
-            Ok(r) => out.succeed(idx, items, &self.journal, &p, Some(r)),
+        match self.journal.commit(p.tx, CommitOptions::default()) {
+            Ok(r) => {
+                if let Some(a) = self.recorded(&r) {
+                    out.attention.push(a);
+                }
+                out.succeed(idx, items, &self.journal, &p, Some(r))
+            }
             Err(e) => {
                 let err = ToolError::from_engine(&e, agent);
                 let _ = self.journal.abort(p.tx);
@@ -865,6 +886,9 @@ struct BatchOut {
     written: usize,
     bytes: u64,
     failure: Option<ToolError>,
+    /// What the journal could not record of transactions that landed
+    /// ([`EditTools::recorded`]).
+    attention: Vec<Value>,
 }
 
 impl BatchOut {
@@ -879,6 +903,7 @@ impl BatchOut {
             written: 0,
             bytes: 0,
             failure: None,
+            attention: Vec::new(),
         }
     }
 
@@ -979,6 +1004,9 @@ impl BatchOut {
         if atomic {
             v["tx"] = json!(self.txs.first());
             v["receipt"] = json!(self.receipts.first());
+        }
+        if !self.attention.is_empty() {
+            v["journal_attention"] = json!(self.attention);
         }
         v
     }

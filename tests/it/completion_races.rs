@@ -166,56 +166,63 @@ fn a_reingest_hook_calling_back_into_the_journal_does_not_deadlock() {
     assert_eq!(ws.read("f1.txt"), b"new 1\n");
 }
 
-/// The completion's journal write fails with an I/O error: the next call reports
-/// `CompletionNotRecorded` once. redb then refuses every later use of that handle
-/// (its `PreviousIo`: "close and re-open the database"), which the journal reports as
-/// the typed `JournalError::HandleFailed` (kind `journal_handle_failed`, next step
-/// "retry": a new handle works). A new handle's recovery records the batch with the
-/// returned receipt, exactly once, and commits go on through it.
-#[test]
-fn a_failed_completion_is_reported_once_and_a_new_handle_goes_on() {
-    let ws = workspace();
-    ws.write("f0.txt", b"old\n");
-    ws.write("f1.txt", b"old\n");
-    let p = ws.preview(&edit(0));
-    let q = ws.preview(&edit(1));
+/// Open a handle on `ws`'s journal whose first completion write fails with ENOSPC.
+fn journal_whose_completion_fails(ws: &Ws) -> Journal {
     let fail = Arc::new(AtomicBool::new(true));
-    let f2 = fail.clone();
     let backend = Hooked::on_journal_of(ws.root(), move |op| {
         if op == BackendOp::Write
             && std::thread::current().name() == Some(COMPLETION_THREAD)
-            && f2.swap(false, Ordering::SeqCst)
+            && fail.swap(false, Ordering::SeqCst)
         {
             return Err(io::Error::from_raw_os_error(28));
         }
         Ok(())
     });
-    let a = backend.open_journal(ws.root());
+    backend.open_journal(ws.root())
+}
+
+/// The completion's journal write fails with an I/O error. redb then refuses every
+/// later use of that handle (its `PreviousIo`: "close and re-open the database"),
+/// which the journal reports as the typed `JournalError::HandleFailed` (kind
+/// `journal_handle_failed`, next step "retry": a new handle works) — that is what
+/// another call on the handle gets, its own failure. The completion's own failure,
+/// `CompletionNotRecorded` naming the landed files, goes to the flush of its tx only,
+/// once: on a handle shared by several callers, another caller's `flush_tx` does not
+/// receive it. A new handle's recovery records the batch with the returned receipt,
+/// exactly once, and commits go on through it.
+#[test]
+fn a_failed_completion_is_reported_once_to_its_own_flush_and_a_new_handle_goes_on() {
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    ws.write("f1.txt", b"old\n");
+    let p = ws.preview(&edit(0));
+    let q = ws.preview(&edit(1));
+    let a = journal_whose_completion_fails(&ws);
     let r = a.commit(p.tx, Default::default()).unwrap();
     assert_eq!(ws.read("f0.txt"), b"new 0\n");
-    let first = a.log(None);
+    let other = a.log(None).unwrap_err();
     assert!(
         matches!(
-            &first,
-            Err(ultra_edit::Error::NeedsAttention {
-                attention: ultra_edit::Attention::CompletionNotRecorded { .. },
-                ..
-            })
-        ),
-        "{first:?}"
-    );
-    // Reported once; from then on the handle says why it refuses, as a typed error.
-    assert!(a.flush().is_ok());
-    let second = a.log(None).unwrap_err();
-    assert!(
-        matches!(
-            &second,
+            &other,
             ultra_edit::Error::Journal(ultra_edit::JournalError::HandleFailed { .. })
         ),
-        "{second:?}"
+        "{other:?}"
     );
-    assert_eq!(second.kind(), "journal_handle_failed");
-    assert_eq!(second.next_step(), Some(ultra_edit::NextStep::Retry));
+    assert_eq!(other.kind(), "journal_handle_failed");
+    assert_eq!(other.next_step(), Some(ultra_edit::NextStep::Retry));
+    // Another caller's flush of its own tx: nothing of its own failed.
+    assert!(a.flush_tx(q.tx).is_ok());
+    match a.flush_tx(r.tx) {
+        Err(ultra_edit::Error::NeedsAttention {
+            tx,
+            batch,
+            attention: ultra_edit::Attention::CompletionNotRecorded { files, .. },
+        }) => assert_eq!((tx, batch, files), (r.tx, r.batch, vec!["f0.txt".to_string()])),
+        other => panic!("{other:?}"),
+    }
+    // Reported once.
+    assert!(a.flush_tx(r.tx).is_ok());
+    assert!(a.flush().is_ok());
     drop(a);
     let j = Journal::open(ws.root()).unwrap();
     assert_eq!(receipts_of(&j, p.tx), vec![r.batch]);
@@ -224,6 +231,65 @@ fn a_failed_completion_is_reported_once_and_a_new_handle_goes_on() {
     j.flush().unwrap();
     assert_eq!(receipts_of(&j, q.tx), vec![c.batch]);
     assert_eq!(ws.read("f1.txt"), b"new 1\n");
+}
+
+/// `flush` without a tx reports the oldest failure not yet reported, once, the same
+/// error `flush_tx` would have given.
+#[test]
+fn flush_reports_a_failed_completion_once() {
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let p = ws.preview(&edit(0));
+    let a = journal_whose_completion_fails(&ws);
+    let r = a.commit(p.tx, Default::default()).unwrap();
+    let e = a.flush().unwrap_err();
+    assert_eq!((e.kind(), e.tx()), ("needs_attention", Some(r.tx)));
+    assert!(a.flush().is_ok());
+    assert!(a.flush_tx(r.tx).is_ok());
+}
+
+/// The MCP tools over a handle whose completion fails: the commit landed, so
+/// edit_commit answers it — the receipt, the files written, reingested — with the
+/// journal's failure as `journal_attention` (outcome `will_land`), not as an error an
+/// agent would read as "not written" and retry. The next call on the failed handle
+/// says `journal_handle_failed`; a new handle records the commit once.
+#[test]
+fn the_tools_answer_a_landed_commit_whose_completion_failed_with_journal_attention() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let hooked = Arc::new(Mutex::new(Vec::new()));
+    let seen = hooked.clone();
+    let tools = EditTools::new(Arc::new(journal_whose_completion_fails(&ws)))
+        .with_reingest_hook(move |paths| seen.lock().unwrap().extend(paths.to_vec()));
+    let v = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "a", "edits": [
+                {"op": "replace_file", "path": "f0.txt", "content": "new\n"}]}),
+        )
+        .unwrap();
+    let id = v["preview_id"].as_str().unwrap().to_string();
+    let v = tools
+        .call(
+            "edit_commit",
+            json!({"preview_id": id, "agent_id": "a", "confirm": true}),
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(ws.read("f0.txt"), b"new\n");
+    assert_eq!(v["bytes_written"], 4, "{v}");
+    assert_eq!(v["reingested"], true, "{v}");
+    assert_eq!(v["receipt"]["tx"], 1, "{v}");
+    assert_eq!(v["journal_attention"]["kind"], "needs_attention", "{v}");
+    assert_eq!(v["journal_attention"]["outcome"], "will_land", "{v}");
+    assert_eq!(*hooked.lock().unwrap(), vec!["f0.txt".to_string()]);
+    let e = tools.call("journal_log", json!({})).unwrap_err();
+    assert_eq!(e.kind, "journal_handle_failed", "{e:?}");
+    drop(tools);
+    let j = Journal::open(ws.root()).unwrap();
+    assert_eq!(j.tx(1).unwrap().state, TxState::Committed);
+    assert_eq!(receipts_of(&j, 1).len(), 1);
 }
 
 /// gc (with compaction) right after a commit, no flush: compaction happens (the
