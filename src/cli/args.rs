@@ -120,7 +120,7 @@ pub enum Command {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
-        /// Revision (default: the latest).
+        /// Revision (default: the one committed, for a committed tx; else the latest).
         #[arg(long, conflicts_with_all = ["from", "to"])]
         revision: Option<u32>,
         /// Interdiff from revision M (default with --to N: N - 1).

@@ -39,7 +39,7 @@ fn revise_prints_what_it_changed_and_show_the_whole_change() {
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         format!(
-            "tx 1 revision 1 (open, on revision 0) — ready to commit\n  M f.txt  +2 -2\n  A g.txt  +1 -0\n\
+            "tx 1 revision 1 (open, built on revision 0) — ready to commit\n  M f.txt  +2 -2\n  A g.txt  +1 -0\n\
              changes since revision 0 (the whole change: `ultra-edit show 1`):\n\
              {INTERDIFF_0_1}new file mode 100644\n--- /dev/null\n+++ b/g.txt\n@@ -0,0 +1 @@\n+g\n"
         )

@@ -35,8 +35,9 @@ pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i3
     previewed(out, &j.rebase(tx)?)
 }
 
-/// `show TX [--revision N]`, or with `--from`/`--to` the interdiff (`--from` alone:
-/// to the latest; `--to` alone: from the revision before it).
+/// `show TX [--revision N]` (default: the committed revision of a committed tx, else
+/// the latest), or with `--from`/`--to` the interdiff (`--from` alone: to the latest;
+/// `--to` alone: from the revision before it).
 pub(super) fn show(
     out: &Out,
     j: &Journal,
@@ -50,7 +51,7 @@ pub(super) fn show(
     }
     let to = match to {
         Some(to) => to,
-        None => j.show(tx, None)?.revision,
+        None => j.show(tx, None)?.latest_revision,
     };
     let from = from.unwrap_or(to.saturating_sub(1));
     out.interdiff(&j.interdiff(tx, from, to)?).map(|()| 0)
