@@ -155,7 +155,7 @@ impl Out {
         }
         let mut s = preview_head(p);
         for f in &p.files {
-            s += &self.file_diff(&f.diff);
+            s += &self.file_diff(&f.path, &f.diff);
         }
         s += &self.preview_tail(p);
         emit(&s);
@@ -219,11 +219,20 @@ impl Out {
                 d.to, d.from
             );
         }
-        d.files.iter().map(|f| self.file_diff(&f.diff)).collect()
+        d.files
+            .iter()
+            .map(|f| self.file_diff(&f.path, &f.diff))
+            .collect()
     }
 
-    fn file_diff(&self, d: &ultra_edit::edit::CandidateDiff) -> String {
-        let mut s = diffview::render(&d.unified, "", &self.palette);
+    /// One file's diff, named first as git names it (`diff --git a/PATH b/PATH`): a
+    /// change of mode alone has no `---`/`+++` lines to name the file.
+    fn file_diff(&self, path: &str, d: &ultra_edit::edit::CandidateDiff) -> String {
+        if d.unified.is_empty() {
+            return String::new();
+        }
+        let mut s = diffview::render(&diffview::git_header(path), "", &self.palette);
+        s += &diffview::render(&d.unified, "", &self.palette);
         if d.lossy {
             s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
         }

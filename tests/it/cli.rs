@@ -284,7 +284,7 @@ fn show_of_a_committed_tx_shows_the_revision_committed() {
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    4\n}\n");
     let diff_to = |n: &str| {
         format!(
-            "--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@ b\n pub fn b() -> u32 {{\n-    2\n+    {n}\n }}\n"
+            "diff --git a/src/b.rs b/src/b.rs\n--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@ b\n pub fn b() -> u32 {{\n-    2\n+    {n}\n }}\n"
         )
     };
     let show = |args: &[&str]| {
