@@ -68,6 +68,9 @@ pub fn print(topic: &[String]) -> i32 {
         return 0;
     }
     let mut cmd = command();
+    // Built, each subcommand knows its path (`ultra-edit journal dump`), which its usage
+    // line names as `commit --help` does; unbuilt it would say `Usage: dump …`.
+    cmd.build();
     let mut at = &mut cmd;
     for word in topic {
         match at.find_subcommand_mut(word) {

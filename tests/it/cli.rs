@@ -212,6 +212,25 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
     // `help COMMAND` is that command's help; an unknown topic is a usage error.
     let show = String::from_utf8(cli(ws.root(), &["help", "show"], None).stdout).unwrap();
     assert!(show.contains("--from <M>"), "{show}");
+    // Its usage line names the whole command, as `COMMAND --help` does.
+    let help = |args: &[&str]| String::from_utf8(cli(ws.root(), args, None).stdout).unwrap();
+    let commit = help(&["help", "commit"]);
+    assert!(
+        commit.starts_with(
+            "Apply a revision to the disk, all files or none; prints the receipt\n\n\
+             Usage: ultra-edit commit [OPTIONS] <TX>\n"
+        ),
+        "{commit}"
+    );
+    assert_eq!(commit, help(&["commit", "--help"]));
+    let dump = help(&["help", "journal", "dump"]);
+    assert!(
+        dump.starts_with(
+            "Every record, in journal order\n\nUsage: ultra-edit journal dump [OPTIONS]\n"
+        ),
+        "{dump}"
+    );
+    assert_eq!(dump, help(&["journal", "dump", "--help"]));
     assert_eq!(
         cli(ws.root(), &["help", "nope"], None).status.code(),
         Some(2)
