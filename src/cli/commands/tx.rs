@@ -129,9 +129,9 @@ fn secs(s: f64) -> Duration {
 }
 
 /// Read a plan from a file or `-` (standard input) and parse it. `allow` (the
-/// command's `--allow` codes; only `syntax_error`, else [`EditError::InvalidPlan`]) sets
-/// [`ultra_edit::Policy::syntax_errors`] to allow in the plan's policy (the plan's own
-/// `"policy"`, else the journal's).
+/// command's `--allow` codes, which clap checked are `syntax_error`,
+/// [`crate::cli::args::parse_allow`]) sets [`ultra_edit::Policy::syntax_errors`] to
+/// allow in the plan's policy (the plan's own `"policy"`, else the journal's).
 fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     if src == "-" && std::io::stdin().is_terminal() {
         return Err(EditError::InvalidPlan {
@@ -154,16 +154,6 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
         })
     })?;
     let mut plan = Plan::from_json(&bytes)?;
-    if let Some(code) = allow.iter().find(|code| *code != "syntax_error") {
-        return Err(EditError::InvalidPlan {
-            message: format!(
-                "--allow {code}: not a validation error a plan may allow; the only one is \
-                 syntax_error (merge conflicts, conflict markers and empty revisions must be \
-                 fixed, or allowed by the journal's policy)"
-            ),
-        }
-        .into());
-    }
     if !allow.is_empty() {
         let mut policy = plan.policy.unwrap_or(j.policy());
         policy.syntax_errors = ultra_edit::SyntaxErrors::Allow;
