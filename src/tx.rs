@@ -24,6 +24,11 @@ pub struct Preview {
     pub revision: u32,
     /// Latest revision of the tx.
     pub latest_revision: u32,
+    /// The revision a commit applied to the disk, and its batch (as the tx record's
+    /// `committed`): set once the tx is committed, and kept when it is rolled back;
+    /// `None` for an open or aborted tx.
+    #[serde(default)]
+    pub committed: Option<crate::CommitRef>,
     /// The tx's state.
     pub state: TxState,
     /// Agent of the tx.
@@ -69,6 +74,7 @@ impl Preview {
             handle: crate::TxHandle { journal, tx: tx.tx },
             revision: rev.revision,
             latest_revision: tx.revisions.saturating_sub(1),
+            committed: tx.committed,
             state: tx.state,
             agent: tx.agent.clone(),
             description: tx.description.clone(),
@@ -378,7 +384,9 @@ impl Journal {
         crate::workspace::guarded(|| self.ws.store.read()?.tx_required(self.tx_number(tx)?))
     }
 
-    /// A revision of `tx` (default: the latest) as recorded.
+    /// A revision of `tx` as recorded. Default: for a tx a commit applied (committed,
+    /// or rolled back since), the revision that commit applied, which is what reached
+    /// the disk; else the latest.
     pub fn show(&self, tx: impl Into<crate::TxRef>, revision: Option<u32>) -> Result<Preview> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
@@ -388,6 +396,7 @@ impl Journal {
             if txrec.pruned {
                 return Err(Error::wrong_state(&txrec, Verb::Show));
             }
+            let revision = revision.or(txrec.committed.map(|c| c.revision));
             let rev = r.revision_of(&txrec, revision)?;
             let mut summary = Vec::with_capacity(rev.files.len());
             for f in &rev.files {

@@ -3,7 +3,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use ultra_edit::{Attention, Error, NextStep};
+use ultra_edit::{Attention, Error, NextStep, StateReason};
 
 /// What to run next, as the CLI says it; `None` where the message already says it.
 pub fn hint(e: &Error) -> Option<String> {
@@ -33,7 +33,16 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::Resolve { tx } => format!(
             "run `ultra-edit resolve {tx}` to fix the conflicts in your editor (or `ultra-edit revise {tx}` with a plan)"
         ),
-        NextStep::Commit { tx } => format!("run `ultra-edit commit {tx}`"),
+        NextStep::Commit { tx } => match e {
+            // Rolling back an open tx: to undo a preview is to abort it.
+            Error::WrongState {
+                reason: StateReason::NotCommitted,
+                ..
+            } => format!(
+                "commit it first (`ultra-edit commit {tx}`), or drop the preview with `ultra-edit abort {tx}`"
+            ),
+            _ => format!("run `ultra-edit commit {tx}`"),
+        },
         NextStep::RollBack { tx } => format!("`ultra-edit rollback {tx}` restores the files"),
         NextStep::Redo { by } => format!("`ultra-edit rollback {by}` redoes it"),
         NextStep::ForceRollBack { tx } => format!(

@@ -49,6 +49,21 @@ pub fn parse_tx(s: &str) -> Result<ultra_edit::TxRef, String> {
     })
 }
 
+/// `--allow CODE`: only `syntax_error`; anything else is a usage error that says what
+/// allows the rest.
+pub fn parse_allow(s: &str) -> Result<String, String> {
+    if s == "syntax_error" {
+        return Ok(s.into());
+    }
+    Err(
+        "not a validation error --allow can allow; the only one is syntax_error (a merge \
+         conflict must be resolved; conflict markers and an empty revision must be fixed, \
+         or allowed by a policy: the plan's own \"policy\" field, see `ultra-edit help \
+         plan`, or the journal's)"
+            .into(),
+    )
+}
+
 /// Where `journal dump --since` starts.
 #[derive(Debug, Clone, Copy)]
 pub enum Since {
@@ -87,7 +102,7 @@ pub enum Command {
         /// A validation error this revision may have without blocking `commit` (recorded
         /// as a warning); only `syntax_error`, which sets the plan's policy
         /// `"syntax_errors": "allow"`.
-        #[arg(long = "allow", value_name = "CODE")]
+        #[arg(long = "allow", value_name = "CODE", value_parser = parse_allow)]
         allow: Vec<String>,
     },
     /// Add a revision to TX: a plan applied to the latest revision's candidates
@@ -110,7 +125,7 @@ pub enum Command {
         /// A validation error this revision may have without blocking `commit` (recorded
         /// as a warning); only `syntax_error`, which sets the plan's policy
         /// `"syntax_errors": "allow"`.
-        #[arg(long = "allow", value_name = "CODE")]
+        #[arg(long = "allow", value_name = "CODE", value_parser = parse_allow)]
         allow: Vec<String>,
     },
     /// Show a revision: snapshots, candidate diff (the whole change against the
@@ -120,7 +135,7 @@ pub enum Command {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
-        /// Revision (default: the latest).
+        /// Revision (default: the one committed, for a committed tx; else the latest).
         #[arg(long, conflicts_with_all = ["from", "to"])]
         revision: Option<u32>,
         /// Interdiff from revision M (default with --to N: N - 1).

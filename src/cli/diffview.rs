@@ -8,7 +8,8 @@ use super::color::{Palette, Role};
 
 /// The role of one line of unified diff text.
 fn role(line: &str) -> Option<Role> {
-    const META: [&str; 7] = [
+    const META: [&str; 8] = [
+        "diff --git ",
         "--- ",
         "+++ ",
         "old mode ",
@@ -28,6 +29,12 @@ fn role(line: &str) -> Option<Role> {
     } else {
         None
     }
+}
+
+/// The line git starts each file's diff with, `diff --git a/PATH b/PATH`: it names the
+/// file even when no `---`/`+++` lines follow (a change of mode alone).
+pub fn git_header(path: &str) -> String {
+    format!("diff --git a/{path} b/{path}\n")
 }
 
 /// `unified` rendered line by line, each line prefixed by `indent` and ending in `\n`.

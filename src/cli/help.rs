@@ -17,7 +17,7 @@ const JSON_HELP: &[(&str, &str)] = &[
     ("preview", "Print the revision as one JSON object instead of text: {tx, handle, revision, latest_revision, state, base, files: [{path, snapshot, candidate, diff: {unified, lines_added, lines_removed, binary, lossy}}], validation, ready_to_commit, conflicts, conflict_list, …}"),
     ("revise", "Print the new revision as one JSON object instead of text: preview's fields (the whole change against the snapshot) plus interdiff {from, to, files, lines_added, lines_removed}, what it changed relative to the previous revision"),
     ("rebase", "Print the new revision as one JSON object instead of text (preview's fields; conflict_list names each conflict's file, lines and sides)"),
-    ("show", "Print the revision as one JSON object instead of text (preview's fields); with --from/--to, the interdiff {tx, from, to, files: [{path, from, to, diff}], lines_added, lines_removed}"),
+    ("show", "Print the revision as one JSON object instead of text (preview's fields; committed {revision, batch} names the revision a commit applied, null for an open or aborted tx); with --from/--to, the interdiff {tx, from, to, files: [{path, from, to, diff}], lines_added, lines_removed}"),
     ("resolve", "Print the new revision as one JSON object instead of text (preview's fields); the editor's own output goes to standard error"),
     ("commit", "Print the receipt as one JSON object instead of text: {tx, batch, kind, files: [{path, pre, post}], created_dirs, removed_dirs, bytes_written, at_ms, by_recovery}"),
     ("abort", "Print the transaction record as one JSON object instead of text: {tx, state, revisions, agent, description, …}"),
@@ -68,6 +68,9 @@ pub fn print(topic: &[String]) -> i32 {
         return 0;
     }
     let mut cmd = command();
+    // Built, each subcommand knows its path (`ultra-edit journal dump`), which its usage
+    // line names as `commit --help` does; unbuilt it would say `Usage: dump …`.
+    cmd.build();
     let mut at = &mut cmd;
     for word in topic {
         match at.find_subcommand_mut(word) {

@@ -155,7 +155,7 @@ impl Out {
         }
         let mut s = preview_head(p);
         for f in &p.files {
-            s += &self.file_diff(&f.diff);
+            s += &self.file_diff(&f.path, &f.diff);
         }
         s += &self.preview_tail(p);
         emit(&s);
@@ -219,11 +219,20 @@ impl Out {
                 d.to, d.from
             );
         }
-        d.files.iter().map(|f| self.file_diff(&f.diff)).collect()
+        d.files
+            .iter()
+            .map(|f| self.file_diff(&f.path, &f.diff))
+            .collect()
     }
 
-    fn file_diff(&self, d: &ultra_edit::edit::CandidateDiff) -> String {
-        let mut s = diffview::render(&d.unified, "", &self.palette);
+    /// One file's diff, named first as git names it (`diff --git a/PATH b/PATH`): a
+    /// change of mode alone has no `---`/`+++` lines to name the file.
+    fn file_diff(&self, path: &str, d: &ultra_edit::edit::CandidateDiff) -> String {
+        if d.unified.is_empty() {
+            return String::new();
+        }
+        let mut s = diffview::render(&diffview::git_header(path), "", &self.palette);
+        s += &diffview::render(&d.unified, "", &self.palette);
         if d.lossy {
             s += "  (diff display is lossy: a side is not valid UTF-8; the candidate bytes are exact)\n";
         }
@@ -638,11 +647,8 @@ fn dump_blob(enc: &str, text: &str) -> String {
     s
 }
 
-/// The conflict list: a heading naming the next step, then one line per conflict,
-/// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
-/// candidate's side, the base, the other side), or `path  reason` for a whole file.
-/// A revision's first lines: tx, revision, state, and one line per file with the whole
-/// change's counts.
+/// A revision's first lines: tx, revision, state, the revision it was built on, where
+/// it stands (see [`standing`]), and one line per file with the whole change's counts.
 fn preview_head(p: &Preview) -> String {
     let mut s = format!(
         "tx {} revision {} ({}{}) — {}\n",
@@ -650,17 +656,9 @@ fn preview_head(p: &Preview) -> String {
         p.revision,
         p.state,
         p.base
-            .map(|b| format!(", on revision {b}"))
+            .map(|b| format!(", built on revision {b}"))
             .unwrap_or_default(),
-        if p.state != TxState::Open {
-            "not open"
-        } else if p.needs_attention.is_some() {
-            "its batch needs attention"
-        } else if p.ready_to_commit {
-            "ready to commit"
-        } else {
-            "NOT ready to commit"
-        }
+        standing(p)
     );
     if let Some(b) = p.needs_attention {
         s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
@@ -677,6 +675,43 @@ fn preview_head(p: &Preview) -> String {
     s
 }
 
+/// Where a revision stands: for an open tx, whether it can be committed; for a tx a
+/// commit applied, whether this is the revision that reached the disk (and, when it
+/// is, whether later revisions were left out).
+fn standing(p: &Preview) -> String {
+    let committed = match (p.state, p.committed) {
+        (TxState::Committed | TxState::RolledBack, Some(c)) => c,
+        (TxState::Open, _) if p.needs_attention.is_some() => {
+            return "its batch needs attention".into()
+        }
+        (TxState::Open, _) if p.ready_to_commit => return "ready to commit".into(),
+        (TxState::Open, _) => return "NOT ready to commit".into(),
+        _ => return "not open".into(),
+    };
+    let undone = if p.state == TxState::RolledBack {
+        ", then rolled back"
+    } else {
+        ""
+    };
+    if committed.revision != p.revision {
+        return format!(
+            "not committed: revision {} was (batch {}){undone}",
+            committed.revision, committed.batch
+        );
+    }
+    let mut s = format!(
+        "this revision was committed (batch {}){undone}",
+        committed.batch
+    );
+    if p.latest_revision != p.revision {
+        s += &format!("; the latest, revision {}, was not", p.latest_revision);
+    }
+    s
+}
+
+/// The conflict list: a heading naming the next step, then one line per conflict,
+/// `path:start-end  label N line(s) | label N line(s) | label N line(s)` (the
+/// candidate's side, the base, the other side), or `path  reason` for a whole file.
 fn conflict_list(p: &Preview, palette: &Palette) -> String {
     if p.conflict_list.is_empty() {
         return String::new();

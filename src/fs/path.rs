@@ -1,11 +1,11 @@
 //! Path safety (docs/design.md, "Path safety").
 //!
 //! A plan's path is first normalized lexically ([`normalize`]): relative to the root,
-//! `/`-separated, no `.`, no `..` that leaves the root, not under `.git/` or
-//! `.ultra-edit/`, no NUL. It is then checked against the disk ([`check_on_disk`]): no
-//! parent may be a symlink, the file itself may not be a symlink, a directory or a file
-//! with more than one hard link. The disk check runs at preview and again under the
-//! commit lock (the gate).
+//! `/`-separated, no `.`, no `..` that leaves the root, not under a `.git/`, `.jj/`,
+//! `.hg/`, `.svn/` or `.ultra-edit/` directory, no `.ue-*.tmp` name, no NUL. It is
+//! then checked against the disk ([`check_on_disk`]): no parent may be a symlink, the
+//! file itself may not be a symlink, a directory or a file with more than one hard
+//! link. The disk check runs at preview and again under the commit lock (the gate).
 
 use std::path::{Component, Path, PathBuf};
 

@@ -41,7 +41,7 @@ const EDIT_REVISE: &str = "Change the candidate of an open preview before commit
 
 const EDIT_REBASE: &str = "Bring a stale preview up to date after someone changed its files on disk (edit_commit refused with source_modified): merges the disk's change and the candidate three-way, as git does, into a new revision whose snapshot is the disk as it is now. Returns the new revision in edit_preview's shape; if both sides changed the same lines the candidate holds diff3-style conflict markers (<<<<<<< candidate, ||||||| snapshot, =======, >>>>>>> disk, as git merge-file --diff3 writes them), conflict_list names each region (path, start_line, end_line, sides) and validation_issues has merge_conflict (fix it with edit_revise, or edit_abort and edit_preview again). Then call edit_commit.";
 
-const EDIT_SHOW: &str = "Look at a preview: any revision (default the latest) with the same fields as edit_preview returns, plus its state (open, committed, aborted, rolled_back), whether it has expired, and validation.source_changed computed against the disk now, so you can see whether edit_commit would be refused as stale before trying it. With from_revision, also interdiff {from, to, files[] (path, from, to, diff), lines_added, lines_removed}: what the revision shown changed relative to from_revision.";
+const EDIT_SHOW: &str = "Look at a preview: any revision (default: for a committed preview the revision committed, which is what reached the disk; else the latest) with the same fields as edit_preview returns, plus its state (open, committed, aborted, rolled_back), whether it has expired, and validation.source_changed computed against the disk now, so you can see whether edit_commit would be refused as stale before trying it. With from_revision, also interdiff {from, to, files[] (path, from, to, diff), lines_added, lines_removed}: what the revision shown changed relative to from_revision.";
 
 const EDIT_ABORT: &str = "Discard an open preview: it accepts nothing further and can never be committed. Nothing on disk changes; the preview stays in the journal's history (journal_log, journal_dump). Only the agent that made the preview can abort it.";
 
@@ -141,7 +141,7 @@ pub fn tool_definitions() -> Vec<ToolDef> {
     let file_path = json!({"type": "string", "description": "m1nd shape: the file to replace (or create), relative to the workspace root or absolute inside it."});
     let new_content =
         json!({"type": "string", "description": "m1nd shape: the file's complete new content."});
-    let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: the latest)."});
+    let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: for a committed preview the revision committed, else the latest)."});
     let allow = json!({"type": "array", "items": {"enum": ["syntax_error"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): only \"syntax_error\" (it sets the plan's policy \"syntax_errors\": \"allow\"), for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now."});
     let tx = json!({"type": ["string", "integer"], "description": "Transaction id: the preview_id of the commit to undo."});
     vec![

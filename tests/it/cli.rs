@@ -212,6 +212,25 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
     // `help COMMAND` is that command's help; an unknown topic is a usage error.
     let show = String::from_utf8(cli(ws.root(), &["help", "show"], None).stdout).unwrap();
     assert!(show.contains("--from <M>"), "{show}");
+    // Its usage line names the whole command, as `COMMAND --help` does.
+    let help = |args: &[&str]| String::from_utf8(cli(ws.root(), args, None).stdout).unwrap();
+    let commit = help(&["help", "commit"]);
+    assert!(
+        commit.starts_with(
+            "Apply a revision to the disk, all files or none; prints the receipt\n\n\
+             Usage: ultra-edit commit [OPTIONS] <TX>\n"
+        ),
+        "{commit}"
+    );
+    assert_eq!(commit, help(&["commit", "--help"]));
+    let dump = help(&["help", "journal", "dump"]);
+    assert!(
+        dump.starts_with(
+            "Every record, in journal order\n\nUsage: ultra-edit journal dump [OPTIONS]\n"
+        ),
+        "{dump}"
+    );
+    assert_eq!(dump, help(&["journal", "dump", "--help"]));
     assert_eq!(
         cli(ws.root(), &["help", "nope"], None).status.code(),
         Some(2)
@@ -261,4 +280,75 @@ fn each_commands_json_help_says_what_it_prints() {
     // Still one flag: after the subcommand or before it.
     let out = cli(ws.root(), &["log", "--json"], None);
     assert!(json_of(&out)["txs"].is_array());
+}
+
+/// `show TX` of a committed tx shows the revision its commit applied (what is on the
+/// disk), not the latest; its header says which revision was committed, and `--json`
+/// names it in `committed`. `--revision N` still shows N.
+#[test]
+fn show_of_a_committed_tx_shows_the_revision_committed() {
+    let ws = workspace();
+    let step = |args: &[&str], old: &str, new: &str| {
+        let plan = format!(
+            r#"{{"edits":[{{"op":"replace_text","path":"src/b.rs","old":"{old}","new":"{new}"}}]}}"#
+        );
+        let out = cli(ws.root(), args, Some(&plan));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    };
+    step(&["preview"], "    2", "    3");
+    step(&["revise", "1"], "    3", "    4");
+    step(&["revise", "1"], "    4", "    5");
+    let out = cli(ws.root(), &["commit", "1", "--revision", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    4\n}\n");
+    let diff_to = |n: &str| {
+        format!(
+            "diff --git a/src/b.rs b/src/b.rs\n--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,3 @@ b\n pub fn b() -> u32 {{\n-    2\n+    {n}\n }}\n"
+        )
+    };
+    let show = |args: &[&str]| {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    assert_eq!(
+        show(&["show", "1"]),
+        "tx 1 revision 1 (committed, built on revision 0) — this revision was committed \
+         (batch 1); the latest, revision 2, was not\n  M src/b.rs  +1 -1\n"
+            .to_string()
+            + &diff_to("4")
+    );
+    assert_eq!(
+        show(&["show", "1", "--revision", "2"]),
+        "tx 1 revision 2 (committed, built on revision 1) — not committed: revision 1 was \
+         (batch 1)\n  M src/b.rs  +1 -1\n"
+            .to_string()
+            + &diff_to("5")
+    );
+    let v = json_of(&cli(ws.root(), &["--json", "show", "1"], None));
+    assert_eq!(
+        (&v["revision"], &v["latest_revision"], &v["committed"]),
+        (
+            &serde_json::json!(1),
+            &serde_json::json!(2),
+            &serde_json::json!({"revision": 1, "batch": 1})
+        ),
+        "{v}"
+    );
+    // An open tx has none; rolled back, the tx still names the revision it committed.
+    let v = json_of(&cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"run.sh","text":"echo bye\n"}]}"#),
+    ));
+    assert_eq!(v["committed"], serde_json::Value::Null, "{v}");
+    let out = cli(ws.root(), &["rollback", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        show(&["show", "1"]).lines().next(),
+        Some(
+            "tx 1 revision 1 (rolled_back, built on revision 0) — this revision was committed \
+             (batch 1), then rolled back; the latest, revision 2, was not"
+        )
+    );
 }

@@ -1,5 +1,6 @@
 //! What diffs show (the CLI's text with `--color never` and `--color always`, the
-//! `--json` and MCP text): mode changes and new/deleted file modes as git prints them,
+//! `--json` and MCP text): each file named first in the text by git's `diff --git a/PATH
+//! b/PATH` line, mode changes and new/deleted file modes as git prints them,
 //! `\ No newline at end of file`, a visible `␍` for a carriage return, binary changes
 //! with sizes and hashes.
 
@@ -44,6 +45,7 @@ fn every_invisible_change_is_visible_without_colour() {
   A new.sh  +1 -0
   M run.sh  +0 -0
   D src/b.rs  +0 -3
+diff --git a/README.md b/README.md
 --- a/README.md
 +++ b/README.md
 @@ -1,3 +1,3 @@
@@ -52,6 +54,7 @@ fn every_invisible_change_is_visible_without_colour() {
 -No trailing newline
 \\ No newline at end of file
 +No trailing newline
+diff --git a/crlf.txt b/crlf.txt
 --- a/crlf.txt
 +++ b/crlf.txt
 @@ -1,3 +1,3 @@
@@ -59,14 +62,18 @@ fn every_invisible_change_is_visible_without_colour() {
 -two␍
 +two
  three␍
+diff --git a/img.bin b/img.bin
 Binary files a/img.bin and b/img.bin differ: 3 bytes (blake3 {}) -> 4 bytes (blake3 {})
+diff --git a/new.sh b/new.sh
 new file mode 100755
 --- /dev/null
 +++ b/new.sh
 @@ -0,0 +1 @@
 +#!/bin/sh
+diff --git a/run.sh b/run.sh
 old mode 100755
 new mode 100644
+diff --git a/src/b.rs b/src/b.rs
 deleted file mode 100600
 --- a/src/b.rs
 +++ /dev/null
@@ -124,6 +131,7 @@ fn colour_always_uses_gits_escape_sequences() {
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         "tx 1 revision 0 (open) — ready to commit\n  M crlf.txt  +1 -1\n\
+         \x1b[1mdiff --git a/crlf.txt b/crlf.txt\x1b[0m\n\
          \x1b[1m--- a/crlf.txt\x1b[0m\n\
          \x1b[1m+++ b/crlf.txt\x1b[0m\n\
          \x1b[36m@@ -1,3 +1,3 @@\x1b[0m\n \

@@ -39,9 +39,9 @@ fn revise_prints_what_it_changed_and_show_the_whole_change() {
     assert_eq!(
         String::from_utf8(out.stdout).unwrap(),
         format!(
-            "tx 1 revision 1 (open, on revision 0) — ready to commit\n  M f.txt  +2 -2\n  A g.txt  +1 -0\n\
+            "tx 1 revision 1 (open, built on revision 0) — ready to commit\n  M f.txt  +2 -2\n  A g.txt  +1 -0\n\
              changes since revision 0 (the whole change: `ultra-edit show 1`):\n\
-             {INTERDIFF_0_1}new file mode 100644\n--- /dev/null\n+++ b/g.txt\n@@ -0,0 +1 @@\n+g\n"
+             diff --git a/f.txt b/f.txt\n{INTERDIFF_0_1}diff --git a/g.txt b/g.txt\nnew file mode 100644\n--- /dev/null\n+++ b/g.txt\n@@ -0,0 +1 @@\n+g\n"
         )
         .replace("new file mode 100644", &format!("new file mode {:o}", 0o100000 | new_mode))
     );
@@ -105,7 +105,7 @@ fn show_from_to_in_both_directions() {
     );
     let text_out = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text_out.starts_with("tx 1: revision 0 -> revision 1, +2 -1\n  M f.txt  +1 -1\n  A g.txt  +1 -0\n--- a/f.txt\n"),
+        text_out.starts_with("tx 1: revision 0 -> revision 1, +2 -1\n  M f.txt  +1 -1\n  A g.txt  +1 -0\ndiff --git a/f.txt b/f.txt\n--- a/f.txt\n"),
         "{text_out}"
     );
     // A revision against itself: no difference, said in words.

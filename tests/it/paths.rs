@@ -173,3 +173,29 @@ fn unrepresentable_paths_are_refused_and_change_nothing() {
         "a refused plan made a tx"
     );
 }
+
+/// Every directory the code refuses at any depth, and the temp-file name form, are
+/// the ones `ultra-edit help plan` (docs/plan.md) lists.
+#[test]
+fn help_plan_lists_every_refused_area_and_the_temp_names() {
+    let ws = workspace();
+    for area in [".git", ".jj", ".hg", ".svn", ".ultra-edit"] {
+        let e = refused(&ws, &format!("vendor/{area}/x"));
+        assert!(
+            matches!(e, PathError::Reserved { area: a, .. } if a == area),
+            "{area}: {e:?}"
+        );
+    }
+    let e = refused(&ws, "d/.ue-1-0.tmp");
+    assert!(matches!(e, PathError::TempName { .. }), "{e:?}");
+    let out = cli(ws.root(), &["help", "plan"], None);
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.contains(
+            "hard-linked files, anything\n  under a `.git/`, `.jj/`, `.hg/`, `.svn/` or \
+             `.ultra-edit/` directory at any depth, and\n  file names of the form \
+             `.ue-*.tmp` (ultra-edit's temp files). One bad path refuses\n  the whole plan.\n"
+        ),
+        "{page}"
+    );
+}

@@ -162,4 +162,23 @@ fn rollback_of_an_uncommitted_tx_is_refused() {
         ws.journal.rollback(999, RollbackOptions::default()),
         Err(Error::UnknownTx { tx: 999 })
     ));
+    // The CLI's hint names both ways on: commit it first, or abort the preview.
+    let tx = p.tx.to_string();
+    let out = cli(ws.root(), &["--json", "rollback", &tx], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let hint = format!(
+        "commit it first (`ultra-edit commit {tx}`), or drop the preview with `ultra-edit abort {tx}`"
+    );
+    let v = json_of(&out);
+    assert_eq!(
+        (&v["error"]["kind"], &v["error"]["hint"]),
+        (&serde_json::json!("wrong_state"), &serde_json::json!(hint)),
+        "{v}"
+    );
+    assert_eq!(
+        String::from_utf8(out.stderr).unwrap(),
+        format!(
+            "error: tx {tx} is open; it is not committed, so it cannot be rolled back\nhint: {hint}\n"
+        )
+    );
 }

@@ -211,12 +211,28 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
         (&json!("syntax_error"), &json!("warning")),
         "{v}"
     );
+    // Any other code is a usage error (exit 2, as clap's), which says what else
+    // allows the rest.
+    let txs = ws.journal.log(None).unwrap().len();
     let out = cli(
         ws.root(),
         &["--json", "preview", "--allow", "no_changes"],
         Some(&plan.to_string()),
     );
-    assert_eq!(json_of(&out)["error"]["kind"], "invalid_plan");
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert_eq!(
+        json_of(&out)["error"],
+        json!({
+            "kind": "usage",
+            "exit_code": 2,
+            "message": "error: invalid value 'no_changes' for '--allow <CODE>': not a \
+                validation error --allow can allow; the only one is syntax_error (a merge \
+                conflict must be resolved; conflict markers and an empty revision must be \
+                fixed, or allowed by a policy: the plan's own \"policy\" field, see \
+                `ultra-edit help plan`, or the journal's)\n\nFor more information, try '--help'."
+        })
+    );
+    assert_eq!(ws.journal.log(None).unwrap().len(), txs, "nothing recorded");
     // The policy takes only "refuse" or "allow".
     let (code, v) = preview(
         &ws,

@@ -35,8 +35,9 @@ pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i3
     previewed(out, &j.rebase(tx)?)
 }
 
-/// `show TX [--revision N]`, or with `--from`/`--to` the interdiff (`--from` alone:
-/// to the latest; `--to` alone: from the revision before it).
+/// `show TX [--revision N]` (default: the committed revision of a committed tx, else
+/// the latest), or with `--from`/`--to` the interdiff (`--from` alone: to the latest;
+/// `--to` alone: from the revision before it).
 pub(super) fn show(
     out: &Out,
     j: &Journal,
@@ -50,7 +51,7 @@ pub(super) fn show(
     }
     let to = match to {
         Some(to) => to,
-        None => j.show(tx, None)?.revision,
+        None => j.show(tx, None)?.latest_revision,
     };
     let from = from.unwrap_or(to.saturating_sub(1));
     out.interdiff(&j.interdiff(tx, from, to)?).map(|()| 0)
@@ -128,9 +129,9 @@ fn secs(s: f64) -> Duration {
 }
 
 /// Read a plan from a file or `-` (standard input) and parse it. `allow` (the
-/// command's `--allow` codes; only `syntax_error`, else [`EditError::InvalidPlan`]) sets
-/// [`ultra_edit::Policy::syntax_errors`] to allow in the plan's policy (the plan's own
-/// `"policy"`, else the journal's).
+/// command's `--allow` codes, which clap checked are `syntax_error`,
+/// [`crate::cli::args::parse_allow`]) sets [`ultra_edit::Policy::syntax_errors`] to
+/// allow in the plan's policy (the plan's own `"policy"`, else the journal's).
 fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     if src == "-" && std::io::stdin().is_terminal() {
         return Err(EditError::InvalidPlan {
@@ -153,16 +154,6 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
         })
     })?;
     let mut plan = Plan::from_json(&bytes)?;
-    if let Some(code) = allow.iter().find(|code| *code != "syntax_error") {
-        return Err(EditError::InvalidPlan {
-            message: format!(
-                "--allow {code}: not a validation error a plan may allow; the only one is \
-                 syntax_error (merge conflicts, conflict markers and empty revisions must be \
-                 fixed, or allowed by the journal's policy)"
-            ),
-        }
-        .into());
-    }
     if !allow.is_empty() {
         let mut policy = plan.policy.unwrap_or(j.policy());
         policy.syntax_errors = ultra_edit::SyntaxErrors::Allow;
