@@ -24,7 +24,7 @@ mod schemas;
 mod shapes;
 mod tools;
 
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -58,23 +58,68 @@ pub struct ServeOptions {
     pub preview_ttl: Option<Duration>,
 }
 
+/// Builds the tools anew over a journal opened again ([`McpServer::with_reopen`]).
+pub type ReopenFn = Arc<dyn Fn() -> Result<EditTools> + Send + Sync>;
+
 /// The rmcp server: tools/list and tools/call over [`EditTools`].
 #[derive(Clone)]
 pub struct McpServer {
-    tools: Arc<EditTools>,
+    tools: Arc<RwLock<Arc<EditTools>>>,
+    reopen: Option<ReopenFn>,
 }
 
 impl McpServer {
     /// A server over `tools`.
     pub fn new(tools: EditTools) -> Self {
         McpServer {
-            tools: Arc::new(tools),
+            tools: Arc::new(RwLock::new(Arc::new(tools))),
+            reopen: None,
         }
     }
 
-    /// The tools it serves.
-    pub fn tools(&self) -> &EditTools {
-        &self.tools
+    /// After a call fails with `journal_handle_failed` — redb refuses a handle for good
+    /// once an I/O error hit one of its writes (docs/embedding.md, "Commit and the
+    /// completion") — build the tools anew with `reopen` (a new journal handle, whose
+    /// open runs recovery) for the calls that follow, instead of refusing every call
+    /// until the server restarts. The failed call still answers its error, with a hint
+    /// that says the journal was reopened; it is not retried (it may have been a write).
+    pub fn with_reopen(mut self, reopen: impl Fn() -> Result<EditTools> + Send + Sync + 'static) -> Self {
+        self.reopen = Some(Arc::new(reopen));
+        self
+    }
+
+    /// The tools it serves now.
+    pub fn tools(&self) -> Arc<EditTools> {
+        self.tools.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Run tool `name` ([`EditTools::call`]) on the tools of the moment, and reopen
+    /// them after a `journal_handle_failed` ([`McpServer::with_reopen`]).
+    pub fn call(&self, name: &str, args: serde_json::Value) -> std::result::Result<serde_json::Value, ToolError> {
+        let tools = self.tools();
+        let mut e = match (tools.call(name, args), &self.reopen) {
+            (Err(e), Some(_)) if e.kind == "journal_handle_failed" => e,
+            (outcome, _) => return outcome,
+        };
+        let Some(reopen) = &self.reopen else {
+            return Err(e);
+        };
+        let mut current = self.tools.write().unwrap_or_else(|p| p.into_inner());
+        if !Arc::ptr_eq(&current, &tools) {
+            // A concurrent call already reopened it.
+            e.hint = "the server has reopened its journal since: call again".into();
+            return Err(e);
+        }
+        match reopen() {
+            Ok(fresh) => {
+                *current = Arc::new(fresh);
+                e.hint = "the server reopened its journal (its open ran recovery, which settled what the failure left in flight): call again; if it fails the same way, the journal's disk needs attention".into();
+            }
+            Err(again) => {
+                e.hint = format!("the server could not reopen its journal ({again}); the journal's disk needs attention, then restart the server");
+            }
+        }
+        Err(e)
     }
 }
 
@@ -140,8 +185,8 @@ impl ServerHandler for McpServer {
             ));
         }
         let args = serde_json::Value::Object(request.arguments.unwrap_or_default());
-        let tools = self.tools.clone();
-        let outcome = tokio::task::spawn_blocking(move || tools.call(&name, args))
+        let server = self.clone();
+        let outcome = tokio::task::spawn_blocking(move || server.call(&name, args))
             .await
             .map_err(|e| ErrorData::internal_error(format!("tool call failed: {e}"), None))?;
         Ok(to_result(outcome).into())
@@ -159,8 +204,22 @@ pub fn serve(journal: Journal, opts: ServeOptions) -> Result<()> {
             source: std::io::Error::other(e.to_string()),
         })
     };
+    // A journal in its default place is opened again the same way; one in another
+    // state directory (`--state-dir`) there.
+    let state = journal.state_dir().to_path_buf();
+    let state_dir = (state != root.join(".ultra-edit")).then_some(state);
     let tools = EditTools::new(Arc::new(journal)).with_preview_ttl(opts.preview_ttl);
-    let server = McpServer::new(tools);
+    let reopen_root = root.clone();
+    let server = McpServer::new(tools).with_reopen(move || {
+        let j = Journal::open_with(
+            &reopen_root,
+            crate::OpenOptions {
+                state_dir: state_dir.clone(),
+                ..Default::default()
+            },
+        )?;
+        Ok(EditTools::new(Arc::new(j)).with_preview_ttl(opts.preview_ttl))
+    });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -292,6 +292,58 @@ fn the_tools_answer_a_landed_commit_whose_completion_failed_with_journal_attenti
     assert_eq!(receipts_of(&j, 1).len(), 1);
 }
 
+/// The MCP server after `journal_handle_failed`: the failed call answers its error,
+/// saying the journal was reopened, and the next calls go through a new handle, whose
+/// recovery on open recorded the landed commit (once) — the server does not refuse
+/// every call until it is restarted.
+#[test]
+fn the_server_reopens_its_journal_after_journal_handle_failed() {
+    use serde_json::json;
+    use ultra_edit::mcp::{EditTools, McpServer};
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    ws.write("f1.txt", b"old\n");
+    let root = ws.root().to_path_buf();
+    let reopened = Arc::new(AtomicUsize::new(0));
+    let count = reopened.clone();
+    let server = McpServer::new(EditTools::new(Arc::new(journal_whose_completion_fails(&ws))))
+        .with_reopen(move || {
+            count.fetch_add(1, Ordering::SeqCst);
+            Ok(EditTools::new(Arc::new(Journal::open(&root)?)))
+        });
+    let commit = |n: usize| {
+        let v = server
+            .call(
+                "edit_preview",
+                json!({"agent_id": "a", "edits": [
+                    {"op": "replace_file", "path": format!("f{n}.txt"), "content": "new\n"}]}),
+            )
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let id = v["preview_id"].as_str().unwrap().to_string();
+        server.call(
+            "edit_commit",
+            json!({"preview_id": id, "agent_id": "a", "confirm": true}),
+        )
+    };
+    let v = commit(0).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(v["journal_attention"]["outcome"], "will_land", "{v}");
+    let e = server.call("journal_log", json!({})).unwrap_err();
+    assert_eq!(e.kind, "journal_handle_failed", "{e:?}");
+    assert!(e.hint.starts_with("the server reopened its journal"), "{e:?}");
+    assert_eq!(reopened.load(Ordering::SeqCst), 1);
+    let v = commit(1).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(v.get("journal_attention").is_none(), "{v}");
+    assert_eq!(reopened.load(Ordering::SeqCst), 1);
+    assert_eq!(ws.read("f1.txt"), b"new\n");
+    let j = server.tools();
+    let j = j.journal();
+    j.flush().unwrap();
+    for tx in [1, 2] {
+        assert_eq!(j.tx(tx).unwrap().state, TxState::Committed, "tx {tx}");
+        assert_eq!(receipts_of(j, tx).len(), 1, "tx {tx}");
+    }
+}
+
 /// gc (with compaction) right after a commit, no flush: compaction happens (the
 /// completion's thread gave back its reference) and the commit is recorded once.
 #[test]
