@@ -13,7 +13,7 @@ pub const PLAN: &str = include_str!("../../docs/plan.md");
 
 /// What `--json` prints, per subcommand path (`"journal dump"`).
 const JSON_HELP: &[(&str, &str)] = &[
-    ("init", "Print one JSON object, {root, journal}, instead of text"),
+    ("init", "Print one JSON object, {root, journal, created}, instead of text (created is false when the journal was there already: init is idempotent)"),
     ("preview", "Print the revision as one JSON object instead of text: {tx, handle, revision, latest_revision, state, base, files: [{path, snapshot, candidate, diff: {unified, lines_added, lines_removed, binary, lossy}}], validation, ready_to_commit, conflicts, conflict_list, …}"),
     ("revise", "Print the new revision as one JSON object instead of text: preview's fields (the whole change against the snapshot) plus interdiff {from, to, files, lines_added, lines_removed}, what it changed relative to the previous revision"),
     ("rebase", "Print the new revision as one JSON object instead of text (preview's fields; conflict_list names each conflict's file, lines and sides)"),
@@ -60,9 +60,9 @@ pub fn command() -> clap::Command {
 }
 
 /// `help [TOPIC…]`: the plan format for `plan`, a (sub)command's long help for its
-/// name, the top-level help for nothing. An unknown topic is an error (exit 2) that
-/// lists the topics.
-pub fn print(topic: &[String]) -> i32 {
+/// name, the top-level help for nothing. An unknown topic is a usage error (exit 2,
+/// under `--json` also the usage error object on stdout) that lists the topics.
+pub fn print(topic: &[String], json: bool) -> i32 {
     if topic.len() == 1 && topic.first().is_some_and(|t| t == "plan") {
         print!("{PLAN}");
         return 0;
@@ -76,7 +76,7 @@ pub fn print(topic: &[String]) -> i32 {
         match at.find_subcommand_mut(word) {
             Some(sub) => at = sub,
             None => {
-                eprintln!(
+                let message = format!(
                     "error: no help topic {:?}; topics: plan, and the commands ({})",
                     topic.join(" "),
                     Cli::command()
@@ -85,6 +85,7 @@ pub fn print(topic: &[String]) -> i32 {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
+                super::render::usage_error(&message, 2, json);
                 return 2;
             }
         }

@@ -20,7 +20,7 @@ pub fn run() -> i32 {
         Err(e) => return usage(e),
     };
     if let args::Command::Help { topic } = &cli.command {
-        return help::print(topic);
+        return help::print(topic, cli.json);
     }
     let json = cli.json;
     match commands::dispatch(cli) {

@@ -115,11 +115,18 @@ impl Out {
         self.json
     }
 
-    pub fn init(&self, root: &Path, state_dir: &Path) -> Result<()> {
+    /// `init`'s answer: `created` false when the journal was there already (`init` is
+    /// idempotent and changed nothing then).
+    pub fn init(&self, root: &Path, state_dir: &Path, created: bool) -> Result<()> {
         if self.json {
-            emit_json(&json!({"root": root, "journal": state_dir.join("journal.redb")}));
-        } else {
+            emit_json(&json!({"root": root, "journal": state_dir.join("journal.redb"), "created": created}));
+        } else if created {
             emit(&format!("initialized {}\n", state_dir.display()));
+        } else {
+            emit(&format!(
+                "already initialized {} (its journal was kept as it was)\n",
+                state_dir.display()
+            ));
         }
         Ok(())
     }

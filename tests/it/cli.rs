@@ -235,6 +235,19 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         cli(ws.root(), &["help", "nope"], None).status.code(),
         Some(2)
     );
+    // Under --json, the usage error object, as for any other refused command line.
+    let out = cli(ws.root(), &["--json", "help", "nope"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    assert_eq!(v["error"]["exit_code"], 2, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("error: no help topic \"nope\"; topics: plan, and the commands (init, "),
+        "{v}"
+    );
     // A bad plan's error points at the page.
     let out = cli(
         ws.root(),
@@ -351,4 +364,38 @@ fn show_of_a_committed_tx_shows_the_revision_committed() {
              (batch 1), then rolled back; the latest, revision 2, was not"
         )
     );
+}
+
+/// `init` is idempotent and says which it did, as `git init` does: the second run keeps
+/// the journal (its transactions stay) and says "already initialized"; `--json` says
+/// `created`.
+#[test]
+fn init_twice_keeps_the_journal_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), b"old\n").unwrap();
+    let state = dir.path().canonicalize().unwrap().join(".ultra-edit");
+    let first = run_ue(dir.path(), &["init"], None);
+    assert_eq!(
+        String::from_utf8_lossy(&first.stdout),
+        format!("initialized {}\n", state.display())
+    );
+    let j = ultra_edit::Journal::open(dir.path()).unwrap();
+    let tx = j
+        .preview(&plan(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#))
+        .unwrap()
+        .tx;
+    drop(j);
+    let again = run_ue(dir.path(), &["init"], None);
+    assert_eq!(again.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout),
+        format!("already initialized {} (its journal was kept as it was)\n", state.display())
+    );
+    let v = json_of(&run_ue(dir.path(), &["--json", "init"], None));
+    assert_eq!(v["created"], false, "{v}");
+    let j = ultra_edit::Journal::open(dir.path()).unwrap();
+    assert_eq!(j.tx(tx).unwrap().state, ultra_edit::TxState::Open);
+    let fresh = tempfile::tempdir().unwrap();
+    let v = json_of(&run_ue(fresh.path(), &["--json", "init"], None));
+    assert_eq!(v["created"], true, "{v}");
 }

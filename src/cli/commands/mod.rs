@@ -194,8 +194,17 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
         state_dir,
         ..Default::default()
     };
-    let j = Journal::init_with(&root.unwrap_or_else(|| PathBuf::from(".")), opts)?;
-    out.init(j.root(), j.state_dir()).map(|()| 0)
+    let root = root.unwrap_or_else(|| PathBuf::from("."));
+    // Whether a journal was there already: `init` is idempotent, and says which it
+    // did (as `git init` says "Reinitialized existing").
+    let journal = |dir: Option<&PathBuf>| {
+        dir.cloned()
+            .unwrap_or_else(|| root.join(".ultra-edit"))
+            .join("journal.redb")
+    };
+    let existed = journal(opts.state_dir.as_ref()).is_file();
+    let j = Journal::init_with(&root, opts)?;
+    out.init(j.root(), j.state_dir(), !existed).map(|()| 0)
 }
 
 /// Open the journal for `command`, reporting a recovery that ran on open.
