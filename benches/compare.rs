@@ -85,9 +85,7 @@ fn opts() -> Opts {
                     .collect()
             }
             "--growth" => o.growth = val().parse().expect("--growth N"),
-            "--growth-windows" => {
-                o.growth_windows = val().parse().expect("--growth-windows N")
-            }
+            "--growth-windows" => o.growth_windows = val().parse().expect("--growth-windows N"),
             "--floor-bin" => o.floor_bin = Some(PathBuf::from(val())),
             "--out" => o.out = Some(PathBuf::from(val())),
             "--cli" => o.cli = PathBuf::from(val()),
@@ -1192,7 +1190,11 @@ fn main() {
             100.0 * over as f64 / win.len().max(1) as f64,
             whole(&gw.sizes),
             whole(&gw.allocated),
-            if steps.is_empty() { "none".to_string() } else { steps.join("; ") },
+            if steps.is_empty() {
+                "none".to_string()
+            } else {
+                steps.join("; ")
+            },
         );
     }
     println!("{md}");

@@ -282,9 +282,13 @@ fn install(
         }
         let done = if f.post.exists() {
             let tmp = temp_path(&f.path, rec, i);
-            ws.fs.rename(&tmp, &f.path).ctx_at("rename", || ws.abs(&f.path))
+            ws.fs
+                .rename(&tmp, &f.path)
+                .ctx_at("rename", || ws.abs(&f.path))
         } else {
-            ws.fs.remove_file(&f.path).ctx_at("unlink", || ws.abs(&f.path))
+            ws.fs
+                .remove_file(&f.path)
+                .ctx_at("unlink", || ws.abs(&f.path))
         };
         done.map_err(|e| (StepError::Io(e), i))?;
         dirs.insert(f.path.parent());
@@ -302,8 +306,10 @@ fn install(
     }
     // The touched directories are independent: fsynced at once.
     let dirs: Vec<RelPath> = dirs.into_iter().collect();
-    pool::for_each(&dirs, |_, d| ws.fs.sync_dir(d).ctx_at("fsync dir", || ws.abs(d)))
-        .map_err(|e| (StepError::Io(e), n))?;
+    pool::for_each(&dirs, |_, d| {
+        ws.fs.sync_dir(d).ctx_at("fsync dir", || ws.abs(d))
+    })
+    .map_err(|e| (StepError::Io(e), n))?;
     Ok((removed, held))
 }
 

@@ -119,7 +119,9 @@ impl Out {
     /// idempotent and changed nothing then).
     pub fn init(&self, root: &Path, state_dir: &Path, created: bool) -> Result<()> {
         if self.json {
-            emit_json(&json!({"root": root, "journal": state_dir.join("journal.redb"), "created": created}));
+            emit_json(
+                &json!({"root": root, "journal": state_dir.join("journal.redb"), "created": created}),
+            );
         } else if created {
             emit(&format!("initialized {}\n", state_dir.display()));
         } else {

@@ -58,12 +58,21 @@ pub trait FileSystem: Send + Sync {
     /// The `user.*` extended attributes of a regular file, sorted by name (empty where
     /// the filesystem has none).
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs>;
-    /// A regular file's bytes and its `user.*` extended attributes, as [`FileSystem::read`]
-    /// and [`FileSystem::xattrs`] give them. The default calls those two; [`StdFs`] reads
-    /// both through one descriptor, so they are of the same inode, with one `openat` and
-    /// one walk instead of two.
-    fn read_with_xattrs(&self, path: &RelPath) -> io::Result<(Vec<u8>, Xattrs)> {
-        Ok((self.read(path)?, self.xattrs(path)?))
+    /// What is at `path`, and for a regular file its bytes and `user.*` extended
+    /// attributes ([`FileRead`]). The default asks [`FileSystem::entry`],
+    /// [`FileSystem::read`] and [`FileSystem::xattrs`]; [`StdFs`] opens the file once,
+    /// without following a symlink and without blocking (a FIFO or device put there is
+    /// refused, never waited on or read), and takes the kind, mode and owner from that
+    /// descriptor's `fstat`: the metadata, bytes and attributes are of one inode.
+    fn read_file(&self, path: &RelPath) -> io::Result<FileRead> {
+        match self.entry(path)? {
+            kind @ EntryKind::File { .. } => Ok(FileRead::File {
+                kind,
+                bytes: self.read(path)?,
+                xattrs: self.xattrs(path)?,
+            }),
+            other => Ok(FileRead::Not(other)),
+        }
     }
     /// Create `path` (must not exist), write `bytes`, set `xattrs`, when `meta.owner` is
     /// given the owner and group (`fchown`), and `meta.mode`, then `fsync` the file: its
@@ -95,6 +104,24 @@ pub trait FileSystem: Send + Sync {
     fn hold(&self, _path: &RelPath) -> io::Result<Option<OwnedFd>> {
         Ok(None)
     }
+}
+
+/// What [`FileSystem::read_file`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileRead {
+    /// A regular file: its [`EntryKind::File`] (links, mode, owner), its bytes and its
+    /// `user.*` extended attributes, sorted by name.
+    File {
+        /// What the file is (always [`EntryKind::File`]).
+        kind: EntryKind,
+        /// Its bytes.
+        bytes: Vec<u8>,
+        /// Its `user.*` extended attributes.
+        xattrs: Xattrs,
+    },
+    /// Not a regular file, so nothing was read: what is there instead
+    /// ([`EntryKind::Absent`] when nothing is).
+    Not(EntryKind),
 }
 
 /// A file being created by [`FileSystem::write_synced`], step by step: what
@@ -211,15 +238,24 @@ impl StdFs {
         Ok(dir)
     }
 
-    /// `path` opened for reading, without following a final symlink.
+    /// The regular file `path` opened for reading, without following a final symlink
+    /// and without blocking on a FIFO; anything but a regular file is refused
+    /// (`InvalidInput`).
     fn open_read(&self, path: &RelPath) -> io::Result<OwnedFd> {
         let (dir, name) = self.parent(path)?;
-        Ok(rustix::fs::openat(
+        let fd = rustix::fs::openat(
             &dir,
             name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
             Mode::empty(),
-        )?)
+        )?;
+        if !matches!(kind_of(&rustix::fs::fstat(&fd)?), EntryKind::File { .. }) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "not a regular file",
+            ));
+        }
+        Ok(fd)
     }
 
     /// The parent's handle and the final name of `path`.
@@ -284,6 +320,23 @@ fn xattrs_of(fd: BorrowedFd<'_>) -> io::Result<Xattrs> {
     Ok(Xattrs(out))
 }
 
+/// What a `stat` says is there.
+// `st_nlink` and `st_mode` are of other widths on other targets.
+#[allow(clippy::unnecessary_cast)]
+fn kind_of(st: &rustix::fs::Stat) -> EntryKind {
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::Symlink => EntryKind::Symlink,
+        FileType::Directory => EntryKind::Dir,
+        FileType::RegularFile => EntryKind::File {
+            links: st.st_nlink as u64,
+            mode: st.st_mode as u32 & 0o7777,
+            uid: st.st_uid,
+            gid: st.st_gid,
+        },
+        _ => EntryKind::Other,
+    }
+}
+
 /// `fsync` a written temp: its bytes must be durable before a name points at them.
 /// The `fs::fsync` failpoint sits here, so the I/O-fault test fails if this call is
 /// ever dropped from `write_synced`.
@@ -308,17 +361,7 @@ impl FileSystem for StdFs {
                 Err(e) => return Err(e.into()),
             }
         };
-        Ok(match FileType::from_raw_mode(st.st_mode) {
-            FileType::Symlink => EntryKind::Symlink,
-            FileType::Directory => EntryKind::Dir,
-            FileType::RegularFile => EntryKind::File {
-                links: st.st_nlink as u64,
-                mode: st.st_mode as u32 & 0o7777,
-                uid: st.st_uid,
-                gid: st.st_gid,
-            },
-            _ => EntryKind::Other,
-        })
+        Ok(kind_of(&st))
     }
 
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
@@ -331,11 +374,42 @@ impl FileSystem for StdFs {
         xattrs_of(self.open_read(path)?.as_fd())
     }
 
-    fn read_with_xattrs(&self, path: &RelPath) -> io::Result<(Vec<u8>, Xattrs)> {
-        let mut file = File::from(self.open_read(path)?);
+    fn read_file(&self, path: &RelPath) -> io::Result<FileRead> {
+        let (dir, name) = match self.parent(path) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Ok(FileRead::Not(EntryKind::Absent))
+            }
+            Err(e) => return Err(e),
+        };
+        // O_NONBLOCK: a FIFO swapped in after the caller's lstat would otherwise block
+        // this open until a writer came (holding the commit lock meanwhile); a regular
+        // file's reads ignore the flag.
+        let fd = match rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(FileRead::Not(EntryKind::Absent)),
+            // O_NOFOLLOW on a symlink.
+            Err(rustix::io::Errno::LOOP) => return Ok(FileRead::Not(EntryKind::Symlink)),
+            Err(e) => return Err(e.into()),
+        };
+        let kind = kind_of(&rustix::fs::fstat(&fd)?);
+        if !matches!(kind, EntryKind::File { .. }) {
+            return Ok(FileRead::Not(kind));
+        }
+        let mut file = File::from(fd);
         let mut bytes = Vec::new();
         file.read_to_end(&mut bytes)?;
-        Ok((bytes, xattrs_of(file.as_fd())?))
+        let xattrs = xattrs_of(file.as_fd())?;
+        Ok(FileRead::File {
+            kind,
+            bytes,
+            xattrs,
+        })
     }
 
     fn write_synced(
@@ -433,10 +507,11 @@ mod tests {
 
     /// One descriptor reads a file's bytes and its `user.*` attributes: the same as
     /// `read` and `xattrs` give, in the root and in a subdirectory (the root's own
-    /// descriptor is borrowed, a subdirectory's opened by the walk), and a symlink is
-    /// refused as `read` refuses it.
+    /// descriptor is borrowed, a subdirectory's opened by the walk), with the kind from
+    /// that descriptor; a symlink, a directory, a FIFO and a missing file are named, not
+    /// read (the FIFO is not waited on: the test would hang).
     #[test]
-    fn read_with_xattrs_matches_read_and_xattrs() {
+    fn read_file_reads_one_inode_and_names_what_is_not_a_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         std::fs::write(dir.path().join("f.txt"), b"top\n").unwrap();
@@ -453,16 +528,47 @@ mod tests {
             rustix::fs::XattrFlags::empty(),
         )
         .is_ok();
-        let (bytes, x) = fs.read_with_xattrs(&f).unwrap();
-        assert_eq!((bytes.as_slice(), x.0.len()), (&b"top\n"[..], 0));
-        let (bytes, x) = fs.read_with_xattrs(&g).unwrap();
+        let FileRead::File {
+            kind,
+            bytes,
+            xattrs,
+        } = fs.read_file(&f).unwrap()
+        else {
+            panic!("f.txt is a file")
+        };
+        assert_eq!(
+            (kind, bytes, xattrs),
+            (fs.entry(&f).unwrap(), b"top\n".to_vec(), Xattrs::default())
+        );
+        let FileRead::File { bytes, xattrs, .. } = fs.read_file(&g).unwrap() else {
+            panic!("sub/g.txt is a file")
+        };
         assert_eq!(bytes, b"nested\n");
-        assert_eq!(x, fs.xattrs(&g).unwrap());
+        assert_eq!(xattrs, fs.xattrs(&g).unwrap());
         if tagged {
-            assert_eq!(x.0, vec![("user.tag".to_string(), b"v1".to_vec())]);
+            assert_eq!(xattrs.0, vec![("user.tag".to_string(), b"v1".to_vec())]);
         }
         std::os::unix::fs::symlink("f.txt", dir.path().join("link")).unwrap();
-        let err = fs.read_with_xattrs(&RelPath::parse("link").unwrap()).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(rustix::io::Errno::LOOP.raw_os_error()));
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            dir.path().join("fifo"),
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        for (name, want) in [
+            ("link", EntryKind::Symlink),
+            ("sub", EntryKind::Dir),
+            ("fifo", EntryKind::Other),
+            ("missing", EntryKind::Absent),
+            ("nodir/missing", EntryKind::Absent),
+        ] {
+            let got = fs.read_file(&RelPath::parse(name).unwrap()).unwrap();
+            assert_eq!(got, FileRead::Not(want), "{name}");
+        }
+        // `read` refuses the FIFO too, without waiting for a writer.
+        let err = fs.read(&RelPath::parse("fifo").unwrap()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -153,57 +153,54 @@ pub(crate) fn checked_entry(
     rel: &RelPath,
     raw: &str,
 ) -> Result<EntryKind> {
-    let mut at = rel
-        .ancestors()
-        .chain(std::iter::once(rel.clone()))
-        .peekable();
-    while let Some(sofar) = at.next() {
-        let last = at.peek().is_none();
-        let kind = fs.entry(&sofar).ctx_at("lstat", || sofar.under(root))?;
-        // The path so far is built as a string only for an error.
-        let sofar = || sofar.to_string();
-        match (kind, last) {
-            (EntryKind::Absent, _) => return Ok(EntryKind::Absent),
-            (EntryKind::Dir, false) => {}
-            (EntryKind::Symlink, false) => {
+    for dir in rel.ancestors() {
+        let kind = fs.entry(&dir).ctx_at("lstat", || dir.under(root))?;
+        match kind {
+            EntryKind::Dir => {}
+            EntryKind::Absent => return Ok(EntryKind::Absent),
+            EntryKind::Symlink => {
                 return Err(PathError::SymlinkInPath {
                     path: raw.into(),
-                    link: sofar(),
+                    link: dir.to_string(),
                 }
                 .into())
             }
-            (EntryKind::Symlink, true) => {
-                return Err(PathError::IsSymlink { path: raw.into() }.into())
-            }
-            (EntryKind::File { mode, .. }, true) if mode & 0o7000 != 0 => {
-                return Err(PathError::SetId {
-                    path: raw.into(),
-                    mode,
-                }
-                .into())
-            }
-            (EntryKind::File { links, .. }, true) if links > 1 => {
-                return Err(PathError::HardLinked {
-                    path: raw.into(),
-                    links,
-                }
-                .into())
-            }
-            (file @ EntryKind::File { .. }, true) => return Ok(file),
-            (EntryKind::Dir, true) => return Err(wrong_kind(raw, "is a directory, not a file")),
-            (EntryKind::File { .. }, false) => {
+            EntryKind::File { .. } => {
                 return Err(wrong_kind(
                     raw,
-                    &format!("{} is a file, not a directory", sofar()),
+                    &format!("{dir} is a file, not a directory"),
                 ))
             }
-            (EntryKind::Other, _) => {
-                return Err(wrong_kind(raw, &format!("{} is not a regular file", sofar())))
+            EntryKind::Other => {
+                return Err(wrong_kind(raw, &format!("{dir} is not a regular file")))
             }
         }
     }
-    // The loop ends on the final component, which every arm above settles.
-    Ok(EntryKind::Absent)
+    let kind = fs.entry(rel).ctx_at("lstat", || rel.under(root))?;
+    check_final(kind, raw)
+}
+
+/// The checks of [`check_on_disk`] on what is at the path itself, `kind` (from its
+/// `lstat`, or the `fstat` of the descriptor a read opened): absent or a regular file
+/// with one link and no set-id bit pass, and are returned.
+pub(crate) fn check_final(kind: EntryKind, raw: &str) -> Result<EntryKind> {
+    match kind {
+        EntryKind::Absent => Ok(kind),
+        EntryKind::Symlink => Err(PathError::IsSymlink { path: raw.into() }.into()),
+        EntryKind::File { mode, .. } if mode & 0o7000 != 0 => Err(PathError::SetId {
+            path: raw.into(),
+            mode,
+        }
+        .into()),
+        EntryKind::File { links, .. } if links > 1 => Err(PathError::HardLinked {
+            path: raw.into(),
+            links,
+        }
+        .into()),
+        EntryKind::File { .. } => Ok(kind),
+        EntryKind::Dir => Err(wrong_kind(raw, "is a directory, not a file")),
+        EntryKind::Other => Err(wrong_kind(raw, &format!("{raw} is not a regular file"))),
+    }
 }
 
 fn wrong_kind(raw: &str, why: &str) -> Error {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use crate::error::{IoError, Result};
-use crate::fs::{path, EntryKind, FileSystem, RelPath};
+use crate::fs::{path, EntryKind, FileRead, FileSystem, RelPath};
 use crate::journal::records::{BlobHash, FileMeta, FileState, Owner, Xattrs};
 
 /// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
@@ -18,32 +18,185 @@ pub(crate) fn read_state(
     root: &Path,
     rel: &RelPath,
 ) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
-    let kind = path::checked_entry(fs, root, rel, rel)?;
-    // The absolute path is built only for an error (the gate reads every file twice a
-    // commit: building it eagerly was 3 allocations a read).
-    let at = |op: &'static str| {
-        move |source: std::io::Error| IoError {
-            op,
-            path: rel.under(root),
-            source,
+    if path::checked_entry(fs, root, rel, rel)? == EntryKind::Absent {
+        return Ok((FileState::ABSENT, None, None));
+    }
+    let read = fs.read_file(rel).map_err(|source| IoError {
+        op: "read",
+        path: rel.under(root),
+        source,
+    })?;
+    // What the read's own descriptor found is checked again: the lstat above and the
+    // open are two system calls, and another process may have put a symlink, a
+    // directory, a FIFO or a hard-linked file there between them.
+    let (mode, uid, gid, bytes, xattrs) = match read {
+        FileRead::File {
+            kind,
+            bytes,
+            xattrs,
+        } => match path::check_final(kind, rel)? {
+            EntryKind::File { mode, uid, gid, .. } => (mode, uid, gid, bytes, xattrs),
+            // `FileRead::File` holds a file.
+            _ => return Ok((FileState::ABSENT, None, None)),
+        },
+        // Absent (removed in between) passes; any other kind is refused.
+        FileRead::Not(other) => {
+            path::check_final(other, rel)?;
+            return Ok((FileState::ABSENT, None, None));
         }
     };
-    match kind {
-        EntryKind::File { mode, uid, gid, .. } => {
-            let (bytes, xattrs) = fs.read_with_xattrs(rel).map_err(at("read"))?;
-            let (hash, blob) = if xattrs.0.is_empty() {
-                (Xattrs::empty_hash(), None)
-            } else {
-                let blob = xattrs.encode();
-                (BlobHash::of(&blob), Some(blob))
-            };
-            let meta = FileMeta {
-                mode,
-                owner: Some(Owner { uid, gid }),
-                xattrs: Some(hash),
-            };
-            Ok((FileState::with_meta(&bytes, meta), Some(bytes), blob))
+    let (hash, blob) = if xattrs.0.is_empty() {
+        (Xattrs::empty_hash(), None)
+    } else {
+        let blob = xattrs.encode();
+        (BlobHash::of(&blob), Some(blob))
+    };
+    let meta = FileMeta {
+        mode,
+        owner: Some(Owner { uid, gid }),
+        xattrs: Some(hash),
+    };
+    Ok((FileState::with_meta(&bytes, meta), Some(bytes), blob))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::{Error, PathError};
+    use crate::fs::StdFs;
+
+    /// [`StdFs`] whose `lstat` of one path says "a regular file" whatever is there: the
+    /// disk changed between the path check's `lstat` and the read's open.
+    struct LateSwap {
+        fs: StdFs,
+        path: RelPath,
+    }
+
+    impl FileSystem for LateSwap {
+        fn entry(&self, p: &RelPath) -> std::io::Result<EntryKind> {
+            if *p == self.path {
+                return Ok(EntryKind::File {
+                    links: 1,
+                    mode: 0o644,
+                    uid: 0,
+                    gid: 0,
+                });
+            }
+            self.fs.entry(p)
         }
-        _ => Ok((FileState::ABSENT, None, None)),
+        fn read(&self, p: &RelPath) -> std::io::Result<Vec<u8>> {
+            self.fs.read(p)
+        }
+        fn xattrs(&self, p: &RelPath) -> std::io::Result<Xattrs> {
+            self.fs.xattrs(p)
+        }
+        fn read_file(&self, p: &RelPath) -> std::io::Result<FileRead> {
+            self.fs.read_file(p)
+        }
+        fn write_synced(
+            &self,
+            p: &RelPath,
+            bytes: &[u8],
+            meta: &FileMeta,
+            xattrs: &Xattrs,
+        ) -> std::io::Result<()> {
+            self.fs.write_synced(p, bytes, meta, xattrs)
+        }
+        fn rename(&self, from: &RelPath, to: &RelPath) -> std::io::Result<()> {
+            self.fs.rename(from, to)
+        }
+        fn remove_file(&self, p: &RelPath) -> std::io::Result<()> {
+            self.fs.remove_file(p)
+        }
+        fn create_dir(&self, p: &RelPath) -> std::io::Result<()> {
+            self.fs.create_dir(p)
+        }
+        fn remove_dir(&self, p: &RelPath) -> std::io::Result<()> {
+            self.fs.remove_dir(p)
+        }
+        fn sync_dir(&self, p: &RelPath) -> std::io::Result<()> {
+            self.fs.sync_dir(p)
+        }
+    }
+
+    /// `read_state` of `name` after `make` put something there, with the `lstat`
+    /// answering "a regular file", on a thread: `None` if it did not return within
+    /// 10 s (it blocked).
+    type State = (FileState, Option<Vec<u8>>, Option<Vec<u8>>);
+
+    fn read_swapped(make: impl FnOnce(&Path)) -> Option<Result<State>> {
+        let dir = tempfile::tempdir().unwrap();
+        make(&dir.path().join("f.txt"));
+        let fs = LateSwap {
+            fs: StdFs::beneath(dir.path()).unwrap(),
+            path: RelPath::parse("f.txt").unwrap(),
+        };
+        let root = dir.path().to_path_buf();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let got = read_state(&fs, &root, &RelPath::parse("f.txt").unwrap());
+            let _ = tx.send(got);
+            drop(dir);
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(10)).ok()
+    }
+
+    /// What took a file's place between the path check and the read is refused with
+    /// the path check's own typed errors, and a FIFO is never waited on (it blocked
+    /// the open, holding the commit lock, until a writer came).
+    #[test]
+    fn a_swap_between_the_check_and_the_read_is_refused_as_the_check_would() {
+        let fifo = read_swapped(|p| {
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                p,
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap()
+        })
+        .expect("reading a FIFO blocked");
+        assert!(
+            matches!(&fifo, Err(Error::Path(PathError::WrongKind { why, .. })) if why == "f.txt is not a regular file"),
+            "{fifo:?}"
+        );
+        let link = read_swapped(|p| std::os::unix::fs::symlink("/etc/passwd", p).unwrap()).unwrap();
+        assert!(
+            matches!(&link, Err(Error::Path(PathError::IsSymlink { .. }))),
+            "{link:?}"
+        );
+        let dir = read_swapped(|p| std::fs::create_dir(p).unwrap()).unwrap();
+        assert!(
+            matches!(&dir, Err(Error::Path(PathError::WrongKind { why, .. })) if why == "is a directory, not a file"),
+            "{dir:?}"
+        );
+        let linked = read_swapped(|p| {
+            std::fs::write(p, b"x\n").unwrap();
+            std::fs::hard_link(p, p.with_extension("2")).unwrap();
+        })
+        .unwrap();
+        assert!(
+            matches!(
+                &linked,
+                Err(Error::Path(PathError::HardLinked { links: 2, .. }))
+            ),
+            "{linked:?}"
+        );
+        let gone = read_swapped(|_| {}).unwrap().unwrap();
+        assert_eq!(gone, (FileState::ABSENT, None, None));
+        // The mode and owner are the read descriptor's: of the file whose bytes these are.
+        let file = read_swapped(|p| {
+            std::fs::write(p, b"x\n").unwrap();
+            std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                .unwrap();
+        })
+        .unwrap()
+        .unwrap();
+        let FileState::File { meta, .. } = file.0 else {
+            panic!("{file:?}")
+        };
+        assert_eq!(meta.mode, 0o600);
+        assert_eq!(file.1.as_deref(), Some(&b"x\n"[..]));
     }
 }

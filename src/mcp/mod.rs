@@ -83,7 +83,10 @@ impl McpServer {
     /// open runs recovery) for the calls that follow, instead of refusing every call
     /// until the server restarts. The failed call still answers its error, with a hint
     /// that says the journal was reopened; it is not retried (it may have been a write).
-    pub fn with_reopen(mut self, reopen: impl Fn() -> Result<EditTools> + Send + Sync + 'static) -> Self {
+    pub fn with_reopen(
+        mut self,
+        reopen: impl Fn() -> Result<EditTools> + Send + Sync + 'static,
+    ) -> Self {
         self.reopen = Some(Arc::new(reopen));
         self
     }
@@ -95,7 +98,11 @@ impl McpServer {
 
     /// Run tool `name` ([`EditTools::call`]) on the tools of the moment, and reopen
     /// them after a `journal_handle_failed` ([`McpServer::with_reopen`]).
-    pub fn call(&self, name: &str, args: serde_json::Value) -> std::result::Result<serde_json::Value, ToolError> {
+    pub fn call(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> std::result::Result<serde_json::Value, ToolError> {
         let tools = self.tools();
         let mut e = match (tools.call(name, args), &self.reopen) {
             (Err(e), Some(_)) if e.kind == "journal_handle_failed" => e,

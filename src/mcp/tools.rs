@@ -206,14 +206,7 @@ impl EditTools {
         let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
         let attention = self.recorded(&receipt);
         let reingested = self.reingest(reingest, &[&receipt]);
-        let mut out = shapes::commit_json(
-            &self.journal,
-            &p,
-            &receipt,
-            None,
-            reingested,
-            ms(start),
-        );
+        let mut out = shapes::commit_json(&self.journal, &p, &receipt, None, reingested, ms(start));
         if let Some(a) = attention {
             out["journal_attention"] = a;
         }

@@ -381,7 +381,9 @@ fn init_twice_keeps_the_journal_and_says_so() {
     );
     let j = ultra_edit::Journal::open(dir.path()).unwrap();
     let tx = j
-        .preview(&plan(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#))
+        .preview(&plan(
+            r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"new\n"}]}"#,
+        ))
         .unwrap()
         .tx;
     drop(j);
@@ -389,7 +391,10 @@ fn init_twice_keeps_the_journal_and_says_so() {
     assert_eq!(again.status.code(), Some(0));
     assert_eq!(
         String::from_utf8_lossy(&again.stdout),
-        format!("already initialized {} (its journal was kept as it was)\n", state.display())
+        format!(
+            "already initialized {} (its journal was kept as it was)\n",
+            state.display()
+        )
     );
     let v = json_of(&run_ue(dir.path(), &["--json", "init"], None));
     assert_eq!(v["created"], false, "{v}");

@@ -217,7 +217,10 @@ fn a_failed_completion_is_reported_once_to_its_own_flush_and_a_new_handle_goes_o
             tx,
             batch,
             attention: ultra_edit::Attention::CompletionNotRecorded { files, .. },
-        }) => assert_eq!((tx, batch, files), (r.tx, r.batch, vec!["f0.txt".to_string()])),
+        }) => assert_eq!(
+            (tx, batch, files),
+            (r.tx, r.batch, vec!["f0.txt".to_string()])
+        ),
         other => panic!("{other:?}"),
     }
     // Reported once.
@@ -306,11 +309,13 @@ fn the_server_reopens_its_journal_after_journal_handle_failed() {
     let root = ws.root().to_path_buf();
     let reopened = Arc::new(AtomicUsize::new(0));
     let count = reopened.clone();
-    let server = McpServer::new(EditTools::new(Arc::new(journal_whose_completion_fails(&ws))))
-        .with_reopen(move || {
-            count.fetch_add(1, Ordering::SeqCst);
-            Ok(EditTools::new(Arc::new(Journal::open(&root)?)))
-        });
+    let server = McpServer::new(EditTools::new(Arc::new(journal_whose_completion_fails(
+        &ws,
+    ))))
+    .with_reopen(move || {
+        count.fetch_add(1, Ordering::SeqCst);
+        Ok(EditTools::new(Arc::new(Journal::open(&root)?)))
+    });
     let commit = |n: usize| {
         let v = server
             .call(
@@ -329,7 +334,10 @@ fn the_server_reopens_its_journal_after_journal_handle_failed() {
     assert_eq!(v["journal_attention"]["outcome"], "will_land", "{v}");
     let e = server.call("journal_log", json!({})).unwrap_err();
     assert_eq!(e.kind, "journal_handle_failed", "{e:?}");
-    assert!(e.hint.starts_with("the server reopened its journal"), "{e:?}");
+    assert!(
+        e.hint.starts_with("the server reopened its journal"),
+        "{e:?}"
+    );
     assert_eq!(reopened.load(Ordering::SeqCst), 1);
     let v = commit(1).unwrap_or_else(|e| panic!("{e:?}"));
     assert!(v.get("journal_attention").is_none(), "{v}");

@@ -474,5 +474,8 @@ fn a_cli_commit_opens_each_file_it_replaces_three_times() {
         .filter(|l| l.contains("F_DUPFD") && l.contains(&format!("<{}>", root.display())))
         .count();
     assert_eq!(root_dups, 0, "{calls}");
-    assert_eq!(std::fs::read(root.join("top.rs")).unwrap(), b"fn top() { 1 }\n");
+    assert_eq!(
+        std::fs::read(root.join("top.rs")).unwrap(),
+        b"fn top() { 1 }\n"
+    );
 }
