@@ -397,13 +397,20 @@ impl FileSystem for StdFs {
             Err(rustix::io::Errno::LOOP) => return Ok(FileRead::Not(EntryKind::Symlink)),
             Err(e) => return Err(e.into()),
         };
-        let kind = kind_of(&rustix::fs::fstat(&fd)?);
+        let st = rustix::fs::fstat(&fd)?;
+        let kind = kind_of(&st);
         if !matches!(kind, EntryKind::File { .. }) {
             return Ok(FileRead::Not(kind));
         }
         let mut file = File::from(fd);
+        // Sized by the fstat just made (one byte more, to see the end in one read):
+        // std's File::read_to_end would ask the size again with statx and lseek.
+        let size = usize::try_from(st.st_size).unwrap_or(0);
         let mut bytes = Vec::new();
-        file.read_to_end(&mut bytes)?;
+        bytes
+            .try_reserve_exact(size.saturating_add(1))
+            .map_err(|_| io::Error::new(io::ErrorKind::OutOfMemory, "file too large to read"))?;
+        Read::take(&mut file, u64::MAX).read_to_end(&mut bytes)?;
         let xattrs = xattrs_of(file.as_fd())?;
         Ok(FileRead::File {
             kind,
