@@ -458,8 +458,9 @@ impl EditTools {
             let e = crate::edit::EditError::InvalidPlan {
                 message: format!(
                     "\"allow\": {code:?} is not a validation error a plan may allow; the only \
-                     one is \"syntax_error\" (merge conflicts, conflict markers and empty \
-                     revisions must be fixed)"
+                     one is \"syntax_error\" (a merge conflict must be resolved; conflict \
+                     markers and an empty revision must be fixed, unless the server's policy \
+                     allows them: its host's, or the journal's)"
                 ),
             };
             return Err(ToolError::from_engine(&Error::Edit(e), agent));

@@ -403,4 +403,18 @@ fn init_twice_keeps_the_journal_and_says_so() {
     let fresh = tempfile::tempdir().unwrap();
     let v = json_of(&run_ue(fresh.path(), &["--json", "init"], None));
     assert_eq!(v["created"], true, "{v}");
+    // A new journal below another: said on stderr, since it hides the outer one from
+    // the commands run below it.
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let nested = run_ue(&dir.path().join("sub"), &["init"], None);
+    assert_eq!(nested.status.code(), Some(0));
+    let outer = dir.path().canonicalize().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&nested.stderr),
+        format!(
+            "ultra-edit: note: {} already has a journal; this new one is separate, and commands run under {} now use it instead\n",
+            outer.display(),
+            outer.join("sub").display()
+        )
+    );
 }

@@ -204,6 +204,22 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
     };
     let existed = journal(opts.state_dir.as_ref()).is_file();
     let j = Journal::init_with(&root, opts)?;
+    if !existed {
+        // A journal in a directory above: the commands run below this root now find
+        // this one instead (as git finds the nearest .git), which hides that history.
+        if let Some(outer) = j
+            .root()
+            .ancestors()
+            .skip(1)
+            .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
+        {
+            eprintln!(
+                "ultra-edit: note: {} already has a journal; this new one is separate, and commands run under {} now use it instead",
+                outer.display(),
+                j.root().display()
+            );
+        }
+    }
     out.init(j.root(), j.state_dir(), !existed).map(|()| 0)
 }
 
