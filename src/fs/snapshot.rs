@@ -119,11 +119,11 @@ mod tests {
         }
     }
 
-    /// `read_state` of `name` after `make` put something there, with the `lstat`
-    /// answering "a regular file", on a thread: `None` if it did not return within
-    /// 10 s (it blocked).
     type State = (FileState, Option<Vec<u8>>, Option<Vec<u8>>);
 
+    /// `read_state` of `f.txt` after `make` put something there, with the `lstat`
+    /// answering "a regular file", on a thread: `None` if it did not return within
+    /// 10 s (it blocked).
     fn read_swapped(make: impl FnOnce(&Path)) -> Option<Result<State>> {
         let dir = tempfile::tempdir().unwrap();
         make(&dir.path().join("f.txt"));

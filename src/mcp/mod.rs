@@ -104,12 +104,9 @@ impl McpServer {
         args: serde_json::Value,
     ) -> std::result::Result<serde_json::Value, ToolError> {
         let tools = self.tools();
-        let mut e = match (tools.call(name, args), &self.reopen) {
-            (Err(e), Some(_)) if e.kind == "journal_handle_failed" => e,
+        let (mut e, reopen) = match (tools.call(name, args), &self.reopen) {
+            (Err(e), Some(reopen)) if e.kind == "journal_handle_failed" => (e, reopen),
             (outcome, _) => return outcome,
-        };
-        let Some(reopen) = &self.reopen else {
-            return Err(e);
         };
         let mut current = self.tools.write().unwrap_or_else(|p| p.into_inner());
         if !Arc::ptr_eq(&current, &tools) {

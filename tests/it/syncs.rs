@@ -248,18 +248,14 @@ struct CliSyncs {
     journal_growths: usize,
 }
 
-/// One CLI process under `strace -f`; `None` without strace.
-fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<CliSyncs> {
+/// The calls of `trace` (strace's `-e trace=` list) that one CLI process on `root`
+/// made, as `strace -f -y` prints them; `None` without strace or its ptrace permission.
+fn cli_trace(root: &std::path::Path, trace: &str, args: &[&str]) -> Option<String> {
     let log = tempfile::NamedTempFile::new().unwrap();
-    let journal = root.join(".ultra-edit/journal.redb");
-    let size_before = std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(0);
     let out = std::process::Command::new("strace")
         .args(["-f", "-qq", "-y", "-o"])
         .arg(log.path())
-        .args([
-            "-e",
-            "trace=fsync,fdatasync,sync_file_range,syncfs,ftruncate",
-        ])
+        .args(["-e", &format!("trace={trace}")])
         .arg(env!("CARGO_BIN_EXE_ultra-edit"))
         .arg("--root")
         .arg(root)
@@ -273,7 +269,18 @@ fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<CliSyncs> {
         assert!(err.contains("strace:"), "{args:?}: {}", text(&out));
         return None;
     }
-    let calls = std::fs::read_to_string(log.path()).unwrap();
+    Some(std::fs::read_to_string(log.path()).unwrap())
+}
+
+/// One CLI process under `strace -f`; `None` without strace.
+fn cli_syncs(root: &std::path::Path, args: &[&str]) -> Option<CliSyncs> {
+    let journal = root.join(".ultra-edit/journal.redb");
+    let size_before = std::fs::metadata(&journal).map(|m| m.len()).unwrap_or(0);
+    let calls = cli_trace(
+        root,
+        "fsync,fdatasync,sync_file_range,syncfs,ftruncate",
+        args,
+    )?;
     // A call another thread interrupts is split in two lines ("<unfinished ...>", then
     // "<... fsync resumed>"): count the first.
     let syncs = calls
@@ -440,28 +447,10 @@ fn a_cli_commit_opens_each_file_it_replaces_three_times() {
     let Ws { dir, journal } = ws;
     drop(journal);
     let root = dir.path();
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let Ok(out) = std::process::Command::new("strace")
-        .args(["-f", "-qq", "-y", "-o"])
-        .arg(log.path())
-        .args(["-e", "trace=openat,fcntl"])
-        .arg(env!("CARGO_BIN_EXE_ultra-edit"))
-        .arg("--root")
-        .arg(root)
-        .args(["commit", &tx])
-        .env_remove("FAILPOINTS")
-        .output()
-    else {
-        println!("SKIPPED cli open counts: strace is not installed");
+    let Some(calls) = cli_trace(root, "openat,fcntl", &["commit", &tx]) else {
+        println!("SKIPPED cli open counts: strace is not installed or cannot trace here");
         return;
     };
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains("strace:"), "{}", text(&out));
-        println!("SKIPPED cli open counts: strace cannot trace here");
-        return;
-    }
-    let calls = std::fs::read_to_string(log.path()).unwrap();
     let opens_of = |name: &str| {
         calls
             .lines()
