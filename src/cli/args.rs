@@ -172,7 +172,8 @@ pub enum Command {
     /// the saved files as a new revision: PATH alone, else the files a rebase left
     /// conflict markers in, else every file the revision changes. Nothing is recorded
     /// if the editor fails or leaves the files unchanged, or while conflict markers
-    /// remain (exit 4) unless --force.
+    /// remain (exit 4) unless --force; edited copies that were not recorded are kept,
+    /// and a note says how to open them again (--from).
     Resolve {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
@@ -183,6 +184,11 @@ pub enum Command {
         /// validation until a later one removes them).
         #[arg(long)]
         force: bool,
+        /// Open the copies an earlier resolve kept in DIR (it says so when it records
+        /// nothing although you edited): your edits, not the candidates again. DIR
+        /// is removed once they are recorded.
+        #[arg(long, value_name = "DIR")]
+        from: Option<std::path::PathBuf>,
     },
     /// Abort an open transaction.
     Abort {

@@ -781,9 +781,13 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
                 h.replace("`ultra-edit ", &format!("`{invocation} "))
             }
         });
+    let notes = std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()));
     if json {
         let mut err =
             json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+        if !notes.is_empty() {
+            err["notes"] = json!(notes);
+        }
         if let Some(h) = &hint {
             err["hint"] = json!(h);
         }
@@ -814,6 +818,20 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
     if let Some(h) = hint {
         eprintln!("hint: {h}");
     }
+    for n in &notes {
+        eprintln!("note: {n}");
+    }
+}
+
+/// Notes a command leaves for the error it is about to return (`resolve`: where the
+/// edited copies are kept); [`error`] prints them after the error and its hint, and
+/// lists them as `notes` under `--json`. One command runs per process, so a process-wide
+/// list is the command's.
+static NOTES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// Add a note to the error the command returns ([`error`] prints it).
+pub fn note_after_error(note: String) {
+    NOTES.lock().unwrap_or_else(|p| p.into_inner()).push(note);
 }
 
 /// A usage error (clap's message, `code` 2): `{"error": {"kind": "usage", …}}` on

@@ -328,7 +328,8 @@ impl Error {
                 ResolveError::MarkersRemain { tx, .. }
                 | ResolveError::Unchanged { tx, .. }
                 | ResolveError::NotInRevision { tx, .. }
-                | ResolveError::NothingToEdit { tx, .. },
+                | ResolveError::NothingToEdit { tx, .. }
+                | ResolveError::KeptCopies { tx, .. },
             ) => Some(*tx),
             _ => None,
         }
@@ -362,6 +363,7 @@ impl Error {
             Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
             Error::Resolve(ResolveError::NothingToEdit { .. }) => "nothing_to_edit",
             Error::Resolve(ResolveError::Editor { .. }) => "editor_failed",
+            Error::Resolve(ResolveError::KeptCopies { .. }) => "kept_copies_unusable",
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",

@@ -54,6 +54,17 @@ pub enum ResolveError {
         /// Why, in words.
         why: String,
     },
+    /// `resolve --from DIR`: DIR is not the directory an earlier `resolve` of this
+    /// transaction kept, or was made from a revision that is no longer the latest.
+    #[error("tx {tx}: {dir} {why}; nothing was recorded")]
+    KeptCopies {
+        /// Transaction id.
+        tx: u64,
+        /// The directory given to `--from`.
+        dir: String,
+        /// What is wrong with it, in words.
+        why: String,
+    },
     /// The editor could not be started or exited with a failure.
     #[error("the editor `{editor}` {what}; nothing was recorded")]
     Editor {

@@ -171,3 +171,160 @@ fn a_path_outside_the_revision_is_refused() {
     assert_eq!(v["error"]["kind"], "not_in_revision");
     assert_eq!(v["tx"], 1);
 }
+
+/// `resolve` with a private `TMPDIR`, so the test sees the editing directory it makes.
+fn resolve_in(ws: &Ws, tmp: &Path, args: &[&str], editor: &Path) -> std::process::Output {
+    let mut cmd = ue_command(ws.root(), &[&["resolve"], args].concat());
+    cmd.env_remove("VISUAL")
+        .env("EDITOR", editor)
+        .env("TMPDIR", tmp)
+        .env("NO_COLOR", "1");
+    cmd.output().unwrap()
+}
+
+/// The editing directories left in `tmp`.
+fn kept_dirs(tmp: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("ultra-edit-resolve-")
+        })
+        .collect()
+}
+
+#[test]
+fn edits_that_are_not_recorded_are_kept_and_reopened_with_from() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // A first session: one side chosen on line 3, the markers left in.
+    let partial = script(
+        tools.path(),
+        "partial",
+        "sed -i 's/agent 3/agent three/' \"$1\"\n",
+    );
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &partial);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let kept = kept_dirs(tmp.path());
+    assert_eq!(kept.len(), 1, "the edited copies are kept");
+    let dir = &kept[0];
+    let copy = dir.join("f.txt");
+    let edited = CONFLICTED.replace("agent 3", "agent three");
+    assert_eq!(std::fs::read_to_string(&copy).unwrap(), edited);
+    let note = format!(
+        "your edited files are kept in {}; `ultra-edit resolve {tx} --from {}` opens them again",
+        dir.display(),
+        dir.display()
+    );
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "markers_remain");
+    assert_eq!(v["error"]["notes"], serde_json::json!([note]));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!("note: {note}\n")),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+    // The second session starts from the first one's work: it sees "agent three" and
+    // keeps the candidate side around it.
+    let finish = script(
+        tools.path(),
+        "finish",
+        "grep -q 'agent three' \"$1\" || exit 7\nprintf 'line 1\\nline 2\\nagent three\\nagent 4\\nline 5\\nline 6\\n' > \"$1\"\n",
+    );
+    let dir_arg = dir.to_str().unwrap();
+    let out = resolve_in(
+        &ws,
+        tmp.path(),
+        &["--json", &tx, "--from", dir_arg],
+        &finish,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_of(&out)["revision"], 2);
+    assert!(!dir.exists(), "removed once recorded");
+    assert!(kept_dirs(tmp.path()).is_empty());
+    let shown = cli(ws.root(), &["--json", "show", &tx], None);
+    assert_eq!(json_of(&shown)["revision"], 2);
+}
+
+#[test]
+fn a_session_that_changed_nothing_or_failed_before_editing_leaves_no_directory() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let unchanged = script(tools.path(), "unchanged", "exit 0\n");
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &unchanged);
+    assert_eq!(json_of(&out)["error"]["kind"], "nothing_resolved");
+    assert_eq!(json_of(&out)["error"].get("notes"), None);
+    let failing = script(tools.path(), "failing", "exit 3\n");
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &failing);
+    assert_eq!(json_of(&out)["error"]["kind"], "editor_failed");
+    assert!(kept_dirs(tmp.path()).is_empty());
+    // An editor that saved a change and then failed (vi's `:cq`): the change is kept.
+    let saved_then_failed = script(tools.path(), "cq", "printf 'x\\n' > \"$1\"\nexit 1\n");
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &saved_then_failed);
+    assert_eq!(json_of(&out)["error"]["kind"], "editor_failed");
+    let kept = kept_dirs(tmp.path());
+    assert_eq!(kept.len(), 1);
+    assert_eq!(std::fs::read(kept[0].join("f.txt")).unwrap(), b"x\n");
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+}
+
+#[test]
+fn from_refuses_a_directory_that_is_not_a_kept_one_or_is_of_an_older_revision() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let never = script(tools.path(), "never", "exit 9\n");
+    let stranger = tempfile::tempdir().unwrap();
+    let out = resolve_in(
+        &ws,
+        tmp.path(),
+        &["--json", &tx, "--from", stranger.path().to_str().unwrap()],
+        &never,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "kept_copies_unusable");
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "tx {tx}: {} is not a directory kept by `ultra-edit resolve` (it has no .ultra-edit/resolve); nothing was recorded",
+            stranger.path().display()
+        )
+    );
+    // Kept from revision 1; then revision 2 is recorded another way: the copies are
+    // not recorded over it.
+    let partial = script(
+        tools.path(),
+        "partial",
+        "sed -i 's/agent 3/agent three/' \"$1\"\n",
+    );
+    resolve_in(&ws, tmp.path(), &[&tx], &partial);
+    let kept = kept_dirs(tmp.path());
+    assert_eq!(kept.len(), 1);
+    let fixed = script(tools.path(), "fixed", "printf 'line 1\\n' > \"$1\"\n");
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &fixed);
+    assert_eq!(json_of(&out)["revision"], 2, "{}", text(&out));
+    let out = resolve_in(
+        &ws,
+        tmp.path(),
+        &["--json", &tx, "--from", kept[0].to_str().unwrap()],
+        &never,
+    );
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "kept_copies_unusable");
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "tx {tx}: {} holds copies of revision 1, but the latest is revision 2: copy what you need from it and run `ultra-edit resolve {tx}` again; nothing was recorded",
+            kept[0].display()
+        )
+    );
+    assert_eq!(latest_revision(&ws, &tx), 2);
+    assert!(kept[0].exists(), "a refused --from directory is left alone");
+}

@@ -159,9 +159,12 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             },
             lock_timeout,
         ),
-        Command::Resolve { tx, path, force } => {
-            resolve::resolve(out, &j, tx, path.as_deref(), force)
-        }
+        Command::Resolve {
+            tx,
+            path,
+            force,
+            from,
+        } => resolve::resolve(out, &j, tx, path.as_deref(), force, from.as_deref()),
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,

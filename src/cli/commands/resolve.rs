@@ -4,17 +4,31 @@
 //! The editor is `$VISUAL`, else `$EDITOR`, else `vi`, run as git runs it:
 //! `sh -c '<editor> "$@"' <editor> FILE…`, so that an editor with arguments
 //! (`code --wait`) works. The files are copies in a private temporary directory
-//! (mode 0700) under their root-relative paths; it is removed afterwards. Under
-//! `--json` the editor's standard output goes to standard error, so that standard
-//! output stays one JSON object.
+//! (mode 0700) under their root-relative paths. Under `--json` the editor's standard
+//! output goes to standard error, so that standard output stays one JSON object.
+//!
+//! The directory is removed once its files are recorded, or when the editor changed
+//! nothing. When nothing could be recorded although the editor changed a file
+//! (conflict markers left, the editor failed, the revision moved on), the directory is
+//! kept and a note names it: `resolve TX --from DIR` opens those copies again, so an
+//! editing session is never lost (as `crontab -e` and `kubectl edit` keep a rejected
+//! edit). The directory records which tx and revision its copies were made from
+//! ([`KEPT_MARK`]), so `--from` cannot record them over another revision.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ultra_edit::{Error, IoError, Journal, ResolveError, ResolveOptions, Result};
+use ultra_edit::{
+    Error, IoError, Journal, Resolvable, ResolveError, ResolveOptions, Result, STATE_DIR,
+};
 
-use crate::cli::render::Out;
+use crate::cli::render::{self, Out};
+
+/// The file in an editing directory that says which tx and revision its copies come
+/// from: `tx N\nrevision R\n`. Under `.ultra-edit/`, a path no plan may name, so it
+/// never collides with a copy.
+const KEPT_MARK: &str = "resolve";
 
 pub(super) fn resolve(
     out: &Out,
@@ -22,27 +36,52 @@ pub(super) fn resolve(
     tx: ultra_edit::TxRef,
     path: Option<&str>,
     force: bool,
+    from: Option<&Path>,
 ) -> Result<i32> {
     let tx = j.tx_number(tx)?;
     let offered = j.resolvable(tx, path)?;
-    let dir = TempDir::create(tx)?;
-    let mut copies = Vec::new();
-    for f in &offered.files {
-        let copy = dir.0.join(&f.path);
-        if let Some(parent) = copy.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| io("mkdir", parent, e))?;
+    let dir = match from {
+        Some(dir) => EditDir::reopen(dir, &offered)?,
+        None => EditDir::create(&offered)?,
+    };
+    let copies: Vec<PathBuf> = offered
+        .files
+        .iter()
+        .map(|f| dir.path.join(&f.path))
+        .collect();
+    let recorded = run_editor(&copies, out.is_json())
+        .and_then(|()| read_copies(&offered, &copies))
+        .and_then(|edited| j.resolve(tx, offered.revision, &edited, ResolveOptions { force }));
+    match recorded {
+        Ok(p) => {
+            dir.remove();
+            super::tx::previewed(out, &p)
         }
-        std::fs::write(&copy, &f.content).map_err(|e| io("write", &copy, e))?;
-        copies.push(copy);
+        Err(e) => {
+            if from.is_some() || dir.edited(&offered, &copies) {
+                let shown = dir.path.display();
+                render::note_after_error(format!(
+                    "your edited files are kept in {shown}; `ultra-edit resolve {tx} --from {shown}` opens them again"
+                ));
+            } else {
+                dir.remove();
+            }
+            Err(e)
+        }
     }
-    run_editor(&copies, out.is_json())?;
-    let mut edited = Vec::new();
-    for (f, copy) in offered.files.iter().zip(&copies) {
-        let bytes = std::fs::read(copy).map_err(|e| io("read", copy, e))?;
-        edited.push((f.path.clone(), bytes));
-    }
-    let p = j.resolve(tx, offered.revision, &edited, ResolveOptions { force })?;
-    super::tx::previewed(out, &p)
+}
+
+/// Each offered file's path and the bytes of its copy after the editor.
+fn read_copies(offered: &Resolvable, copies: &[PathBuf]) -> Result<Vec<(String, Vec<u8>)>> {
+    offered
+        .files
+        .iter()
+        .zip(copies)
+        .map(|(f, copy)| {
+            let bytes = std::fs::read(copy).map_err(|e| io("read", copy, e))?;
+            Ok((f.path.clone(), bytes))
+        })
+        .collect()
 }
 
 /// `$VISUAL`, else `$EDITOR`, else `vi` (git's order; an empty variable is skipped).
@@ -88,30 +127,112 @@ fn run_editor(files: &[PathBuf], json: bool) -> Result<()> {
     Ok(())
 }
 
-/// A private directory for the copies, removed on drop.
-struct TempDir(PathBuf);
+/// The directory of copies the editor works on.
+struct EditDir {
+    path: PathBuf,
+}
 
-impl TempDir {
-    fn create(tx: u64) -> Result<TempDir> {
+impl EditDir {
+    /// A new private directory (mode 0700) in the temp dir holding a copy of each
+    /// offered file and the [`KEPT_MARK`].
+    fn create(offered: &Resolvable) -> Result<EditDir> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!(
-            "ultra-edit-resolve-{tx}-{}-{nanos}",
+        let path = std::env::temp_dir().join(format!(
+            "ultra-edit-resolve-{}-{}-{nanos}",
+            offered.tx,
             std::process::id()
         ));
         std::fs::DirBuilder::new()
             .mode(0o700)
-            .create(&dir)
-            .map_err(|e| io("mkdir", &dir, e))?;
-        Ok(TempDir(dir))
+            .create(&path)
+            .map_err(|e| io("mkdir", &path, e))?;
+        let dir = EditDir { path };
+        let written = dir.write_mark(offered).and_then(|()| {
+            offered.files.iter().try_for_each(|f| {
+                let copy = dir.path.join(&f.path);
+                mkdir_parent(&copy)?;
+                std::fs::write(&copy, &f.content).map_err(|e| io("write", &copy, e))
+            })
+        });
+        if let Err(e) = written {
+            dir.remove();
+            return Err(e);
+        }
+        Ok(dir)
+    }
+
+    /// A directory an earlier `resolve` kept: its mark must name this tx and the
+    /// revision offered now (the latest), and it must hold a copy of every offered file.
+    fn reopen(dir: &Path, offered: &Resolvable) -> Result<EditDir> {
+        let unusable = |why: String| {
+            Error::Resolve(ResolveError::KeptCopies {
+                tx: offered.tx,
+                dir: dir.display().to_string(),
+                why,
+            })
+        };
+        let mark = std::fs::read_to_string(dir.join(STATE_DIR).join(KEPT_MARK)).map_err(|_| {
+            unusable(
+                "is not a directory kept by `ultra-edit resolve` (it has no .ultra-edit/resolve)"
+                    .into(),
+            )
+        })?;
+        let field = |name: &str| {
+            mark.lines()
+                .find_map(|l| l.strip_prefix(name)?.trim().parse::<u64>().ok())
+        };
+        match (field("tx "), field("revision ")) {
+            (Some(tx), _) if tx != offered.tx => {
+                return Err(unusable(format!("holds copies of tx {tx}")))
+            }
+            (Some(_), Some(rev)) if rev != u64::from(offered.revision) => {
+                return Err(unusable(format!(
+                    "holds copies of revision {rev}, but the latest is revision {}: copy what you need from it and run `ultra-edit resolve {}` again",
+                    offered.revision, offered.tx
+                )))
+            }
+            (Some(_), Some(_)) => {}
+            _ => return Err(unusable("has a damaged .ultra-edit/resolve".into())),
+        }
+        if let Some(f) = offered.files.iter().find(|f| !dir.join(&f.path).is_file()) {
+            return Err(unusable(format!(
+                "has no copy of {}: name the same files as the resolve that kept it",
+                f.path
+            )));
+        }
+        Ok(EditDir {
+            path: dir.to_path_buf(),
+        })
+    }
+
+    fn write_mark(&self, offered: &Resolvable) -> Result<()> {
+        let mark = self.path.join(STATE_DIR).join(KEPT_MARK);
+        mkdir_parent(&mark)?;
+        let text = format!("tx {}\nrevision {}\n", offered.tx, offered.revision);
+        std::fs::write(&mark, text).map_err(|e| io("write", &mark, e))
+    }
+
+    /// Whether any copy now differs from what was offered (or cannot be read).
+    fn edited(&self, offered: &Resolvable, copies: &[PathBuf]) -> bool {
+        offered
+            .files
+            .iter()
+            .zip(copies)
+            .any(|(f, copy)| std::fs::read(copy).map_or(true, |b| b != f.content))
+    }
+
+    fn remove(self) {
+        let _ = std::fs::remove_dir_all(&self.path);
     }
 }
 
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+fn mkdir_parent(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(parent) => std::fs::create_dir_all(parent).map_err(|e| io("mkdir", parent, e)),
+        None => Ok(()),
     }
 }
 
