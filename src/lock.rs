@@ -46,13 +46,15 @@ impl CommitLock {
     /// error if the directory or the lock file cannot be opened.
     pub fn acquire(dir: &Path, path: &Path, timeout: Duration) -> Result<CommitLock> {
         let start = Instant::now();
-        let timed_out = || Error::LockTimeout {
-            path: PathBuf::from(path),
+        // The lock that was busy, and who holds it: the pid an ultra-edit holder wrote,
+        // else the kernel's record of the lock's owner (another tool's `flock`).
+        let timed_out = |busy: &Path| Error::LockTimeout {
+            path: PathBuf::from(busy),
             waited_ms: start.elapsed().as_millis() as u64,
-            holder: read_pid(path),
+            holder: read_pid(path).or_else(|| flock_holder(busy)),
         };
         let open_dir = || File::open(dir).ctx("open", dir);
-        let dir_file = lock_at(dir, open_dir, start, timeout)?.ok_or_else(timed_out)?;
+        let dir_file = lock_at(dir, open_dir, start, timeout)?.ok_or_else(|| timed_out(dir))?;
         let open_file = || {
             OpenOptions::new()
                 .read(true)
@@ -67,7 +69,7 @@ impl CommitLock {
             // Release the directory's lock now rather than at close (see Drop).
             other => {
                 let _ = FileExt::unlock(&dir_file);
-                return Err(other.err().unwrap_or_else(timed_out));
+                return Err(other.err().unwrap_or_else(|| timed_out(path)));
             }
         };
         let mut lock = CommitLock {
@@ -171,6 +173,35 @@ fn read_pid(path: &Path) -> Option<u32> {
     alive.then_some(pid)
 }
 
+/// The process holding an exclusive `flock` on the inode at `path`, from the kernel's
+/// table of locks (`/proc/locks`, proc(5): `N: FLOCK ADVISORY WRITE PID MAJ:MIN:INODE
+/// 0 EOF`, device numbers in hex), when it is not this process. `None` where there is
+/// no such table or no such lock.
+fn flock_holder(path: &Path) -> Option<u32> {
+    let meta = std::fs::metadata(path).ok()?;
+    let table = std::fs::read_to_string("/proc/locks").ok()?;
+    holder_in(&table, meta.dev(), meta.ino())
+}
+
+/// The pid of the first granted `FLOCK` lock on device `dev`, inode `ino` in `table`
+/// (the text of `/proc/locks`); waiters (`->` lines) and this process are skipped.
+fn holder_in(table: &str, dev: u64, ino: u64) -> Option<u32> {
+    let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
+    table.lines().find_map(|line| {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(1) != Some(&"FLOCK") {
+            return None;
+        }
+        let pid: u32 = f.get(4)?.parse().ok()?;
+        let mut id = f.get(5)?.split(':');
+        let (maj, min, inode) = (id.next()?, id.next()?, id.next()?);
+        let same = u32::from_str_radix(maj, 16).ok()? == major
+            && u32::from_str_radix(min, 16).ok()? == minor
+            && inode.parse::<u64>().ok()? == ino;
+        (same && pid != std::process::id()).then_some(pid)
+    })
+}
+
 /// The workspace with its commit lock held. The batch protocol and recovery take it as
 /// their first argument, so no code path reaches them without the lock (as jj mutates a
 /// working copy only through its locked handle). Dereferences to the workspace;
@@ -212,5 +243,29 @@ impl std::ops::Deref for Locked<'_> {
     type Target = Ws;
     fn deref(&self) -> &Ws {
         self.ws
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_holder_of_a_flock_is_read_from_the_kernels_table() {
+        // Lines as proc(5) shows them: a granted lock, a waiter on it, a POSIX lock,
+        // and a lock on the same inode number of another device.
+        let table = "1: FLOCK  ADVISORY  WRITE 4242 fd:01:1234 0 EOF\n\
+                     1: -> FLOCK  ADVISORY  WRITE 77 fd:01:1234 0 EOF\n\
+                     2: POSIX  ADVISORY  WRITE 99 fd:01:555 0 EOF\n\
+                     3: FLOCK  ADVISORY  WRITE 31 08:02:1234 0 EOF\n";
+        let fd01 = rustix::fs::makedev(0xfd, 0x01);
+        assert_eq!(holder_in(table, fd01, 1234), Some(4242));
+        assert_eq!(holder_in(table, rustix::fs::makedev(8, 2), 1234), Some(31));
+        assert_eq!(
+            holder_in(table, fd01, 555),
+            None,
+            "a POSIX lock is not a flock"
+        );
+        assert_eq!(holder_in(table, fd01, 9), None);
     }
 }

@@ -266,3 +266,50 @@ struct EventProbe {
     at_ms: u64,
     kind: EventKind,
 }
+
+/// A lock held by another tool (`flock(1)` on the state directory, which writes no pid):
+/// the timeout names the lock that was busy — the directory, not `commit.lock` — and
+/// its holder, found in the kernel's table of locks (`/proc/locks`).
+#[test]
+fn a_timeout_names_the_busy_lock_and_a_foreign_holders_pid() {
+    if let Some(why) = flock_missing() {
+        println!("SKIPPED a_timeout_names_the_busy_lock_and_a_foreign_holders_pid: {why}");
+        return;
+    }
+    let ws = workspace();
+    let tx = ws.preview(EDIT_B).tx;
+    let scratch = tempfile::tempdir().unwrap();
+    let ready = scratch.path().join("ready");
+    let holder = Reaped(
+        Command::new("flock")
+            .args(["-x", "-o"])
+            .arg(ws.path(".ultra-edit"))
+            .args(["sh", "-c", r#": > "$1"; exec sleep 30"#, "sh"])
+            .arg(&ready)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = run_ue(
+        ws.root(),
+        &["--json", "commit", &tx.to_string(), "--lock-timeout", "0.2"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(5), "{}", text(&out));
+    let v = json_of(&out);
+    let message = v["error"]["message"].as_str().unwrap();
+    let dir = ws.path(".ultra-edit");
+    let (before, after) = (
+        format!("commit lock {} still held after ", dir.display()),
+        format!(" ms (held by pid {})", holder.0.id()),
+    );
+    assert!(
+        message.starts_with(&before) && message.ends_with(&after),
+        "{message}"
+    );
+}
