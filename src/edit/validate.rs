@@ -112,18 +112,22 @@ fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
             ),
         ));
     }
-    if let Some(line) = file
+    let marker = file
         .after
-        .and_then(|after| new_conflict_marker(file.before, after))
-    {
+        .and_then(|after| new_conflict_marker(file.before, after));
+    if let Some(line) = marker {
         issues.push(issue(
             "conflict_markers",
             Severity::Error,
             path,
             format!("{path} line {line}: new merge conflict marker; resolve the conflict and remove the markers before committing"),
         ));
+    } else {
+        // Conflict markers do not parse in any language: with them, a syntax error would
+        // only restate the marker error, at a misleading place, and advise allowing it.
+        // The revision that removes them is checked.
+        issues.extend(syntax_issue(file));
     }
-    issues.extend(syntax_issue(file));
     if file.text_op_on_binary {
         issues.push(issue(
             "binary_content_edited",
@@ -482,6 +486,25 @@ mod tests {
             path,
             ..check(before, after)
         }
+    }
+
+    #[cfg(feature = "syntax")]
+    #[test]
+    fn conflict_markers_are_reported_without_a_syntax_error() {
+        let before = b"fn a() {}\nfn b() {}\n";
+        let after = b"fn a() {}\n<<<<<<< candidate\nfn b() { 1 }\n||||||| snapshot\nfn b() {}\n=======\nfn b() { 2 }\n>>>>>>> disk\n";
+        let issues = validate(&[FileCheck {
+            path: "src/lib.rs",
+            before: Some(before),
+            after: Some(after),
+            text_op_on_binary: false,
+            meta_changed: false,
+        }]);
+        assert_eq!(codes(&issues), ["conflict_markers"]);
+        assert_eq!(
+            issues[0].message,
+            "src/lib.rs line 2: new merge conflict marker; resolve the conflict and remove the markers before committing"
+        );
     }
 
     #[cfg(feature = "syntax")]
