@@ -222,6 +222,13 @@ impl Out {
     }
 
     fn interdiff_body(&self, d: &Interdiff) -> String {
+        if d.from == d.to {
+            // `--to 0` alone (there is no revision before 0), or `--from` the latest.
+            return format!(
+                "  (revision {} compared with itself: give --from and --to two revisions; `ultra-edit show {} --revision {}` shows its whole change)\n",
+                d.to, d.tx, d.to
+            );
+        }
         if d.files.is_empty() {
             return format!(
                 "  (no difference: revision {} has the same candidates as revision {})\n",

@@ -108,11 +108,24 @@ fn show_from_to_in_both_directions() {
         text_out.starts_with("tx 1: revision 0 -> revision 1, +2 -1\n  M f.txt  +1 -1\n  A g.txt  +1 -0\ndiff --git a/f.txt b/f.txt\n--- a/f.txt\n"),
         "{text_out}"
     );
-    // A revision against itself: no difference, said in words.
-    let same = cli(ws.root(), &["show", "1", "--from", "1", "--to", "1"], None);
+    // A revision against itself — asked for, or what `--to 0` alone (no revision
+    // before 0) and `--from` the latest alone come to: said in words, with the
+    // command that shows the revision's whole change.
+    for args in [
+        &["show", "1", "--from", "1", "--to", "1"][..],
+        &["show", "1", "--from", "1"],
+    ] {
+        let same = cli(ws.root(), args, None);
+        assert_eq!(
+            String::from_utf8(same.stdout).unwrap(),
+            "tx 1: revision 1 -> revision 1, +0 -0\n  (revision 1 compared with itself: give --from and --to two revisions; `ultra-edit show 1 --revision 1` shows its whole change)\n",
+            "{args:?}"
+        );
+    }
+    let zero = cli(ws.root(), &["show", "1", "--to", "0"], None);
     assert_eq!(
-        String::from_utf8(same.stdout).unwrap(),
-        "tx 1: revision 1 -> revision 1, +0 -0\n  (no difference: revision 1 has the same candidates as revision 1)\n"
+        String::from_utf8(zero.stdout).unwrap(),
+        "tx 1: revision 0 -> revision 0, +0 -0\n  (revision 0 compared with itself: give --from and --to two revisions; `ultra-edit show 1 --revision 0` shows its whole change)\n"
     );
     // An unknown revision is the usual error.
     let bad = cli(
