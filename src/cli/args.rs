@@ -73,14 +73,29 @@ pub enum Since {
     Ms(u64),
 }
 
-/// `--since`: an event seq (digits) or an RFC 3339 time; anything else is a usage error.
+/// `--since`: an event seq (digits); an RFC 3339 time (`2026-11-30T08:00:00Z`, or with a
+/// space and no zone, read as UTC); a date (`2026-11-30`, its midnight UTC); or a
+/// duration back from now in humantime's words (`10m`, `2h`, `3days`, `1week`, with or
+/// without a trailing `ago`, as git's `--since=2.weeks` reads). Anything else is a usage
+/// error that names the four forms.
 pub fn parse_since(s: &str) -> Result<Since, String> {
+    since_at(s, std::time::SystemTime::now())
+}
+
+fn since_at(s: &str, now: std::time::SystemTime) -> Result<Since, String> {
     if let Ok(seq) = s.parse::<u64>() {
         return Ok(Since::Seq(seq));
     }
-    let t = humantime::parse_rfc3339_weak(s).map_err(|e| {
-        format!("{s:?} is neither an event seq nor an RFC 3339 time ({e}); e.g. 120 or 2026-11-30T08:00:00Z")
-    })?;
+    let t = humantime::parse_rfc3339_weak(s)
+        .or_else(|_| humantime::parse_rfc3339_weak(&format!("{s} 00:00:00")))
+        .ok()
+        .or_else(|| {
+            let ago = s.trim().trim_end_matches("ago").trim_end();
+            now.checked_sub(humantime::parse_duration(ago).ok()?)
+        })
+        .ok_or_else(|| {
+            format!("{s:?} is not an event seq, an RFC 3339 time, a date or a duration ago; e.g. 120, 2026-11-30T08:00:00Z, 2026-11-30 or 10m")
+        })?;
     let ms = t
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
@@ -252,8 +267,9 @@ pub enum JournalCommand {
         /// Only records about this transaction.
         #[arg(long, value_parser = parse_tx)]
         tx: Option<ultra_edit::TxRef>,
-        /// Start at an event sequence number (e.g. 120) or a time (RFC 3339, e.g.
-        /// 2026-11-30T08:00:00Z).
+        /// Start at an event sequence number (e.g. 120), a time (RFC 3339, e.g.
+        /// 2026-11-30T08:00:00Z; UTC), a date (2026-11-30, from midnight UTC) or a
+        /// duration ago (10m, 2h, 3days).
         #[arg(long, value_parser = parse_since)]
         since: Option<Since>,
         /// Only events of these kinds (repeatable): tx_created, revision_recorded,
@@ -291,4 +307,33 @@ pub enum JournalCommand {
     },
     /// Counts and sizes.
     Stats,
+}
+
+#[cfg(test)]
+mod since_tests {
+    use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
+
+    fn ms(s: &str, now: std::time::SystemTime) -> Result<u64, String> {
+        match since_at(s, now)? {
+            Since::Ms(ms) => Ok(ms),
+            Since::Seq(seq) => Err(format!("seq {seq}")),
+        }
+    }
+
+    #[test]
+    fn since_reads_a_seq_a_time_a_date_or_a_duration_ago() {
+        let now = UNIX_EPOCH + Duration::from_millis(1_796_000_000_000);
+        assert!(matches!(since_at("120", now), Ok(Since::Seq(120))));
+        assert_eq!(ms("2026-11-30T08:00:00Z", now), Ok(1_796_025_600_000));
+        assert_eq!(ms("2026-11-30 08:00:00", now), Ok(1_796_025_600_000));
+        assert_eq!(ms("2026-11-30", now), Ok(1_795_996_800_000));
+        assert_eq!(ms("10m", now), Ok(1_796_000_000_000 - 600_000));
+        assert_eq!(ms("2h ago", now), Ok(1_796_000_000_000 - 7_200_000));
+        assert_eq!(ms("3days", now), Ok(1_796_000_000_000 - 3 * 86_400_000));
+        assert_eq!(
+            since_at("yesterday-ish", now).err(),
+            Some("\"yesterday-ish\" is not an event seq, an RFC 3339 time, a date or a duration ago; e.g. 120, 2026-11-30T08:00:00Z, 2026-11-30 or 10m".to_string())
+        );
+    }
 }
