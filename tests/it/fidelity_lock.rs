@@ -37,6 +37,28 @@ impl Drop for Reaped {
     }
 }
 
+/// `flock(1)` holding the state directory's lock (it writes no pid), once it holds it.
+fn flock_state_dir(ws: &Ws) -> Reaped {
+    let scratch = tempfile::tempdir().unwrap();
+    let ready = scratch.path().join("ready");
+    let holder = Reaped(
+        Command::new("flock")
+            .args(["-x", "-o"])
+            .arg(ws.path(".ultra-edit"))
+            .args(["sh", "-c", r#": > "$1"; exec sleep 30"#, "sh"])
+            .arg(&ready)
+            .stdin(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ready.exists() {
+        assert!(Instant::now() < deadline, "flock never took the lock");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    holder
+}
+
 /// Remove the lock file, or replace it with another file of the same name.
 fn unlink_or_replace(ws: &Ws, replace: bool) {
     let lock = ws.path(".ultra-edit/commit.lock");
@@ -72,23 +94,7 @@ fn a_holder_of_the_state_directory_keeps_the_lock_when_the_lock_file_goes() {
     }
     let ws = workspace();
     let tx = ws.preview(EDIT_B).tx;
-    let scratch = tempfile::tempdir().unwrap();
-    let ready = scratch.path().join("ready");
-    let _holder = Reaped(
-        Command::new("flock")
-            .args(["-x", "-o"])
-            .arg(ws.path(".ultra-edit"))
-            .args(["sh", "-c", r#": > "$1"; exec sleep 30"#, "sh"])
-            .arg(&ready)
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "flock never took the lock");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let _holder = flock_state_dir(&ws);
     for replace in [false, true] {
         unlink_or_replace(&ws, replace);
         second_commit_times_out(&ws, tx);
@@ -278,23 +284,7 @@ fn a_timeout_names_the_busy_lock_and_a_foreign_holders_pid() {
     }
     let ws = workspace();
     let tx = ws.preview(EDIT_B).tx;
-    let scratch = tempfile::tempdir().unwrap();
-    let ready = scratch.path().join("ready");
-    let holder = Reaped(
-        Command::new("flock")
-            .args(["-x", "-o"])
-            .arg(ws.path(".ultra-edit"))
-            .args(["sh", "-c", r#": > "$1"; exec sleep 30"#, "sh"])
-            .arg(&ready)
-            .stdin(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !ready.exists() {
-        assert!(Instant::now() < deadline, "flock never took the lock");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let holder = flock_state_dir(&ws);
     let out = run_ue(
         ws.root(),
         &["--json", "commit", &tx.to_string(), "--lock-timeout", "0.2"],
