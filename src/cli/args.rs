@@ -64,6 +64,17 @@ pub fn parse_allow(s: &str) -> Result<String, String> {
     )
 }
 
+/// `--lock-timeout`: seconds, a finite number from 0 to 86 400 (a day); anything else
+/// (`nan`, `-5`, `inf`) is a usage error rather than a wait of some other length.
+pub fn parse_lock_timeout(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=86_400.0).contains(&secs) => Ok(secs),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds from 0 to 86400 (e.g. 10 or 0.5)"
+        )),
+    }
+}
+
 /// Where `journal dump --since` starts.
 #[derive(Debug, Clone, Copy)]
 pub enum Since {
@@ -168,8 +179,8 @@ pub enum Command {
         /// Revision (default: the latest).
         #[arg(long)]
         revision: Option<u32>,
-        /// Seconds to wait for the commit lock.
-        #[arg(long, default_value_t = 10.0)]
+        /// Seconds to wait for the commit lock (0 to 86400; fractions allowed).
+        #[arg(long, default_value_t = 10.0, value_parser = parse_lock_timeout)]
         lock_timeout: f64,
         /// Accept that files this process cannot give back their owner (when not root)
         /// get its owner instead.
@@ -219,8 +230,8 @@ pub enum Command {
         /// Overwrite files changed since the commit (their bytes are kept in the journal).
         #[arg(long)]
         force: bool,
-        /// Seconds to wait for the commit lock.
-        #[arg(long, default_value_t = 10.0)]
+        /// Seconds to wait for the commit lock (0 to 86400; fractions allowed).
+        #[arg(long, default_value_t = 10.0, value_parser = parse_lock_timeout)]
         lock_timeout: f64,
         /// Accept that files this process cannot give back their owner (when not root)
         /// get its owner instead.
@@ -318,6 +329,22 @@ mod since_tests {
         match since_at(s, now)? {
             Since::Ms(ms) => Ok(ms),
             Since::Seq(seq) => Err(format!("seq {seq}")),
+        }
+    }
+
+    #[test]
+    fn lock_timeout_takes_seconds_from_0_to_a_day() {
+        assert_eq!(parse_lock_timeout("0.5"), Ok(0.5));
+        assert_eq!(parse_lock_timeout("0"), Ok(0.0));
+        assert_eq!(parse_lock_timeout("86400"), Ok(86_400.0));
+        for bad in ["nan", "NaN", "-5", "inf", "86401", "soon"] {
+            assert_eq!(
+                parse_lock_timeout(bad),
+                Err(format!(
+                    "{bad:?} is not a number of seconds from 0 to 86400 (e.g. 10 or 0.5)"
+                )),
+                "{bad}"
+            );
         }
     }
 
