@@ -88,7 +88,7 @@ pub trait FileSystem: Send + Sync {
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
     fn remove_file(&self, path: &RelPath) -> io::Result<()>;
-    /// `mkdir(path)` with mode 0o755 (before umask).
+    /// `mkdir(path)` with mode 0o777 before the umask (as mkdir(1) makes it).
     fn create_dir(&self, path: &RelPath) -> io::Result<()>;
     /// `rmdir(path)`; fails if not empty.
     fn remove_dir(&self, path: &RelPath) -> io::Result<()>;
@@ -455,7 +455,9 @@ impl FileSystem for StdFs {
     fn create_dir(&self, path: &RelPath) -> io::Result<()> {
         io_fault!("fs::mkdir");
         let (dir, name) = self.parent(path)?;
-        Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o755))?)
+        // 0777 & ~umask, as mkdir(1) and git make directories: the process's umask
+        // decides, so a group-writable umask (002) gives a directory the group can use.
+        Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777))?)
     }
 
     fn remove_dir(&self, path: &RelPath) -> io::Result<()> {

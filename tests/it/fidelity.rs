@@ -132,6 +132,24 @@ fn new_files_take_their_mode_from_the_umask_unless_the_plan_names_one() {
         Some(0)
     );
     assert_eq!(ws.mode("shared.txt"), 0o664);
+    // New directories too, as `mkdir -p` makes them: 0777 & ~umask, so a group-writable
+    // umask gives group members a directory they can add files to.
+    let out = ue_with_umask(
+        &ws,
+        0o002,
+        &["preview"],
+        r#"{"edits":[{"op":"create_file","path":"team/notes/a.txt","content":"a\n"}]}"#,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        ue_with_umask(&ws, 0o002, &["commit", "3"], "")
+            .status
+            .code(),
+        Some(0)
+    );
+    assert_eq!(ws.mode("team"), 0o775);
+    assert_eq!(ws.mode("team/notes"), 0o775);
+    assert_eq!(ws.mode("team/notes/a.txt"), 0o664);
 }
 
 fn owner_of(ws: &Ws, rel: &str) -> (u32, u32) {

@@ -12,7 +12,8 @@ use ultra_edit::{FileMeta, Xattrs};
 
 use super::*;
 
-/// Mode of directories made by `create_dir` (0o755 before a umask; none is modelled).
+/// Mode of directories made by `create_dir` (what 0o777 & ~umask gives under the usual
+/// umask 022; no umask is modelled).
 pub const DIR_MODE: u32 = 0o755;
 
 type Ino = u64;
