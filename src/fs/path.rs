@@ -2,7 +2,8 @@
 //!
 //! A plan's path is first normalized lexically ([`normalize`]): relative to the root,
 //! `/`-separated, no `.`, no `..` that leaves the root, not under a `.git/`, `.jj/`,
-//! `.hg/`, `.svn/` or `.ultra-edit/` directory, no `.ue-*.tmp` name, no NUL. It is
+//! `.hg/`, `.svn/` or `.ultra-edit/` directory, no `.ue-*.tmp` name, no NUL or other
+//! control character. It is
 //! then checked against the disk ([`check_on_disk`]): no parent may be a symlink, the
 //! file itself may not be a symlink, a directory or a file with more than one hard
 //! link. The disk check runs at preview and again under the commit lock (the gate).
@@ -38,6 +39,14 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     }
     if raw.contains('\0') {
         return Err(invalid("contains a NUL byte"));
+    }
+    // A newline, tab or escape in a name would be printed as is into the diff a person
+    // reviews before committing (a forged `+++` line, hidden text): refused, where git
+    // instead quotes such names (core.quotePath).
+    if raw.chars().any(|c| c.is_ascii_control()) {
+        return Err(invalid(
+            "contains a control character (newline, tab, escape…), which a diff could not show safely",
+        ));
     }
     if raw.len() > MAX_PATH_BYTES {
         return Err(invalid("longer than 4096 bytes"));
@@ -242,6 +251,16 @@ mod tests {
             })
         ));
         assert!(matches!(n("a\0b"), Err(PathError::Invalid { .. })));
+        for name in ["a\nb.txt", "x\t.rs", "\u{1b}[8mhidden", "del\u{7f}"] {
+            assert_eq!(
+                n(name),
+                Err(PathError::Invalid {
+                    path: name.to_string(),
+                    why: "contains a control character (newline, tab, escape…), which a diff could not show safely",
+                }),
+                "{name:?}"
+            );
+        }
         assert!(matches!(n(""), Err(PathError::Invalid { .. })));
         assert!(matches!(n(".."), Err(PathError::OutsideRoot { .. })));
         assert!(matches!(n("."), Err(PathError::Invalid { .. })));

@@ -188,13 +188,17 @@ fn help_plan_lists_every_refused_area_and_the_temp_names() {
     }
     let e = refused(&ws, "d/.ue-1-0.tmp");
     assert!(matches!(e, PathError::TempName { .. }), "{e:?}");
+    let e = refused(&ws, "d/fake\n+++ b/x");
+    assert!(matches!(e, PathError::Invalid { .. }), "{e:?}");
     let out = cli(ws.root(), &["help", "plan"], None);
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(
         page.contains(
             "hard-linked files, anything\n  under a `.git/`, `.jj/`, `.hg/`, `.svn/` or \
              `.ultra-edit/` directory at any depth, and\n  file names of the form \
-             `.ue-*.tmp` (ultra-edit's temp files). One bad path refuses\n  the whole plan.\n"
+             `.ue-*.tmp` (ultra-edit's temp files), and names with a NUL\n  or another \
+             control character (newline, tab, escape: a diff could not show them\n  \
+             safely). One bad path refuses the whole plan.\n"
         ),
         "{page}"
     );
