@@ -140,6 +140,28 @@ pub struct PendingBatch {
     pub state: crate::BatchState,
     /// The files it names, root-relative.
     pub paths: Vec<String>,
+    /// Why recovery did not settle it, when it ran and failed (a full disk, a file this
+    /// user may not write); `None` when it was not attempted (read-only media).
+    pub recovery_failed: Option<String>,
+}
+
+/// The batches in flight in `store`, for [`Journal::unrecovered`]; `failed` is why
+/// recovery did not settle them (`None`: it was not attempted, read-only media).
+fn pending_batches(store: &Store, failed: Option<String>) -> Result<Vec<PendingBatch>> {
+    let r = store.read()?;
+    let mut pending = Vec::new();
+    for batch in r.inflight()? {
+        if let Some(b) = r.batch(batch)? {
+            pending.push(PendingBatch {
+                batch,
+                tx: b.tx,
+                state: b.state,
+                paths: b.files.iter().map(|f| f.path.to_string()).collect(),
+                recovery_failed: failed.clone(),
+            });
+        }
+    }
+    Ok(pending)
 }
 
 impl Journal {
@@ -296,23 +318,20 @@ impl Journal {
         };
         if j.ws.store.is_read_only() {
             // Recovery writes; on read-only media it is reported, not attempted.
-            let r = j.ws.store.read()?;
-            for batch in r.inflight()? {
-                if let Some(b) = r.batch(batch)? {
-                    j.unrecovered.push(PendingBatch {
-                        batch,
-                        tx: b.tx,
-                        state: b.state,
-                        paths: b.files.iter().map(|f| f.path.to_string()).collect(),
-                    });
-                }
-            }
+            j.unrecovered = pending_batches(&j.ws.store, None)?;
         } else if opts.recover && !j.ws.store.read()?.inflight()?.is_empty() {
             // A live holder of the lock owns its in-flight batch: leave it alone.
             if let Some(locked) = Locked::try_acquire(&j.ws)? {
-                let report = recovery::recover(&locked, false)?;
-                drop(locked);
-                j.opened_recovery = Some(report);
+                match recovery::recover(&locked, false) {
+                    Ok(report) => j.opened_recovery = Some(report),
+                    // A reader is not stopped by a recovery that cannot run here (a
+                    // full disk, a file owned by another user): it reads the journal as
+                    // it is and is told which batches wait, and why.
+                    Err(e) if opts.for_reading => {
+                        j.unrecovered = pending_batches(&j.ws.store, Some(e.to_string()))?;
+                    }
+                    Err(e) => return Err(e),
+                }
             }
         }
         Ok(j)
@@ -404,8 +423,10 @@ impl Journal {
         self.ws.store.is_read_only()
     }
 
-    /// The batches in flight that recovery did not settle on open because the journal
-    /// is read-only (empty otherwise).
+    /// The batches in flight that recovery did not settle on open: because the journal
+    /// is read-only, or, for a journal opened [`OpenOptions::for_reading`], because
+    /// recovery failed ([`PendingBatch::recovery_failed`] says why; a journal opened
+    /// to write returns that error instead). Empty otherwise.
     pub fn unrecovered(&self) -> &[PendingBatch] {
         &self.unrecovered
     }

@@ -143,12 +143,23 @@ impl Out {
         );
     }
 
-    /// Batches that recovery could not settle on open (read-only media): on standard
-    /// error, so that `--json` output stays one object.
+    /// Batches that recovery could not settle on open (read-only media, or a recovery
+    /// that failed under a reading verb): on standard error, so that `--json` output
+    /// stays one object.
     pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch]) {
         for b in pending {
+            let (why, fix) = match &b.recovery_failed {
+                None => (
+                    "cannot run because the journal is on a read-only filesystem".to_string(),
+                    "Remount read-write and run `ultra-edit recover`.",
+                ),
+                Some(e) => (
+                    format!("failed here ({e})"),
+                    "Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.",
+                ),
+            };
             eprintln!(
-                "ultra-edit: batch {} of tx {} ({}) was interrupted and needs recovery, which cannot run because the journal is on a read-only filesystem; until it runs, {} may hold old, new or mixed content. Remount read-write and run `ultra-edit recover`.",
+                "ultra-edit: batch {} of tx {} ({}) was interrupted and needs recovery, which {why}; until it runs, {} may hold old, new or mixed content. {fix}",
                 b.batch,
                 b.tx,
                 b.state,

@@ -76,7 +76,8 @@ pub trait FileSystem: Send + Sync {
     }
     /// Create `path` (must not exist), write `bytes`, set `xattrs`, when `meta.owner` is
     /// given the owner and group (`fchown`), and `meta.mode`, then `fsync` the file: its
-    /// bytes and metadata are durable before a name points at it.
+    /// bytes and metadata are durable before a name points at it. On an error after
+    /// the file was created, it is removed again (best effort).
     fn write_synced(
         &self,
         path: &RelPath,
@@ -434,7 +435,13 @@ impl FileSystem for StdFs {
             OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
             Mode::from_raw_mode(0o600),
         )?;
-        fill_and_sync(&mut StdNewFile(File::from(fd)), bytes, meta, xattrs)
+        let filled = fill_and_sync(&mut StdNewFile(File::from(fd)), bytes, meta, xattrs);
+        if filled.is_err() {
+            // A file this call created and could not finish (a full disk, an owner it may
+            // not give): never left behind half written, holding the space a retry needs.
+            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+        }
+        filled
     }
 
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {

@@ -217,6 +217,7 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
             tx: 2,
             state: BatchState::Committing,
             paths: vec!["a.txt".into()],
+            recovery_failed: None,
         }]
     );
     assert!(j.recovery_on_open().is_none());
