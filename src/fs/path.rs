@@ -106,8 +106,11 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     // Anywhere in the path: a version-control store (git's, jj's, Mercurial's,
     // Subversion's; a nested repository's too) or a nested workspace's journal is as
     // off-limits as the root's: their files are another tool's database.
+    // Compared without case, as git compares `.git` since CVE-2014-9390: on a
+    // case-insensitive filesystem (a mounted macOS or Windows volume, ext4 with
+    // casefold) `.GIT/config` is `.git/config`.
     for area in [".git", ".jj", ".hg", ".svn", ".ultra-edit"] {
-        if parts.contains(&area) {
+        if parts.iter().any(|p| p.eq_ignore_ascii_case(area)) {
             return Err(PathError::Reserved {
                 path: raw.to_string(),
                 area,
@@ -272,6 +275,14 @@ mod tests {
             n("vendor/sub/.git/config"),
             Err(PathError::Reserved { area: ".git", .. })
         ));
+        for raw in [".GIT/config", "sub/.Git/hooks/pre-commit", ".Ultra-Edit/journal.redb"] {
+            assert!(
+                matches!(n(raw), Err(PathError::Reserved { .. })),
+                "{raw}: {:?}",
+                n(raw)
+            );
+        }
+        assert_eq!(n("src/.github/ci.yml").as_deref(), Ok("src/.github/ci.yml"));
         // jj's, Mercurial's and Subversion's stores are refused like git's.
         assert!(matches!(
             n(".jj/repo/op_heads/heads/x"),
