@@ -40,12 +40,13 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     if raw.contains('\0') {
         return Err(invalid("contains a NUL byte"));
     }
-    // A newline, tab or escape in a name would be printed as is into the diff a person
-    // reviews before committing (a forged `+++` line, hidden text): refused, where git
-    // instead quotes such names (core.quotePath).
-    if raw.chars().any(|c| c.is_ascii_control()) {
+    // A newline, carriage return or escape in a name would be printed as is into the
+    // diff a person reviews before committing (a forged `+++` line, hidden text):
+    // refused, where git instead quotes such names (core.quotePath). A tab cannot start
+    // a line or hide one, and real trees have such names: accepted.
+    if raw.chars().any(|c| c.is_ascii_control() && c != '\t') {
         return Err(invalid(
-            "contains a control character (newline, tab, escape…), which a diff could not show safely",
+            "contains a control character (newline, carriage return, escape…), which a diff could not show safely",
         ));
     }
     if raw.len() > MAX_PATH_BYTES {
@@ -254,12 +255,13 @@ mod tests {
             })
         ));
         assert!(matches!(n("a\0b"), Err(PathError::Invalid { .. })));
-        for name in ["a\nb.txt", "x\t.rs", "\u{1b}[8mhidden", "del\u{7f}"] {
+        assert_eq!(n("x\t.rs").as_deref(), Ok("x\t.rs"));
+        for name in ["a\nb.txt", "cr\r.rs", "\u{1b}[8mhidden", "del\u{7f}"] {
             assert_eq!(
                 n(name),
                 Err(PathError::Invalid {
                     path: name.to_string(),
-                    why: "contains a control character (newline, tab, escape…), which a diff could not show safely",
+                    why: "contains a control character (newline, carriage return, escape…), which a diff could not show safely",
                 }),
                 "{name:?}"
             );
@@ -275,7 +277,11 @@ mod tests {
             n("vendor/sub/.git/config"),
             Err(PathError::Reserved { area: ".git", .. })
         ));
-        for raw in [".GIT/config", "sub/.Git/hooks/pre-commit", ".Ultra-Edit/journal.redb"] {
+        for raw in [
+            ".GIT/config",
+            "sub/.Git/hooks/pre-commit",
+            ".Ultra-Edit/journal.redb",
+        ] {
             assert!(
                 matches!(n(raw), Err(PathError::Reserved { .. })),
                 "{raw}: {:?}",

@@ -197,7 +197,7 @@ fn help_plan_lists_every_refused_area_and_the_temp_names() {
             "hard-linked files, anything\n  under a `.git/`, `.jj/`, `.hg/`, `.svn/` or \
              `.ultra-edit/` directory at any depth, and\n  file names of the form \
              `.ue-*.tmp` (ultra-edit's temp files), and names with a NUL\n  or another \
-             control character (newline, tab, escape: a diff could not show them\n  \
+             control character (newline, carriage return, escape: a diff could not show them\n  \
              safely). One bad path refuses the whole plan.\n"
         ),
         "{page}"

@@ -328,3 +328,36 @@ fn from_refuses_a_directory_that_is_not_a_kept_one_or_is_of_an_older_revision() 
     assert_eq!(latest_revision(&ws, &tx), 2);
     assert!(kept[0].exists(), "a refused --from directory is left alone");
 }
+
+#[test]
+fn a_copy_the_editor_replaced_with_a_symlink_is_not_followed() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let secret = tools.path().join("secret");
+    std::fs::write(&secret, b"not for the journal\n").unwrap();
+    let linker = script(
+        tools.path(),
+        "linker",
+        &format!("ln -sf {} \"$1\"\n", secret.display()),
+    );
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &linker);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "editor_failed");
+    let kept = kept_dirs(tmp.path());
+    assert_eq!(
+        kept.len(),
+        1,
+        "the session is kept like any unrecorded edit"
+    );
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "the editor `{}` left {} as something other than a regular file (a symlink?); resolve records only the files it saved; nothing was recorded",
+            linker.display(),
+            kept[0].join("f.txt").display()
+        )
+    );
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+}

@@ -78,6 +78,18 @@ fn read_copies(offered: &Resolvable, copies: &[PathBuf]) -> Result<Vec<(String, 
         .iter()
         .zip(copies)
         .map(|(f, copy)| {
+            // The copy the editor saved, never what a link there points to: content from
+            // elsewhere would be recorded as the file's new revision.
+            let kind = std::fs::symlink_metadata(copy).map_err(|e| io("stat", copy, e))?;
+            if !kind.is_file() {
+                return Err(Error::Resolve(ResolveError::Editor {
+                    editor: editor(),
+                    what: format!(
+                        "left {} as something other than a regular file (a symlink?); resolve records only the files it saved",
+                        copy.display()
+                    ),
+                }));
+            }
             let bytes = std::fs::read(copy).map_err(|e| io("read", copy, e))?;
             Ok((f.path.clone(), bytes))
         })

@@ -183,11 +183,27 @@ fn unicode_file_names_round_trip() {
         "日本語/ファイル.md",
         "emoji 🚀/ok ✓.txt",
         "space and 'quote\".txt",
-        "new\nline.txt",
         "tab\there.txt",
         "ünï/cödé/ß.rs",
     ];
     let before = ws.tree();
+    // A newline in a name could forge lines of the reviewed diff: refused, whole plan.
+    let refused = ws.journal.preview(
+        &ultra_edit::Plan::from_json(
+            br#"{"edits":[{"op":"create_file","path":"new\nline.txt","content":"x\n"}]}"#,
+        )
+        .unwrap(),
+    );
+    assert!(
+        matches!(
+            refused,
+            Err(ultra_edit::Error::Path(
+                ultra_edit::PathError::Invalid { .. }
+            ))
+        ),
+        "{refused:?}"
+    );
+    assert_eq!(ws.tree(), before);
     let list: Vec<serde_json::Value> = names
         .iter()
         .map(|n| serde_json::json!({"op":"create_file","path":n,"content":format!("<{n}>\n")}))
@@ -224,7 +240,7 @@ fn unicode_file_names_round_trip() {
     assert!(out.status.success());
     let log = json_of(&out).to_string();
     assert!(
-        log.contains("cafe\u{301}.txt") && log.contains("new\\nline.txt"),
+        log.contains("cafe\u{301}.txt") && log.contains("tab\\there.txt"),
         "{log}"
     );
     ws.journal.rollback(r2.tx, Default::default()).unwrap();
