@@ -263,9 +263,15 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         .as_str()
         .unwrap()
         .to_string();
+    assert!(
+        message.starts_with(
+            "invalid edit plan: edit #1: \"op\": unknown variant `frob`, expected one of "
+        ),
+        "{message}"
+    );
     let known = message
         .split_once("expected one of ")
-        .and_then(|(_, rest)| rest.split_once(" at line"))
+        .and_then(|(_, rest)| rest.split_once(" (at line"))
         .map(|(list, _)| list.to_string())
         .unwrap_or_else(|| panic!("{message}"));
     let known: Vec<&str> = known.split(", ").map(|o| o.trim_matches('`')).collect();

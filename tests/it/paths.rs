@@ -148,7 +148,7 @@ fn unrepresentable_paths_are_refused_and_change_nothing() {
             "empty",
             edit(b""),
             "invalid_plan",
-            "create_file: \"path\" is empty",
+            "edit #2 (create_file): \"path\" is empty",
         ),
     ];
     for (what, bytes, kind, says) in cases {
