@@ -7,6 +7,9 @@ use ultra_edit::{Attention, Error, NextStep, StateReason};
 
 /// What to run next, as the CLI says it; `None` where the message already says it.
 pub fn hint(e: &Error) -> Option<String> {
+    if let Some(h) = refusal_hint(e) {
+        return Some(h);
+    }
     let step = e.next_step()?;
     Some(match step {
         NextStep::Init => match e {
@@ -74,6 +77,29 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
         _ => return None,
     })
+}
+
+/// The hint of an error that has no next step in the library but a fix the CLI can
+/// name: a `--plan` file it could not read.
+fn refusal_hint(e: &Error) -> Option<String> {
+    match e {
+        Error::Io(io) if io.op == super::commands::READ_PLAN => {
+            let stdin = "or `--plan -` to read the plan from standard input";
+            Some(match io.source.kind() {
+                std::io::ErrorKind::NotFound if io.path.is_relative() => {
+                    let cwd = super::commands::current_dir()
+                        .map(|d| format!(" {}", d.display()))
+                        .unwrap_or_default();
+                    format!(
+                        "there is no {} in the current directory{cwd} (a relative --plan path is read from there, not from the workspace root): give --plan the plan file's path, {stdin}",
+                        io.path.display()
+                    )
+                }
+                _ => format!("give --plan the path of a readable plan file, {stdin}"),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// A plan path that is missing at the root but names a file relative to the current

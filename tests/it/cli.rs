@@ -424,3 +424,52 @@ fn init_twice_keeps_the_journal_and_says_so() {
         )
     );
 }
+
+/// A `--plan` file that cannot be read is an `io` error (exit 1) with a hint: where a
+/// relative path was looked for, and standard input as the other way; nothing is
+/// recorded.
+#[test]
+fn a_missing_plan_file_has_a_hint() {
+    let ws = workspace();
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd_path = cwd.path().canonicalize().unwrap();
+    let mut cmd = ue_command(ws.root(), &["--json", "preview", "--plan", "missing.json"]);
+    cmd.current_dir(&cwd_path).env_remove("PWD");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let hint = format!(
+        "there is no missing.json in the current directory {} (a relative --plan path is read from there, not from the workspace root): give --plan the plan file's path, or `--plan -` to read the plan from standard input",
+        cwd_path.display()
+    );
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "io",
+            "message": "read plan missing.json: No such file or directory (os error 2)",
+            "exit_code": 1,
+            "hint": hint,
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: read plan missing.json: No such file or directory (os error 2)\nhint: {hint}\n"
+        )
+    );
+    // An absolute path, or a path that is not a readable file: the general hint.
+    let out = cli(
+        ws.root(),
+        &["preview", "--plan", &cwd_path.to_string_lossy()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: read plan {}: Is a directory (os error 21)\nhint: give --plan the path of a readable plan file, or `--plan -` to read the plan from standard input\n",
+            cwd_path.display()
+        )
+    );
+    let log = cli(ws.root(), &["--json", "log"], None);
+    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+}

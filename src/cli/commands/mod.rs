@@ -9,6 +9,8 @@ mod journal;
 mod resolve;
 mod tx;
 
+pub use tx::READ_PLAN;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

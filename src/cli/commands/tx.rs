@@ -128,6 +128,10 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
 }
 
+/// The [`IoError::op`] of a plan file that cannot be read (its hint:
+/// [`crate::cli::advice::hint`]).
+pub const READ_PLAN: &str = "read plan";
+
 /// Read a plan from a file or `-` (standard input) and parse it. `allow` (the
 /// command's `--allow` codes, which clap checked are `syntax_error`,
 /// [`crate::cli::args::parse_allow`]) sets [`ultra_edit::Policy::syntax_errors`] to
@@ -148,7 +152,7 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     };
     res.map_err(|source| {
         Error::Io(IoError {
-            op: "read plan",
+            op: READ_PLAN,
             path: src.into(),
             source,
         })
