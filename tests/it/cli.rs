@@ -245,7 +245,7 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         v["error"]["message"]
             .as_str()
             .unwrap()
-            .starts_with("error: no help topic \"nope\"; topics: plan, and the commands (init, "),
+            .starts_with("no help topic \"nope\"; topics: plan, and the commands (init, "),
         "{v}"
     );
     // A bad plan's error points at the page.
@@ -472,4 +472,63 @@ fn a_missing_plan_file_has_a_hint() {
     );
     let log = cli(ws.root(), &["--json", "log"], None);
     assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+}
+
+/// A usage error under `--json`: the error on one line as `message` (no `error: `, no
+/// usage block), the usage line as `usage`, clap's tips and where the help is as
+/// `hint`; clap's whole text stays on standard error.
+#[test]
+fn json_usage_errors_are_short() {
+    let ws = workspace();
+    let out = cli(ws.root(), &["--json", "commit"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "message": "the following required arguments were not provided: <TX>",
+            "exit_code": 2,
+            "usage": "ultra-edit commit <TX>",
+            "hint": "`ultra-edit commit --help` describes its arguments",
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the following required arguments were not provided:\n  <TX>\n\nUsage: ultra-edit commit <TX>\n\nFor more information, try '--help'.\n"
+    );
+    let out = cli(ws.root(), &["--json", "preview", "--plann", "p.json"], None);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "message": "unexpected argument '--plann' found",
+            "exit_code": 2,
+            "usage": "ultra-edit preview --plan <PLAN>",
+            "hint": "a similar argument exists: '--plan'; `ultra-edit preview --help` describes its arguments",
+        }})
+    );
+    let out = cli(ws.root(), &["journal", "--json", "dump", "--tx", "x"], None);
+    let v = json_of(&out);
+    assert_eq!(
+        v["error"]["hint"],
+        "`ultra-edit journal dump --help` describes its arguments"
+    );
+    assert!(v["error"].get("usage").is_none(), "{v}");
+    assert!(
+        !v["error"]["message"].as_str().unwrap().contains('\n'),
+        "{v}"
+    );
+    // An argument that is not UTF-8 is a usage error like any other (no panic).
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg("--root")
+        .arg(ws.root())
+        .arg("--json")
+        .arg(std::ffi::OsStr::from_bytes(b"l\xffg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    assert_eq!(v["error"]["exit_code"], 2, "{v}");
 }
