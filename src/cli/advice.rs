@@ -11,6 +11,7 @@ pub fn hint(e: &Error) -> Option<String> {
         return Some(h);
     }
     let step = e.next_step()?;
+    let command = command(&step).unwrap_or_default();
     Some(match step {
         NextStep::Init => match e {
             Error::NotInitialized {
@@ -25,14 +26,14 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { tx } => format!("`ultra-edit show {tx}` shows it"),
-        NextStep::Rebase { tx } => format!(
-            "run `ultra-edit rebase {tx}` (a three-way merge onto the disk), or preview again"
-        ),
+        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Rebase { .. } => {
+            format!("run `{command}` (a three-way merge onto the disk), or preview again")
+        }
         NextStep::ReviseOnLatest { tx, latest } => format!(
             "write the plan against revision {latest} (`ultra-edit show {tx}`), or pass --rebase to merge it onto revision {latest}"
         ),
-        NextStep::Revise { tx } => format!("fix it with `ultra-edit revise {tx}`"),
+        NextStep::Revise { .. } => format!("fix it with `{command}`"),
         NextStep::Resolve { tx } => format!(
             "run `ultra-edit resolve {tx}` to fix the conflicts in your editor (or `ultra-edit revise {tx}` with a plan)"
         ),
@@ -44,14 +45,14 @@ pub fn hint(e: &Error) -> Option<String> {
             } => format!(
                 "commit it first (`ultra-edit commit {tx}`), or drop the preview with `ultra-edit abort {tx}`"
             ),
-            _ => format!("run `ultra-edit commit {tx}`"),
+            _ => format!("run `{command}`"),
         },
-        NextStep::RollBack { tx } => format!("`ultra-edit rollback {tx}` restores the files"),
-        NextStep::Redo { by } => format!("`ultra-edit rollback {by}` redoes it"),
-        NextStep::ForceRollBack { tx } => format!(
-            "run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)"
+        NextStep::RollBack { .. } => format!("`{command}` restores the files"),
+        NextStep::Redo { .. } => format!("`{command}` redoes it"),
+        NextStep::ForceRollBack { .. } => format!(
+            "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
         ),
-        NextStep::RollBackAgain { of } => format!("run `ultra-edit rollback {of}` again"),
+        NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
             "`ultra-edit log` and `ultra-edit journal dump --tx {tx}` still show its history"
@@ -75,6 +76,29 @@ pub fn hint(e: &Error) -> Option<String> {
             "run it as the files' owner or as root, or pass --allow-owner-change to `ultra-edit commit {tx}` / `ultra-edit rollback` to accept the change"
         ),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
+        _ => return None,
+    })
+}
+
+/// The command line of a next step that is one command, as a script runs it:
+/// `ultra-edit rollback 3 --force` for [`NextStep::ForceRollBack`] (the library's
+/// name of the step is not the CLI's command). `None` for a step that needs more than
+/// a command (a new plan, a person, a remount).
+pub fn command(step: &NextStep) -> Option<String> {
+    Some(match step {
+        NextStep::Init => "ultra-edit init".into(),
+        NextStep::Log => "ultra-edit log".into(),
+        NextStep::Show { tx } => format!("ultra-edit show {tx}"),
+        NextStep::Rebase { tx } => format!("ultra-edit rebase {tx}"),
+        NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
+        NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
+        NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
+        NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
+        NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),
+        NextStep::RollBackAgain { of } => format!("ultra-edit rollback {of}"),
+        NextStep::History { tx } => format!("ultra-edit journal dump --tx {tx}"),
+        NextStep::Recover => "ultra-edit recover".into(),
         _ => return None,
     })
 }
@@ -187,4 +211,74 @@ pub fn misplaced_hint(m: &[Misplaced]) -> Option<String> {
         if m.len() == 1 { "this file is" } else { "these files are" },
         each.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every next step's command is a command line the CLI accepts, and names the
+    /// CLI's command (`rollback`), not the library's step (`roll_back`).
+    #[test]
+    fn next_step_commands_are_real_command_lines() {
+        let steps = [
+            (NextStep::Init, Some("ultra-edit init")),
+            (NextStep::Log, Some("ultra-edit log")),
+            (NextStep::Show { tx: 3 }, Some("ultra-edit show 3")),
+            (NextStep::Rebase { tx: 3 }, Some("ultra-edit rebase 3")),
+            (NextStep::ReviseOnLatest { tx: 3, latest: 1 }, None),
+            (NextStep::Resolve { tx: 3 }, Some("ultra-edit resolve 3")),
+            (NextStep::Revise { tx: 3 }, Some("ultra-edit revise 3")),
+            (NextStep::Commit { tx: 3 }, Some("ultra-edit commit 3")),
+            (NextStep::RollBack { tx: 3 }, Some("ultra-edit rollback 3")),
+            (NextStep::Redo { by: 4 }, Some("ultra-edit rollback 4")),
+            (
+                NextStep::ForceRollBack { tx: 3 },
+                Some("ultra-edit rollback 3 --force"),
+            ),
+            (
+                NextStep::RollBackAgain { of: 3 },
+                Some("ultra-edit rollback 3"),
+            ),
+            (NextStep::PreviewAgain, None),
+            (
+                NextStep::History { tx: 3 },
+                Some("ultra-edit journal dump --tx 3"),
+            ),
+            (NextStep::Recover, Some("ultra-edit recover")),
+            (NextStep::RecoverForeign, None),
+            (NextStep::Retry, None),
+            (NextStep::AllowOwnerChange { tx: 3 }, None),
+            (NextStep::WaitForLock, None),
+            (NextStep::RemountWritable, None),
+            (NextStep::RepairJournal, None),
+        ];
+        for (step, want) in steps {
+            let got = command(&step);
+            assert_eq!(got.as_deref(), want, "{step:?}");
+            if let Some(line) = got {
+                let parsed = super::super::help::command()
+                    .try_get_matches_from(line.split(' '))
+                    .and_then(|m| {
+                        <super::super::args::Cli as clap::FromArgMatches>::from_arg_matches(&m)
+                    });
+                assert!(parsed.is_ok(), "{line}: {parsed:?}");
+            }
+        }
+    }
+
+    /// The hint names the command line of the step.
+    #[test]
+    fn hints_name_the_command() {
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+            )
+        );
+    }
 }

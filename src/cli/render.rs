@@ -792,6 +792,11 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
             err["hint"] = json!(h);
         }
         if let Some(step) = e.next_step() {
+            // The command line that takes that step, when it is one (the step's name is
+            // the library's: `roll_back` is `ultra-edit rollback`).
+            if let Some(command) = super::advice::command(&step) {
+                err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
+            }
             err["next_step"] = json!(step);
         }
         if !misplaced.is_empty() {

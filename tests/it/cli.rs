@@ -532,3 +532,51 @@ fn json_usage_errors_are_short() {
     assert_eq!(v["error"]["kind"], "usage", "{v}");
     assert_eq!(v["error"]["exit_code"], 2, "{v}");
 }
+
+/// `--json` errors carry the command line of their next step (`command`) beside the
+/// library's step (`next_step`, whose names are the library's: `roll_back`), and the
+/// text hint names the same command.
+#[test]
+fn json_errors_name_the_next_command_line() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1);
+    assert!(cli(ws.root(), &["commit", "1"], None).status.success());
+    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["command"], "ultra-edit rollback 1");
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "roll_back", "tx": 1})
+    );
+    assert_eq!(err["hint"], "`ultra-edit rollback 1` restores the files");
+    ws.write("src/b.rs", b"changed\n");
+    let out = cli(ws.root(), &["--json", "rollback", "1"], None);
+    assert_eq!(out.status.code(), Some(3));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["command"], "ultra-edit rollback 1 --force");
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "force_roll_back", "tx": 1})
+    );
+    // A step that is no one command (a new preview needs a plan) has none.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2);
+    assert!(cli(ws.root(), &["abort", "2"], None).status.success());
+    let out = cli(ws.root(), &["--json", "commit", "2"], None);
+    let err = &json_of(&out)["error"];
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "preview_again"})
+    );
+    assert!(err.get("command").is_none(), "{err}");
+}
