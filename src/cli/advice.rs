@@ -49,9 +49,14 @@ pub fn hint(e: &Error) -> Option<String> {
         },
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
-        NextStep::ForceRollBack { .. } => format!(
-            "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
-        ),
+        NextStep::ForceRollBack { .. } => match e.paths().len() {
+            1 => format!(
+                "run `{command}` to overwrite it (its current bytes are kept in the journal first)"
+            ),
+            _ => format!(
+                "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
+            ),
+        },
         NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
@@ -273,6 +278,16 @@ mod tests {
         let e = Error::StaleRollback {
             tx: 3,
             paths: vec!["a".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
+            )
+        );
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into(), "b".into()],
         };
         assert_eq!(
             hint(&e).as_deref(),

@@ -53,6 +53,20 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// Paths (or any words) as English lists them: `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `n` and `noun`, plural when `n` is not 1: `1 file`, `2 files`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -191,7 +205,7 @@ pub enum Error {
         reason: StateReason,
     },
     /// Files changed on disk since the preview's snapshot; nothing was written.
-    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview, so the preview must be rebased onto the disk (or made again)", paths.join(", "))]
+    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview, so the preview must be rebased onto the disk (or made again)", and_list(paths))]
     StaleSnapshot {
         /// Transaction id.
         tx: u64,
@@ -218,7 +232,7 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal", paths.join(", "))]
+    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed; a forced rollback overwrites {} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, if paths.len() == 1 { "it" } else { "them" }, if paths.len() == 1 { "its" } else { "their" })]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -585,6 +599,46 @@ mod tests {
                 "{m}"
             );
         }
+    }
+
+    /// Stale messages list their files in plain English, and agree in number with them.
+    #[test]
+    fn stale_messages_agree_with_their_files() {
+        let paths = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let snapshot = |p: &[&str]| {
+            Error::StaleSnapshot {
+                tx: 3,
+                paths: paths(p),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            snapshot(&["a.txt"]),
+            "stale snapshot of tx 3: a.txt changed on disk since the preview, so the preview must be rebased onto the disk (or made again)"
+        );
+        assert_eq!(
+            snapshot(&["a.txt", "b.txt", "c.txt"]),
+            "stale snapshot of tx 3: a.txt, b.txt and c.txt changed on disk since the preview, so the preview must be rebased onto the disk (or made again)"
+        );
+        let rollback = |p: &[&str]| {
+            Error::StaleRollback {
+                tx: 3,
+                paths: paths(p),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            rollback(&["a.txt"]),
+            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal"
+        );
+        assert_eq!(
+            rollback(&["a.txt", "b.txt"]),
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal"
+        );
+        assert_eq!(
+            (count(1, "file"), count(2, "file")),
+            ("1 file".into(), "2 files".into())
+        );
     }
 
     #[test]
