@@ -3,7 +3,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use ultra_edit::{Attention, Error, NextStep, StateReason};
+use ultra_edit::{Attention, Error, NextStep, PathError, StateReason};
 
 /// What to run next, as the CLI says it; `None` where the message already says it.
 pub fn hint(e: &Error) -> Option<String> {
@@ -127,8 +127,57 @@ fn refusal_hint(e: &Error) -> Option<String> {
                 _ => format!("give --plan the path of a readable plan file, {stdin}"),
             })
         }
+        Error::Path(p) => path_hint(p),
         _ => None,
     }
+}
+
+/// What to do about a refused plan path ([`PathError`]); `None` where the message says
+/// it. One refused path refuses the whole plan, so each ends with the plan to fix.
+fn path_hint(p: &PathError) -> Option<String> {
+    let word = |s: &str| super::commands::shell_word(Path::new(s));
+    let fix = "fix that path in the plan and preview again";
+    Some(match p {
+        PathError::OutsideRoot { .. } => format!(
+            "plan paths are relative to the workspace root (the directory that holds .ultra-edit/, or --root), or absolute inside it; a file outside it is edited from a workspace that contains it: {fix}"
+        ),
+        PathError::Reserved { area, .. } => {
+            let owner = match *area {
+                ".git" => "git's repository",
+                ".jj" => "jj's repository",
+                ".hg" => "Mercurial's repository",
+                ".svn" => "Subversion's working copy",
+                _ => "ultra-edit's journal, which changes only through ultra-edit's commands",
+            };
+            format!("{area}/ is {owner}: leave it to that tool, and remove the edit from the plan")
+        }
+        PathError::IsSymlink { path } => format!(
+            "write the path of the file the link points to (`readlink -f {}` prints it; an absolute path inside the root is accepted): {fix}",
+            word(path)
+        ),
+        PathError::SymlinkInPath { link, .. } => format!(
+            "write the path through the directory the link points to (`readlink -f {}` prints it; an absolute path inside the root is accepted): {fix}",
+            word(link)
+        ),
+        PathError::Invalid { .. } => {
+            format!("give the path of a file relative to the workspace root, such as \"src/lib.rs\": {fix}")
+        }
+        PathError::TempName { .. } => format!(
+            "names of the form .ue-*.tmp are ultra-edit's temp files: rename the file outside ultra-edit first, or {fix}"
+        ),
+        PathError::SetId { path, .. } => format!(
+            "clear those bits first if the file should not have them (`chmod ug-s,o-t {}`), or edit it with another tool",
+            word(path)
+        ),
+        PathError::HardLinked { path, .. } => format!(
+            "a commit renames a new file over the old one, which would leave the other links with the old bytes: give the file its own inode first (`cp -p {0} {0}.copy && mv {0}.copy {0}`), or edit it with a tool that writes in place",
+            word(path)
+        ),
+        PathError::WrongKind { .. } => {
+            format!("a plan's path names a file, and every directory above it must be a directory: {fix}")
+        }
+        _ => return None,
+    })
 }
 
 /// A plan path that is missing at the root but names a file relative to the current
@@ -270,6 +319,76 @@ mod tests {
                 assert!(parsed.is_ok(), "{line}: {parsed:?}");
             }
         }
+    }
+
+    /// Every path refusal has a hint (a directory-like path's message has its own).
+    #[test]
+    fn path_refusals_have_hints() {
+        let hint_of = |p: PathError| hint(&Error::Path(p));
+        assert_eq!(
+            hint_of(PathError::Reserved {
+                path: ".git/x".into(),
+                area: ".git"
+            })
+            .as_deref(),
+            Some(".git/ is git's repository: leave it to that tool, and remove the edit from the plan")
+        );
+        assert_eq!(
+            hint_of(PathError::Reserved {
+                path: "a/.ultra-edit/journal.redb".into(),
+                area: ".ultra-edit"
+            })
+            .as_deref(),
+            Some(".ultra-edit/ is ultra-edit's journal, which changes only through ultra-edit's commands: leave it to that tool, and remove the edit from the plan")
+        );
+        assert_eq!(
+            hint_of(PathError::OutsideRoot { path: "../x".into() }).as_deref(),
+            Some("plan paths are relative to the workspace root (the directory that holds .ultra-edit/, or --root), or absolute inside it; a file outside it is edited from a workspace that contains it: fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::IsSymlink { path: "my link".into() }).as_deref(),
+            Some("write the path of the file the link points to (`readlink -f 'my link'` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::SymlinkInPath {
+                path: "l/a.txt".into(),
+                link: "l".into()
+            })
+            .as_deref(),
+            Some("write the path through the directory the link points to (`readlink -f l` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::HardLinked {
+                path: "h.txt".into(),
+                links: 2
+            })
+            .as_deref(),
+            Some("a commit renames a new file over the old one, which would leave the other links with the old bytes: give the file its own inode first (`cp -p h.txt h.txt.copy && mv h.txt.copy h.txt`), or edit it with a tool that writes in place")
+        );
+        for p in [
+            PathError::Invalid {
+                path: "".into(),
+                why: "empty",
+            },
+            PathError::TempName {
+                path: ".ue-1.tmp".into(),
+            },
+            PathError::SetId {
+                path: "s".into(),
+                mode: 0o4755,
+            },
+            PathError::WrongKind {
+                path: "d".into(),
+                why: "a directory".into(),
+            },
+        ] {
+            assert!(hint_of(p.clone()).is_some(), "{p:?}");
+        }
+        let dir = PathError::NamesDirectory {
+            path: "a/".into(),
+            ending: "/",
+        };
+        assert_eq!(hint_of(dir), None);
     }
 
     /// The hint names the command line of the step.
