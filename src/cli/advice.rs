@@ -128,6 +128,9 @@ fn refusal_hint(e: &Error) -> Option<String> {
             })
         }
         Error::Path(p) => path_hint(p),
+        Error::NothingToChange { .. } => Some(
+            "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway".into(),
+        ),
         _ => None,
     }
 }

@@ -222,6 +222,15 @@ pub enum Error {
         /// The latest revision.
         latest: u32,
     },
+    /// A preview whose plan changes nothing: every file it names would keep its bytes
+    /// and mode. Nothing was recorded (no tx was made) and nothing was written; only
+    /// [`crate::Journal::preview_with`] with
+    /// [`crate::PreviewOptions::refuse_nothing_to_change`] returns it.
+    #[error("the plan changes nothing: {} would keep {} bytes and mode, so there is nothing to preview or commit; nothing was recorded", and_list(paths), if paths.len() == 1 { "its" } else { "their" })]
+    NothingToChange {
+        /// The files the plan names, root-relative, sorted.
+        paths: Vec<String>,
+    },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
     #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; a commit can go ahead")]
@@ -305,7 +314,7 @@ pub enum Error {
 impl Error {
     /// CLI exit code (docs/design.md, "CLI contract"): 1 other (including an invalid plan or path),
     /// 3 stale snapshot or stale rollback, 4 validation failed (or, for `resolve`,
-    /// conflict markers remain), 5 lock timeout, 6 target
+    /// conflict markers remain; or a preview that changes nothing), 5 lock timeout, 6 target
     /// not found or ambiguous (a text target, a line range, a file that is missing or
     /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
@@ -313,7 +322,9 @@ impl Error {
             Error::StaleSnapshot { .. }
             | Error::StaleRollback { .. }
             | Error::StaleRevision { .. } => 3,
-            Error::ValidationFailed { .. } | Error::UnresolvedConflicts { .. } => 4,
+            Error::ValidationFailed { .. }
+            | Error::UnresolvedConflicts { .. }
+            | Error::NothingToChange { .. } => 4,
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
@@ -372,6 +383,7 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::NothingToChange { .. } => "nothing_to_change",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
             Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
@@ -483,7 +495,8 @@ impl Error {
         match self {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
-            | Error::UnresolvedConflicts { paths, .. } => paths.clone(),
+            | Error::UnresolvedConflicts { paths, .. }
+            | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
             Error::Edit(e) => {
                 let mut out: Vec<String> = e.failures().into_iter().map(|f| f.path).collect();

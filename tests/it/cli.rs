@@ -99,13 +99,77 @@ fn a_preview_that_fails_validation_is_recorded_but_exits_4() {
     let out = cli(
         ws.root(),
         &["--json", "preview"],
-        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#),
+        Some(r#"{"edits":[{"op":"create_file","path":"notes.txt","content":"<<<<<<< ours\n"}]}"#),
     );
     assert_eq!(out.status.code(), Some(4));
     let v = json_of(&out); // exactly one JSON object: the preview
     assert_eq!(v["tx"], 1);
     assert_eq!(v["ready_to_commit"], false);
-    assert_eq!(v["validation"][1]["code"], "no_changes");
+    assert_eq!(v["validation"][0]["code"], "conflict_markers");
+}
+
+/// A preview whose plan changes nothing is refused as `nothing_to_change` (exit 4, as
+/// a failed validation) and records nothing: no open tx is left behind, as `git
+/// commit` makes no empty commit. A plan whose policy allows identical content is
+/// recorded, ready; a revision that comes to change nothing is recorded (its tx exists
+/// already) with the `no_changes` error.
+#[test]
+fn a_preview_that_changes_nothing_records_nothing() {
+    let ws = workspace();
+    let same = r##"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"},{"op":"write_file","path":"run.sh","content":"#!/bin/sh\necho hi\n"}]}"##;
+    let out = cli(ws.root(), &["--json", "preview"], Some(same));
+    assert_eq!(out.status.code(), Some(4));
+    let hint = "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway";
+    let message = "the plan changes nothing: run.sh and src/b.rs would keep their bytes and mode, so there is nothing to preview or commit; nothing was recorded";
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "nothing_to_change", "message": message, "exit_code": 4, "hint": hint,
+        }})
+    );
+    let out = cli(ws.root(), &["preview"], Some(same));
+    assert_eq!(out.status.code(), Some(4));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: {message}\nhint: {hint}\n")
+    );
+    assert_eq!(
+        json_of(&cli(ws.root(), &["--json", "log"], None)),
+        serde_json::json!({"txs": []})
+    );
+    assert_eq!(ws.journal.log(None).unwrap().len(), 0);
+    // Allowed by the plan's policy: recorded, and ready to commit.
+    let allowed = r#"{"policy":{"identical_content":"allow"},"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#;
+    let out = cli(ws.root(), &["--json", "preview"], Some(allowed));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_of(&out)["tx"], 1);
+    assert_eq!(json_of(&out)["ready_to_commit"], true);
+    // A revision that undoes the whole change is recorded, not ready (exit 4).
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2);
+    let out = cli(
+        ws.root(),
+        &["--json", "revise", "2"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    2"}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let v = json_of(&out);
+    assert_eq!(
+        (v["tx"].clone(), v["revision"].clone()),
+        (2.into(), 1.into())
+    );
+    assert_eq!(v["ready_to_commit"], false);
+    // The library's plain preview records it, as m1nd's edit_preview answers it.
+    let p = ws
+        .journal
+        .preview(&ultra_edit::Plan::from_json(same.as_bytes()).unwrap())
+        .unwrap();
+    assert_eq!((p.tx, p.ready_to_commit), (3, false));
 }
 
 #[test]

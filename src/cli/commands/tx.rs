@@ -4,14 +4,19 @@ use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, Result, ReviseOptions,
-    RollbackOptions,
+    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions, Result,
+    ReviseOptions, RollbackOptions,
 };
 
 use crate::cli::render::Out;
 
+/// `preview`: a plan that changes nothing is refused and records nothing
+/// ([`Error::NothingToChange`], exit 4), as `git commit` refuses an empty commit.
 pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
-    previewed(out, &j.preview(&read_plan(j, plan, allow)?)?)
+    let opts = PreviewOptions {
+        refuse_nothing_to_change: true,
+    };
+    previewed(out, &j.preview_with(&read_plan(j, plan, allow)?, opts)?)
 }
 
 pub(super) fn revise(
