@@ -246,6 +246,19 @@ pub(crate) struct RevisionContent {
 }
 
 impl RevisionContent {
+    /// The revision changes nothing and its policy refuses that: its validation has
+    /// the error `no_changes`.
+    pub fn changes_nothing(&self) -> bool {
+        self.validation
+            .iter()
+            .any(|i| i.code == "no_changes" && i.severity == edit::Severity::Error)
+    }
+
+    /// Every file of the revision, changed or not, sorted.
+    pub fn paths(&self) -> Vec<String> {
+        self.files.keys().map(|p| p.as_str().to_string()).collect()
+    }
+
     /// Validate `files` and diff the changed ones. Files whose candidate equals their
     /// snapshot are validated (a `candidate_equals_source` warning) but leave the
     /// candidate set. Each conflict adds a `merge_conflict` error.

@@ -182,6 +182,18 @@ pub struct ReviseOptions {
     pub rebase: bool,
 }
 
+/// Options of [`Journal::preview_with`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PreviewOptions {
+    /// Refuse a plan that changes nothing (every file it names would keep its bytes and
+    /// mode, and the policy does not allow that) with [`Error::NothingToChange`],
+    /// recording nothing, as `git commit` refuses an empty commit. Default `false`:
+    /// such a preview is recorded as an open tx whose revision 0 has the validation
+    /// error `no_changes` (m1nd's `edit_preview` answers a preview that is not ready
+    /// to commit). The CLI sets it.
+    pub refuse_nothing_to_change: bool,
+}
+
 impl Journal {
     /// Preview (docs/design.md, "Lifecycle" › 1. Preview): snapshot every file of `plan`, resolve its edits against one
     /// base, build the candidates in memory, diff and validate them, and record the new
@@ -191,6 +203,13 @@ impl Journal {
     /// [`Error::Path`] (one bad path refuses the whole plan). Writes nothing outside
     /// `.ultra-edit/`.
     pub fn preview(&self, plan: &Plan) -> Result<Preview> {
+        self.preview_with(plan, PreviewOptions::default())
+    }
+
+    /// [`Journal::preview`] with `opts`; with
+    /// [`PreviewOptions::refuse_nothing_to_change`], a plan that changes nothing is
+    /// [`Error::NothingToChange`] and nothing is recorded.
+    pub fn preview_with(&self, plan: &Plan, opts: PreviewOptions) -> Result<Preview> {
         crate::workspace::guarded(|| {
             self.ws.writable()?;
             let policy = plan.policy.unwrap_or(self.policy);
@@ -198,6 +217,11 @@ impl Journal {
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
             let plan_json = plan.to_recorded_json();
             let content = RevisionContent::of(files, Vec::new(), &policy);
+            if opts.refuse_nothing_to_change && content.changes_nothing() {
+                return Err(Error::NothingToChange {
+                    paths: content.paths(),
+                });
+            }
             let summary = content.summary();
             let (tx, rev) = self.ws.store.write(|w| {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;

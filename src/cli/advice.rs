@@ -3,11 +3,15 @@
 use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
-use ultra_edit::{Attention, Error, NextStep, StateReason};
+use ultra_edit::{Attention, Error, NextStep, PathError, StateReason};
 
 /// What to run next, as the CLI says it; `None` where the message already says it.
 pub fn hint(e: &Error) -> Option<String> {
+    if let Some(h) = refusal_hint(e) {
+        return Some(h);
+    }
     let step = e.next_step()?;
+    let command = command(&step).unwrap_or_default();
     Some(match step {
         NextStep::Init => match e {
             Error::NotInitialized {
@@ -22,14 +26,14 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { tx } => format!("`ultra-edit show {tx}` shows it"),
-        NextStep::Rebase { tx } => format!(
-            "run `ultra-edit rebase {tx}` (a three-way merge onto the disk), or preview again"
-        ),
+        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Rebase { .. } => {
+            format!("run `{command}` (a three-way merge onto the disk), or preview again")
+        }
         NextStep::ReviseOnLatest { tx, latest } => format!(
             "write the plan against revision {latest} (`ultra-edit show {tx}`), or pass --rebase to merge it onto revision {latest}"
         ),
-        NextStep::Revise { tx } => format!("fix it with `ultra-edit revise {tx}`"),
+        NextStep::Revise { .. } => format!("fix it with `{command}`"),
         NextStep::Resolve { tx } => format!(
             "run `ultra-edit resolve {tx}` to fix the conflicts in your editor (or `ultra-edit revise {tx}` with a plan)"
         ),
@@ -41,14 +45,19 @@ pub fn hint(e: &Error) -> Option<String> {
             } => format!(
                 "commit it first (`ultra-edit commit {tx}`), or drop the preview with `ultra-edit abort {tx}`"
             ),
-            _ => format!("run `ultra-edit commit {tx}`"),
+            _ => format!("run `{command}`"),
         },
-        NextStep::RollBack { tx } => format!("`ultra-edit rollback {tx}` restores the files"),
-        NextStep::Redo { by } => format!("`ultra-edit rollback {by}` redoes it"),
-        NextStep::ForceRollBack { tx } => format!(
-            "run `ultra-edit rollback {tx} --force` to overwrite them (their current bytes are kept in the journal first)"
-        ),
-        NextStep::RollBackAgain { of } => format!("run `ultra-edit rollback {of}` again"),
+        NextStep::RollBack { .. } => format!("`{command}` restores the files"),
+        NextStep::Redo { .. } => format!("`{command}` redoes it"),
+        NextStep::ForceRollBack { .. } => match e.paths().len() {
+            1 => format!(
+                "run `{command}` to overwrite it (its current bytes are kept in the journal first)"
+            ),
+            _ => format!(
+                "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
+            ),
+        },
+        NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
             "`ultra-edit log` and `ultra-edit journal dump --tx {tx}` still show its history"
@@ -72,6 +81,104 @@ pub fn hint(e: &Error) -> Option<String> {
             "run it as the files' owner or as root, or pass --allow-owner-change to `ultra-edit commit {tx}` / `ultra-edit rollback` to accept the change"
         ),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
+        _ => return None,
+    })
+}
+
+/// The command line of a next step that is one command, as a script runs it:
+/// `ultra-edit rollback 3 --force` for [`NextStep::ForceRollBack`] (the library's
+/// name of the step is not the CLI's command). `None` for a step that needs more than
+/// a command (a new plan, a person, a remount).
+pub fn command(step: &NextStep) -> Option<String> {
+    Some(match step {
+        NextStep::Init => "ultra-edit init".into(),
+        NextStep::Log => "ultra-edit log".into(),
+        NextStep::Show { tx } => format!("ultra-edit show {tx}"),
+        NextStep::Rebase { tx } => format!("ultra-edit rebase {tx}"),
+        NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
+        NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
+        NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
+        NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
+        NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),
+        NextStep::RollBackAgain { of } => format!("ultra-edit rollback {of}"),
+        NextStep::History { tx } => format!("ultra-edit journal dump --tx {tx}"),
+        NextStep::Recover => "ultra-edit recover".into(),
+        _ => return None,
+    })
+}
+
+/// The hint of an error that has no next step in the library but a fix the CLI can
+/// name: a `--plan` file it could not read.
+fn refusal_hint(e: &Error) -> Option<String> {
+    match e {
+        Error::Io(io) if io.op == super::commands::READ_PLAN => {
+            let stdin = "or `--plan -` to read the plan from standard input";
+            Some(match io.source.kind() {
+                std::io::ErrorKind::NotFound if io.path.is_relative() => {
+                    let cwd = super::commands::current_dir()
+                        .map(|d| format!(" {}", d.display()))
+                        .unwrap_or_default();
+                    format!(
+                        "there is no {} in the current directory{cwd} (a relative --plan path is read from there, not from the workspace root): give --plan the plan file's path, {stdin}",
+                        io.path.display()
+                    )
+                }
+                _ => format!("give --plan the path of a readable plan file, {stdin}"),
+            })
+        }
+        Error::Path(p) => path_hint(p),
+        Error::NothingToChange { .. } => Some(
+            "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway".into(),
+        ),
+        _ => None,
+    }
+}
+
+/// What to do about a refused plan path ([`PathError`]); `None` where the message says
+/// it. One refused path refuses the whole plan, so each ends with the plan to fix.
+fn path_hint(p: &PathError) -> Option<String> {
+    let word = |s: &str| super::commands::shell_word(Path::new(s));
+    let fix = "fix that path in the plan and preview again";
+    Some(match p {
+        PathError::OutsideRoot { .. } => format!(
+            "plan paths are relative to the workspace root (the directory that holds .ultra-edit/, or --root), or absolute inside it; a file outside it is edited from a workspace that contains it: {fix}"
+        ),
+        PathError::Reserved { area, .. } => {
+            let owner = match *area {
+                ".git" => "git's repository",
+                ".jj" => "jj's repository",
+                ".hg" => "Mercurial's repository",
+                ".svn" => "Subversion's working copy",
+                _ => "ultra-edit's journal, which changes only through ultra-edit's commands",
+            };
+            format!("{area}/ is {owner}: leave it to that tool, and remove the edit from the plan")
+        }
+        PathError::IsSymlink { path } => format!(
+            "write the path of the file the link points to (`readlink -f {}` prints it; an absolute path inside the root is accepted): {fix}",
+            word(path)
+        ),
+        PathError::SymlinkInPath { link, .. } => format!(
+            "write the path through the directory the link points to (`readlink -f {}` prints it; an absolute path inside the root is accepted): {fix}",
+            word(link)
+        ),
+        PathError::Invalid { .. } => {
+            format!("give the path of a file relative to the workspace root, such as \"src/lib.rs\": {fix}")
+        }
+        PathError::TempName { .. } => format!(
+            "names of the form .ue-*.tmp are ultra-edit's temp files: rename the file outside ultra-edit first, or {fix}"
+        ),
+        PathError::SetId { path, .. } => format!(
+            "clear those bits first if the file should not have them (`chmod ug-s,o-t {}`), or edit it with another tool",
+            word(path)
+        ),
+        PathError::HardLinked { path, .. } => format!(
+            "a commit renames a new file over the old one, which would leave the other links with the old bytes: give the file its own inode first (`cp -p {0} {0}.copy && mv {0}.copy {0}`), or edit it with a tool that writes in place",
+            word(path)
+        ),
+        PathError::WrongKind { .. } => {
+            format!("a plan's path names a file, and every directory above it must be a directory: {fix}")
+        }
         _ => return None,
     })
 }
@@ -161,4 +268,154 @@ pub fn misplaced_hint(m: &[Misplaced]) -> Option<String> {
         if m.len() == 1 { "this file is" } else { "these files are" },
         each.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every next step's command is a command line the CLI accepts, and names the
+    /// CLI's command (`rollback`), not the library's step (`roll_back`).
+    #[test]
+    fn next_step_commands_are_real_command_lines() {
+        let steps = [
+            (NextStep::Init, Some("ultra-edit init")),
+            (NextStep::Log, Some("ultra-edit log")),
+            (NextStep::Show { tx: 3 }, Some("ultra-edit show 3")),
+            (NextStep::Rebase { tx: 3 }, Some("ultra-edit rebase 3")),
+            (NextStep::ReviseOnLatest { tx: 3, latest: 1 }, None),
+            (NextStep::Resolve { tx: 3 }, Some("ultra-edit resolve 3")),
+            (NextStep::Revise { tx: 3 }, Some("ultra-edit revise 3")),
+            (NextStep::Commit { tx: 3 }, Some("ultra-edit commit 3")),
+            (NextStep::RollBack { tx: 3 }, Some("ultra-edit rollback 3")),
+            (NextStep::Redo { by: 4 }, Some("ultra-edit rollback 4")),
+            (
+                NextStep::ForceRollBack { tx: 3 },
+                Some("ultra-edit rollback 3 --force"),
+            ),
+            (
+                NextStep::RollBackAgain { of: 3 },
+                Some("ultra-edit rollback 3"),
+            ),
+            (NextStep::PreviewAgain, None),
+            (
+                NextStep::History { tx: 3 },
+                Some("ultra-edit journal dump --tx 3"),
+            ),
+            (NextStep::Recover, Some("ultra-edit recover")),
+            (NextStep::RecoverForeign, None),
+            (NextStep::Retry, None),
+            (NextStep::AllowOwnerChange { tx: 3 }, None),
+            (NextStep::WaitForLock, None),
+            (NextStep::RemountWritable, None),
+            (NextStep::RepairJournal, None),
+        ];
+        for (step, want) in steps {
+            let got = command(&step);
+            assert_eq!(got.as_deref(), want, "{step:?}");
+            if let Some(line) = got {
+                let parsed = super::super::help::command()
+                    .try_get_matches_from(line.split(' '))
+                    .and_then(|m| {
+                        <super::super::args::Cli as clap::FromArgMatches>::from_arg_matches(&m)
+                    });
+                assert!(parsed.is_ok(), "{line}: {parsed:?}");
+            }
+        }
+    }
+
+    /// Every path refusal has a hint (a directory-like path's message has its own).
+    #[test]
+    fn path_refusals_have_hints() {
+        let hint_of = |p: PathError| hint(&Error::Path(p));
+        assert_eq!(
+            hint_of(PathError::Reserved {
+                path: ".git/x".into(),
+                area: ".git"
+            })
+            .as_deref(),
+            Some(".git/ is git's repository: leave it to that tool, and remove the edit from the plan")
+        );
+        assert_eq!(
+            hint_of(PathError::Reserved {
+                path: "a/.ultra-edit/journal.redb".into(),
+                area: ".ultra-edit"
+            })
+            .as_deref(),
+            Some(".ultra-edit/ is ultra-edit's journal, which changes only through ultra-edit's commands: leave it to that tool, and remove the edit from the plan")
+        );
+        assert_eq!(
+            hint_of(PathError::OutsideRoot { path: "../x".into() }).as_deref(),
+            Some("plan paths are relative to the workspace root (the directory that holds .ultra-edit/, or --root), or absolute inside it; a file outside it is edited from a workspace that contains it: fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::IsSymlink { path: "my link".into() }).as_deref(),
+            Some("write the path of the file the link points to (`readlink -f 'my link'` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::SymlinkInPath {
+                path: "l/a.txt".into(),
+                link: "l".into()
+            })
+            .as_deref(),
+            Some("write the path through the directory the link points to (`readlink -f l` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_of(PathError::HardLinked {
+                path: "h.txt".into(),
+                links: 2
+            })
+            .as_deref(),
+            Some("a commit renames a new file over the old one, which would leave the other links with the old bytes: give the file its own inode first (`cp -p h.txt h.txt.copy && mv h.txt.copy h.txt`), or edit it with a tool that writes in place")
+        );
+        for p in [
+            PathError::Invalid {
+                path: "".into(),
+                why: "empty",
+            },
+            PathError::TempName {
+                path: ".ue-1.tmp".into(),
+            },
+            PathError::SetId {
+                path: "s".into(),
+                mode: 0o4755,
+            },
+            PathError::WrongKind {
+                path: "d".into(),
+                why: "a directory".into(),
+            },
+        ] {
+            assert!(hint_of(p.clone()).is_some(), "{p:?}");
+        }
+        let dir = PathError::NamesDirectory {
+            path: "a/".into(),
+            ending: "/",
+        };
+        assert_eq!(hint_of(dir), None);
+    }
+
+    /// The hint names the command line of the step.
+    #[test]
+    fn hints_name_the_command() {
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
+            )
+        );
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into(), "b".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+            )
+        );
+    }
 }

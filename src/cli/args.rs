@@ -119,7 +119,8 @@ pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
     Init,
     /// Start a new transaction from an edit plan: revision 0. Exits 4 if the preview's
-    /// validation has errors (the tx is still recorded). `ultra-edit help plan`
+    /// validation has errors (the tx is still recorded), and 4 too, recording nothing,
+    /// if the plan changes nothing (nothing_to_change). `ultra-edit help plan`
     /// describes the plan format.
     Preview {
         /// Edit plan JSON file, or - for standard input (default: standard input).

@@ -85,7 +85,7 @@ pub fn print(topic: &[String], json: bool) -> i32 {
                         .collect::<Vec<_>>()
                         .join(", ")
                 );
-                super::render::usage_error(&message, 2, json);
+                super::render::usage_error(&message, 2, json, "ultra-edit help");
                 return 2;
             }
         }

@@ -61,6 +61,21 @@ fn usage(e: clap::Error) -> i32 {
         .skip(1)
         .take_while(|a| a != "--")
         .any(|a| a == "--json");
-    render::usage_error(&e.render().to_string(), code, json);
+    render::usage_error(&e.render().to_string(), code, json, &subcommand());
     code
+}
+
+/// The subcommand the command line names, as words: `ultra-edit journal gc` (just
+/// `ultra-edit` when it names none).
+fn subcommand() -> String {
+    let mut words = vec!["ultra-edit".to_string()];
+    let mut at = help::command();
+    // args_os: an argument that is not UTF-8 is no subcommand (std::env::args panics).
+    for arg in std::env::args_os().skip(1).take_while(|a| a != "--") {
+        if let Some(sub) = arg.to_str().and_then(|a| at.find_subcommand(a)) {
+            words.push(sub.get_name().to_string());
+            at = sub.clone();
+        }
+    }
+    words.join(" ")
 }

@@ -810,6 +810,11 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
             err["hint"] = json!(h);
         }
         if let Some(step) = e.next_step() {
+            // The command line that takes that step, when it is one (the step's name is
+            // the library's: `roll_back` is `ultra-edit rollback`).
+            if let Some(command) = super::advice::command(&step) {
+                err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
+            }
             err["next_step"] = json!(step);
         }
         if !misplaced.is_empty() {
@@ -852,14 +857,104 @@ pub fn note_after_error(note: String) {
     NOTES.lock().unwrap_or_else(|p| p.into_inner()).push(note);
 }
 
-/// A usage error (clap's message, `code` 2): `{"error": {"kind": "usage", …}}` on
-/// stdout under `--json`, and the message on stderr.
-pub fn usage_error(message: &str, code: i32, json: bool) {
+/// A usage error (clap's message, `code` 2): `{"error": {"kind": "usage", "message",
+/// "exit_code", "hint"?, "usage"?}}` on stdout under `--json` ([`Usage::of`]), and
+/// clap's whole text on stderr.
+///
+/// `command` is the command line's subcommand (`ultra-edit journal gc`), for the hint
+/// when clap's text has no usage line to take it from.
+pub fn usage_error(message: &str, code: i32, json: bool, command: &str) {
     let message = message.trim_end();
     if json {
-        emit_json(&json!({"error": {"kind": "usage", "message": message, "exit_code": code}}));
+        let u = Usage::of(message, command);
+        let mut err = json!({"kind": "usage", "message": u.message, "exit_code": code});
+        if let Some(h) = u.hint {
+            err["hint"] = json!(h);
+        }
+        if let Some(usage) = u.usage {
+            err["usage"] = json!(usage);
+        }
+        emit_json(&json!({ "error": err }));
     }
     eprintln!("{message}");
+}
+
+/// clap's text of a usage error, taken apart for a `--json` error object.
+#[derive(Debug, PartialEq, Eq)]
+struct Usage {
+    /// What was wrong, on one line, as the other errors' `message` says it: the first
+    /// paragraph without `error: ` (its indented lines, such as the missing arguments,
+    /// joined to it).
+    message: String,
+    /// clap's tips, then where the command's help is.
+    hint: Option<String>,
+    /// The command's usage line, without `Usage: `.
+    usage: Option<String>,
+}
+
+impl Usage {
+    fn of(text: &str, command: &str) -> Usage {
+        let text = strip_ansi(text);
+        let mut message: Vec<String> = Vec::new();
+        let mut tips: Vec<String> = Vec::new();
+        let mut usage: Option<String> = None;
+        let mut more_help = false;
+        for (n, para) in text.split("\n\n").enumerate() {
+            let para = para.trim();
+            if let Some(u) = para.strip_prefix("Usage:") {
+                let lines: Vec<&str> = u.lines().map(str::trim).collect();
+                usage = Some(lines.join(" "));
+            } else if para.starts_with("For more information") {
+                more_help = true;
+            } else if let Some(tip) = para.strip_prefix("tip:") {
+                tips.push(tip.trim().to_string());
+            } else if n == 0 {
+                let first = para.strip_prefix("error:").unwrap_or(para);
+                message.extend(first.lines().map(|l| l.trim().to_string()));
+            }
+        }
+        let message = message.join(" ").trim().to_string();
+        if more_help {
+            // The command's words: the usage line up to its first option or argument.
+            let command = usage
+                .as_deref()
+                .map(|u| {
+                    u.split_whitespace()
+                        .take_while(|w| !w.starts_with(['[', '<', '-']))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .filter(|c| !c.is_empty())
+                .unwrap_or_else(|| command.to_string());
+            tips.push(format!("`{command} --help` describes its arguments"));
+        }
+        Usage {
+            message,
+            hint: (!tips.is_empty()).then(|| tips.join("; ")),
+            usage,
+        }
+    }
+}
+
+/// `s` without ANSI escape sequences (CSI: `ESC [` … a final byte in `@`..=`~`).
+fn strip_ansi(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// ` (tx 3, 4)` for a non-empty list of tx ids, else nothing.
@@ -874,6 +969,45 @@ fn tx_list(txs: &[u64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A usage error's `--json` message is the error alone, on one line; the usage line
+    /// and clap's tips have their own fields.
+    #[test]
+    fn usage_errors_are_taken_apart() {
+        let u = |s: &str| {
+            let u = Usage::of(s, "ultra-edit log");
+            (u.message, u.hint, u.usage)
+        };
+        let some = |s: &str| Some(s.to_string());
+        assert_eq!(
+            u("error: the following required arguments were not provided:\n  <TX>\n\nUsage: ultra-edit commit <TX>\n\nFor more information, try '--help'.\n"),
+            (
+                "the following required arguments were not provided: <TX>".into(),
+                some("`ultra-edit commit --help` describes its arguments"),
+                some("ultra-edit commit <TX>"),
+            )
+        );
+        assert_eq!(
+            u("\u{1b}[1m\u{1b}[31merror:\u{1b}[0m unexpected argument '\u{1b}[33m--plann\u{1b}[0m' found\n\n  \u{1b}[32mtip:\u{1b}[0m a similar argument exists: '--plan'\n\nUsage: ultra-edit preview --plan <PLAN>\n\nFor more information, try '--help'."),
+            (
+                "unexpected argument '--plann' found".into(),
+                some("a similar argument exists: '--plan'; `ultra-edit preview --help` describes its arguments"),
+                some("ultra-edit preview --plan <PLAN>"),
+            )
+        );
+        assert_eq!(
+            u("error: invalid value 'bogus' for '--color <WHEN>'\n  [possible values: auto, always, never]\n\nFor more information, try '--help'."),
+            (
+                "invalid value 'bogus' for '--color <WHEN>' [possible values: auto, always, never]".into(),
+                some("`ultra-edit log --help` describes its arguments"),
+                None,
+            )
+        );
+        assert_eq!(
+            u("error: no help topic \"nope\"; topics: plan"),
+            ("no help topic \"nope\"; topics: plan".into(), None, None)
+        );
+    }
 
     #[test]
     fn relative_times_read_like_gits() {

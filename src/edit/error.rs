@@ -85,10 +85,9 @@ pub enum EditError {
 
     /// `replace_lines` range is not within the file.
     #[error(
-        "edit #{} (replace_lines in {path}): lines {start}..={end} are out of range; the \
-         file has {line_count} line(s) — {}",
+        "edit #{} (replace_lines in {path}): {}",
         .index.saturating_add(1),
-        line_range_hint(*.line_count)
+        line_range_problem(*.start, *.end, *.line_count)
     )]
     LineOutOfRange {
         /// File path as written in the plan.
@@ -531,16 +530,50 @@ fn join_failures(failures: &[EditError]) -> String {
 }
 
 /// How to write a `replace_lines` range of a file of `line_count` lines.
-fn line_range_hint(line_count: usize) -> String {
-    match line_count {
-        0 => "the file is empty, so no line can be replaced: use append (or prepend) to add \
-              text to it, or replace_file"
-            .into(),
-        n => format!(
-            "use 1 <= start <= end <= {n} (1-based, inclusive); to add text at the start or \
-             end of the file use prepend or append"
-        ),
+/// What is wrong with `replace_lines` `start`..=`end` in a file of `line_count` lines,
+/// in words (1-based lines, as the plan gives them), and what to give instead.
+fn line_range_problem(start: usize, end: usize, line_count: usize) -> String {
+    let lines = |a: usize, b: usize| {
+        if a == b {
+            format!("line {a} is")
+        } else {
+            format!("lines {a}\u{2013}{b} are")
+        }
+    };
+    let has = match line_count {
+        1 => "1 line".to_string(),
+        n => format!("{n} lines"),
+    };
+    if line_count == 0 {
+        return "the file is empty, so it has no line to replace: use append (or prepend) to \
+                add text to it, or replace_file"
+            .into();
     }
+    let problem = if start == 0 {
+        format!("line 0 does not exist: lines are numbered from 1, and the file has {has}")
+    } else if start > end {
+        format!(
+            "\"start\" ({start}) is after \"end\" ({end}): the range runs from start to end, both \
+             included, and the file has {has}"
+        )
+    } else if start > line_count {
+        format!(
+            "{} past the end of the file, which has {has}",
+            lines(start, end)
+        )
+    } else {
+        format!(
+            "lines {start}\u{2013}{end} run past the end of the file, which has {has} (so {} not there)",
+            lines(line_count + 1, end)
+        )
+    };
+    let range = match line_count {
+        1 => "give start 1 and end 1".to_string(),
+        n => format!("give lines between 1 and {n}"),
+    };
+    format!(
+        "{problem}; {range}, or use prepend or append to add text at the start or end of the file"
+    )
 }
 
 fn join_lines(lines: &[usize]) -> String {
@@ -623,5 +656,49 @@ mod tests {
         );
         assert!(all[1].to_string().contains("use create_file"));
         assert!(all[2].to_string().contains("use replace_file"));
+    }
+
+    /// A line range out of range is said in words, with 1-based lines.
+    #[test]
+    fn line_out_of_range_is_said_in_words() {
+        let say = |start, end, line_count| {
+            EditError::LineOutOfRange {
+                path: "f.txt".into(),
+                index: 2,
+                start,
+                end,
+                line_count,
+            }
+            .to_string()
+        };
+        let tail = "or use prepend or append to add text at the start or end of the file";
+        assert_eq!(
+            say(1000, 1001, 12),
+            format!("edit #3 (replace_lines in f.txt): lines 1000\u{2013}1001 are past the end of the file, which has 12 lines; give lines between 1 and 12, {tail}")
+        );
+        assert_eq!(
+            say(13, 13, 12),
+            format!("edit #3 (replace_lines in f.txt): line 13 is past the end of the file, which has 12 lines; give lines between 1 and 12, {tail}")
+        );
+        assert_eq!(
+            say(11, 14, 12),
+            format!("edit #3 (replace_lines in f.txt): lines 11\u{2013}14 run past the end of the file, which has 12 lines (so lines 13\u{2013}14 are not there); give lines between 1 and 12, {tail}")
+        );
+        assert_eq!(
+            say(2, 2, 1),
+            format!("edit #3 (replace_lines in f.txt): line 2 is past the end of the file, which has 1 line; give start 1 and end 1, {tail}")
+        );
+        assert_eq!(
+            say(0, 1, 5),
+            format!("edit #3 (replace_lines in f.txt): line 0 does not exist: lines are numbered from 1, and the file has 5 lines; give lines between 1 and 5, {tail}")
+        );
+        assert_eq!(
+            say(3, 2, 5),
+            format!("edit #3 (replace_lines in f.txt): \"start\" (3) is after \"end\" (2): the range runs from start to end, both included, and the file has 5 lines; give lines between 1 and 5, {tail}")
+        );
+        assert_eq!(
+            say(1, 1, 0),
+            "edit #3 (replace_lines in f.txt): the file is empty, so it has no line to replace: use append (or prepend) to add text to it, or replace_file"
+        );
     }
 }

@@ -338,6 +338,24 @@ impl Edit {
         }
     }
 
+    /// Every op's name, as plans spell it ([`Edit::op_name`]).
+    pub const OPS: [&'static str; 14] = [
+        "replace_text",
+        "replace_lines",
+        "insert_before",
+        "insert_after",
+        "prepend",
+        "append",
+        "replace_file",
+        "create_file",
+        "write_file",
+        "delete_file",
+        "replace_symbol",
+        "insert_before_symbol",
+        "insert_after_symbol",
+        "delete_symbol",
+    ];
+
     /// The `op` tag of this edit, e.g. `"replace_text"`.
     pub fn op_name(&self) -> &'static str {
         match self {
@@ -583,11 +601,108 @@ impl Edit {
     }
 
     fn invalid(&self, what: impl std::fmt::Display) -> EditError {
+        EditError::invalid_plan(format!("{}{what}", self.invalid_prefix()))
+    }
+
+    /// How [`Edit::check`]'s messages start: `"create_file a.txt: "`.
+    fn invalid_prefix(&self) -> String {
         match self.path() {
-            "" => EditError::invalid_plan(format!("{}: {what}", self.op_name())),
-            path => EditError::invalid_plan(format!("{} {path}: {what}", self.op_name())),
+            "" => format!("{}: ", self.op_name()),
+            path => format!("{} {path}: ", self.op_name()),
         }
     }
+
+    /// [`Edit::check`] of the edit at 0-based position `index` of its plan: the message
+    /// names it as the other plan errors do, `edit #3 (create_file in a.txt): …`.
+    ///
+    /// # Errors
+    /// [`EditError::InvalidPlan`], see [`Edit::check`].
+    pub fn check_at(&self, index: usize) -> Result<(), EditError> {
+        self.check().map_err(|e| match e {
+            EditError::InvalidPlan { message } => {
+                let prefix = self.invalid_prefix();
+                let what = message.strip_prefix(&prefix).unwrap_or(&message);
+                let path = Some(self.path()).filter(|p| !p.is_empty());
+                EditError::invalid_plan(format!(
+                    "{}: {what}",
+                    edit_label(index, Some(self.op_name()), path)
+                ))
+            }
+            other => other,
+        })
+    }
+}
+
+/// An edit as plan errors name it: `edit #3 (replace_text in src/lib.rs)` (1-based, as
+/// in every plan error), `edit #3 (replace_text)` without a path, `edit #3` without an
+/// op.
+fn edit_label(index: usize, op: Option<&str>, path: Option<&str>) -> String {
+    let n = index.saturating_add(1);
+    match (op, path) {
+        (Some(op), Some(path)) => format!("edit #{n} ({op} in {path})"),
+        (Some(op), None) => format!("edit #{n} ({op})"),
+        (None, _) => format!("edit #{n}"),
+    }
+}
+
+/// The first edit of a plan that serde refuses, as its label ([`edit_label`]) and what
+/// is wrong with it, naming the field: `None` when every edit parses (the error is
+/// elsewhere in the plan) or the plan is not JSON.
+///
+/// serde_json says "invalid type: string \"x\", expected usize at line 1 column 60" for
+/// a field of the wrong type, naming neither the edit nor the field. Each field is tried
+/// alone with the edit's `op`: a field whose value has the wrong type fails on its own,
+/// while a good one only leaves the other fields missing.
+fn failed_edit(bytes: &[u8]) -> Option<(String, String)> {
+    use serde_json::Value;
+    let plan: Value = serde_json::from_slice(bytes).ok()?;
+    let edits = plan.get("edits")?.as_array()?;
+    edits.iter().enumerate().find_map(|(index, edit)| {
+        let e = serde_json::from_value::<Edit>(edit.clone()).err()?;
+        let Some(fields) = edit.as_object() else {
+            let found = match edit {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            };
+            let label = edit_label(index, None, None);
+            return Some((
+                label,
+                format!("is {found}, not a JSON object with \"op\" and \"path\""),
+            ));
+        };
+        let op = fields.get("op").and_then(Value::as_str);
+        let path = fields.get("path").and_then(Value::as_str);
+        let known_op = op.filter(|op| Edit::OPS.contains(op));
+        let label = edit_label(index, known_op, path.filter(|p| !p.is_empty()));
+        let message = e.to_string();
+        if fields.get("op").is_some() && known_op.is_none() {
+            return Some((label, format!("\"op\": {message}")));
+        }
+        // The field that fails on its own (with the op), if one does.
+        let field = known_op.and_then(|op| {
+            fields
+                .iter()
+                .filter(|(k, _)| *k != "op")
+                .find_map(|(k, v)| {
+                    let mut alone = serde_json::Map::new();
+                    alone.insert("op".into(), Value::from(op));
+                    alone.insert(k.clone(), v.clone());
+                    let e = serde_json::from_value::<Edit>(Value::Object(alone)).err()?;
+                    (!e.to_string().starts_with("missing field"))
+                        .then(|| (k.clone(), e.to_string()))
+                })
+        });
+        Some(match field {
+            Some((k, m)) if m.starts_with(&format!("{k:?}")) || m.starts_with("unknown field") => {
+                (label, m)
+            }
+            Some((k, m)) => (label, format!("{k:?}: {m}")),
+            None => (label, message),
+        })
+    })
 }
 
 impl Plan {
@@ -616,9 +731,18 @@ impl Plan {
                 Some(found) => EditError::invalid_plan(format!(
                     "the plan is {found}, not a JSON object; a minimal valid plan is {MINIMAL_PLAN}"
                 )),
-                None => {
-                    EditError::invalid_plan(format!("{e}; a minimal valid plan is {MINIMAL_PLAN}"))
-                }
+                None => match failed_edit(bytes) {
+                    // serde_json's message names neither the edit nor, for a value of the
+                    // wrong type, the field: say both, and keep its line and column.
+                    Some((label, what)) => EditError::invalid_plan(format!(
+                        "{label}: {what} (at line {} column {}); a minimal valid plan is {MINIMAL_PLAN}",
+                        e.line(),
+                        e.column()
+                    )),
+                    None => EditError::invalid_plan(format!(
+                        "{e}; a minimal valid plan is {MINIMAL_PLAN}"
+                    )),
+                },
             }
         })?;
         plan.check()?;
@@ -635,7 +759,10 @@ impl Plan {
                 "\"edits\" is empty; add at least one edit, e.g. {MINIMAL_PLAN}"
             )));
         }
-        self.edits.iter().try_for_each(Edit::check)
+        self.edits
+            .iter()
+            .enumerate()
+            .try_for_each(|(index, edit)| edit.check_at(index))
     }
 
     /// The plan a verb applies under `policy`: refused as [`Plan::from_json`] refuses
@@ -1016,13 +1143,26 @@ mod tests {
         );
         assert_eq!(
             msg,
-            "create_file a: both \"content\" and \"content_base64\" are given; keep exactly one"
+            "edit #1 (create_file in a): both \"content\" and \"content_base64\" are given; keep exactly one"
         );
         let msg = invalid_message(r#"{"edits":[{"op":"replace_file","path":"b"}]}"#);
         assert!(
-            msg.starts_with("replace_file b: needs \"content\""),
+            msg.starts_with("edit #1 (replace_file in b): needs \"content\""),
             "{msg}"
         );
+        // The edit's own check, without a plan, names the op and path only.
+        let edit = Edit::ReplaceFile {
+            path: "b".into(),
+            content: None,
+            content_base64: None,
+            mode: None,
+        };
+        match edit.check() {
+            Err(EditError::InvalidPlan { message }) => {
+                assert!(message.starts_with("replace_file b: needs"), "{message}")
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -1031,8 +1171,61 @@ mod tests {
             r#"{"edits":[{"op":"replace_file","path":"img.png","content_base64":"!!"}]}"#,
         );
         assert!(
-            msg.starts_with("replace_file img.png: \"content_base64\" is not valid"),
+            msg.starts_with("edit #1 (replace_file in img.png): \"content_base64\" is not valid"),
             "{msg}"
+        );
+    }
+
+    /// serde's errors name the edit (1-based, with its op and path) and the field, and
+    /// keep serde's line and column.
+    #[test]
+    fn serde_errors_name_the_edit_and_the_field() {
+        const TAIL: &str = r#"a minimal valid plan is {"edits": [{"op": "replace_text", "path": "src/lib.rs", "old": "fn a()", "new": "fn b()"}]}"#;
+        let plan = |third: &str| {
+            format!(
+                "{{\"edits\": [\n{{\"op\": \"delete_file\", \"path\": \"a\"}},\n{{\"op\": \"append\", \"path\": \"b\", \"text\": \"x\"}},\n{third}]}}"
+            )
+        };
+        for (third, what) in [
+            (
+                r#"{"op": "replace_text", "path": "f.txt", "old": "b"}"#,
+                "edit #3 (replace_text in f.txt): missing field `new` (at line 4 column 52)",
+            ),
+            (
+                r#"{"op": "replace_lines", "path": "f.txt", "start": "x", "end": 2, "content": ""}"#,
+                "edit #3 (replace_lines in f.txt): \"start\": invalid type: string \"x\", expected usize (at line 4 column 80)",
+            ),
+            (
+                r#"{"op": "delete_file", "path": "f.txt", "force": true}"#,
+                "edit #3 (delete_file in f.txt): unknown field `force`, expected `path` (at line 4 column 54)",
+            ),
+            (
+                r#"{"op": "rename", "path": "f.txt"}"#,
+                "edit #3: \"op\": unknown variant `rename`, expected one of `replace_text`, `replace_lines`, `insert_before`, `insert_after`, `prepend`, `append`, `replace_file`, `create_file`, `write_file`, `delete_file`, `replace_symbol`, `insert_before_symbol`, `insert_after_symbol`, `delete_symbol` (at line 4 column 15)",
+            ),
+            (
+                r#"{"path": "f.txt"}"#,
+                "edit #3: missing field `op` (at line 4 column 17)",
+            ),
+            (
+                r#"{"op": "create_file", "path": "m", "content": "", "mode": "9z"}"#,
+                "edit #3 (create_file in m): \"mode\": \"9z\" is not an octal mode like \"0644\" or \"755\" (at line 4 column 64)",
+            ),
+            (
+                r#"{"op": "insert_after", "path": "f.txt", "anchor": "a", "text": "b", "occurrence": "all"}"#,
+                "edit #3 (insert_after in f.txt): \"occurrence\": invalid type: string \"all\", expected usize (at line 4 column 89)",
+            ),
+            (
+                "7",
+                "edit #3: is a number, not a JSON object with \"op\" and \"path\" (at line 4 column 1)",
+            ),
+        ] {
+            assert_eq!(invalid_message(&plan(third)), format!("{what}; {TAIL}"), "{third}");
+        }
+        // An error outside the edits is serde's as it was.
+        assert_eq!(
+            invalid_message(r#"{"edits": [{"op": "delete_file", "path": "a"}], "agent": 3}"#),
+            format!("invalid type: integer `3`, expected a string at line 1 column 58; {TAIL}")
         );
     }
 

@@ -115,7 +115,7 @@ pub fn apply_file_edits(
     let mut failures = Vec::new();
     let mut notes = Vec::new();
     for &(index, edit) in edits {
-        edit.check()?;
+        edit.check_at(index)?;
         let non_ascii = edit.inserted_text().is_some_and(|t| !t.is_ascii());
         if non_ascii && !*is_utf8.get_or_insert_with(|| std::str::from_utf8(bytes).is_ok()) {
             return Err(EditError::EncodingMismatch {
@@ -222,7 +222,7 @@ fn apply_whole_file(
     if let Some(&(other, _)) = edits.iter().find(|(i, _)| *i != index) {
         return Err(overlap(path, index, other));
     }
-    edit.check()?;
+    edit.check_at(index)?;
     let exists = base.bytes.is_some();
     match edit {
         Edit::CreateFile { .. } if exists => Err(EditError::FileExists {

@@ -53,6 +53,20 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// Paths (or any words) as English lists them: `a`, `a and b`, `a, b and c`.
+pub(crate) fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    }
+}
+
+/// `n` and `noun`, plural when `n` is not 1: `1 file`, `2 files`.
+pub(crate) fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -191,7 +205,7 @@ pub enum Error {
         reason: StateReason,
     },
     /// Files changed on disk since the preview's snapshot; nothing was written.
-    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview, so the preview must be rebased onto the disk (or made again)", paths.join(", "))]
+    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview, so the preview must be rebased onto the disk (or made again)", and_list(paths))]
     StaleSnapshot {
         /// Transaction id.
         tx: u64,
@@ -208,6 +222,15 @@ pub enum Error {
         /// The latest revision.
         latest: u32,
     },
+    /// A preview whose plan changes nothing: every file it names would keep its bytes
+    /// and mode. Nothing was recorded (no tx was made) and nothing was written; only
+    /// [`crate::Journal::preview_with`] with
+    /// [`crate::PreviewOptions::refuse_nothing_to_change`] returns it.
+    #[error("the plan changes nothing: {} would keep {} bytes and mode, so there is nothing to preview or commit; nothing was recorded", and_list(paths), if paths.len() == 1 { "its" } else { "their" })]
+    NothingToChange {
+        /// The files the plan names, root-relative, sorted.
+        paths: Vec<String>,
+    },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
     #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; a commit can go ahead")]
@@ -218,7 +241,7 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or was deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal", paths.join(", "))]
+    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed; a forced rollback overwrites {} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, if paths.len() == 1 { "it" } else { "them" }, if paths.len() == 1 { "its" } else { "their" })]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -291,7 +314,7 @@ pub enum Error {
 impl Error {
     /// CLI exit code (docs/design.md, "CLI contract"): 1 other (including an invalid plan or path),
     /// 3 stale snapshot or stale rollback, 4 validation failed (or, for `resolve`,
-    /// conflict markers remain), 5 lock timeout, 6 target
+    /// conflict markers remain; or a preview that changes nothing), 5 lock timeout, 6 target
     /// not found or ambiguous (a text target, a line range, a file that is missing or
     /// that a `create_file` finds present), 7 needs attention.
     pub fn exit_code(&self) -> i32 {
@@ -299,7 +322,9 @@ impl Error {
             Error::StaleSnapshot { .. }
             | Error::StaleRollback { .. }
             | Error::StaleRevision { .. } => 3,
-            Error::ValidationFailed { .. } | Error::UnresolvedConflicts { .. } => 4,
+            Error::ValidationFailed { .. }
+            | Error::UnresolvedConflicts { .. }
+            | Error::NothingToChange { .. } => 4,
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
@@ -358,6 +383,7 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::NothingToChange { .. } => "nothing_to_change",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
             Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
@@ -469,7 +495,8 @@ impl Error {
         match self {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
-            | Error::UnresolvedConflicts { paths, .. } => paths.clone(),
+            | Error::UnresolvedConflicts { paths, .. }
+            | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
             Error::Edit(e) => {
                 let mut out: Vec<String> = e.failures().into_iter().map(|f| f.path).collect();
@@ -585,6 +612,46 @@ mod tests {
                 "{m}"
             );
         }
+    }
+
+    /// Stale messages list their files in plain English, and agree in number with them.
+    #[test]
+    fn stale_messages_agree_with_their_files() {
+        let paths = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let snapshot = |p: &[&str]| {
+            Error::StaleSnapshot {
+                tx: 3,
+                paths: paths(p),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            snapshot(&["a.txt"]),
+            "stale snapshot of tx 3: a.txt changed on disk since the preview, so the preview must be rebased onto the disk (or made again)"
+        );
+        assert_eq!(
+            snapshot(&["a.txt", "b.txt", "c.txt"]),
+            "stale snapshot of tx 3: a.txt, b.txt and c.txt changed on disk since the preview, so the preview must be rebased onto the disk (or made again)"
+        );
+        let rollback = |p: &[&str]| {
+            Error::StaleRollback {
+                tx: 3,
+                paths: paths(p),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            rollback(&["a.txt"]),
+            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal"
+        );
+        assert_eq!(
+            rollback(&["a.txt", "b.txt"]),
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal"
+        );
+        assert_eq!(
+            (count(1, "file"), count(2, "file")),
+            ("1 file".into(), "2 files".into())
+        );
     }
 
     #[test]

@@ -245,9 +245,10 @@ impl std::fmt::Display for Attention {
                 } else {
                     write!(
                         f,
-                        "{} file(s) already hold the new content ({})",
-                        installed.len(),
-                        installed.join(", ")
+                        "{} already {} the new content ({})",
+                        super::count(installed.len(), "file"),
+                        if installed.len() == 1 { "holds" } else { "hold" },
+                        super::and_list(installed)
                     )?;
                 }
                 f.write_str(", and the next recovery completes the batch")
@@ -258,9 +259,10 @@ impl std::fmt::Display for Attention {
             ),
             Attention::CompletionNotRecorded { journal, files } => write!(
                 f,
-                "the batch landed ({} file(s) hold the new content: {}) but the journal could not record its completion ({journal}); the batch stays committing and the next recovery completes it with the same receipt",
-                files.len(),
-                files.join(", ")
+                "the batch landed ({} {} the new content: {}) but the journal could not record its completion ({journal}); the batch stays committing and the next recovery completes it with the same receipt",
+                super::count(files.len(), "file"),
+                if files.len() == 1 { "holds" } else { "hold" },
+                super::and_list(files)
             ),
             Attention::RevertIncomplete { cause, error } => write!(
                 f,

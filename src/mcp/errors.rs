@@ -145,8 +145,8 @@ impl ToolError {
             Error::StaleSnapshot { tx, paths } => ToolError::new(
                 "source_modified",
                 format!(
-                    "{} changed on disk since preview {tx} was made (its content hash no longer matches the snapshot); nothing was written",
-                    paths.join(", ")
+                    "{} changed on disk since preview {tx} was made (the content hash no longer matches the snapshot); nothing was written",
+                    crate::error::and_list(paths)
                 ),
                 "call edit_rebase with this preview_id to merge the change on disk into the candidate (then edit_commit again), or call edit_preview again with content based on the file as it is now",
             )
@@ -155,7 +155,7 @@ impl ToolError {
                 "stale_rollback",
                 format!(
                     "{} changed since tx {tx} was committed; nothing was written",
-                    paths.join(", ")
+                    crate::error::and_list(paths)
                 ),
                 "look at the files first; to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)",
             )

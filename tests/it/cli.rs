@@ -99,13 +99,77 @@ fn a_preview_that_fails_validation_is_recorded_but_exits_4() {
     let out = cli(
         ws.root(),
         &["--json", "preview"],
-        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#),
+        Some(r#"{"edits":[{"op":"create_file","path":"notes.txt","content":"<<<<<<< ours\n"}]}"#),
     );
     assert_eq!(out.status.code(), Some(4));
     let v = json_of(&out); // exactly one JSON object: the preview
     assert_eq!(v["tx"], 1);
     assert_eq!(v["ready_to_commit"], false);
-    assert_eq!(v["validation"][1]["code"], "no_changes");
+    assert_eq!(v["validation"][0]["code"], "conflict_markers");
+}
+
+/// A preview whose plan changes nothing is refused as `nothing_to_change` (exit 4, as
+/// a failed validation) and records nothing: no open tx is left behind, as `git
+/// commit` makes no empty commit. A plan whose policy allows identical content is
+/// recorded, ready; a revision that comes to change nothing is recorded (its tx exists
+/// already) with the `no_changes` error.
+#[test]
+fn a_preview_that_changes_nothing_records_nothing() {
+    let ws = workspace();
+    let same = r##"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"},{"op":"write_file","path":"run.sh","content":"#!/bin/sh\necho hi\n"}]}"##;
+    let out = cli(ws.root(), &["--json", "preview"], Some(same));
+    assert_eq!(out.status.code(), Some(4));
+    let hint = "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway";
+    let message = "the plan changes nothing: run.sh and src/b.rs would keep their bytes and mode, so there is nothing to preview or commit; nothing was recorded";
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "nothing_to_change", "message": message, "exit_code": 4, "hint": hint,
+        }})
+    );
+    let out = cli(ws.root(), &["preview"], Some(same));
+    assert_eq!(out.status.code(), Some(4));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: {message}\nhint: {hint}\n")
+    );
+    assert_eq!(
+        json_of(&cli(ws.root(), &["--json", "log"], None)),
+        serde_json::json!({"txs": []})
+    );
+    assert_eq!(ws.journal.log(None).unwrap().len(), 0);
+    // Allowed by the plan's policy: recorded, and ready to commit.
+    let allowed = r#"{"policy":{"identical_content":"allow"},"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#;
+    let out = cli(ws.root(), &["--json", "preview"], Some(allowed));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_of(&out)["tx"], 1);
+    assert_eq!(json_of(&out)["ready_to_commit"], true);
+    // A revision that undoes the whole change is recorded, not ready (exit 4).
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2);
+    let out = cli(
+        ws.root(),
+        &["--json", "revise", "2"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    2"}]}"#),
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let v = json_of(&out);
+    assert_eq!(
+        (v["tx"].clone(), v["revision"].clone()),
+        (2.into(), 1.into())
+    );
+    assert_eq!(v["ready_to_commit"], false);
+    // The library's plain preview records it, as m1nd's edit_preview answers it.
+    let p = ws
+        .journal
+        .preview(&ultra_edit::Plan::from_json(same.as_bytes()).unwrap())
+        .unwrap();
+    assert_eq!((p.tx, p.ready_to_commit), (3, false));
 }
 
 #[test]
@@ -245,7 +309,7 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         v["error"]["message"]
             .as_str()
             .unwrap()
-            .starts_with("error: no help topic \"nope\"; topics: plan, and the commands (init, "),
+            .starts_with("no help topic \"nope\"; topics: plan, and the commands (init, "),
         "{v}"
     );
     // A bad plan's error points at the page.
@@ -263,9 +327,15 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         .as_str()
         .unwrap()
         .to_string();
+    assert!(
+        message.starts_with(
+            "invalid edit plan: edit #1: \"op\": unknown variant `frob`, expected one of "
+        ),
+        "{message}"
+    );
     let known = message
         .split_once("expected one of ")
-        .and_then(|(_, rest)| rest.split_once(" at line"))
+        .and_then(|(_, rest)| rest.split_once(" (at line"))
         .map(|(list, _)| list.to_string())
         .unwrap_or_else(|| panic!("{message}"));
     let known: Vec<&str> = known.split(", ").map(|o| o.trim_matches('`')).collect();
@@ -417,4 +487,160 @@ fn init_twice_keeps_the_journal_and_says_so() {
             outer.join("sub").display()
         )
     );
+}
+
+/// A `--plan` file that cannot be read is an `io` error (exit 1) with a hint: where a
+/// relative path was looked for, and standard input as the other way; nothing is
+/// recorded.
+#[test]
+fn a_missing_plan_file_has_a_hint() {
+    let ws = workspace();
+    let cwd = tempfile::tempdir().unwrap();
+    let cwd_path = cwd.path().canonicalize().unwrap();
+    let mut cmd = ue_command(ws.root(), &["--json", "preview", "--plan", "missing.json"]);
+    cmd.current_dir(&cwd_path).env_remove("PWD");
+    let out = cmd.output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let hint = format!(
+        "there is no missing.json in the current directory {} (a relative --plan path is read from there, not from the workspace root): give --plan the plan file's path, or `--plan -` to read the plan from standard input",
+        cwd_path.display()
+    );
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "io",
+            "message": "read plan missing.json: No such file or directory (os error 2)",
+            "exit_code": 1,
+            "hint": hint,
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: read plan missing.json: No such file or directory (os error 2)\nhint: {hint}\n"
+        )
+    );
+    // An absolute path, or a path that is not a readable file: the general hint.
+    let out = cli(
+        ws.root(),
+        &["preview", "--plan", &cwd_path.to_string_lossy()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "error: read plan {}: Is a directory (os error 21)\nhint: give --plan the path of a readable plan file, or `--plan -` to read the plan from standard input\n",
+            cwd_path.display()
+        )
+    );
+    let log = cli(ws.root(), &["--json", "log"], None);
+    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+}
+
+/// A usage error under `--json`: the error on one line as `message` (no `error: `, no
+/// usage block), the usage line as `usage`, clap's tips and where the help is as
+/// `hint`; clap's whole text stays on standard error.
+#[test]
+fn json_usage_errors_are_short() {
+    let ws = workspace();
+    let out = cli(ws.root(), &["--json", "commit"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "message": "the following required arguments were not provided: <TX>",
+            "exit_code": 2,
+            "usage": "ultra-edit commit <TX>",
+            "hint": "`ultra-edit commit --help` describes its arguments",
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: the following required arguments were not provided:\n  <TX>\n\nUsage: ultra-edit commit <TX>\n\nFor more information, try '--help'.\n"
+    );
+    let out = cli(ws.root(), &["--json", "preview", "--plann", "p.json"], None);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "message": "unexpected argument '--plann' found",
+            "exit_code": 2,
+            "usage": "ultra-edit preview --plan <PLAN>",
+            "hint": "a similar argument exists: '--plan'; `ultra-edit preview --help` describes its arguments",
+        }})
+    );
+    let out = cli(ws.root(), &["journal", "--json", "dump", "--tx", "x"], None);
+    let v = json_of(&out);
+    assert_eq!(
+        v["error"]["hint"],
+        "`ultra-edit journal dump --help` describes its arguments"
+    );
+    assert!(v["error"].get("usage").is_none(), "{v}");
+    assert!(
+        !v["error"]["message"].as_str().unwrap().contains('\n'),
+        "{v}"
+    );
+    // An argument that is not UTF-8 is a usage error like any other (no panic).
+    use std::os::unix::ffi::OsStrExt;
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg("--root")
+        .arg(ws.root())
+        .arg("--json")
+        .arg(std::ffi::OsStr::from_bytes(b"l\xffg"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "usage", "{v}");
+    assert_eq!(v["error"]["exit_code"], 2, "{v}");
+}
+
+/// `--json` errors carry the command line of their next step (`command`) beside the
+/// library's step (`next_step`, whose names are the library's: `roll_back`), and the
+/// text hint names the same command.
+#[test]
+fn json_errors_name_the_next_command_line() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1);
+    assert!(cli(ws.root(), &["commit", "1"], None).status.success());
+    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["command"], "ultra-edit rollback 1");
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "roll_back", "tx": 1})
+    );
+    assert_eq!(err["hint"], "`ultra-edit rollback 1` restores the files");
+    ws.write("src/b.rs", b"changed\n");
+    let out = cli(ws.root(), &["--json", "rollback", "1"], None);
+    assert_eq!(out.status.code(), Some(3));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["command"], "ultra-edit rollback 1 --force");
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "force_roll_back", "tx": 1})
+    );
+    // A step that is no one command (a new preview needs a plan) has none.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2);
+    assert!(cli(ws.root(), &["abort", "2"], None).status.success());
+    let out = cli(ws.root(), &["--json", "commit", "2"], None);
+    let err = &json_of(&out)["error"];
+    assert_eq!(
+        err["next_step"],
+        serde_json::json!({"step": "preview_again"})
+    );
+    assert!(err.get("command").is_none(), "{err}");
 }

@@ -131,7 +131,7 @@ fn a_rollback_whose_completion_is_not_recorded_says_what_is_on_disk() {
     assert_eq!(v["tx"], 2);
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("the batch landed (1 file(s) hold the new content: f.txt)")
+        msg.contains("the batch landed (1 file holds the new content: f.txt)")
             && msg.contains("the next recovery completes it with the same receipt"),
         "{msg}"
     );

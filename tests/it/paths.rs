@@ -148,7 +148,7 @@ fn unrepresentable_paths_are_refused_and_change_nothing() {
             "empty",
             edit(b""),
             "invalid_plan",
-            "create_file: \"path\" is empty",
+            "edit #2 (create_file): \"path\" is empty",
         ),
     ];
     for (what, bytes, kind, says) in cases {
@@ -197,9 +197,60 @@ fn help_plan_lists_every_refused_area_and_the_temp_names() {
             "hard-linked files, anything\n  under a `.git/`, `.jj/`, `.hg/`, `.svn/` or \
              `.ultra-edit/` directory at any depth, and\n  file names of the form \
              `.ue-*.tmp` (ultra-edit's temp files), and names with a NUL\n  or another \
-             control character (newline, carriage return, escape: a diff could not show them\n  \
-             safely). One bad path refuses the whole plan.\n"
+             control character (newline, carriage return, escape: a diff could not\n  \
+             show them safely). One bad path refuses the whole plan (`path_refused`, exit 1); the\n  \
+             CLI's `hint:` says what to write or do instead (for a symlink, how to find the path\n  \
+             of its target).\n"
         ),
         "{page}"
     );
+}
+
+/// A refused path has a hint that says what to do about it (the CLI's `hint:` line,
+/// and `hint` under `--json`), and nothing is recorded.
+#[test]
+fn refused_paths_have_a_hint() {
+    let ws = workspace();
+    std::fs::create_dir(ws.root().join(".git")).unwrap();
+    std::fs::write(ws.root().join(".git/x"), b"x\n").unwrap();
+    std::os::unix::fs::symlink("src/a.rs", ws.root().join("link.rs")).unwrap();
+    let plan = |path: &str| {
+        serde_json::json!({"edits": [{"op": "replace_file", "path": path, "content": "y\n"}]})
+            .to_string()
+    };
+    for (path, message, hint) in [
+        (
+            ".git/x",
+            "path \".git/x\" is inside a .git/ directory, which ultra-edit never edits",
+            ".git/ is git's repository: leave it to that tool, and remove the edit from the plan",
+        ),
+        (
+            "../x",
+            "path \"../x\" is outside the workspace root; give a path relative to the root",
+            "plan paths are relative to the workspace root (the directory that holds .ultra-edit/, or --root), or absolute inside it; a file outside it is edited from a workspace that contains it: fix that path in the plan and preview again",
+        ),
+        (
+            "link.rs",
+            "path \"link.rs\" is a symlink; ultra-edit never replaces a link, edit its target by its real path",
+            "write the path of the file the link points to (`readlink -f link.rs` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again",
+        ),
+    ] {
+        let out = cli(ws.root(), &["preview"], Some(&plan(path)));
+        assert_eq!(out.status.code(), Some(1), "{path}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!("error: {message}\nhint: {hint}\n"),
+            "{path}"
+        );
+        let out = cli(ws.root(), &["--json", "preview"], Some(&plan(path)));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "path_refused", "message": message, "exit_code": 1, "hint": hint,
+            }}),
+            "{path}"
+        );
+    }
+    let log = cli(ws.root(), &["--json", "log"], None);
+    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
 }

@@ -244,3 +244,42 @@ fn revise_builds_on_the_latest_candidate_and_keeps_the_tx() {
         Err(Error::WrongState { .. })
     ));
 }
+
+/// `preview_with` and `refuse_nothing_to_change`: a plan that changes nothing is
+/// `NothingToChange` (exit 4, kind `nothing_to_change`) naming its files, and the journal
+/// gets no record at all; `preview` records it, not ready.
+#[test]
+fn preview_with_refuses_a_plan_that_changes_nothing() {
+    let ws = workspace();
+    let plan = ultra_edit::Plan::from_json(
+        br#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    2"}]}"#,
+    )
+    .unwrap();
+    let events = |ws: &Ws| {
+        let mut n = 0;
+        ws.journal
+            .dump(ultra_edit::DumpFilter::default(), |_| {
+                n += 1;
+                Ok(true)
+            })
+            .unwrap();
+        n
+    };
+    let before = events(&ws);
+    let opts = ultra_edit::PreviewOptions {
+        refuse_nothing_to_change: true,
+    };
+    let e = ws.journal.preview_with(&plan, opts).unwrap_err();
+    match &e {
+        ultra_edit::Error::NothingToChange { paths } => assert_eq!(paths, &["src/b.rs"]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        (e.kind(), e.exit_code(), e.tx()),
+        ("nothing_to_change", 4, None)
+    );
+    assert_eq!(events(&ws), before, "a refused preview recorded something");
+    assert!(ws.journal.log(None).unwrap().is_empty());
+    let p = ws.journal.preview(&plan).unwrap();
+    assert_eq!((p.tx, p.ready_to_commit), (1, false));
+}

@@ -109,9 +109,10 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     }
     // The message says what a forced rollback does; the step to take is data (the
     // CLI renders it as `--force`).
-    assert!(err
-        .to_string()
-        .contains("a forced rollback overwrites them"));
+    assert_eq!(
+        err.to_string(),
+        format!("cannot roll back tx {}: src/lib.rs changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal", p.tx)
+    );
     assert_eq!(
         err.next_step(),
         Some(ultra_edit::NextStep::ForceRollBack { tx: p.tx })

@@ -225,11 +225,12 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
         json!({
             "kind": "usage",
             "exit_code": 2,
-            "message": "error: invalid value 'no_changes' for '--allow <CODE>': not a \
+            "message": "invalid value 'no_changes' for '--allow <CODE>': not a \
                 validation error --allow can allow; the only one is syntax_error (a merge \
                 conflict must be resolved; conflict markers and an empty revision must be \
                 fixed, or allowed by a policy: the plan's own \"policy\" field, see \
-                `ultra-edit help plan`, or the journal's)\n\nFor more information, try '--help'."
+                `ultra-edit help plan`, or the journal's)",
+            "hint": "`ultra-edit preview --help` describes its arguments"
         })
     );
     assert_eq!(ws.journal.log(None).unwrap().len(), txs, "nothing recorded");

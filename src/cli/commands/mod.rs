@@ -9,6 +9,8 @@ mod journal;
 mod resolve;
 mod tx;
 
+pub use tx::READ_PLAN;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -86,7 +88,7 @@ fn invocation(cli: &Cli) -> String {
 
 /// A path as one POSIX shell word: as is when it holds only characters the shell
 /// leaves alone, else in single quotes (a `'` in it written `'\''`).
-fn shell_word(path: &Path) -> String {
+pub fn shell_word(path: &Path) -> String {
     let s = path.to_string_lossy();
     let plain = !s.is_empty()
         && s.chars()

@@ -4,14 +4,19 @@ use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, Result, ReviseOptions,
-    RollbackOptions,
+    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions, Result,
+    ReviseOptions, RollbackOptions,
 };
 
 use crate::cli::render::Out;
 
+/// `preview`: a plan that changes nothing is refused and records nothing
+/// ([`Error::NothingToChange`], exit 4), as `git commit` refuses an empty commit.
 pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
-    previewed(out, &j.preview(&read_plan(j, plan, allow)?)?)
+    let opts = PreviewOptions {
+        refuse_nothing_to_change: true,
+    };
+    previewed(out, &j.preview_with(&read_plan(j, plan, allow)?, opts)?)
 }
 
 pub(super) fn revise(
@@ -128,6 +133,10 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.clamp(0.0, 86_400.0))
 }
 
+/// The [`IoError::op`] of a plan file that cannot be read (its hint:
+/// [`crate::cli::advice::hint`]).
+pub const READ_PLAN: &str = "read plan";
+
 /// Read a plan from a file or `-` (standard input) and parse it. `allow` (the
 /// command's `--allow` codes, which clap checked are `syntax_error`,
 /// [`crate::cli::args::parse_allow`]) sets [`ultra_edit::Policy::syntax_errors`] to
@@ -148,7 +157,7 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     };
     res.map_err(|source| {
         Error::Io(IoError {
-            op: "read plan",
+            op: READ_PLAN,
             path: src.into(),
             source,
         })

@@ -37,6 +37,15 @@ impl Soak {
         if exp.bad {
             return r.expect(6, TARGET_KINDS);
         }
+        // A plan that changes nothing is refused and records nothing (no tx).
+        if r.code == Some(4) && r.kind() == "nothing_to_change" {
+            ensure!(
+                !exp.ready_known || exp.cands.iter().all(|(p, c)| *c == self.m.disk(p)),
+                "nothing_to_change, but the model's candidates change files: {}",
+                r.text
+            );
+            return r.expect(4, &["nothing_to_change"]);
+        }
         let id = self.m.next_id;
         let rev = self.revision(&r, id, None, &exp, &BTreeMap::new(), true)?;
         self.m.new_tx(id, rev, None);
