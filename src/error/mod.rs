@@ -446,6 +446,14 @@ impl Error {
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
             Error::StaleRollback { tx, .. } => NextStep::ForceRollBack { tx: *tx },
+            // Conflict markers (a rebase's, or left by hand) are fixed in an editor first.
+            Error::ValidationFailed { tx, summary, .. }
+                if summary.iter().any(|l| {
+                    l.starts_with("merge_conflict ") || l.starts_with("conflict_markers ")
+                }) =>
+            {
+                NextStep::Resolve { tx: *tx }
+            }
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
@@ -679,5 +687,28 @@ mod tests {
             area: ".git",
         });
         assert_eq!(e.paths(), [".git/config"]);
+    }
+
+    #[test]
+    fn a_revision_with_conflicts_is_resolved_any_other_failure_revised() {
+        let failed = |line: &str| Error::ValidationFailed {
+            tx: 5,
+            revision: 2,
+            summary: vec![line.to_string()],
+        };
+        for line in [
+            "merge_conflict f.txt: both sides changed the same lines",
+            "conflict_markers f.txt: f.txt line 3: new merge conflict marker",
+        ] {
+            assert_eq!(
+                failed(line).next_step(),
+                Some(NextStep::Resolve { tx: 5 }),
+                "{line}"
+            );
+        }
+        assert_eq!(
+            failed("syntax_error f.rs: f.rs line 1, column 1: …").next_step(),
+            Some(NextStep::Revise { tx: 5 })
+        );
     }
 }
