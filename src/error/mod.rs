@@ -257,6 +257,17 @@ pub enum Error {
         /// The files and the owners they would lose.
         files: Vec<OwnedPath>,
     },
+    /// A commit or rollback would write a file that has a POSIX ACL onto a filesystem
+    /// that cannot store one (`EOPNOTSUPP`, e.g. mounted `noacl` since the preview): the
+    /// file would lose its ACL, and with it the access it denies (a group that the ACL
+    /// kept out could read the file through the mode's group bits). Nothing was written.
+    #[error("tx {tx} would drop the POSIX ACL of {}: the filesystem there does not support ACLs now, and the file would lose the access limits its ACL sets; nothing was changed. Mount it with ACL support, or remove the ACL (`setfacl -b FILE`) and preview again", paths.join(", "))]
+    AclNotKept {
+        /// Transaction id.
+        tx: u64,
+        /// The files (root-relative, sorted) whose ACL cannot be written.
+        paths: Vec<String>,
+    },
     /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
     /// is `Aborted` in the journal and the transaction can be committed again.
     #[error(
@@ -321,6 +332,7 @@ impl Error {
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
+            | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
             | Error::PreviewExpired { tx, .. }
             | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
@@ -368,6 +380,7 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
             Error::OwnerNotKept { .. } => "owner_not_kept",
+            Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
         }
     }
@@ -423,6 +436,7 @@ impl Error {
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
+            Error::AclNotKept { .. } => NextStep::MountWithAcls,
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
@@ -461,7 +475,8 @@ impl Error {
     /// (root-relative, sorted where the variant keeps them sorted): the stale paths of
     /// [`Error::StaleSnapshot`] and [`Error::StaleRollback`], the refused path of
     /// [`Error::Path`], the target paths of an [`Error::Edit`], the files of
-    /// [`Error::OwnerNotKept`] and of a [`Error::NeedsAttention`] that names them.
+    /// [`Error::OwnerNotKept`] and [`Error::AclNotKept`] and of a
+    /// [`Error::NeedsAttention`] that names them.
     /// Empty for the others. With [`Error::kind`], [`Error::tx`] and
     /// [`Error::next_step`], the error's subject as data: a front end renders its own
     /// words from them.
@@ -469,6 +484,7 @@ impl Error {
         match self {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
+            | Error::AclNotKept { paths, .. }
             | Error::UnresolvedConflicts { paths, .. } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
             Error::Edit(e) => {

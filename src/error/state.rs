@@ -358,6 +358,9 @@ pub enum NextStep {
     WaitForLock,
     /// Remount the workspace's filesystem read-write, then run the command again.
     RemountWritable,
+    /// Mount the filesystem with POSIX ACL support, or remove the files' ACLs and
+    /// preview again.
+    MountWithAcls,
     /// Fix the disk (full, read-only) or restore the journal ("When the journal is
     /// damaged" in the README).
     RepairJournal,
