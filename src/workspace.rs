@@ -188,6 +188,7 @@ impl Journal {
         let file = dir.join("journal.redb");
         if file.is_file() {
             let f = fs::File::open(&file).ctx("open", &file)?;
+            own_like_state_dir(&dir, &f, &file)?;
             sync.file(&f, &file).ctx("fsync", &file)?;
         }
         sync.dir(&dir).ctx("fsync dir", &dir)?;
@@ -571,6 +572,37 @@ impl Syncer for Fsync {
     }
 }
 
+/// When the process is root, give `file` (at `path`, inside the state directory `dir`)
+/// the owner and group of `dir`, if it has another. Root running a command in a
+/// user's workspace would otherwise leave root-owned files in the user's
+/// `.ultra-edit/` (a re-created `commit.lock`, a rewritten `.gitignore`, a journal
+/// backup) that lock the user out of their own journal. Another user's process cannot
+/// give a file away and needs not: what it creates in a directory it may write is its
+/// own, as the directory is. Errors: the `stat` of `dir` or the `fchown`, as
+/// [`crate::error::IoError`].
+pub(crate) fn own_like_state_dir(
+    dir: &Path,
+    file: &fs::File,
+    path: &Path,
+) -> std::result::Result<(), crate::error::IoError> {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let want = fs::metadata(dir).ctx("stat", dir)?;
+    let have = file.metadata().ctx("stat", path)?;
+    if (have.uid(), have.gid()) != (want.uid(), want.gid()) {
+        rustix::fs::fchown(
+            file,
+            Some(rustix::fs::Uid::from_raw(want.uid())),
+            Some(rustix::fs::Gid::from_raw(want.gid())),
+        )
+        .map_err(std::io::Error::from)
+        .ctx("chown", path)?;
+    }
+    Ok(())
+}
+
 /// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
 const GITIGNORE: &[u8] = b"*\n";
 
@@ -601,6 +633,7 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
         // everything: written whole beside it, synced, then renamed over it.
         let tmp = dir.join(".gitignore.new");
         let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        own_like_state_dir(dir, &f, &tmp)?;
         std::io::Write::write_all(&mut f, GITIGNORE).ctx("write", &tmp)?;
         sync.file(&f, &tmp).ctx("fsync", &tmp)?;
         fs::rename(&tmp, &ignore).ctx("rename", &ignore)?;
@@ -611,6 +644,7 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
         .append(true)
         .open(&lock)
         .ctx("create", &lock)?;
+    own_like_state_dir(dir, &f, &lock)?;
     sync.file(&f, &lock).ctx("fsync", &lock)?;
     Ok(())
 }

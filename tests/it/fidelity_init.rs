@@ -44,3 +44,66 @@ fn init_repairs_an_empty_or_wrong_gitignore_and_keeps_the_journal() {
     assert_eq!(ws.journal.show(tx, None).unwrap().tx, tx);
     assert!(ws.path(".ultra-edit/commit.lock").is_file());
 }
+
+/// Root running commands in a user's workspace re-creates the state files it finds
+/// missing (`commit.lock`, `.gitignore`) owned by the state directory's owner, not by
+/// root: the user can still lock, commit and re-run `init` afterwards.
+#[test]
+fn root_gives_the_state_files_it_creates_the_owner_of_the_state_directory() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the test runs as root in a workspace owned by uid 4242");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let user = |args: &[&str], stdin: &str| {
+        let mut cmd = ue_command(root, args);
+        cmd.uid(4242).gid(4242);
+        output_with_stdin(cmd, stdin)
+    };
+    let owner = |rel: &str| {
+        let md = fs::metadata(root.join(rel)).unwrap();
+        (md.uid(), md.gid())
+    };
+    std::os::unix::fs::chown(root, Some(4242), Some(4242)).unwrap();
+    fs::write(root.join("a.txt"), b"a\n").unwrap();
+    std::os::unix::fs::chown(root.join("a.txt"), Some(4242), Some(4242)).unwrap();
+    assert_eq!(user(&["init"], "").status.code(), Some(0));
+    // `init` by root repairs a missing .gitignore and lock file.
+    fs::remove_file(root.join(".ultra-edit/.gitignore")).unwrap();
+    fs::remove_file(root.join(".ultra-edit/commit.lock")).unwrap();
+    let out = cli(root, &["init"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for f in [".ultra-edit/.gitignore", ".ultra-edit/commit.lock"] {
+        assert_eq!(owner(f), (4242, 4242), "{f}");
+    }
+    assert_eq!(
+        fs::read(root.join(".ultra-edit/.gitignore")).unwrap(),
+        b"*\n"
+    );
+    // A commit by root re-creates a missing lock file.
+    fs::remove_file(root.join(".ultra-edit/commit.lock")).unwrap();
+    let append =
+        |text: &str| format!(r#"{{"edits":[{{"op":"append","path":"a.txt","text":"{text}\n"}}]}}"#);
+    let out = cli(root, &["preview"], Some(&append("r")));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = cli(root, &["commit", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        (
+            owner(".ultra-edit/commit.lock"),
+            owner(".ultra-edit/journal.redb"),
+            owner("a.txt")
+        ),
+        ((4242, 4242), (4242, 4242), (4242, 4242))
+    );
+    // The user still works in their workspace.
+    let out = user(&["preview"], &append("u"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = user(&["commit", "2"], "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(user(&["init"], "").status.code(), Some(0));
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\nr\nu\n");
+}
