@@ -182,6 +182,7 @@ impl Journal {
         let (root, given) = roots(root)?;
         let external = opts.state_dir.is_some();
         let dir = state_dir_for(&root, opts.state_dir.as_deref())?;
+        check_state_dir_access(&dir)?;
         prepare_state_dir(&dir, external, sync)?;
         let dir = state_dir_for(&root, Some(&dir))?;
         let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
@@ -216,6 +217,9 @@ impl Journal {
                 Some(d) => d.canonicalize().unwrap_or_else(|_| d.clone()),
                 None => root.join(STATE_DIR),
             };
+            if opts.journal_backend.is_none() {
+                check_state_dir_access(&dir)?;
+            }
             if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
                 return Err(Error::NotInitialized {
                     root,
@@ -601,6 +605,31 @@ pub(crate) fn own_like_state_dir(
         .ctx("chown", path)?;
     }
     Ok(())
+}
+
+/// [`Error::JournalUnreadable`] when the state directory `dir` exists but this process
+/// may not list it or look up its journal (`EACCES`); `Ok` otherwise, including when it
+/// is absent (the callers then say it is not initialized, or create it).
+fn check_state_dir_access(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let denied =
+        |r: std::io::Result<()>| r.is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    let Ok(md) = fs::metadata(dir) else {
+        return Ok(());
+    };
+    if !md.is_dir()
+        || !(denied(fs::read_dir(dir).map(drop))
+            || denied(fs::symlink_metadata(dir.join("journal.redb")).map(drop)))
+    {
+        return Ok(());
+    }
+    Err(Error::JournalUnreadable {
+        state_dir: dir.to_path_buf(),
+        uid: rustix::process::geteuid().as_raw(),
+        owner: md.uid(),
+        group: md.gid(),
+        mode: md.mode() & 0o7777,
+    })
 }
 
 /// What `.ultra-edit/.gitignore` holds: everything inside is ignored.

@@ -104,6 +104,23 @@ pub enum Error {
         /// ([`crate::OpenOptions::state_dir`]); `None`: `<root>/.ultra-edit/`.
         state_dir: Option<PathBuf>,
     },
+    /// The state directory exists, but this process may not read or enter it (`EACCES`):
+    /// typically `.ultra-edit/` made by another user, private to them (mode 0700).
+    /// The workspace is initialized; `init` would fail the same way. Nothing was read
+    /// or changed.
+    #[error("the ultra-edit journal in {} exists, but this user (uid {uid}) cannot read it: the directory belongs to uid {owner}, group {group}, mode {mode:o}; nothing was read or changed", state_dir.display())]
+    JournalUnreadable {
+        /// The state directory (`<root>/.ultra-edit`, or the one given).
+        state_dir: PathBuf,
+        /// The process's effective uid.
+        uid: u32,
+        /// The directory's owner (`st_uid`).
+        owner: u32,
+        /// The directory's group (`st_gid`).
+        group: u32,
+        /// The directory's permission bits (`st_mode & 0o7777`).
+        mode: u32,
+    },
     /// A transaction handle of another journal: nothing was read or written. A handle
     /// names the journal that made it (src/handle.rs); the same tx number in this
     /// journal is another transaction.
@@ -356,6 +373,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
@@ -418,6 +436,7 @@ impl Error {
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
             Error::NotInitialized { .. } => NextStep::Init,
+            Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,

@@ -358,6 +358,12 @@ pub enum NextStep {
     WaitForLock,
     /// Remount the workspace's filesystem read-write, then run the command again.
     RemountWritable,
+    /// Run the command as the journal's owner, or have its owner (or root) give this
+    /// user access to the state directory.
+    RunAsJournalOwner {
+        /// The state directory's owner (uid).
+        owner: u32,
+    },
     /// Mount the filesystem with POSIX ACL support, or remove the files' ACLs and
     /// preview again.
     MountWithAcls,

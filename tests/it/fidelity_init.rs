@@ -107,3 +107,72 @@ fn root_gives_the_state_files_it_creates_the_owner_of_the_state_directory() {
     assert_eq!(user(&["init"], "").status.code(), Some(0));
     assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\nr\nu\n");
 }
+
+/// A user who may not enter another user's `.ultra-edit/` (0700) is told that the
+/// journal exists and whose it is, not that the workspace is not initialized: with
+/// `--root`, found from the current directory, and from `init` itself.
+#[test]
+fn a_journal_this_user_cannot_read_is_reported_as_unreadable_not_missing() {
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the test makes a root-owned journal and drops to uid 4242");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(cli(&root, &["init"], None).status.code(), Some(0));
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+    let before = fs::read(root.join(".ultra-edit/journal.redb")).unwrap();
+    let state_dir = root.join(".ultra-edit");
+    let want_msg = format!(
+        "the ultra-edit journal in {} exists, but this user (uid 4242) cannot read it: the directory belongs to uid 0, group 0, mode 700; nothing was read or changed",
+        state_dir.display()
+    );
+    let as_user = |with_root: bool, args: &[&str]| {
+        let mut cmd = if with_root {
+            ue_command(&root, args)
+        } else {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
+            c.args(args).current_dir(&root).env("PWD", &root);
+            c
+        };
+        cmd.uid(4242).gid(4242);
+        output_with_stdin(cmd, "")
+    };
+    for (with_root, args) in [
+        (true, &["--json", "log"][..]),
+        (false, &["--json", "log"][..]),
+        (true, &["--json", "init"][..]),
+    ] {
+        let out = as_user(with_root, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        let v = json_of(&out);
+        assert_eq!(
+            (
+                v["error"]["kind"].as_str(),
+                v["error"]["message"].as_str(),
+                v["error"]["next_step"].clone(),
+            ),
+            (
+                Some("journal_unreadable"),
+                Some(want_msg.as_str()),
+                serde_json::json!({"step": "run_as_journal_owner", "owner": 0})
+            ),
+            "{args:?} (--root: {with_root})"
+        );
+        let hint = v["error"]["hint"].as_str().unwrap();
+        assert!(
+            hint.starts_with("run the command as the journal's owner (uid 0"),
+            "{hint}"
+        );
+    }
+    // Nothing was changed by any of them.
+    assert_eq!(
+        fs::read(root.join(".ultra-edit/journal.redb")).unwrap(),
+        before
+    );
+    assert_eq!(
+        fs::metadata(&state_dir).unwrap().permissions().mode() & 0o7777,
+        0o700
+    );
+}
