@@ -85,6 +85,7 @@ impl Journal {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }
                 gate::keep_owners(tx, &mut files, opts.allow_owner_change)?;
+                gate::keep_acls(&locked, tx, &files)?;
                 let new = NewBatch {
                     kind: BatchKind::Commit {
                         revision: rev.revision,
@@ -217,6 +218,7 @@ impl Journal {
                     remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
                 };
                 gate::keep_owners(tx, &mut new.files, opts.allow_owner_change)?;
+                gate::keep_acls(&locked, tx, &new.files)?;
                 // The rollback tx is created in the intent's own journal write: it never
                 // exists without its batch, so it ends with the batch (committed, or
                 // aborted when the batch is reverted) and is never left open.

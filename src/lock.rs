@@ -63,6 +63,12 @@ impl CommitLock {
                 .truncate(false)
                 .open(path)
                 .ctx("open", path)
+                .and_then(|f| {
+                    // Root re-creating a missing lock file in a user's state directory
+                    // gives it to the directory's owner, who must still open it.
+                    crate::workspace::own_like_state_dir(dir, &f, path)?;
+                    Ok(f)
+                })
         };
         let file = match lock_at(path, open_file, start, timeout) {
             Ok(Some(file)) => file,

@@ -204,12 +204,14 @@ impl Journal {
         let (root, given) = roots(root)?;
         let external = opts.state_dir.is_some();
         let dir = state_dir_for(&root, opts.state_dir.as_deref())?;
+        check_state_dir_access(&dir)?;
         prepare_state_dir(&dir, external, sync)?;
         let dir = state_dir_for(&root, Some(&dir))?;
         let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
         let file = dir.join("journal.redb");
         if file.is_file() {
             let f = fs::File::open(&file).ctx("open", &file)?;
+            own_like_state_dir(&dir, &f, &file)?;
             sync.file(&f, &file).ctx("fsync", &file)?;
         }
         sync.dir(&dir).ctx("fsync dir", &dir)?;
@@ -237,6 +239,9 @@ impl Journal {
                 Some(d) => d.canonicalize().unwrap_or_else(|_| d.clone()),
                 None => root.join(STATE_DIR),
             };
+            if opts.journal_backend.is_none() {
+                check_state_dir_access(&dir)?;
+            }
             if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
                 return Err(Error::NotInitialized {
                     root,
@@ -592,6 +597,62 @@ impl Syncer for Fsync {
     }
 }
 
+/// When the process is root, give `file` (at `path`, inside the state directory `dir`)
+/// the owner and group of `dir`, if it has another. Root running a command in a
+/// user's workspace would otherwise leave root-owned files in the user's
+/// `.ultra-edit/` (a re-created `commit.lock`, a rewritten `.gitignore`, a journal
+/// backup) that lock the user out of their own journal. Another user's process cannot
+/// give a file away and needs not: what it creates in a directory it may write is its
+/// own, as the directory is. Errors: the `stat` of `dir` or the `fchown`, as
+/// [`crate::error::IoError`].
+pub(crate) fn own_like_state_dir(
+    dir: &Path,
+    file: &fs::File,
+    path: &Path,
+) -> std::result::Result<(), crate::error::IoError> {
+    use std::os::unix::fs::MetadataExt;
+    if !rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let want = fs::metadata(dir).ctx("stat", dir)?;
+    let have = file.metadata().ctx("stat", path)?;
+    if (have.uid(), have.gid()) != (want.uid(), want.gid()) {
+        rustix::fs::fchown(
+            file,
+            Some(rustix::fs::Uid::from_raw(want.uid())),
+            Some(rustix::fs::Gid::from_raw(want.gid())),
+        )
+        .map_err(std::io::Error::from)
+        .ctx("chown", path)?;
+    }
+    Ok(())
+}
+
+/// [`Error::JournalUnreadable`] when the state directory `dir` exists but this process
+/// may not list it or look up its journal (`EACCES`); `Ok` otherwise, including when it
+/// is absent (the callers then say it is not initialized, or create it).
+fn check_state_dir_access(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let denied =
+        |r: std::io::Result<()>| r.is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied);
+    let Ok(md) = fs::metadata(dir) else {
+        return Ok(());
+    };
+    if !md.is_dir()
+        || !(denied(fs::read_dir(dir).map(drop))
+            || denied(fs::symlink_metadata(dir.join("journal.redb")).map(drop)))
+    {
+        return Ok(());
+    }
+    Err(Error::JournalUnreadable {
+        state_dir: dir.to_path_buf(),
+        uid: rustix::process::geteuid().as_raw(),
+        owner: md.uid(),
+        group: md.gid(),
+        mode: md.mode() & 0o7777,
+    })
+}
+
 /// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
 const GITIGNORE: &[u8] = b"*\n";
 
@@ -622,6 +683,7 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
         // everything: written whole beside it, synced, then renamed over it.
         let tmp = dir.join(".gitignore.new");
         let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        own_like_state_dir(dir, &f, &tmp)?;
         std::io::Write::write_all(&mut f, GITIGNORE).ctx("write", &tmp)?;
         sync.file(&f, &tmp).ctx("fsync", &tmp)?;
         fs::rename(&tmp, &ignore).ctx("rename", &ignore)?;
@@ -632,6 +694,7 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
         .append(true)
         .open(&lock)
         .ctx("create", &lock)?;
+    own_like_state_dir(dir, &f, &lock)?;
     sync.file(&f, &lock).ctx("fsync", &lock)?;
     Ok(())
 }

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, OwnedPath, Result};
-use crate::fs::{snapshot, EntryKind, RelPath};
-use crate::journal::records::{BatchFile, FileState, Owner};
+use crate::fs::{acl, snapshot, EntryKind, RelPath};
+use crate::journal::records::{BatchFile, FileState, Owner, Xattrs};
 
 /// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
 /// Reading each path runs the on-disk path-safety check again (the gate's "path safety
@@ -70,6 +70,52 @@ pub(crate) fn keep_owners(tx: u64, files: &mut [BatchFile], allow_change: bool) 
             files: refused,
         })
     }
+}
+
+/// Make sure every file the batch writes with a POSIX ACL can get it: a file whose
+/// recorded attributes hold an access ACL ([`acl::ACCESS`]) is refused
+/// ([`Error::AclNotKept`], nothing written) when the filesystem of its nearest existing
+/// directory answers `EOPNOTSUPP` for ACLs. Writing it without the ACL would keep the
+/// mode's group bits, which are the ACL's mask, and so could give the owning group
+/// access the ACL denied. Files without an ACL cost no system call.
+pub(crate) fn keep_acls(ws: &Ws, tx: u64, files: &[BatchFile]) -> Result<()> {
+    let mut refused = Vec::new();
+    let mut reader = None;
+    for f in files {
+        let Some(x) = f.post.xattrs() else {
+            continue;
+        };
+        if x == Xattrs::empty_hash() {
+            continue;
+        }
+        let reader = match &mut reader {
+            Some(r) => r,
+            None => reader.insert(ws.store.read()?),
+        };
+        if !reader
+            .xattrs(&f.post)?
+            .0
+            .iter()
+            .any(|(n, _)| n == acl::ACCESS)
+        {
+            continue;
+        }
+        let mut dir = RelPath::root();
+        for d in f.path.ancestors() {
+            if ws.fs.entry(&d).ctx("lstat", ws.abs(&d))? != EntryKind::Dir {
+                break;
+            }
+            dir = d;
+        }
+        if !ws.fs.acls_supported(&dir).ctx("getxattr", ws.abs(&dir))? {
+            refused.push(f.path.to_string());
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    refused.sort();
+    Err(Error::AclNotKept { tx, paths: refused })
 }
 
 /// Directories that must be created for the files a batch writes, parents first.

@@ -81,6 +81,10 @@ pub fn hint(e: &Error) -> Option<String> {
             "run it as the files' owner or as root, or pass --allow-owner-change to `ultra-edit commit {tx}` / `ultra-edit rollback` to accept the change"
         ),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
+        NextStep::RunAsJournalOwner { owner } => format!(
+            "run the command as the journal's owner (uid {owner}, e.g. `sudo -u '#{owner}' ultra-edit ...`), or have them (or root) give this user read, write and search access to the directory; `ultra-edit init` cannot help, the journal is already there"
+        ),
+        NextStep::MountWithAcls => "mount the filesystem with ACL support (e.g. `mount -o remount,acl MOUNTPOINT`) and run the command again, or remove the ACL (`setfacl -b FILE`) and preview again".into(),
         _ => return None,
     })
 }

@@ -118,6 +118,23 @@ pub enum Error {
         /// ([`crate::OpenOptions::state_dir`]); `None`: `<root>/.ultra-edit/`.
         state_dir: Option<PathBuf>,
     },
+    /// The state directory exists, but this process may not read or enter it (`EACCES`):
+    /// typically `.ultra-edit/` made by another user, private to them (mode 0700).
+    /// The workspace is initialized; `init` would fail the same way. Nothing was read
+    /// or changed.
+    #[error("the ultra-edit journal in {} exists, but this user (uid {uid}) cannot read it: the directory belongs to uid {owner}, group {group}, mode {mode:o}; nothing was read or changed", state_dir.display())]
+    JournalUnreadable {
+        /// The state directory (`<root>/.ultra-edit`, or the one given).
+        state_dir: PathBuf,
+        /// The process's effective uid.
+        uid: u32,
+        /// The directory's owner (`st_uid`).
+        owner: u32,
+        /// The directory's group (`st_gid`).
+        group: u32,
+        /// The directory's permission bits (`st_mode & 0o7777`).
+        mode: u32,
+    },
     /// A transaction handle of another journal: nothing was read or written. A handle
     /// names the journal that made it (src/handle.rs); the same tx number in this
     /// journal is another transaction.
@@ -280,6 +297,17 @@ pub enum Error {
         /// The files and the owners they would lose.
         files: Vec<OwnedPath>,
     },
+    /// A commit or rollback would write a file that has a POSIX ACL onto a filesystem
+    /// that cannot store one (`EOPNOTSUPP`, e.g. mounted `noacl` since the preview): the
+    /// file would lose its ACL, and with it the access it denies (a group that the ACL
+    /// kept out could read the file through the mode's group bits). Nothing was written.
+    #[error("tx {tx} would drop the POSIX ACL of {}: the filesystem there does not support ACLs now, and the file would lose the access limits its ACL sets; nothing was changed. Mount it with ACL support, or remove the ACL (`setfacl -b FILE`) and preview again", paths.join(", "))]
+    AclNotKept {
+        /// Transaction id.
+        tx: u64,
+        /// The files (root-relative, sorted) whose ACL cannot be written.
+        paths: Vec<String>,
+    },
     /// A batch failed and was reverted: every file is byte-for-byte as before, the batch
     /// is `Aborted` in the journal and the transaction can be committed again.
     #[error(
@@ -346,6 +374,7 @@ impl Error {
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
+            | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
             | Error::PreviewExpired { tx, .. }
             | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
@@ -369,6 +398,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
             Error::UnknownTx { .. } => "unknown_tx",
@@ -394,6 +424,7 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
             Error::OwnerNotKept { .. } => "owner_not_kept",
+            Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
         }
     }
@@ -431,6 +462,7 @@ impl Error {
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
             Error::NotInitialized { .. } => NextStep::Init,
+            Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
@@ -457,6 +489,7 @@ impl Error {
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
+            Error::AclNotKept { .. } => NextStep::MountWithAcls,
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
@@ -495,7 +528,8 @@ impl Error {
     /// (root-relative, sorted where the variant keeps them sorted): the stale paths of
     /// [`Error::StaleSnapshot`] and [`Error::StaleRollback`], the refused path of
     /// [`Error::Path`], the target paths of an [`Error::Edit`], the files of
-    /// [`Error::OwnerNotKept`] and of a [`Error::NeedsAttention`] that names them.
+    /// [`Error::OwnerNotKept`] and [`Error::AclNotKept`] and of a
+    /// [`Error::NeedsAttention`] that names them.
     /// Empty for the others. With [`Error::kind`], [`Error::tx`] and
     /// [`Error::next_step`], the error's subject as data: a front end renders its own
     /// words from them.
@@ -503,6 +537,7 @@ impl Error {
         match self {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
+            | Error::AclNotKept { paths, .. }
             | Error::UnresolvedConflicts { paths, .. }
             | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],

@@ -360,6 +360,15 @@ pub enum NextStep {
     WaitForLock,
     /// Remount the workspace's filesystem read-write, then run the command again.
     RemountWritable,
+    /// Run the command as the journal's owner, or have its owner (or root) give this
+    /// user access to the state directory.
+    RunAsJournalOwner {
+        /// The state directory's owner (uid).
+        owner: u32,
+    },
+    /// Mount the filesystem with POSIX ACL support, or remove the files' ACLs and
+    /// preview again.
+    MountWithAcls,
     /// Fix the disk (full, read-only) or restore the journal ("When the journal is
     /// damaged" in the README).
     RepairJournal,

@@ -6,6 +6,7 @@
 //! [`RelPath`] below that root, which only normalization ([`path::normalize`]) makes;
 //! several roots are several filesystems.
 
+pub mod acl;
 pub mod path;
 mod relpath;
 pub(crate) mod snapshot;
@@ -55,10 +56,17 @@ pub trait FileSystem: Send + Sync {
     fn entry(&self, path: &RelPath) -> io::Result<EntryKind>;
     /// Read a whole regular file.
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>>;
-    /// The `user.*` extended attributes of a regular file, sorted by name (empty where
-    /// the filesystem has none).
+    /// The kept extended attributes of a regular file — `user.*` and the POSIX access
+    /// ACL ([`acl::ACCESS`], in its recorded form [`acl::normalize`]) — sorted by name
+    /// (empty where the filesystem has none).
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs>;
-    /// What is at `path`, and for a regular file its bytes and `user.*` extended
+    /// Whether the filesystem holding the directory `dir` can store POSIX ACLs: `false`
+    /// when it answers `EOPNOTSUPP` for them. The default (filesystems of tests, which
+    /// keep any attribute) says yes.
+    fn acls_supported(&self, _dir: &RelPath) -> io::Result<bool> {
+        Ok(true)
+    }
+    /// What is at `path`, and for a regular file its bytes and kept extended
     /// attributes ([`FileRead`]). The default asks [`FileSystem::entry`],
     /// [`FileSystem::read`] and [`FileSystem::xattrs`]; [`StdFs`] opens the file once,
     /// without following a symlink and without blocking (a FIFO or device put there is
@@ -74,10 +82,13 @@ pub trait FileSystem: Send + Sync {
             other => Ok(FileRead::Not(other)),
         }
     }
-    /// Create `path` (must not exist), write `bytes`, set `xattrs`, when `meta.owner` is
-    /// given the owner and group (`fchown`), and `meta.mode`, then `fsync` the file: its
-    /// bytes and metadata are durable before a name points at it. On an error after
-    /// the file was created, it is removed again (best effort).
+    /// Create `path` (must not exist), write `bytes`, set `xattrs` (an ACL given back
+    /// the permissions of `meta.mode`, and an ACL the new file inherited from its
+    /// directory removed when `meta.xattrs` is recorded and names none), when
+    /// `meta.owner` is given the owner and group (`fchown`), and `meta.mode`, then
+    /// `fsync` the file: its bytes and metadata are durable before a name points at it
+    /// ([`fill_and_sync`]). On an error after the file was created, it is removed
+    /// again (best effort).
     fn write_synced(
         &self,
         path: &RelPath,
@@ -111,13 +122,13 @@ pub trait FileSystem: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileRead {
     /// A regular file: its [`EntryKind::File`] (links, mode, owner), its bytes and its
-    /// `user.*` extended attributes, sorted by name.
+    /// kept extended attributes (`user.*` and the access ACL), sorted by name.
     File {
         /// What the file is (always [`EntryKind::File`]).
         kind: EntryKind,
         /// Its bytes.
         bytes: Vec<u8>,
-        /// Its `user.*` extended attributes.
+        /// Its `user.*` extended attributes and access ACL ([`FileSystem::xattrs`]).
         xattrs: Xattrs,
     },
     /// Not a regular file, so nothing was read: what is there instead
@@ -133,6 +144,9 @@ pub trait NewFile {
     fn write_all(&mut self, bytes: &[u8]) -> io::Result<()>;
     /// `fsetxattr(name, value)`.
     fn set_xattr(&mut self, name: &str, value: &[u8]) -> io::Result<()>;
+    /// `fremovexattr(name)`; an attribute the file does not have (`ENODATA`), or that
+    /// its filesystem cannot hold (`EOPNOTSUPP`), is already removed: `Ok`.
+    fn remove_xattr(&mut self, name: &str) -> io::Result<()>;
     /// `fchown(uid, gid)`.
     fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()>;
     /// `fchmod(mode)` (permission bits, `0o7777`).
@@ -147,6 +161,15 @@ pub trait NewFile {
 /// the mode (`fchmod`, so the umask does not change it), and only then the `fsync`.
 /// Metadata set after the fsync would not be durable when a rename later points a name
 /// at the file: a power cut could leave the new bytes with the wrong owner or mode.
+///
+/// The access ACL ([`acl::ACCESS`]) is an extended attribute that is also the mode:
+/// setting it sets the mode's bits, and the `fchmod` after it sets the ACL's owner,
+/// mask and other entries. It is set with the permissions of `meta.mode`
+/// ([`acl::for_mode`]) and before the `fchmod`, so the file ends with exactly
+/// `meta.mode` and the recorded ACL (the same ACL a `chmod` to `meta.mode` would give
+/// when a plan changed the mode). A file whose recorded state (`meta.xattrs` is
+/// `Some`) has no ACL loses one it inherited from a default ACL of its directory; a
+/// file a batch creates (`None`) keeps what it inherits, as any new file does.
 pub fn fill_and_sync(
     f: &mut dyn NewFile,
     bytes: &[u8],
@@ -155,7 +178,14 @@ pub fn fill_and_sync(
 ) -> io::Result<()> {
     f.write_all(bytes)?;
     for (name, value) in &xattrs.0 {
-        f.set_xattr(name, value)?;
+        if name == acl::ACCESS {
+            f.set_xattr(name, &acl::for_mode(value, meta.mode))?;
+        } else {
+            f.set_xattr(name, value)?;
+        }
+    }
+    if meta.xattrs.is_some() && !xattrs.0.iter().any(|(n, _)| n == acl::ACCESS) {
+        f.remove_xattr(acl::ACCESS)?;
     }
     if let Some(o) = meta.owner {
         f.set_owner(o.uid, o.gid)?;
@@ -178,6 +208,12 @@ impl NewFile for StdNewFile {
             value,
             rustix::fs::XattrFlags::empty(),
         )?)
+    }
+    fn remove_xattr(&mut self, name: &str) -> io::Result<()> {
+        match rustix::fs::fremovexattr(&self.0, name) {
+            Ok(()) | Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
     }
     fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
         Ok(rustix::fs::fchown(
@@ -289,8 +325,9 @@ impl AsFd for Dir<'_> {
     }
 }
 
-/// The `user.*` extended attributes of the open file `fd`, sorted by name; none where
-/// the filesystem does not support them (`ENOTSUP`).
+/// The kept extended attributes of the open file `fd` — `user.*`, and the access ACL
+/// ([`acl::ACCESS`]) in its recorded form ([`acl::normalize`]) — sorted by name; none
+/// where the filesystem does not support them (`ENOTSUP`).
 fn xattrs_of(fd: BorrowedFd<'_>) -> io::Result<Xattrs> {
     let unsupported = |e: rustix::io::Errno| e == rustix::io::Errno::NOTSUP;
     let len = match rustix::fs::flistxattr_query(fd) {
@@ -308,13 +345,17 @@ fn xattrs_of(fd: BorrowedFd<'_>) -> io::Result<Xattrs> {
         let Ok(name) = std::str::from_utf8(name) else {
             continue;
         };
-        if !name.starts_with("user.") {
+        let is_acl = name == acl::ACCESS;
+        if !name.starts_with("user.") && !is_acl {
             continue;
         }
         let size = rustix::fs::fgetxattr_query(fd, name)?;
         let mut value = vec![0u8; size];
         let got = rustix::fs::fgetxattr(fd, name, &mut value[..])?;
         value.truncate(got);
+        if is_acl {
+            value = acl::normalize(&value);
+        }
         out.push((name.to_string(), value));
     }
     out.sort();
@@ -373,6 +414,18 @@ impl FileSystem for StdFs {
 
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
         xattrs_of(self.open_read(path)?.as_fd())
+    }
+
+    fn acls_supported(&self, dir: &RelPath) -> io::Result<bool> {
+        let parts: Vec<&str> = dir.components().collect();
+        let dir = self.open_dir(&parts)?;
+        // An empty buffer asks for the size only: `ENODATA` (no ACL) and a size both
+        // say the filesystem has ACLs.
+        match rustix::fs::fgetxattr(&dir, acl::ACCESS, &mut [0u8; 0][..]) {
+            Ok(_) | Err(rustix::io::Errno::NODATA | rustix::io::Errno::RANGE) => Ok(true),
+            Err(rustix::io::Errno::NOTSUP) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
     }
 
     fn read_file(&self, path: &RelPath) -> io::Result<FileRead> {

@@ -129,15 +129,17 @@ pub struct FileMeta {
     /// owner the process gives it, and records of schema ≤ 3 did not keep it; a
     /// comparison then ignores the owner ([`FileState::matches`]).
     pub owner: Option<Owner>,
-    /// The blob of the file's `user.*` extended attributes ([`Xattrs`], encoded; the
+    /// The blob of the file's `user.*` extended attributes and access ACL ([`Xattrs`], encoded; the
     /// empty set too). `None`: not recorded (a file the batch creates, records of
     /// schema ≤ 3); a comparison then ignores them.
     pub xattrs: Option<BlobHash>,
 }
 
-/// A file's `user.*` extended attributes, sorted by name: what a commit keeps besides
-/// the bytes, mode and owner (`security.*`, `trusted.*` and ACLs are not kept; see
-/// docs/on-disk-format.md). Stored as a blob, named by [`FileMeta::xattrs`].
+/// A file's `user.*` extended attributes and its POSIX access ACL
+/// (`system.posix_acl_access`, in the form of [`crate::fs::acl::normalize`]), sorted by
+/// name: what a commit keeps besides the bytes, mode and owner (`security.*` and
+/// `trusted.*` are not kept; see docs/on-disk-format.md). Stored as a blob, named by
+/// [`FileMeta::xattrs`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Xattrs(pub Vec<(String, Vec<u8>)>);
 

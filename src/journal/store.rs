@@ -426,9 +426,11 @@ fn version_of(txn: &redb::ReadTransaction) -> Result<u64> {
 fn backup(path: &Path, version: u64) -> Result<()> {
     let backup = path.with_extension(format!("redb.v{version}.bak"));
     std::fs::copy(path, &backup).ctx("back up journal to", &backup)?;
-    std::fs::File::open(&backup)
-        .and_then(|f| f.sync_all())
-        .ctx("fsync", &backup)?;
+    let f = std::fs::File::open(&backup).ctx("open", &backup)?;
+    if let Some(dir) = backup.parent() {
+        crate::workspace::own_like_state_dir(dir, &f, &backup)?;
+    }
+    f.sync_all().ctx("fsync", &backup)?;
     Ok(())
 }
 

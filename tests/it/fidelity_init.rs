@@ -44,3 +44,135 @@ fn init_repairs_an_empty_or_wrong_gitignore_and_keeps_the_journal() {
     assert_eq!(ws.journal.show(tx, None).unwrap().tx, tx);
     assert!(ws.path(".ultra-edit/commit.lock").is_file());
 }
+
+/// Root running commands in a user's workspace re-creates the state files it finds
+/// missing (`commit.lock`, `.gitignore`) owned by the state directory's owner, not by
+/// root: the user can still lock, commit and re-run `init` afterwards.
+#[test]
+fn root_gives_the_state_files_it_creates_the_owner_of_the_state_directory() {
+    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the test runs as root in a workspace owned by uid 4242");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let user = |args: &[&str], stdin: &str| {
+        let mut cmd = ue_command(root, args);
+        cmd.uid(4242).gid(4242);
+        output_with_stdin(cmd, stdin)
+    };
+    let owner = |rel: &str| {
+        let md = fs::metadata(root.join(rel)).unwrap();
+        (md.uid(), md.gid())
+    };
+    std::os::unix::fs::chown(root, Some(4242), Some(4242)).unwrap();
+    fs::write(root.join("a.txt"), b"a\n").unwrap();
+    std::os::unix::fs::chown(root.join("a.txt"), Some(4242), Some(4242)).unwrap();
+    assert_eq!(user(&["init"], "").status.code(), Some(0));
+    // `init` by root repairs a missing .gitignore and lock file.
+    fs::remove_file(root.join(".ultra-edit/.gitignore")).unwrap();
+    fs::remove_file(root.join(".ultra-edit/commit.lock")).unwrap();
+    let out = cli(root, &["init"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    for f in [".ultra-edit/.gitignore", ".ultra-edit/commit.lock"] {
+        assert_eq!(owner(f), (4242, 4242), "{f}");
+    }
+    assert_eq!(
+        fs::read(root.join(".ultra-edit/.gitignore")).unwrap(),
+        b"*\n"
+    );
+    // A commit by root re-creates a missing lock file.
+    fs::remove_file(root.join(".ultra-edit/commit.lock")).unwrap();
+    let append =
+        |text: &str| format!(r#"{{"edits":[{{"op":"append","path":"a.txt","text":"{text}\n"}}]}}"#);
+    let out = cli(root, &["preview"], Some(&append("r")));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = cli(root, &["commit", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        (
+            owner(".ultra-edit/commit.lock"),
+            owner(".ultra-edit/journal.redb"),
+            owner("a.txt")
+        ),
+        ((4242, 4242), (4242, 4242), (4242, 4242))
+    );
+    // The user still works in their workspace.
+    let out = user(&["preview"], &append("u"));
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = user(&["commit", "2"], "");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(user(&["init"], "").status.code(), Some(0));
+    assert_eq!(fs::read(root.join("a.txt")).unwrap(), b"a\nr\nu\n");
+}
+
+/// A user who may not enter another user's `.ultra-edit/` (0700) is told that the
+/// journal exists and whose it is, not that the workspace is not initialized: with
+/// `--root`, found from the current directory, and from `init` itself.
+#[test]
+fn a_journal_this_user_cannot_read_is_reported_as_unreadable_not_missing() {
+    use std::os::unix::process::CommandExt;
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: the test makes a root-owned journal and drops to uid 4242");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    assert_eq!(cli(&root, &["init"], None).status.code(), Some(0));
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o777)).unwrap();
+    let before = fs::read(root.join(".ultra-edit/journal.redb")).unwrap();
+    let state_dir = root.join(".ultra-edit");
+    let want_msg = format!(
+        "the ultra-edit journal in {} exists, but this user (uid 4242) cannot read it: the directory belongs to uid 0, group 0, mode 700; nothing was read or changed",
+        state_dir.display()
+    );
+    let as_user = |with_root: bool, args: &[&str]| {
+        let mut cmd = if with_root {
+            ue_command(&root, args)
+        } else {
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
+            c.args(args).current_dir(&root).env("PWD", &root);
+            c
+        };
+        cmd.uid(4242).gid(4242);
+        output_with_stdin(cmd, "")
+    };
+    for (with_root, args) in [
+        (true, &["--json", "log"][..]),
+        (false, &["--json", "log"][..]),
+        (true, &["--json", "init"][..]),
+    ] {
+        let out = as_user(with_root, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        let v = json_of(&out);
+        assert_eq!(
+            (
+                v["error"]["kind"].as_str(),
+                v["error"]["message"].as_str(),
+                v["error"]["next_step"].clone(),
+            ),
+            (
+                Some("journal_unreadable"),
+                Some(want_msg.as_str()),
+                serde_json::json!({"step": "run_as_journal_owner", "owner": 0})
+            ),
+            "{args:?} (--root: {with_root})"
+        );
+        let hint = v["error"]["hint"].as_str().unwrap();
+        assert!(
+            hint.starts_with("run the command as the journal's owner (uid 0"),
+            "{hint}"
+        );
+    }
+    // Nothing was changed by any of them.
+    assert_eq!(
+        fs::read(root.join(".ultra-edit/journal.redb")).unwrap(),
+        before
+    );
+    assert_eq!(
+        fs::metadata(&state_dir).unwrap().permissions().mode() & 0o7777,
+        0o700
+    );
+}

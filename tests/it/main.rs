@@ -15,6 +15,7 @@ mod edges;
 mod embedding;
 mod enospc;
 mod fidelity;
+mod fidelity_acl;
 mod fidelity_init;
 mod fidelity_lock;
 mod fidelity_paths;

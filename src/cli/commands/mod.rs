@@ -212,12 +212,12 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
     if !existed {
         // A journal in a directory above: the commands run below this root now find
         // this one instead (as git finds the nearest .git), which hides that history.
-        if let Some(outer) = j
-            .root()
-            .ancestors()
-            .skip(1)
-            .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
-        {
+        if let Some(outer) = j.root().ancestors().skip(1).find(|d| {
+            let journal = d.join(STATE_DIR).join("journal.redb");
+            journal.is_file()
+                || std::fs::metadata(&journal)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        }) {
             eprintln!(
                 "ultra-edit: note: {} already has a journal; this new one is separate, and commands run under {} now use it instead",
                 outer.display(),
@@ -286,7 +286,9 @@ fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
 }
 
 /// The nearest directory from the current one upwards that holds a journal, as git
-/// finds `.git`. Errors: [`Error::NotInitialized`] naming the current directory.
+/// finds `.git`; one whose `.ultra-edit/` this user may not enter counts (opening it
+/// then says so: [`Error::JournalUnreadable`]). Errors: [`Error::NotInitialized`]
+/// naming the current directory.
 ///
 /// Walks up the current directory as the shell names it (`$PWD`, when it is the
 /// current directory), so a root reached through a symlink is found under that name
@@ -294,7 +296,12 @@ fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
 fn discover_root() -> Result<PathBuf> {
     let cwd = current_dir()?;
     cwd.ancestors()
-        .find(|d| d.join(STATE_DIR).join("journal.redb").is_file())
+        .find(|d| {
+            let journal = d.join(STATE_DIR).join("journal.redb");
+            journal.is_file()
+                || std::fs::metadata(&journal)
+                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        })
         .map(PathBuf::from)
         .ok_or(Error::NotInitialized {
             root: cwd,

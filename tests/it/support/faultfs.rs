@@ -44,6 +44,8 @@ pub struct FaultFs {
     state: Mutex<State>,
     /// The real filesystem underneath, confined to the workspace root ([`FaultFs::beneath`]).
     inner: OnceLock<StdFs>,
+    /// Say that no directory can hold POSIX ACLs (a filesystem mounted `noacl`).
+    no_acls: bool,
 }
 
 impl FaultFs {
@@ -58,6 +60,14 @@ impl FaultFs {
         let fs = FaultFs::default();
         fs.state.lock().unwrap().crash_after = Some(n);
         fs
+    }
+    /// A filesystem that says it cannot store POSIX ACLs
+    /// ([`FileSystem::acls_supported`] is `false`) and otherwise works.
+    pub fn without_acls() -> Self {
+        FaultFs {
+            no_acls: true,
+            ..FaultFs::default()
+        }
     }
     /// Run `hook` just before the first `op` on a path containing `substring` (e.g.
     /// another process writing a file between two steps of a batch).
@@ -129,6 +139,12 @@ impl FileSystem for FaultFs {
     }
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
         self.std_fs().xattrs(path)
+    }
+    fn acls_supported(&self, dir: &RelPath) -> io::Result<bool> {
+        if self.no_acls {
+            return Ok(false);
+        }
+        self.std_fs().acls_supported(dir)
     }
     fn write_synced(
         &self,

@@ -405,6 +405,11 @@ impl ultra_edit::fs::NewFile for CrashNewFile<'_> {
         x.sort();
         Ok(())
     }
+    fn remove_xattr(&mut self, name: &str) -> io::Result<()> {
+        self.power.alive()?;
+        self.now.xattrs.0.retain(|(n, _)| n != name);
+        Ok(())
+    }
     fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
         self.power.alive()?;
         self.now.owner = (uid, gid);
