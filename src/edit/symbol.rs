@@ -234,6 +234,10 @@ impl SymbolEdit<'_> {
                 "the file is larger than {} KiB, the most that is parsed for symbol edits",
                 syntax::PARSE_MAX_BYTES >> 10
             ),
+            OutlineError::TimedOut => format!(
+                "parsing the file took longer than {} s, the most a parse may take (badly broken input); edit it with a text op (replace_text, replace_lines)",
+                syntax::PARSE_DEADLINE_MS / 1000
+            ),
         };
         EditError::UnsupportedLanguage {
             path: self.path.into(),

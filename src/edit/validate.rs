@@ -147,7 +147,28 @@ fn syntax_issue(file: &FileCheck<'_>) -> Option<Issue> {
     }
     let path = file.path;
     let language = crate::syntax::Language::of_path(path)?.name();
-    let now = crate::syntax::parse_errors_since(path, after, file.before)?;
+    let now = match crate::syntax::parse_errors_since(path, after, file.before) {
+        Some(now) => now,
+        // Language, grammars and size allow a parse, so it was cut off at the deadline:
+        // only badly broken input takes that long, and a check must not be lost exactly
+        // when an edit breaks a file. It counts as a syntax error.
+        None if crate::syntax::ENABLED && after.len() <= crate::syntax::PARSE_MAX_BYTES => {
+            return Some(issue(
+                "syntax_error",
+                Severity::Error,
+                path,
+                format!(
+                    "{path}: the candidate could not be parsed as {language} within {} s (tree-sitter's \
+                     error recovery takes that long only on badly broken input), so it counts as \
+                     broken; fix the edit, or, if the file is meant to be broken for now, allow it \
+                     with the plan's \"policy\": {{\"syntax_errors\": \"allow\"}} (CLI: --allow \
+                     syntax_error)",
+                    crate::syntax::PARSE_DEADLINE_MS / 1000
+                ),
+            ));
+        }
+        None => return None,
+    };
     if now.errors == 0 {
         return None;
     }
@@ -486,6 +507,32 @@ mod tests {
             path,
             ..check(before, after)
         }
+    }
+
+    #[cfg(feature = "syntax")]
+    #[test]
+    fn a_parse_cut_off_at_its_deadline_counts_as_a_syntax_error() {
+        let after = b"fn f( { [ ) ; impl ".repeat(2_000);
+        crate::syntax::set_parse_deadline_for_tests(Some(std::time::Duration::ZERO));
+        let issues = validate(&[FileCheck {
+            path: "src/cut.rs",
+            before: None,
+            after: Some(&after),
+            text_op_on_binary: false,
+            meta_changed: false,
+        }]);
+        let outline = crate::syntax::outline("src/cut.rs", &after);
+        crate::syntax::set_parse_deadline_for_tests(None);
+        assert_eq!(codes(&issues), ["syntax_error"]);
+        assert_eq!(issues[0].severity, Severity::Error);
+        assert!(
+            issues[0].message.starts_with(
+                "src/cut.rs: the candidate could not be parsed as Rust within 5 s (tree-sitter's"
+            ),
+            "{}",
+            issues[0].message
+        );
+        assert_eq!(outline, Err(crate::syntax::OutlineError::TimedOut));
     }
 
     #[cfg(feature = "syntax")]

@@ -18,6 +18,8 @@
 mod lang;
 #[cfg(feature = "syntax")]
 mod tree;
+#[cfg(all(test, feature = "syntax"))]
+pub(crate) use tree::deadline_tests::set_deadline as set_parse_deadline_for_tests;
 
 /// True when the crate was built with the `syntax` feature (the grammars).
 pub const ENABLED: bool = cfg!(feature = "syntax");
@@ -28,6 +30,14 @@ pub const ENABLED: bool = cfg!(feature = "syntax");
 /// file's size (docs/benchmarks.md, "Symbol ops and syntax validation"); hand-written
 /// source files are far smaller, generated ones can be far larger.
 pub const PARSE_MAX_BYTES: usize = 1 << 20;
+
+/// Longest one parse may take, in milliseconds. tree-sitter's error recovery on badly
+/// broken input is not bounded by the input's size (0.7–1.2 s for 300 KB of garbage
+/// here, against ≈ 0.1 ms a KB for source); a parse cut off at this deadline counts as
+/// no parse: the file gets no `syntax_error` check and no names in hunk headers, like
+/// one over [`PARSE_MAX_BYTES`], and a symbol op on it fails with
+/// [`OutlineError::TimedOut`]. A preview is then bounded whatever the file holds.
+pub const PARSE_DEADLINE_MS: u64 = 5_000;
 
 /// A language whose files are parsed, chosen by file extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -123,13 +133,15 @@ pub enum OutlineError {
     UnknownLanguage,
     /// The file is larger than [`PARSE_MAX_BYTES`].
     TooLarge,
+    /// Its parse did not finish within [`PARSE_DEADLINE_MS`].
+    TimedOut,
 }
 
 /// The definitions of `bytes` (the content of `path`), in order of their first byte.
 ///
 /// # Errors
-/// [`OutlineError`]: no `syntax` feature, an unknown language, or a file over
-/// [`PARSE_MAX_BYTES`].
+/// [`OutlineError`]: no `syntax` feature, an unknown language, a file over
+/// [`PARSE_MAX_BYTES`], or a parse cut off at [`PARSE_DEADLINE_MS`].
 pub fn outline(path: &str, bytes: &[u8]) -> Result<Vec<Definition>, OutlineError> {
     let language = Language::of_path(path).ok_or(OutlineError::UnknownLanguage)?;
     if bytes.len() > PARSE_MAX_BYTES {
@@ -140,7 +152,7 @@ pub fn outline(path: &str, bytes: &[u8]) -> Result<Vec<Definition>, OutlineError
 
 #[cfg(feature = "syntax")]
 fn outline_of(language: Language, bytes: &[u8]) -> Result<Vec<Definition>, OutlineError> {
-    Ok(tree::outline(language, bytes))
+    tree::outline(language, bytes).ok_or(OutlineError::TimedOut)
 }
 
 #[cfg(not(feature = "syntax"))]

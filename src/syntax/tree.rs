@@ -50,7 +50,7 @@ fn parse_from<'a>(
             let mut parser = Parser::new();
             parser.set_language(&lang::grammar(language)).ok()?;
             let old = before.and_then(|b| edited_tree(language, b, bom, body));
-            let tree = parser.parse(body, old.as_ref())?;
+            let tree = parse_within(&mut parser, body, old.as_ref(), deadline())?;
             #[cfg(test)]
             counts::count(old.is_some());
             cache::put(key, &tree, body.len());
@@ -65,6 +65,35 @@ fn parse_from<'a>(
         tree,
         line_starts,
     })
+}
+
+/// How long a parse may take: [`super::PARSE_DEADLINE_MS`]; a test may set its own
+/// thread's ([`deadline_tests::set_deadline`]).
+fn deadline() -> std::time::Duration {
+    #[cfg(test)]
+    if let Some(d) = deadline_tests::DEADLINE.with(|d| d.get()) {
+        return d;
+    }
+    std::time::Duration::from_millis(super::PARSE_DEADLINE_MS)
+}
+
+/// `parser.parse(body, old)`, cut off once `deadline` has passed ([`super::PARSE_DEADLINE_MS`]):
+/// tree-sitter calls the progress callback as it works and stops when it says so;
+/// `None` then, as for any parse that did not finish.
+fn parse_within(
+    parser: &mut Parser,
+    body: &[u8],
+    old: Option<&Tree>,
+    deadline: std::time::Duration,
+) -> Option<Tree> {
+    let start = std::time::Instant::now();
+    let mut past_deadline = |_: &tree_sitter::ParseState| start.elapsed() >= deadline;
+    let options = tree_sitter::ParseOptions::new().progress_callback(&mut past_deadline);
+    parser.parse_with_options(
+        &mut |at: usize, _| body.get(at..).unwrap_or_default(),
+        old,
+        Some(options),
+    )
 }
 
 /// The tree of `before` (parsed, or from the cache) edited to become `after`'s
@@ -280,11 +309,8 @@ impl Parsed<'_> {
 /// and the leading trivia of each child are known from the walk itself, never asked
 /// of tree-sitter (`Node::parent` and `Node::prev_sibling` search from the root or the
 /// first sibling).
-pub(super) fn outline(language: Language, bytes: &[u8]) -> Vec<Definition> {
-    match parse(language, bytes) {
-        Some(parsed) => outline_of(&parsed, language, None),
-        None => Vec::new(),
-    }
+pub(super) fn outline(language: Language, bytes: &[u8]) -> Option<Vec<Definition>> {
+    parse(language, bytes).map(|parsed| outline_of(&parsed, language, None))
 }
 
 /// The definitions of a file whose lines (signature through last line) hold one of
@@ -638,5 +664,38 @@ fn unclosed_bracket(parsed: &Parsed<'_>) -> Option<usize> {
                 return open.last().map(|&(_, at)| at);
             }
         }
+    }
+}
+
+#[cfg(test)]
+pub(super) mod deadline_tests {
+    use super::*;
+
+    thread_local! {
+        pub(super) static DEADLINE: std::cell::Cell<Option<std::time::Duration>> =
+            const { std::cell::Cell::new(None) };
+    }
+
+    /// Parses on this thread get `d` instead of [`super::super::PARSE_DEADLINE_MS`].
+    pub(crate) fn set_deadline(d: Option<std::time::Duration>) {
+        DEADLINE.with(|c| c.set(d));
+    }
+
+    /// A parse past its deadline stops and counts as no parse; within it, it finishes.
+    /// (tree-sitter asks the callback every hundred or so steps, so the input must be
+    /// longer than that.)
+    #[test]
+    fn a_parse_past_its_deadline_is_cut_off() {
+        let broken: Vec<u8> = b"fn f( { [ ) ; impl ".repeat(2_000);
+        let mut parser = Parser::new();
+        parser.set_language(&lang::grammar(Language::Rust)).unwrap();
+        let zero = std::time::Duration::ZERO;
+        assert!(parse_within(&mut parser, &broken, None, zero).is_none());
+        let mut parser = Parser::new();
+        parser.set_language(&lang::grammar(Language::Rust)).unwrap();
+        let ample = std::time::Duration::from_secs(60);
+        let tree = parse_within(&mut parser, &broken, None, ample).expect("finishes");
+        assert!(tree.root_node().has_error());
+        assert_eq!(tree.root_node().end_byte(), broken.len());
     }
 }
