@@ -247,23 +247,7 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/plan.md")).unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), page);
     // One section per op, each with an example of that op.
-    let ops = [
-        "replace_text",
-        "replace_lines",
-        "insert_before",
-        "insert_after",
-        "prepend",
-        "append",
-        "replace_file",
-        "create_file",
-        "write_file",
-        "delete_file",
-        "replace_symbol",
-        "insert_before_symbol",
-        "insert_after_symbol",
-        "delete_symbol",
-    ];
-    for op in ops {
+    for op in ultra_edit::Edit::OPS {
         let section = page
             .split("\n## ")
             .find(|s| s.starts_with(&format!("{op}\n")))
@@ -339,7 +323,7 @@ fn help_plan_teaches_every_op_and_plan_errors_point_at_it() {
         .map(|(list, _)| list.to_string())
         .unwrap_or_else(|| panic!("{message}"));
     let known: Vec<&str> = known.split(", ").map(|o| o.trim_matches('`')).collect();
-    assert_eq!(known, ops, "{message}");
+    assert_eq!(known, ultra_edit::Edit::OPS, "{message}");
 }
 
 #[test]
