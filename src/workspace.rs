@@ -239,10 +239,10 @@ impl Journal {
                 Some(d) => d.canonicalize().unwrap_or_else(|_| d.clone()),
                 None => root.join(STATE_DIR),
             };
-            if opts.journal_backend.is_none() {
-                check_state_dir_access(&dir)?;
-            }
             if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
+                // Not found, or not reachable by this user: which, only on this path
+                // (the check lists the directory, which an open that works need not).
+                check_state_dir_access(&dir)?;
                 return Err(Error::NotInitialized {
                     root,
                     searched_up: false,

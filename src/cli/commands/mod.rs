@@ -212,12 +212,7 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
     if !existed {
         // A journal in a directory above: the commands run below this root now find
         // this one instead (as git finds the nearest .git), which hides that history.
-        if let Some(outer) = j.root().ancestors().skip(1).find(|d| {
-            let journal = d.join(STATE_DIR).join("journal.redb");
-            journal.is_file()
-                || std::fs::metadata(&journal)
-                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-        }) {
+        if let Some(outer) = j.root().ancestors().skip(1).find(|d| holds_journal(d)) {
             eprintln!(
                 "ultra-edit: note: {} already has a journal; this new one is separate, and commands run under {} now use it instead",
                 outer.display(),
@@ -296,12 +291,7 @@ fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
 fn discover_root() -> Result<PathBuf> {
     let cwd = current_dir()?;
     cwd.ancestors()
-        .find(|d| {
-            let journal = d.join(STATE_DIR).join("journal.redb");
-            journal.is_file()
-                || std::fs::metadata(&journal)
-                    .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
-        })
+        .find(|d| holds_journal(d))
         .map(PathBuf::from)
         .ok_or(Error::NotInitialized {
             root: cwd,
@@ -325,4 +315,14 @@ pub fn current_dir() -> Result<PathBuf> {
         .filter(|p| p.is_absolute())
         .filter(|p| p.canonicalize().is_ok_and(|c| c == real));
     Ok(logical.unwrap_or(real))
+}
+
+/// Whether `dir` holds a journal (`.ultra-edit/journal.redb`, one `stat`), counting one
+/// this user may not reach (`EACCES`): opening it then says so
+/// ([`ultra_edit::Error::JournalUnreadable`]) instead of looking further up.
+fn holds_journal(dir: &Path) -> bool {
+    match std::fs::metadata(dir.join(STATE_DIR).join("journal.redb")) {
+        Ok(md) => md.is_file(),
+        Err(e) => e.kind() == std::io::ErrorKind::PermissionDenied,
+    }
 }
