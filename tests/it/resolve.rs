@@ -35,16 +35,20 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
-/// `ultra-edit resolve` with `VISUAL`/`EDITOR` set as given.
+/// `ultra-edit resolve` with `VISUAL`/`EDITOR` set as given, and a private `TMPDIR`
+/// removed afterwards, so that the copies a refused resolution keeps do not pile up in
+/// the system's temp dir.
 fn resolve(
     ws: &Ws,
     args: &[&str],
     visual: Option<&Path>,
     editor: Option<&Path>,
 ) -> std::process::Output {
+    let tmp = tempfile::tempdir().unwrap();
     let mut cmd = ue_command(ws.root(), &[&["resolve"], args].concat());
     cmd.env_remove("VISUAL")
         .env_remove("EDITOR")
+        .env("TMPDIR", tmp.path())
         .env("NO_COLOR", "1");
     if let Some(v) = visual {
         cmd.env("VISUAL", v);
