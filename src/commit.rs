@@ -84,7 +84,7 @@ impl Journal {
                 if !stale.is_empty() {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }
-                gate::keep_owners(tx, &mut files, opts.allow_owner_change)?;
+                gate::keep_owners(&locked, tx, &mut files, opts.allow_owner_change)?;
                 gate::keep_acls(&locked, tx, &files)?;
                 let new = NewBatch {
                     kind: BatchKind::Commit {
@@ -217,7 +217,7 @@ impl Journal {
                     create_dirs: Vec::new(),
                     remove_dirs: batch.create_dirs.iter().rev().cloned().collect(),
                 };
-                gate::keep_owners(tx, &mut new.files, opts.allow_owner_change)?;
+                gate::keep_owners(&locked, tx, &mut new.files, opts.allow_owner_change)?;
                 gate::keep_acls(&locked, tx, &new.files)?;
                 // The rollback tx is created in the intent's own journal write: it never
                 // exists without its batch, so it ends with the batch (committed, or

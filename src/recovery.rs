@@ -17,9 +17,11 @@
 use serde::{Deserialize, Serialize};
 
 use crate::batch::drive::{self, DriveOptions, Side};
+use crate::batch::gate;
 use crate::batch::machine::Batch;
-use crate::error::Result;
+use crate::error::{Error, OwnedPath, Result};
 use crate::failpoint::crash_point;
+use crate::fs::snapshot;
 use crate::journal::records::*;
 use crate::lock::Locked;
 
@@ -104,6 +106,7 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
     } else {
         0
     };
+    owners_can_be_given(l, rec, side, files)?;
     let opts = DriveOptions {
         overwrite,
         files,
@@ -129,4 +132,51 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
     batch.settle(l, side, out, Some(action_note), true)?;
     action.result = batch.record().state;
     Ok(action)
+}
+
+/// Refuse, before writing anything, a recovery that would give files the wrong owner:
+/// each file recovery rewrites (its `side` image recorded with an owner, and the disk
+/// not holding that image yet) must get an owner this process can give
+/// ([`gate::Chown`]). Root can give any; a user settling another user's batch (or
+/// root's) gets [`Error::RecoveryNeedsOwner`] instead of files that are suddenly its
+/// own, or a failed `fchown` halfway through. Root pays nothing; a user one read per
+/// file whose owner it cannot give.
+fn owners_can_be_given(l: &Locked<'_>, rec: &BatchRecord, side: Side, files: usize) -> Result<()> {
+    let chown = gate::Chown::current();
+    if chown.uid() == 0 {
+        return Ok(());
+    }
+    let mut refused = Vec::new();
+    for f in rec.files.iter().take(files) {
+        let target = side.target(f);
+        let Some(o) = target.owner() else {
+            continue;
+        };
+        if chown.can_give(l, &f.path, &o)? {
+            continue;
+        }
+        // Already there (the crash came after this file): nothing to give.
+        let written = matches!(
+            snapshot::read_state(l.fs.as_ref(), &l.root, &f.path),
+            Ok((found, _, _)) if target.matches(&found)
+        );
+        if !written {
+            refused.push(OwnedPath {
+                path: f.path.to_string(),
+                uid: o.uid,
+                gid: o.gid,
+            });
+        }
+    }
+    if refused.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::RecoveryNeedsOwner {
+            tx: rec.tx,
+            batch: rec.batch,
+            completes: side == Side::Post,
+            uid: chown.uid(),
+            files: refused,
+        })
+    }
 }

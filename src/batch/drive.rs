@@ -13,7 +13,7 @@ use crate::batch::temp_path;
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, IoError, Result};
 use crate::fs::{snapshot, EntryKind, RelPath};
-use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite};
+use crate::journal::records::{BatchFile, BatchRecord, FileState, ForeignWrite, Owner};
 use crate::lock::Locked;
 
 /// Which images to bring the files to.
@@ -26,7 +26,8 @@ pub(crate) enum Side {
 }
 
 impl Side {
-    fn target(self, f: &BatchFile) -> &FileState {
+    /// The image the drive writes.
+    pub(crate) fn target(self, f: &BatchFile) -> &FileState {
         match self {
             Side::Pre => &f.pre,
             Side::Post => &f.post,
@@ -177,7 +178,8 @@ fn write_side(
     let bytes = reader.blob_required(&hash)?;
     let xattrs = reader.xattrs(target)?;
     drop(reader);
-    out.dirs_created.extend(ensure_parents(ws, &f.path)?);
+    out.dirs_created
+        .extend(ensure_parents(ws, &f.path, meta.owner)?);
     let tmp = temp_path(&f.path, rec, index);
     // A temp staged by the interrupted batch is removed here, before its slot is
     // reused: it counts among the temps removed.
@@ -192,11 +194,21 @@ fn write_side(
     Ok(())
 }
 
-/// Create the missing parent directories of `rel`, parents first; returns them.
-pub(crate) fn ensure_parents(ws: &Ws, rel: &RelPath) -> Result<Vec<RelPath>> {
+/// Create the missing parent directories of `rel`, parents first; returns them. Run
+/// by root for a file whose recorded owner is another user (recovery completing a
+/// user's batch), each directory is given that owner, as the user's own commit would
+/// have created it: root's would lock the user out of the directory.
+pub(crate) fn ensure_parents(ws: &Ws, rel: &RelPath, owner: Option<Owner>) -> Result<Vec<RelPath>> {
     let missing = missing_parents(ws, rel)?;
+    let give = owner.filter(|o| {
+        let me = crate::fs::process_owner();
+        me.uid == 0 && o.uid != me.uid
+    });
     for dir in &missing {
         ws.fs.create_dir(dir).ctx("mkdir", ws.abs(dir))?;
+        if let Some(o) = give {
+            ws.fs.set_owner(dir, o).ctx("chown", ws.abs(dir))?;
+        }
     }
     Ok(missing)
 }

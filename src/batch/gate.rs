@@ -26,28 +26,89 @@ pub(crate) fn stale_paths<'a>(
     Ok(stale)
 }
 
+/// The owners this process may give a file it creates (chown(2)): root any; another
+/// user its own uid with a group it belongs to, or with the group the file gets at its
+/// creation anyway (a directory's set-group-ID group, which a chown may keep).
+pub(crate) struct Chown {
+    euid: u32,
+    egid: u32,
+    groups: Vec<u32>,
+}
+
+impl Chown {
+    /// This process's ids.
+    pub(crate) fn current() -> Chown {
+        let owner = crate::fs::process_owner();
+        let groups = if owner.uid == 0 {
+            Vec::new()
+        } else {
+            rustix::process::getgroups()
+                .map(|g| g.into_iter().map(|g| g.as_raw()).collect())
+                .unwrap_or_default()
+        };
+        Chown {
+            euid: owner.uid,
+            egid: owner.gid,
+            groups,
+        }
+    }
+
+    /// The effective uid.
+    pub(crate) fn uid(&self) -> u32 {
+        self.euid
+    }
+
+    /// Whether this process can give a new file in the directory of `rel` the owner
+    /// `o`. Asks the filesystem only for a group outside the process's.
+    pub(crate) fn can_give(&self, ws: &Ws, rel: &RelPath, o: &Owner) -> Result<bool> {
+        if self.euid == 0 {
+            return Ok(true);
+        }
+        if o.uid != self.euid {
+            return Ok(false);
+        }
+        if o.gid == self.egid || self.groups.contains(&o.gid) {
+            return Ok(true);
+        }
+        Ok(creation_owner(ws, rel)?.gid == o.gid)
+    }
+}
+
+/// The owner a file created at `rel` gets ([`crate::fs::FileSystem::creation_owner`]
+/// of its nearest existing directory: a directory the batch creates inherits the
+/// set-group-ID group of the one it is created in).
+pub(crate) fn creation_owner(ws: &Ws, rel: &RelPath) -> Result<Owner> {
+    let missing = missing_parents(ws, rel)?;
+    let dir = match missing.first() {
+        Some(outermost) => outermost.parent(),
+        None => rel.parent(),
+    };
+    Ok(ws.fs.creation_owner(&dir).ctx("stat", ws.abs(&dir))?)
+}
+
 /// Make sure every file the batch writes keeps its recorded owner: a commit writes a new
 /// inode, which gets the process's owner unless the process can give it the old one.
 /// Root can; another user only its own uid and a group it belongs to (chown(2)). The
 /// files it cannot keep are refused ([`Error::OwnerNotKept`], nothing written) unless
-/// `allow_change`: then their post-images record no owner and they get the process's.
-pub(crate) fn keep_owners(tx: u64, files: &mut [BatchFile], allow_change: bool) -> Result<()> {
-    let euid = rustix::process::geteuid().as_raw();
-    if euid == 0 {
+/// `allow_change`: then their post-images record no owner and they get the process's
+/// ([`record_creation_owners`]).
+pub(crate) fn keep_owners(
+    ws: &Ws,
+    tx: u64,
+    files: &mut [BatchFile],
+    allow_change: bool,
+) -> Result<()> {
+    let chown = Chown::current();
+    if chown.uid() == 0 {
         return Ok(());
     }
-    let egid = rustix::process::getegid().as_raw();
-    let groups: Vec<u32> = rustix::process::getgroups()
-        .map(|g| g.into_iter().map(|g| g.as_raw()).collect())
-        .unwrap_or_default();
-    let settable = |o: &Owner| o.uid == euid && (o.gid == egid || groups.contains(&o.gid));
     let mut refused = Vec::new();
     for f in files.iter_mut() {
         let FileState::File { meta, .. } = &mut f.post else {
             continue;
         };
         match meta.owner {
-            Some(o) if !settable(&o) => {
+            Some(o) if !chown.can_give(ws, &f.path, &o)? => {
                 if allow_change {
                     meta.owner = None;
                 } else {
@@ -66,10 +127,39 @@ pub(crate) fn keep_owners(tx: u64, files: &mut [BatchFile], allow_change: bool) 
     } else {
         Err(Error::OwnerNotKept {
             tx,
-            uid: euid,
+            uid: chown.uid(),
             files: refused,
         })
     }
+}
+
+/// Record the owner of every file the batch writes without a recorded owner — a file
+/// it creates, or one whose owner change was accepted — as the owner this process gives
+/// it ([`creation_owner`]), before the intent. The committer's owner is then part of the
+/// batch, so a recovery run by another user (root, in a container) gives the file the
+/// owner the commit would have, not its own (docs/commit-protocol.md, "Owners").
+/// One `stat` per directory that holds such files.
+pub(crate) fn record_creation_owners(ws: &Ws, files: &mut [BatchFile]) -> Result<()> {
+    let mut known: std::collections::BTreeMap<RelPath, Owner> = Default::default();
+    for f in files.iter_mut() {
+        let FileState::File { meta, .. } = &mut f.post else {
+            continue;
+        };
+        if meta.owner.is_some() {
+            continue;
+        }
+        let dir = f.path.parent();
+        let owner = match known.get(&dir) {
+            Some(o) => *o,
+            None => {
+                let o = creation_owner(ws, &f.path)?;
+                known.insert(dir, o);
+                o
+            }
+        };
+        meta.owner = Some(owner);
+    }
+    Ok(())
 }
 
 /// Make sure every file the batch writes with a POSIX ACL can get it: a file whose

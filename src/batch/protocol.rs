@@ -94,6 +94,7 @@ pub(crate) fn apply(
     tx_of: impl FnOnce(&mut Writer) -> Result<u64>,
 ) -> Result<Landed> {
     new.create_dirs = gate::dirs_to_create(l, &new.files)?;
+    gate::record_creation_owners(l, &mut new.files)?;
     let batch = intent(l, new, tx_of)?;
     // The intent is the commit point: both names mark the moment it is durable and
     // nothing is staged yet.

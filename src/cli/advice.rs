@@ -84,6 +84,9 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::RunAsJournalOwner { owner } => format!(
             "run the command as the journal's owner (uid {owner}, e.g. `sudo -u '#{owner}' ultra-edit ...`), or have them (or root) give this user read, write and search access to the directory; `ultra-edit init` cannot help, the journal is already there"
         ),
+        NextStep::RecoverAsOwner { uid } => format!(
+            "run `ultra-edit recover` as root (e.g. `sudo ultra-edit recover`) or as the files' owner (uid {uid}); until then the batch stays in flight, and `ultra-edit log`, `show` and `journal dump` work"
+        ),
         NextStep::MountWithAcls => "mount the filesystem with ACL support (e.g. `mount -o remount,acl MOUNTPOINT`) and run the command again, or remove the ACL (`setfacl -b FILE`) and preview again".into(),
         _ => return None,
     })

@@ -297,6 +297,25 @@ pub enum Error {
         /// The files and the owners they would lose.
         files: Vec<OwnedPath>,
     },
+    /// A batch a crash interrupted (another process's, which may have been another
+    /// user's) writes files whose recorded owner this process cannot give them: it is not
+    /// root, and they belong to another user or to a group it is not in. Completing or
+    /// reverting the batch as this user would leave those files owned by it, so
+    /// recovery refuses before writing anything; the batch stays in flight, and root or
+    /// the files' owner settles it. Reading commands work meanwhile.
+    #[error("batch {batch} of tx {tx} was interrupted and recovery must {} it, but it writes {} and this process (uid {uid}) cannot give them their owner; nothing was changed", if *completes { "complete" } else { "revert" }, files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
+    RecoveryNeedsOwner {
+        /// Transaction id.
+        tx: u64,
+        /// Batch id.
+        batch: u64,
+        /// Whether recovery completes the batch (`false`: reverts it).
+        completes: bool,
+        /// The process's effective uid.
+        uid: u32,
+        /// The files (as the batch names them) and the owners they must get.
+        files: Vec<OwnedPath>,
+    },
     /// A commit or rollback would write a file that has a POSIX ACL onto a filesystem
     /// that cannot store one (`EOPNOTSUPP`, e.g. mounted `noacl` since the preview): the
     /// file would lose its ACL, and with it the access it denies (a group that the ACL
@@ -374,6 +393,7 @@ impl Error {
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
             | Error::OwnerNotKept { tx, .. }
+            | Error::RecoveryNeedsOwner { tx, .. }
             | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
             | Error::PreviewExpired { tx, .. }
@@ -424,6 +444,7 @@ impl Error {
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
             Error::OwnerNotKept { .. } => "owner_not_kept",
+            Error::RecoveryNeedsOwner { .. } => "recovery_needs_owner",
             Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
         }
@@ -489,6 +510,9 @@ impl Error {
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
+            Error::RecoveryNeedsOwner { files, .. } => NextStep::RecoverAsOwner {
+                uid: files.first().map(|f| f.uid).unwrap_or(0),
+            },
             Error::AclNotKept { .. } => NextStep::MountWithAcls,
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
@@ -549,7 +573,9 @@ impl Error {
                 out.dedup();
                 out
             }
-            Error::OwnerNotKept { files, .. } => files.iter().map(|f| f.path.clone()).collect(),
+            Error::OwnerNotKept { files, .. } | Error::RecoveryNeedsOwner { files, .. } => {
+                files.iter().map(|f| f.path.clone()).collect()
+            }
             Error::NeedsAttention { attention, .. } => match attention {
                 Attention::ForeignBytes { paths, .. } => paths.clone(),
                 Attention::RevertNotRecorded { installed, .. } => installed.clone(),
@@ -604,6 +630,17 @@ mod tests {
             },
             Error::OwnerNotKept {
                 tx: 3,
+                uid: 1000,
+                files: vec![OwnedPath {
+                    path: "a".into(),
+                    uid: 0,
+                    gid: 0,
+                }],
+            },
+            Error::RecoveryNeedsOwner {
+                tx: 3,
+                batch: 1,
+                completes: true,
                 uid: 1000,
                 files: vec![OwnedPath {
                     path: "a".into(),

@@ -366,6 +366,12 @@ pub enum NextStep {
         /// The state directory's owner (uid).
         owner: u32,
     },
+    /// Run recovery (`recover`) as root or as the user who owns the batch's files: an
+    /// interrupted batch writes files this user cannot give their owner.
+    RecoverAsOwner {
+        /// The owner (uid) of the first such file.
+        uid: u32,
+    },
     /// Mount the filesystem with POSIX ACL support, or remove the files' ACLs and
     /// preview again.
     MountWithAcls,

@@ -22,7 +22,7 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::failpoint::io_fault;
-use crate::journal::records::{FileMeta, Xattrs};
+use crate::journal::records::{FileMeta, Owner, Xattrs};
 
 /// What is at a path, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +102,22 @@ pub trait FileSystem: Send + Sync {
     fn remove_file(&self, path: &RelPath) -> io::Result<()>;
     /// `mkdir(path)` with mode 0o777 before the umask (as mkdir(1) makes it).
     fn create_dir(&self, path: &RelPath) -> io::Result<()>;
+    /// The owner and group a file or directory created in the existing directory `dir`
+    /// gets (open(2), mkdir(2) on Linux): the process's effective uid, and the
+    /// directory's group when the directory has the set-group-ID bit (which a directory
+    /// created in it inherits), else the process's effective gid. (A filesystem mounted
+    /// with `grpid` gives every new file its directory's group; this does not model
+    /// that.) The default, for filesystems of tests: the effective uid and gid.
+    fn creation_owner(&self, _dir: &RelPath) -> io::Result<Owner> {
+        Ok(process_owner())
+    }
+    /// `lchown(path, uid, gid)`, not following a final symlink: used only by root, to
+    /// give a directory that recovery creates the owner of the files it is created for.
+    /// The default (filesystems of tests, which do not model directory owners) does
+    /// nothing.
+    fn set_owner(&self, _path: &RelPath, _owner: Owner) -> io::Result<()> {
+        Ok(())
+    }
     /// `rmdir(path)`; fails if not empty.
     fn remove_dir(&self, path: &RelPath) -> io::Result<()>;
     /// `fsync` a directory (the root for [`RelPath::root`]), making its entries
@@ -379,6 +395,21 @@ fn kind_of(st: &rustix::fs::Stat) -> EntryKind {
     }
 }
 
+/// The process's effective uid and gid: the owner of a file it creates in a directory
+/// without the set-group-ID bit.
+pub fn process_owner() -> Owner {
+    Owner {
+        uid: rustix::process::geteuid().as_raw(),
+        gid: rustix::process::getegid().as_raw(),
+    }
+}
+
+/// Mode bits of `st_mode` this module tests.
+mod libc_mode {
+    /// Set-group-ID.
+    pub const S_ISGID: u32 = 0o2000;
+}
+
 /// `fsync` a written temp: its bytes must be durable before a name points at them.
 /// The `fs::fsync` failpoint sits here, so the I/O-fault test fails if this call is
 /// ever dropped from `write_synced`.
@@ -518,6 +549,31 @@ impl FileSystem for StdFs {
         // 0777 & ~umask, as mkdir(1) and git make directories: the process's umask
         // decides, so a group-writable umask (002) gives a directory the group can use.
         Ok(rustix::fs::mkdirat(&dir, name, Mode::from_raw_mode(0o777))?)
+    }
+
+    fn creation_owner(&self, dir: &RelPath) -> io::Result<Owner> {
+        let st = if dir.is_root() {
+            rustix::fs::fstat(&*self.root_fd)?
+        } else {
+            let (parent, name) = self.parent(dir)?;
+            rustix::fs::statat(&parent, name, AtFlags::SYMLINK_NOFOLLOW)?
+        };
+        let mut owner = process_owner();
+        if st.st_mode & libc_mode::S_ISGID != 0 {
+            owner.gid = st.st_gid;
+        }
+        Ok(owner)
+    }
+
+    fn set_owner(&self, path: &RelPath, owner: Owner) -> io::Result<()> {
+        let (dir, name) = self.parent(path)?;
+        Ok(rustix::fs::chownat(
+            &dir,
+            name,
+            Some(rustix::fs::Uid::from_raw(owner.uid)),
+            Some(rustix::fs::Gid::from_raw(owner.gid)),
+            AtFlags::SYMLINK_NOFOLLOW,
+        )?)
     }
 
     fn remove_dir(&self, path: &RelPath) -> io::Result<()> {

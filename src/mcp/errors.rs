@@ -210,6 +210,12 @@ impl ToolError {
                     .with_example(json!({"tool": "journal_log", "agent_id": agent}))
                     .with_detail(json!({"attention": attention, "outcome": attention.outcome()}))
             }
+            Error::RecoveryNeedsOwner { .. } => ToolError::new(
+                "recovery_needs_owner",
+                e.to_string(),
+                "an interrupted batch must be settled by root or by its files' owner: run `ultra-edit recover` in the workspace as one of them (this server's user cannot); journal_log works meanwhile",
+            )
+            .with_example(json!({"tool": "journal_log", "agent_id": agent})),
             Error::Path(_) => ToolError::new(
                 "path_refused",
                 e.to_string(),

@@ -18,6 +18,7 @@ mod fidelity;
 mod fidelity_acl;
 mod fidelity_init;
 mod fidelity_lock;
+mod fidelity_owners;
 mod fidelity_paths;
 mod fidelity_readonly;
 mod fixture_v3;

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 use std::sync::OnceLock;
 
 use ultra_edit::fs::{EntryKind, FileSystem, RelPath, StdFs};
-use ultra_edit::{FileMeta, Xattrs};
+use ultra_edit::{FileMeta, Owner, Xattrs};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -167,6 +167,12 @@ impl FileSystem for FaultFs {
     fn create_dir(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::CreateDir, path)?;
         self.std_fs().create_dir(path)
+    }
+    fn creation_owner(&self, dir: &RelPath) -> io::Result<Owner> {
+        self.std_fs().creation_owner(dir)
+    }
+    fn set_owner(&self, path: &RelPath, owner: Owner) -> io::Result<()> {
+        self.std_fs().set_owner(path, owner)
     }
     fn remove_dir(&self, path: &RelPath) -> io::Result<()> {
         self.check(Op::RemoveDir, path)?;
