@@ -397,7 +397,7 @@ impl Journal {
     /// The tx, if open, and its latest revision.
     pub(crate) fn latest_open(&self, tx: u64, verb: Verb) -> Result<(TxRecord, RevisionRecord)> {
         let r = self.ws.store.read()?;
-        let txrec = open_tx(&r, tx, verb)?;
+        let txrec = open_tx(&r, tx, verb).map_err(|e| self.with_redo(e))?;
         let rev = r.revision_of(&txrec, None)?;
         Ok((txrec, rev))
     }
@@ -452,6 +452,7 @@ impl Journal {
             let locked = self.lock()?;
             locked.store.write(|w| w.abort_tx(tx))
         })
+        .map_err(|e| self.with_redo(e))
     }
 
     /// One entry per tx, newest first; at most `limit` entries when given.

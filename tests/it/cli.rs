@@ -628,3 +628,67 @@ fn json_errors_name_the_next_command_line() {
     );
     assert!(err.get("command").is_none(), "{err}");
 }
+
+/// The hint for a rolled-back tx names the rollback whose rollback redoes it only
+/// while that rollback's change is live: after tx 1 is rolled back again (tx 4), tx 3
+/// (the redo) is undone on disk, so nothing redoes tx 2, and the hint says so instead
+/// of naming `rollback 3` (which would be refused as having nothing to roll back).
+#[test]
+fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1, "{}", text(&out));
+    for args in [["commit", "1"], ["rollback", "1"], ["rollback", "2"]] {
+        let out = cli(ws.root(), &args, None);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    // Tx 1 live (redone by tx 3), tx 2 rolled back by tx 3: `rollback 3` redoes tx 2.
+    let out = cli(ws.root(), &["--json", "rollback", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
+            "hint": "`ultra-edit rollback 3` redoes it",
+            "next_step": {"step": "redo", "by": 3},
+            "command": "ultra-edit rollback 3",
+        }})
+    );
+    // Tx 1 rolled back again, as tx 4: tx 3's change is undone on disk.
+    let out = cli(ws.root(), &["rollback", "1"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+    let out = cli(ws.root(), &["--json", "rollback", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let hint = "nothing redoes it now: tx 3's change is undone already, so the files tx 3 restored hold tx 2's change again (`ultra-edit log` lists the transactions)";
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
+            "hint": hint,
+            "next_step": {"step": "nothing_to_redo", "tx": 2, "by": 3},
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back\nhint: {hint}\n")
+    );
+    // Every verb that refuses tx 2 says the same (commit here), in text too.
+    let out = cli(ws.root(), &["commit", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: tx 2 is rolled_back; tx 3 rolled it back, so it cannot be committed\nhint: {hint}\n")
+    );
+    // Nothing was written by the refusals.
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+}
