@@ -217,7 +217,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         from: Option<std::path::PathBuf>,
     },
-    /// Abort an open transaction.
+    /// Abort an open transaction (one aborted already: nothing changes, exit 0).
     Abort {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]

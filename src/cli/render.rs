@@ -13,8 +13,8 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport,
-    Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
+    AbortReport, BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
+    GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
     RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
@@ -323,11 +323,16 @@ impl Out {
         Ok(())
     }
 
-    pub fn aborted(&self, t: &TxRecord) -> Result<()> {
+    pub fn aborted(&self, a: &AbortReport) -> Result<()> {
         if self.json {
-            emit_json(t);
+            emit_json(a);
+        } else if a.already {
+            emit(&format!(
+                "tx {} was already aborted; nothing changed\n",
+                a.record.tx
+            ));
         } else {
-            emit(&format!("aborted tx {}\n", t.tx));
+            emit(&format!("aborted tx {}\n", a.record.tx));
         }
         Ok(())
     }

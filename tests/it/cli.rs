@@ -692,3 +692,69 @@ fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
     // Nothing was written by the refusals.
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
 }
+
+/// `abort` of an aborted tx is a no-op that says so (exit 0, `"already": true`, no
+/// second `tx_aborted` event), as `rm -f` of a missing file; a committed tx stays
+/// refused.
+#[test]
+fn cli_abort_of_an_aborted_tx_succeeds_and_says_it_was_already_aborted() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1, "{}", text(&out));
+    let record = |already: bool| {
+        let out = cli(ws.root(), &["--json", "abort", "1"], None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        let mut v = json_of(&out);
+        assert!(v["created_ms"].as_u64().is_some(), "{v}");
+        v["created_ms"] = serde_json::json!(0);
+        assert_eq!(
+            v,
+            serde_json::json!({"tx": 1, "created_ms": 0, "agent": null, "description": null,
+                "state": "aborted", "revisions": 1, "committed": null, "rollback_of": null,
+                "rolled_back_by": null, "attention": null, "pruned": false, "already": already})
+        );
+    };
+    record(false);
+    record(true);
+    let out = cli(ws.root(), &["abort", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "tx 1 was already aborted; nothing changed\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // One abort recorded, whatever the number of calls.
+    let dump = cli(
+        ws.root(),
+        &["--json", "journal", "dump", "--kind", "tx_aborted"],
+        None,
+    );
+    assert!(dump.status.success(), "{}", text(&dump));
+    assert_eq!(String::from_utf8_lossy(&dump.stdout).lines().count(), 1);
+    // A committed tx is not aborted: still an error.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2, "{}", text(&out));
+    assert!(cli(ws.root(), &["commit", "2"], None).status.success());
+    let out = cli(ws.root(), &["--json", "abort", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is committed; revision 0 was applied by batch 1, so it cannot be aborted",
+            "hint": "`ultra-edit rollback 2` restores the files",
+            "next_step": {"step": "roll_back", "tx": 2},
+            "command": "ultra-edit rollback 2",
+        }})
+    );
+}
