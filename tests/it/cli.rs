@@ -758,3 +758,53 @@ fn cli_abort_of_an_aborted_tx_succeeds_and_says_it_was_already_aborted() {
         }})
     );
 }
+
+/// `preview plan.json` (the plan as a positional argument) is a usage error whose tip
+/// names `--plan plan.json`, when the argument ends in `.json` or names a file that
+/// exists where the command runs; any other stray argument gets clap's error alone.
+#[test]
+fn cli_a_plan_file_given_without_plan_gets_a_tip_naming_plan() {
+    let ws = workspace();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("edits.txt"), "{}").unwrap();
+    let run = |args: &[&str]| {
+        let out = ue_command(ws.root(), args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        out
+    };
+    let out = run(&["preview", "plan.json"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: unexpected argument 'plan.json' found\n\n  tip: to read the plan from the file 'plan.json', use '--plan plan.json'\n\nUsage: ultra-edit preview [OPTIONS]\n\nFor more information, try '--help'.\n"
+    );
+    let out = run(&["--json", "revise", "1", "edits.txt"]);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "exit_code": 2,
+            "message": "unexpected argument 'edits.txt' found",
+            "hint": "to read the plan from the file 'edits.txt', use '--plan edits.txt'; `ultra-edit revise --help` describes its arguments",
+            "usage": "ultra-edit revise [OPTIONS] <TX>",
+        }})
+    );
+    // Neither a .json name nor a file there: no tip.
+    let out = run(&["--json", "preview", "notes.txt"]);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "exit_code": 2,
+            "message": "unexpected argument 'notes.txt' found",
+            "hint": "`ultra-edit preview --help` describes its arguments",
+            "usage": "ultra-edit preview [OPTIONS]",
+        }})
+    );
+    // Nothing was recorded.
+    let log = cli(ws.root(), &["--json", "log"], None);
+    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+}
