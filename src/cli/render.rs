@@ -440,7 +440,7 @@ impl Out {
             return;
         }
         let mut s = format!(
-            "journal {}: {} tx(s), {} revision(s), {} blob(s) ({} bytes of content), {} batch(es), {} receipt(s), {} event(s)\n",
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length), {} batch(es), {} receipt(s), {} event(s)\n",
             if v.ok { "ok" } else { "DAMAGED" },
             v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
         );
@@ -526,8 +526,13 @@ impl Out {
             emit_json(s);
             return Ok(());
         }
+        // The three sizes, each with what it counts (the JSON names them by field).
+        let file = match s.file_bytes {
+            Some(b) => format!("{b} bytes (the length of journal.redb, unused pages included)"),
+            None => "size unknown".into(),
+        };
         emit(&format!(
-            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {} ({} bytes stored, {} bytes referenced)\nbatches {}\nreceipts {}\nevents {}\nfile {} bytes\n",
+            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
             s.schema_version,
             s.txs,
             s.txs_pruned,
@@ -538,7 +543,6 @@ impl Out {
             s.batches,
             s.receipts,
             s.events,
-            s.file_bytes.unwrap_or(0)
         ));
         Ok(())
     }
