@@ -168,7 +168,20 @@ impl Out {
         }
     }
 
+    /// `show`: a recorded revision, its validation errors included (a report, not an
+    /// error of the command).
     pub fn preview(&self, p: &Preview) -> Result<()> {
+        self.revision(p, true)
+    }
+
+    /// A revision the command just made (`preview`, `rebase`, `resolve`): as `show`
+    /// prints it, but without its validation errors, which go to standard error with
+    /// the command's own error ([`validation_errors`]).
+    pub fn made(&self, p: &Preview) -> Result<()> {
+        self.revision(p, false)
+    }
+
+    fn revision(&self, p: &Preview, with_errors: bool) -> Result<()> {
         if self.json {
             emit_json(p);
             return Ok(());
@@ -177,7 +190,7 @@ impl Out {
         for f in &p.files {
             s += &self.file_diff(&f.path, &f.diff);
         }
-        s += &self.preview_tail(p);
+        s += &self.preview_tail(p, with_errors);
         emit(&s);
         Ok(())
     }
@@ -203,7 +216,7 @@ impl Out {
             interdiff.from, p.tx
         );
         s += &self.interdiff_body(interdiff);
-        s += &self.preview_tail(p);
+        s += &self.preview_tail(p, false);
         emit(&s);
         Ok(())
     }
@@ -266,10 +279,36 @@ impl Out {
         s
     }
 
-    /// The conflict list and the validation report of a revision.
-    fn preview_tail(&self, p: &Preview) -> String {
+    /// The validation errors of a revision the command just made, one `error: CODE
+    /// PATH: MESSAGE` line each, for standard error (uncoloured, as every error there
+    /// is): the command failed with them (exit 4), and the text of one failure goes to
+    /// one stream. Empty under `--json`, whose object holds them.
+    pub fn validation_errors(&self, p: &Preview) -> String {
+        if self.json {
+            return String::new();
+        }
+        p.validation
+            .iter()
+            .filter(|i| i.severity == Severity::Error)
+            .map(|i| {
+                let at = if i.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", i.path)
+                };
+                format!("error: {}{at}: {}\n", i.code, i.message)
+            })
+            .collect()
+    }
+
+    /// The conflict list and the validation report of a revision (its errors only
+    /// `with_errors`).
+    fn preview_tail(&self, p: &Preview, with_errors: bool) -> String {
         let mut s = conflict_list(p, &self.palette);
         for i in &p.validation {
+            if i.severity == Severity::Error && !with_errors {
+                continue;
+            }
             let at = if i.path.is_empty() {
                 String::new()
             } else {

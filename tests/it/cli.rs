@@ -857,3 +857,44 @@ fn cli_journal_stats_and_verify_label_each_size() {
             "batches": 1, "receipts": 1, "events": 7, "problems": []})
     );
 }
+
+/// A revision that fails validation is one failure of the command: its error lines go
+/// to standard error with the summary, the revision itself (head, diff) to standard
+/// output; `show` prints the same errors as part of the revision, on standard output.
+#[test]
+fn cli_a_failed_validation_prints_its_error_lines_on_standard_error() {
+    let ws = workspace();
+    let plan =
+        r#"{"edits":[{"op":"append","path":"src/b.rs","text":"<<<<<<< x\n=======\n>>>>>>> y\n"}]}"#;
+    let out = cli(ws.root(), &["--no-pager", "preview"], Some(plan));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let diff = "diff --git a/src/b.rs b/src/b.rs\n--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,6 @@ b\n pub fn b() -> u32 {\n     2\n }\n+<<<<<<< x\n+=======\n+>>>>>>> y\n";
+    let issue = "error: conflict_markers src/b.rs: src/b.rs line 4: new merge conflict marker; resolve the conflict and remove the markers before committing\n";
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("tx 1 revision 0 (open) — NOT ready to commit\n  M src/b.rs  +3 -0\n{diff}")
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("{issue}ultra-edit: tx 1 revision 0 has validation errors; fix them with `ultra-edit revise 1`\n")
+    );
+    // `show` is no failure: the revision's errors are part of what it prints.
+    let out = cli(ws.root(), &["--no-pager", "show", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("tx 1 revision 0 (open) — NOT ready to commit\n  M src/b.rs  +3 -0\n{diff}{issue}")
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // `--json`: the object on standard output holds the errors; standard error has the
+    // summary alone.
+    let out = cli(ws.root(), &["--json", "revise", "1"], Some(plan));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["revision"], 1);
+    assert_eq!(v["ready_to_commit"], false);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ultra-edit: tx 1 revision 1 has validation errors; fix them with `ultra-edit revise 1`\n"
+    );
+}
