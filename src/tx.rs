@@ -481,9 +481,13 @@ impl Journal {
         .map_err(|e| self.with_redo(e))
     }
 
-    /// One entry per tx, newest first; at most `limit` entries when given.
+    /// One entry per tx, newest first; at most `limit` entries when given (`Some(0)`:
+    /// none, as `git log -n 0` prints nothing).
     pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
         crate::workspace::guarded(|| {
+            if limit == Some(0) {
+                return Ok(Vec::new());
+            }
             let r = self.ws.store.read()?;
             let mut out = Vec::new();
             r.txs_newest_first(|tx| {

@@ -241,8 +241,8 @@ pub enum Command {
     },
     /// One line per transaction, newest first.
     Log {
-        /// At most N transactions.
-        #[arg(long)]
+        /// At most N transactions (0: none, as `git log -n 0`).
+        #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
     /// Run recovery now and report what it did.

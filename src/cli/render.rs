@@ -376,13 +376,15 @@ impl Out {
         Ok(())
     }
 
-    pub fn log(&self, entries: &[LogEntry]) -> Result<()> {
+    /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
+    /// "no transactions yet").
+    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
         if self.json {
             emit_json(&json!({ "txs": entries }));
             return Ok(());
         }
         let mut s = String::new();
-        if entries.is_empty() {
+        if entries.is_empty() && limit != Some(0) {
             s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
         }
         let now = now_ms();

@@ -898,3 +898,40 @@ fn cli_a_failed_validation_prints_its_error_lines_on_standard_error() {
         "ultra-edit: tx 1 revision 1 has validation errors; fix them with `ultra-edit revise 1`\n"
     );
 }
+
+/// `log --limit 0` lists no transaction, as `git log -n 0` prints nothing; `--limit 1`
+/// lists the newest.
+#[test]
+fn cli_log_limit_zero_lists_nothing() {
+    let ws = workspace();
+    for _ in 0..2 {
+        let out = cli(
+            ws.root(),
+            &["preview"],
+            Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let out = cli(ws.root(), &["--no-pager", "log", "--limit", "0"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let out = cli(ws.root(), &["--json", "log", "--limit", "0"], None);
+    assert_eq!(json_of(&out), serde_json::json!({"txs": []}));
+    let out = cli(ws.root(), &["--json", "log", "--limit", "1"], None);
+    let txs: Vec<u64> = json_of(&out)["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tx"].as_u64().unwrap())
+        .collect();
+    assert_eq!(txs, [2]);
+    let out = cli(ws.root(), &["--json", "log"], None);
+    let txs: Vec<u64> = json_of(&out)["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tx"].as_u64().unwrap())
+        .collect();
+    assert_eq!(txs, [2, 1]);
+}

@@ -99,7 +99,7 @@ pub(super) fn rollback(
 }
 
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
-    out.log(&j.log(limit)?).map(|()| 0)
+    out.log(&j.log(limit)?, limit).map(|()| 0)
 }
 
 /// Print a new revision. It is recorded either way, but one whose validation has
