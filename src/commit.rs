@@ -109,6 +109,7 @@ impl Journal {
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
         })
+        .map_err(|e| self.with_redo(e))
     }
 
     /// The open tx `tx`, if a commit may apply it: not too old, not a rollback's tx.
@@ -230,6 +231,60 @@ impl Journal {
             self.reingest(&paths_of(&receipt));
             Ok(receipt)
         })
+        .map_err(|e| self.with_redo(e))
+    }
+
+    /// `e`, where it refuses a rolled-back tx, with the redo checked against the disk:
+    /// the journal says the rollback `by` that undid it redoes it, but when `by`'s own
+    /// change is undone already (rolled back, or every file of its batch holds its old
+    /// content again, say after another rollback of the same tx), rolling `by` back
+    /// would be refused, and nothing redoes it ([`StateReason::RolledBack`]'s `redo`).
+    pub(crate) fn with_redo(&self, e: Error) -> Error {
+        match e {
+            Error::WrongState {
+                tx,
+                state,
+                pruned,
+                verb,
+                reason: StateReason::RolledBack { by, .. },
+            } => Error::WrongState {
+                tx,
+                state,
+                pruned,
+                verb,
+                reason: StateReason::RolledBack {
+                    by,
+                    // Where the journal or the disk cannot be read, the journal's answer.
+                    redo: self.redo_of(by).unwrap_or(Some(by)),
+                },
+            },
+            e => e,
+        }
+    }
+
+    /// `Some(by)` while the change of the rollback tx `by` is live; `None` when it is
+    /// undone: `by` rolled back, or every file its batch wrote holds that file's old
+    /// content again.
+    fn redo_of(&self, by: u64) -> Result<Option<u64>> {
+        let r = self.ws.store.read()?;
+        let rec = r.tx_required(by)?;
+        if rec.state != TxState::Committed {
+            return Ok(None);
+        }
+        let batch = match rec.committed {
+            Some(c) => r.batch(c.batch)?,
+            None => None,
+        };
+        let Some(batch) = batch.filter(|b| !b.files.is_empty()) else {
+            return Ok(Some(by));
+        };
+        for f in &batch.files {
+            let (state, _, _) = snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
+            if !f.pre.matches(&state) {
+                return Ok(Some(by));
+            }
+        }
+        Ok(None)
     }
 
     fn rollbackable(&self, tx: u64) -> Result<(TxRecord, BatchRecord)> {

@@ -70,7 +70,7 @@ pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
-pub use tx::{FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
+pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{
     Journal, OpenOptions, PendingBatch, RecoverOptions, ReingestHook, Touched,

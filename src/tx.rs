@@ -136,6 +136,18 @@ impl Size {
     }
 }
 
+/// What [`Journal::abort`] did: the tx's record, and whether it was aborted already.
+/// Serialized flat: the record's fields, then `already`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortReport {
+    /// The tx's record, now aborted.
+    #[serde(flatten)]
+    pub record: TxRecord,
+    /// It was aborted before this call: nothing was written (aborting is idempotent,
+    /// as `rm -f` of a missing file is).
+    pub already: bool,
+}
+
 /// One line of `log`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogEntry {
@@ -397,7 +409,7 @@ impl Journal {
     /// The tx, if open, and its latest revision.
     pub(crate) fn latest_open(&self, tx: u64, verb: Verb) -> Result<(TxRecord, RevisionRecord)> {
         let r = self.ws.store.read()?;
-        let txrec = open_tx(&r, tx, verb)?;
+        let txrec = open_tx(&r, tx, verb).map_err(|e| self.with_redo(e))?;
         let rev = r.revision_of(&txrec, None)?;
         Ok((txrec, rev))
     }
@@ -441,22 +453,41 @@ impl Journal {
         })
     }
 
-    /// Abort an open tx: it accepts nothing further. Errors: [`Error::WrongState`] when
-    /// the tx is not open, [`Error::LockTimeout`] while a commit holds the lock.
-    pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<TxRecord> {
+    /// Abort an open tx: it accepts nothing further. Aborting a tx that is aborted
+    /// already changes nothing and succeeds, with [`AbortReport::already`] set (an
+    /// aborted tx never leaves that state, so no lock is needed to tell). Errors:
+    /// [`Error::WrongState`] when the tx is committed or rolled back, or a batch of it
+    /// is in flight; [`Error::LockTimeout`] while a commit holds the lock.
+    pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<AbortReport> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
             let tx = self.tx_number(tx)?;
+            let rec = self.ws.store.read()?.tx_required(tx)?;
+            if rec.state == TxState::Aborted {
+                return Ok(AbortReport {
+                    record: rec,
+                    already: true,
+                });
+            }
             // Under the commit lock: a commit of this tx in progress finishes first (and
             // the abort is then refused), never the two at once.
             let locked = self.lock()?;
-            locked.store.write(|w| w.abort_tx(tx))
+            let record = locked.store.write(|w| w.abort_tx(tx))?;
+            Ok(AbortReport {
+                record,
+                already: false,
+            })
         })
+        .map_err(|e| self.with_redo(e))
     }
 
-    /// One entry per tx, newest first; at most `limit` entries when given.
+    /// One entry per tx, newest first; at most `limit` entries when given (`Some(0)`:
+    /// none, as `git log -n 0` prints nothing).
     pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
         crate::workspace::guarded(|| {
+            if limit == Some(0) {
+                return Ok(Vec::new());
+            }
             let r = self.ws.store.read()?;
             let mut out = Vec::new();
             r.txs_newest_first(|tx| {

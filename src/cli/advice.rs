@@ -49,6 +49,9 @@ pub fn hint(e: &Error) -> Option<String> {
         },
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
+        NextStep::NothingToRedo { tx, by } => format!(
+            "nothing redoes it now: tx {by}'s change is undone already, so the files tx {by} restored hold tx {tx}'s change again (`ultra-edit log` lists the transactions)"
+        ),
         NextStep::ForceRollBack { .. } => match e.paths().len() {
             1 => format!(
                 "run `{command}` to overwrite it (its current bytes are kept in the journal first)"

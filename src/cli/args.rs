@@ -217,7 +217,7 @@ pub enum Command {
         #[arg(long, value_name = "DIR")]
         from: Option<std::path::PathBuf>,
     },
-    /// Abort an open transaction.
+    /// Abort an open transaction (one aborted already: nothing changes, exit 0).
     Abort {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
@@ -241,8 +241,8 @@ pub enum Command {
     },
     /// One line per transaction, newest first.
     Log {
-        /// At most N transactions.
-        #[arg(long)]
+        /// At most N transactions (0: none, as `git log -n 0`).
+        #[arg(long, value_name = "N")]
         limit: Option<usize>,
     },
     /// Run recovery now and report what it did.

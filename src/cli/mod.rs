@@ -61,8 +61,44 @@ fn usage(e: clap::Error) -> i32 {
         .skip(1)
         .take_while(|a| a != "--")
         .any(|a| a == "--json");
-    render::usage_error(&e.render().to_string(), code, json, &subcommand());
+    let command = subcommand();
+    let e = with_plan_tip(e, &command);
+    render::usage_error(&e.render().to_string(), code, json, &command);
     code
+}
+
+/// clap's error, with a tip to use `--plan` when `preview` or `revise` got a stray
+/// argument that looks like a plan file: one that exists (relative to the current
+/// directory, as `--plan` reads it) or whose name ends in `.json`.
+fn with_plan_tip(mut e: clap::Error, command: &str) -> clap::Error {
+    use clap::builder::StyledStr;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument
+        || !matches!(command, "ultra-edit preview" | "ultra-edit revise")
+    {
+        return e;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else {
+        return e;
+    };
+    let looks_like_a_plan =
+        !arg.starts_with('-') && (arg.ends_with(".json") || std::path::Path::new(arg).is_file());
+    if !looks_like_a_plan {
+        return e;
+    }
+    let tip = StyledStr::from(format!(
+        "to read the plan from the file '{arg}', use '--plan {arg}'"
+    ));
+    let tips = match e.get(ContextKind::Suggested) {
+        Some(ContextValue::StyledStrs(tips)) => {
+            let mut tips = tips.clone();
+            tips.push(tip);
+            tips
+        }
+        _ => vec![tip],
+    };
+    e.insert(ContextKind::Suggested, ContextValue::StyledStrs(tips));
+    e
 }
 
 /// The subcommand the command line names, as words: `ultra-edit journal gc` (just

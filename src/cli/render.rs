@@ -13,8 +13,8 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState, GcReport,
-    Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
+    AbortReport, BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
+    GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
     RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
@@ -168,7 +168,20 @@ impl Out {
         }
     }
 
+    /// `show`: a recorded revision, its validation errors included (a report, not an
+    /// error of the command).
     pub fn preview(&self, p: &Preview) -> Result<()> {
+        self.revision(p, true)
+    }
+
+    /// A revision the command just made (`preview`, `rebase`, `resolve`): as `show`
+    /// prints it, but without its validation errors, which go to standard error with
+    /// the command's own error ([`validation_errors`]).
+    pub fn made(&self, p: &Preview) -> Result<()> {
+        self.revision(p, false)
+    }
+
+    fn revision(&self, p: &Preview, with_errors: bool) -> Result<()> {
         if self.json {
             emit_json(p);
             return Ok(());
@@ -177,7 +190,7 @@ impl Out {
         for f in &p.files {
             s += &self.file_diff(&f.path, &f.diff);
         }
-        s += &self.preview_tail(p);
+        s += &self.preview_tail(p, with_errors);
         emit(&s);
         Ok(())
     }
@@ -203,7 +216,7 @@ impl Out {
             interdiff.from, p.tx
         );
         s += &self.interdiff_body(interdiff);
-        s += &self.preview_tail(p);
+        s += &self.preview_tail(p, false);
         emit(&s);
         Ok(())
     }
@@ -266,10 +279,36 @@ impl Out {
         s
     }
 
-    /// The conflict list and the validation report of a revision.
-    fn preview_tail(&self, p: &Preview) -> String {
+    /// The validation errors of a revision the command just made, one `error: CODE
+    /// PATH: MESSAGE` line each, for standard error (uncoloured, as every error there
+    /// is): the command failed with them (exit 4), and the text of one failure goes to
+    /// one stream. Empty under `--json`, whose object holds them.
+    pub fn validation_errors(&self, p: &Preview) -> String {
+        if self.json {
+            return String::new();
+        }
+        p.validation
+            .iter()
+            .filter(|i| i.severity == Severity::Error)
+            .map(|i| {
+                let at = if i.path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" {}", i.path)
+                };
+                format!("error: {}{at}: {}\n", i.code, i.message)
+            })
+            .collect()
+    }
+
+    /// The conflict list and the validation report of a revision (its errors only
+    /// `with_errors`).
+    fn preview_tail(&self, p: &Preview, with_errors: bool) -> String {
         let mut s = conflict_list(p, &self.palette);
         for i in &p.validation {
+            if i.severity == Severity::Error && !with_errors {
+                continue;
+            }
             let at = if i.path.is_empty() {
                 String::new()
             } else {
@@ -323,22 +362,29 @@ impl Out {
         Ok(())
     }
 
-    pub fn aborted(&self, t: &TxRecord) -> Result<()> {
+    pub fn aborted(&self, a: &AbortReport) -> Result<()> {
         if self.json {
-            emit_json(t);
+            emit_json(a);
+        } else if a.already {
+            emit(&format!(
+                "tx {} was already aborted; nothing changed\n",
+                a.record.tx
+            ));
         } else {
-            emit(&format!("aborted tx {}\n", t.tx));
+            emit(&format!("aborted tx {}\n", a.record.tx));
         }
         Ok(())
     }
 
-    pub fn log(&self, entries: &[LogEntry]) -> Result<()> {
+    /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
+    /// "no transactions yet").
+    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
         if self.json {
             emit_json(&json!({ "txs": entries }));
             return Ok(());
         }
         let mut s = String::new();
-        if entries.is_empty() {
+        if entries.is_empty() && limit != Some(0) {
             s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
         }
         let now = now_ms();
@@ -435,7 +481,7 @@ impl Out {
             return;
         }
         let mut s = format!(
-            "journal {}: {} tx(s), {} revision(s), {} blob(s) ({} bytes of content), {} batch(es), {} receipt(s), {} event(s)\n",
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length), {} batch(es), {} receipt(s), {} event(s)\n",
             if v.ok { "ok" } else { "DAMAGED" },
             v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
         );
@@ -521,8 +567,13 @@ impl Out {
             emit_json(s);
             return Ok(());
         }
+        // The three sizes, each with what it counts (the JSON names them by field).
+        let file = match s.file_bytes {
+            Some(b) => format!("{b} bytes (the length of journal.redb, unused pages included)"),
+            None => "size unknown".into(),
+        };
         emit(&format!(
-            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {} ({} bytes stored, {} bytes referenced)\nbatches {}\nreceipts {}\nevents {}\nfile {} bytes\n",
+            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
             s.schema_version,
             s.txs,
             s.txs_pruned,
@@ -533,7 +584,6 @@ impl Out {
             s.batches,
             s.receipts,
             s.events,
-            s.file_bytes.unwrap_or(0)
         ));
         Ok(())
     }

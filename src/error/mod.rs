@@ -527,7 +527,10 @@ impl Error {
             } => match reason {
                 StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
                 StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
-                StateReason::RolledBack { by } => NextStep::Redo { by: *by },
+                StateReason::RolledBack { redo: Some(by), .. } => NextStep::Redo { by: *by },
+                StateReason::RolledBack { by, redo: None } => {
+                    NextStep::NothingToRedo { tx: *tx, by: *by }
+                }
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },

@@ -56,8 +56,13 @@ pub enum StateReason {
     },
     /// A rollback transaction restored the files it changed.
     RolledBack {
-        /// The rollback transaction.
+        /// The rollback transaction (the tx's `rolled_back_by`, as `log` shows it).
         by: u64,
+        /// The tx whose rollback redoes the change now: `by` while `by`'s own change
+        /// is live; `None` when nothing would redo it, because `by`'s change is
+        /// already undone (rolled back, or its files hold their old content again, so
+        /// they hold this tx's new content), and `rollback` of `by` would be refused.
+        redo: Option<u64>,
     },
     /// It was aborted.
     Aborted,
@@ -98,7 +103,9 @@ impl StateReason {
                 revision: c.revision,
                 batch: c.batch,
             },
-            (TxState::RolledBack, _, Some(by)) => StateReason::RolledBack { by },
+            // The journal alone says `by` redoes it; the verbs that refuse it check
+            // `by` against the disk (`Journal::with_redo`).
+            (TxState::RolledBack, _, Some(by)) => StateReason::RolledBack { by, redo: Some(by) },
             (TxState::Aborted, _, _) => StateReason::Aborted,
             _ => StateReason::NotCommitted,
         }
@@ -110,7 +117,9 @@ impl StateReason {
             StateReason::Committed { revision, batch } => {
                 format!("revision {revision} was applied by batch {batch}, so it cannot {verb}")
             }
-            StateReason::RolledBack { by } => format!("tx {by} rolled it back, so it cannot {verb}"),
+            StateReason::RolledBack { by, .. } => {
+                format!("tx {by} rolled it back, so it cannot {verb}")
+            }
             StateReason::Aborted => {
                 format!("an aborted tx accepts nothing further, so it cannot {verb}")
             }
@@ -322,7 +331,16 @@ pub enum NextStep {
     },
     /// Roll back the rollback that undid it: redo (`rollback`).
     Redo {
-        /// The rollback tx.
+        /// The rollback tx whose rollback redoes it now.
+        by: u64,
+    },
+    /// Nothing redoes the rolled-back tx `tx`: the change of `by`, the rollback that
+    /// undid it, is itself undone already, so the files `by` restored hold `tx`'s new
+    /// content again (`log` lists the history).
+    NothingToRedo {
+        /// The rolled-back tx.
+        tx: u64,
+        /// The rollback that undid it.
         by: u64,
     },
     /// Roll it back with force (`rollback --force`): the changed files' current bytes

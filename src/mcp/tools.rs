@@ -176,7 +176,7 @@ impl EditTools {
         Ok(json!({
             "preview_id": self.journal.handle(tx).to_string(),
             "tx": tx,
-            "state": rec.state,
+            "state": rec.record.state,
             "aborted": true,
             "next_step": "the preview can no longer be committed; call edit_preview to start again",
         }))

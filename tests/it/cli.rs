@@ -628,3 +628,310 @@ fn json_errors_name_the_next_command_line() {
     );
     assert!(err.get("command").is_none(), "{err}");
 }
+
+/// The hint for a rolled-back tx names the rollback whose rollback redoes it only
+/// while that rollback's change is live: after tx 1 is rolled back again (tx 4), tx 3
+/// (the redo) is undone on disk, so nothing redoes tx 2, and the hint says so instead
+/// of naming `rollback 3` (which would be refused as having nothing to roll back).
+#[test]
+fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1, "{}", text(&out));
+    for args in [["commit", "1"], ["rollback", "1"], ["rollback", "2"]] {
+        let out = cli(ws.root(), &args, None);
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    // Tx 1 live (redone by tx 3), tx 2 rolled back by tx 3: `rollback 3` redoes tx 2.
+    let out = cli(ws.root(), &["--json", "rollback", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
+            "hint": "`ultra-edit rollback 3` redoes it",
+            "next_step": {"step": "redo", "by": 3},
+            "command": "ultra-edit rollback 3",
+        }})
+    );
+    // Tx 1 rolled back again, as tx 4: tx 3's change is undone on disk.
+    let out = cli(ws.root(), &["rollback", "1"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+    let out = cli(ws.root(), &["--json", "rollback", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let hint = "nothing redoes it now: tx 3's change is undone already, so the files tx 3 restored hold tx 2's change again (`ultra-edit log` lists the transactions)";
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
+            "hint": hint,
+            "next_step": {"step": "nothing_to_redo", "tx": 2, "by": 3},
+        }})
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back\nhint: {hint}\n")
+    );
+    // Every verb that refuses tx 2 says the same (commit here), in text too.
+    let out = cli(ws.root(), &["commit", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("error: tx 2 is rolled_back; tx 3 rolled it back, so it cannot be committed\nhint: {hint}\n")
+    );
+    // Nothing was written by the refusals.
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
+}
+
+/// `abort` of an aborted tx is a no-op that says so (exit 0, `"already": true`, no
+/// second `tx_aborted` event), as `rm -f` of a missing file; a committed tx stays
+/// refused.
+#[test]
+fn cli_abort_of_an_aborted_tx_succeeds_and_says_it_was_already_aborted() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1, "{}", text(&out));
+    let record = |already: bool| {
+        let out = cli(ws.root(), &["--json", "abort", "1"], None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+        let mut v = json_of(&out);
+        assert!(v["created_ms"].as_u64().is_some(), "{v}");
+        v["created_ms"] = serde_json::json!(0);
+        assert_eq!(
+            v,
+            serde_json::json!({"tx": 1, "created_ms": 0, "agent": null, "description": null,
+                "state": "aborted", "revisions": 1, "committed": null, "rollback_of": null,
+                "rolled_back_by": null, "attention": null, "pruned": false, "already": already})
+        );
+    };
+    record(false);
+    record(true);
+    let out = cli(ws.root(), &["abort", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "tx 1 was already aborted; nothing changed\n"
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // One abort recorded, whatever the number of calls.
+    let dump = cli(
+        ws.root(),
+        &["--json", "journal", "dump", "--kind", "tx_aborted"],
+        None,
+    );
+    assert!(dump.status.success(), "{}", text(&dump));
+    assert_eq!(String::from_utf8_lossy(&dump.stdout).lines().count(), 1);
+    // A committed tx is not aborted: still an error.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 2, "{}", text(&out));
+    assert!(cli(ws.root(), &["commit", "2"], None).status.success());
+    let out = cli(ws.root(), &["--json", "abort", "2"], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"tx": 2, "error": {
+            "kind": "wrong_state",
+            "exit_code": 1,
+            "message": "tx 2 is committed; revision 0 was applied by batch 1, so it cannot be aborted",
+            "hint": "`ultra-edit rollback 2` restores the files",
+            "next_step": {"step": "roll_back", "tx": 2},
+            "command": "ultra-edit rollback 2",
+        }})
+    );
+}
+
+/// `preview plan.json` (the plan as a positional argument) is a usage error whose tip
+/// names `--plan plan.json`, when the argument ends in `.json` or names a file that
+/// exists where the command runs; any other stray argument gets clap's error alone.
+#[test]
+fn cli_a_plan_file_given_without_plan_gets_a_tip_naming_plan() {
+    let ws = workspace();
+    let cwd = tempfile::tempdir().unwrap();
+    std::fs::write(cwd.path().join("edits.txt"), "{}").unwrap();
+    let run = |args: &[&str]| {
+        let out = ue_command(ws.root(), args)
+            .current_dir(cwd.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        out
+    };
+    let out = run(&["preview", "plan.json"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: unexpected argument 'plan.json' found\n\n  tip: to read the plan from the file 'plan.json', use '--plan plan.json'\n\nUsage: ultra-edit preview [OPTIONS]\n\nFor more information, try '--help'.\n"
+    );
+    let out = run(&["--json", "revise", "1", "edits.txt"]);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "exit_code": 2,
+            "message": "unexpected argument 'edits.txt' found",
+            "hint": "to read the plan from the file 'edits.txt', use '--plan edits.txt'; `ultra-edit revise --help` describes its arguments",
+            "usage": "ultra-edit revise [OPTIONS] <TX>",
+        }})
+    );
+    // Neither a .json name nor a file there: no tip.
+    let out = run(&["--json", "preview", "notes.txt"]);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"error": {
+            "kind": "usage",
+            "exit_code": 2,
+            "message": "unexpected argument 'notes.txt' found",
+            "hint": "`ultra-edit preview --help` describes its arguments",
+            "usage": "ultra-edit preview [OPTIONS]",
+        }})
+    );
+    // Nothing was recorded.
+    let log = cli(ws.root(), &["--json", "log"], None);
+    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+}
+
+/// `journal stats` and `journal verify` say in words what each size counts; the JSON
+/// keeps its field names.
+#[test]
+fn cli_journal_stats_and_verify_label_each_size() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
+    );
+    assert_eq!(json_of(&out)["tx"], 1, "{}", text(&out));
+    assert!(cli(ws.root(), &["commit", "1"], None).status.success());
+    let file_bytes = std::fs::metadata(ws.path(".ultra-edit/journal.redb"))
+        .unwrap()
+        .len();
+    let out = cli(ws.root(), &["--json", "journal", "stats"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    // Both images of src/b.rs (28 bytes each) are stored once and referenced twice:
+    // by the revision and by the batch.
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"schema_version": ultra_edit::SCHEMA_VERSION, "txs": 1,
+            "txs_pruned": 0, "revisions": 1, "blobs": 2, "blob_bytes_unique": 56,
+            "blob_bytes_referenced": 112, "batches": 1, "receipts": 1, "events": 7,
+            "file_bytes": file_bytes})
+    );
+    let out = cli(ws.root(), &["journal", "stats"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!(
+            "schema v{}\ntxs 1 (0 pruned)\nrevisions 1\nblobs 2\n  stored      56 bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  112 bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches 1\nreceipts 1\nevents 7\njournal file {file_bytes} bytes (the length of journal.redb, unused pages included)\n",
+            ultra_edit::SCHEMA_VERSION
+        )
+    );
+    let out = cli(ws.root(), &["journal", "verify"], None);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "journal ok: 1 tx(s), 1 revision(s), 2 blob(s) holding 56 bytes of file content (each distinct content once, at its full length), 1 batch(es), 1 receipt(s), 7 event(s)\n"
+    );
+    let out = cli(ws.root(), &["--json", "journal", "verify"], None);
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"ok": true, "txs": 1, "revisions": 1, "blobs": 2, "blob_bytes": 56,
+            "batches": 1, "receipts": 1, "events": 7, "problems": []})
+    );
+}
+
+/// A revision that fails validation is one failure of the command: its error lines go
+/// to standard error with the summary, the revision itself (head, diff) to standard
+/// output; `show` prints the same errors as part of the revision, on standard output.
+#[test]
+fn cli_a_failed_validation_prints_its_error_lines_on_standard_error() {
+    let ws = workspace();
+    let plan =
+        r#"{"edits":[{"op":"append","path":"src/b.rs","text":"<<<<<<< x\n=======\n>>>>>>> y\n"}]}"#;
+    let out = cli(ws.root(), &["--no-pager", "preview"], Some(plan));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let diff = "diff --git a/src/b.rs b/src/b.rs\n--- a/src/b.rs\n+++ b/src/b.rs\n@@ -1,3 +1,6 @@ b\n pub fn b() -> u32 {\n     2\n }\n+<<<<<<< x\n+=======\n+>>>>>>> y\n";
+    let issue = "error: conflict_markers src/b.rs: src/b.rs line 4: new merge conflict marker; resolve the conflict and remove the markers before committing\n";
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("tx 1 revision 0 (open) — NOT ready to commit\n  M src/b.rs  +3 -0\n{diff}")
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("{issue}ultra-edit: tx 1 revision 0 has validation errors; fix them with `ultra-edit revise 1`\n")
+    );
+    // `show` is no failure: the revision's errors are part of what it prints.
+    let out = cli(ws.root(), &["--no-pager", "show", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("tx 1 revision 0 (open) — NOT ready to commit\n  M src/b.rs  +3 -0\n{diff}{issue}")
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    // `--json`: the object on standard output holds the errors; standard error has the
+    // summary alone.
+    let out = cli(ws.root(), &["--json", "revise", "1"], Some(plan));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["revision"], 1);
+    assert_eq!(v["ready_to_commit"], false);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "ultra-edit: tx 1 revision 1 has validation errors; fix them with `ultra-edit revise 1`\n"
+    );
+}
+
+/// `log --limit 0` lists no transaction, as `git log -n 0` prints nothing; `--limit 1`
+/// lists the newest.
+#[test]
+fn cli_log_limit_zero_lists_nothing() {
+    let ws = workspace();
+    for _ in 0..2 {
+        let out = cli(
+            ws.root(),
+            &["preview"],
+            Some(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// end\n"}]}"#),
+        );
+        assert!(out.status.success(), "{}", text(&out));
+    }
+    let out = cli(ws.root(), &["--no-pager", "log", "--limit", "0"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "");
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let out = cli(ws.root(), &["--json", "log", "--limit", "0"], None);
+    assert_eq!(json_of(&out), serde_json::json!({"txs": []}));
+    let out = cli(ws.root(), &["--json", "log", "--limit", "1"], None);
+    let txs: Vec<u64> = json_of(&out)["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tx"].as_u64().unwrap())
+        .collect();
+    assert_eq!(txs, [2]);
+    let out = cli(ws.root(), &["--json", "log"], None);
+    let txs: Vec<u64> = json_of(&out)["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tx"].as_u64().unwrap())
+        .collect();
+    assert_eq!(txs, [2, 1]);
+}

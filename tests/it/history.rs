@@ -83,7 +83,11 @@ fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
         Error::WrongState {
             tx: 1,
             state: TxState::RolledBack,
-            reason: StateReason::RolledBack { by: 2 },
+            reason:
+                StateReason::RolledBack {
+                    by: 2,
+                    redo: Some(2),
+                },
             ..
         } => assert!(err.to_string().contains("tx 2 rolled it back"), "{err}"),
         other => panic!("{other:?}"),

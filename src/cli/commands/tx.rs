@@ -33,7 +33,7 @@ pub(super) fn revise(
     // What this revision changed relative to the one before it.
     let d = j.interdiff(tx, p.revision.saturating_sub(1), p.revision)?;
     out.revised(&p, &d)?;
-    exit_for(&p)
+    exit_for(out, &p)
 }
 
 pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -99,18 +99,19 @@ pub(super) fn rollback(
 }
 
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
-    out.log(&j.log(limit)?).map(|()| 0)
+    out.log(&j.log(limit)?, limit).map(|()| 0)
 }
 
 /// Print a new revision. It is recorded either way, but one whose validation has
 /// errors exits 4 (validation failed) so that a script does not go on to commit it.
 pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
-    out.preview(p)?;
-    exit_for(p)
+    out.made(p)?;
+    exit_for(out, p)
 }
 
-/// 0 for a revision ready to commit; else 4, with the next step on standard error.
-fn exit_for(p: &Preview) -> Result<i32> {
+/// 0 for a revision ready to commit; else 4, with its validation errors (text output)
+/// and the next step on standard error.
+fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
     if p.ready_to_commit {
         return Ok(0);
     }
@@ -122,6 +123,7 @@ fn exit_for(p: &Preview) -> Result<i32> {
             p.tx, p.tx
         )
     };
+    eprint!("{}", out.validation_errors(p));
     eprintln!(
         "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
         p.tx, p.revision

@@ -250,6 +250,16 @@ impl Soak {
                 t.free = false;
                 Ok(())
             }
+            // Aborting again changes nothing and says so.
+            Some(s) if s == "aborted" => {
+                r.expect(0, &[])?;
+                ensure!(
+                    r.json["already"] == true && r.json["state"] == "aborted",
+                    "abort of an aborted tx: {}",
+                    r.json
+                );
+                Ok(())
+            }
             Some(_) => r.expect(1, &["wrong_state"]),
         }
     }
