@@ -20,6 +20,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -53,7 +54,15 @@ impl CommitLock {
             waited_ms: start.elapsed().as_millis() as u64,
             holder: read_pid(path).or_else(|| flock_holder(busy)),
         };
-        let open_dir = || File::open(dir).ctx("open", dir);
+        let open_dir = || {
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(
+                    crate::workspace::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
+                )
+                .open(dir)
+                .ctx("open", dir)
+        };
         let dir_file = lock_at(dir, open_dir, start, timeout)?.ok_or_else(|| timed_out(dir))?;
         let open_file = || {
             OpenOptions::new()
@@ -61,9 +70,23 @@ impl CommitLock {
                 .write(true)
                 .create(true)
                 .truncate(false)
+                // Never through a symbolic link, and never a file with other names:
+                // the lock file is truncated to hold the holder's pid.
+                .custom_flags(crate::workspace::no_follow())
                 .open(path)
                 .ctx("open", path)
                 .and_then(|f| {
+                    use std::os::unix::fs::MetadataExt;
+                    let md = f.metadata().ctx("stat", path)?;
+                    if !md.is_file() || md.nlink() > 1 {
+                        return Err(crate::error::IoError {
+                            op: "open",
+                            path: path.to_path_buf(),
+                            source: std::io::Error::other(
+                                "the commit lock is not a regular file with one name (a hard link to another file?); remove it, a commit re-creates it",
+                            ),
+                        });
+                    }
                     // Root re-creating a missing lock file in a user's state directory
                     // gives it to the directory's owner, who must still open it.
                     crate::workspace::own_like_state_dir(dir, &f, path)?;

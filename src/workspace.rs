@@ -1,6 +1,7 @@
 //! The public handle: [`Journal`], one workspace root and its journal.
 
 use std::fs;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -205,12 +206,17 @@ impl Journal {
         let external = opts.state_dir.is_some();
         let dir = state_dir_for(&root, opts.state_dir.as_deref())?;
         check_state_dir_access(&dir)?;
+        check_state_files(&dir)?;
         prepare_state_dir(&dir, external, sync)?;
         let dir = state_dir_for(&root, Some(&dir))?;
         let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
         let file = dir.join("journal.redb");
         if file.is_file() {
-            let f = fs::File::open(&file).ctx("open", &file)?;
+            let f = fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(no_follow())
+                .open(&file)
+                .ctx("open", &file)?;
             own_like_state_dir(&dir, &f, &file)?;
             sync.file(&f, &file).ctx("fsync", &file)?;
         }
@@ -239,6 +245,9 @@ impl Journal {
                 Some(d) => d.canonicalize().unwrap_or_else(|_| d.clone()),
                 None => root.join(STATE_DIR),
             };
+            if opts.journal_backend.is_none() {
+                check_state_files(&dir)?;
+            }
             if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
                 // Not found, or not reachable by this user: which, only on this path
                 // (the check lists the directory, which an open that works need not).
@@ -653,6 +662,55 @@ fn check_state_dir_access(dir: &Path) -> Result<()> {
     })
 }
 
+/// Refuse a state directory that could lead a write outside it: the directory itself a
+/// symbolic link, or one of the files ultra-edit writes there (`journal.redb`,
+/// `commit.lock`, `.gitignore`, `.gitignore.new`) something other than a regular file
+/// — a symbolic link, which a cloned repository can ship (git stores links) and which
+/// would make the commit lock truncate, or root's `chown`, whatever it points at — or
+/// the lock file with another hard link. Checked by [`Journal::init`] and
+/// [`Journal::open`] before anything is written; the files themselves are also opened
+/// with `O_NOFOLLOW` ([`crate::lock`], [`prepare_state_dir`]). Absent files are fine
+/// (init creates them). docs/threat-model.md, "The state directory".
+pub(crate) fn check_state_files(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let refuse = |reason| {
+        Err(Error::InvalidStateDir {
+            state_dir: dir.to_path_buf(),
+            reason,
+        })
+    };
+    match fs::symlink_metadata(dir) {
+        Ok(md) if md.file_type().is_symlink() => {
+            return refuse("it is a symbolic link, and ultra-edit keeps its journal and lock only in a real directory (a link can lead outside the workspace); remove the link, then run `init`");
+        }
+        Ok(md) if !md.is_dir() => {
+            return refuse("it is not a directory; remove it, then run `init`")
+        }
+        Ok(_) => {}
+        Err(_) => return Ok(()),
+    }
+    for (name, reason) in [
+        ("journal.redb", "its journal.redb is not a regular file (a symbolic link, say, which could lead outside the workspace); remove the link and put the journal file itself there"),
+        ("commit.lock", "its commit.lock is not a regular file (a symbolic link, say, which a commit would truncate wherever it leads); remove it, a commit re-creates it"),
+        (".gitignore", "its .gitignore is not a regular file (a symbolic link, say, which init would rewrite wherever it leads); remove it, then run `init`"),
+        (".gitignore.new", "its .gitignore.new is not a regular file (a symbolic link, say); remove it, then run `init`"),
+    ] {
+        match fs::symlink_metadata(dir.join(name)) {
+            Ok(md) if !md.file_type().is_file() => return refuse(reason),
+            Ok(md) if name == "commit.lock" && md.nlink() > 1 => {
+                return refuse("its commit.lock has other hard links, and a commit truncates it (the links would lose their bytes too); remove it, a commit re-creates it");
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// `O_NOFOLLOW | O_CLOEXEC`: a state file is never opened through a symbolic link.
+pub(crate) fn no_follow() -> i32 {
+    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC).bits() as i32
+}
+
 /// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
 const GITIGNORE: &[u8] = b"*\n";
 
@@ -676,13 +734,23 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
         .map(|b| b.split(|&c| c == b'\n').any(|l| l.trim_ascii() == b"*"))
         .unwrap_or(false);
     if ignores_all {
-        let f = fs::File::open(&ignore).ctx("open", &ignore)?;
+        let f = fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(no_follow())
+            .open(&ignore)
+            .ctx("open", &ignore)?;
         sync.file(&f, &ignore).ctx("fsync", &ignore)?;
     } else {
         // Missing, empty (a power cut before it was synced) or not ignoring
         // everything: written whole beside it, synced, then renamed over it.
         let tmp = dir.join(".gitignore.new");
-        let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .custom_flags(no_follow())
+            .open(&tmp)
+            .ctx("create", &tmp)?;
         own_like_state_dir(dir, &f, &tmp)?;
         std::io::Write::write_all(&mut f, GITIGNORE).ctx("write", &tmp)?;
         sync.file(&f, &tmp).ctx("fsync", &tmp)?;
@@ -692,6 +760,7 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
     let f = fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .custom_flags(no_follow())
         .open(&lock)
         .ctx("create", &lock)?;
     own_like_state_dir(dir, &f, &lock)?;

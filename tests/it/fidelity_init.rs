@@ -176,3 +176,87 @@ fn a_journal_this_user_cannot_read_is_reported_as_unreadable_not_missing() {
         0o700
     );
 }
+
+/// The state directory and its files are never reached through a symbolic link (nor
+/// the lock file through another hard link): a cloned repository can ship
+/// `.ultra-edit/commit.lock -> ../../notes.txt` (git stores links), and a commit
+/// truncates its lock file to write its pid. Refused before anything is written,
+/// with what to remove (docs/threat-model.md, "The state directory").
+#[test]
+fn state_files_behind_links_are_refused_and_what_they_lead_to_is_untouched() {
+    let outside = tempfile::tempdir().unwrap();
+    let notes = outside.path().join("notes.txt");
+    let lock_reason = "its commit.lock is not a regular file (a symbolic link, say, which a commit would truncate wherever it leads); remove it, a commit re-creates it";
+    // A repository shipping a symlinked lock file: init refuses.
+    let repo = tempfile::tempdir().unwrap();
+    fs::write(&notes, b"my notes\n").unwrap();
+    fs::create_dir(repo.path().join(".ultra-edit")).unwrap();
+    std::os::unix::fs::symlink(&notes, repo.path().join(".ultra-edit/commit.lock")).unwrap();
+    let out = cli(repo.path(), &["--json", "init"], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "invalid_state_dir");
+    let dir = repo.path().canonicalize().unwrap().join(".ultra-edit");
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "state directory {} cannot be used: {lock_reason}",
+            dir.display()
+        )
+    );
+    assert!(!dir.join("journal.redb").exists(), "nothing was created");
+
+    // A workspace whose lock file became a link (or a hard link) after init: every
+    // command refuses, the commit never truncates what the link leads to.
+    let ws = workspace();
+    ws.preview(r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#);
+    let lock = ws.path(".ultra-edit/commit.lock");
+    fs::remove_file(&lock).unwrap();
+    std::os::unix::fs::symlink(&notes, &lock).unwrap();
+    for args in [&["--json", "commit", "1"][..], &["--json", "log"]] {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        assert_eq!(
+            json_of(&out)["error"]["kind"],
+            "invalid_state_dir",
+            "{args:?}"
+        );
+    }
+    fs::remove_file(&lock).unwrap();
+    fs::hard_link(&notes, &lock).unwrap();
+    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        json_of(&out)["error"]["message"],
+        format!(
+            "state directory {} cannot be used: its commit.lock has other hard links, and a commit truncates it (the links would lose their bytes too); remove it, a commit re-creates it",
+            ws.path(".ultra-edit").display()
+        )
+    );
+    assert_eq!(fs::read(&notes).unwrap(), b"my notes\n");
+    assert!(ws.path("run.sh").exists(), "nothing was committed");
+    // Removed, as the message says: the next commit re-creates it and lands.
+    fs::remove_file(&lock).unwrap();
+    assert_eq!(
+        cli(ws.root(), &["commit", "1"], None).status.code(),
+        Some(0)
+    );
+    assert!(!ws.path("run.sh").exists());
+
+    // `.ultra-edit -> .`: init changes neither the root's .gitignore nor its mode.
+    let repo2 = tempfile::tempdir().unwrap();
+    fs::write(repo2.path().join(".gitignore"), b"target/\n").unwrap();
+    fs::set_permissions(repo2.path(), fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink(".", repo2.path().join(".ultra-edit")).unwrap();
+    let out = cli(repo2.path(), &["--json", "init"], None);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(json_of(&out)["error"]["kind"], "invalid_state_dir");
+    assert_eq!(
+        fs::read(repo2.path().join(".gitignore")).unwrap(),
+        b"target/\n"
+    );
+    assert_eq!(
+        fs::metadata(repo2.path()).unwrap().permissions().mode() & 0o7777,
+        0o755
+    );
+}
