@@ -362,6 +362,22 @@ impl Journal {
         &self.ws.root
     }
 
+    /// The file at `path` (relative to the root, or absolute inside it) as it is on disk
+    /// now, read as a preview reads it: the path checked on disk (no symbolic link
+    /// followed, nothing outside the root or in a reserved directory), a FIFO or device
+    /// refused without being opened for a blocking read. Its state ([`crate::FileState::ABSENT`]
+    /// when there is nothing) and its bytes. For a front end that compares the disk
+    /// with a recorded snapshot (the MCP server's `source_changed`). Errors: the path's
+    /// refusal ([`Error::Path`]) or the read's I/O error.
+    pub fn disk_state(&self, path: &str) -> Result<(crate::FileState, Option<Vec<u8>>)> {
+        crate::workspace::guarded(|| {
+            let rel = self.ws.normalize(path)?;
+            let (state, bytes, _) =
+                crate::fs::snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &rel)?;
+            Ok((state, bytes))
+        })
+    }
+
     /// The directory that holds the journal and the commit lock: `<root>/.ultra-edit/`
     /// or [`OpenOptions::state_dir`].
     pub fn state_dir(&self) -> &Path {

@@ -80,17 +80,20 @@ pub fn rel_of(journal: &Journal, given: &str) -> String {
         .unwrap_or_else(|_| given.to_string())
 }
 
-/// The file on disk now: existence and hash.
-fn disk_hash(root: &Path, rel: &str) -> (bool, Option<BlobHash>, Option<Vec<u8>>) {
-    match std::fs::read(root.join(rel)) {
-        Ok(bytes) => (true, Some(BlobHash::of(&bytes)), Some(bytes)),
-        Err(_) => (false, None, None),
+/// The file on disk now: existence, hash and bytes, read as a preview reads it
+/// ([`Journal::disk_state`]: no symbolic link followed, a FIFO or device never waited
+/// on). What cannot be read as a file of the workspace counts as no file.
+fn disk_hash(j: &Journal, rel: &str) -> (bool, Option<BlobHash>, Option<Vec<u8>>) {
+    match j.disk_state(rel) {
+        Ok((state, bytes)) if state.exists() => (true, state.hash(), bytes),
+        _ => (false, None, None),
     }
 }
 
-/// True if the file on disk differs from `snapshot`.
-pub fn source_changed(root: &Path, rel: &str, snapshot: &FileState) -> bool {
-    let (exists, hash, _) = disk_hash(root, rel);
+/// True if the file on disk differs from `snapshot` (bytes or existence; a path that
+/// is no longer a regular file of the workspace differs).
+pub fn source_changed(j: &Journal, rel: &str, snapshot: &FileState) -> bool {
+    let (exists, hash, _) = disk_hash(j, rel);
     exists != snapshot.exists() || (exists && hash != snapshot.hash())
 }
 
@@ -130,10 +133,10 @@ fn snapshot_of(j: &Journal, p: &Preview, rel: &str, s: &FileState) -> SourceFile
 }
 
 /// The snapshot of a file the revision does not change, read from disk now.
-fn snapshot_from_disk(root: &Path, rel: &str) -> SourceFileSnapshot {
-    let (exists, hash, bytes) = disk_hash(root, rel);
+fn snapshot_from_disk(j: &Journal, rel: &str) -> SourceFileSnapshot {
+    let (exists, hash, bytes) = disk_hash(j, rel);
     SourceFileSnapshot {
-        file_path: abs(root, rel),
+        file_path: abs(j.root(), rel),
         file_exists: exists,
         content_hash: hash.map(|h| h.to_hex()).unwrap_or_default(),
         bytes: bytes.as_ref().map_or(0, |b| b.len() as u64),
@@ -168,7 +171,7 @@ fn file_json(j: &Journal, p: &Preview, f: &FileRevision) -> Value {
             "mode": f.candidate.mode().unwrap_or(0),
         },
         "diff": diff,
-        "source_changed": source_changed(j.root(), &f.path, &f.snapshot),
+        "source_changed": source_changed(j, &f.path, &f.snapshot),
     })
 }
 
@@ -193,7 +196,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         ),
         // Not in the revision: its candidate equals its snapshot.
         None => {
-            let s = snapshot_from_disk(root, &focus);
+            let s = snapshot_from_disk(j, &focus);
             let d = CandidateDiffReport {
                 unified_diff: String::new(),
                 lines_added: 0,

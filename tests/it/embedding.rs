@@ -488,3 +488,50 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     let e = tools.call("edit_preview", allowed).unwrap_err();
     assert_eq!(e.kind, "invalid_plan", "{e:?}");
 }
+
+/// `edit_show` compares the disk with the snapshot as a preview reads the disk: a file
+/// swapped for a FIFO is not waited on, a link to `/dev/zero` is not followed (it was
+/// read until memory ran out), and a path outside the root is not read: each is
+/// "changed", answered at once.
+#[test]
+fn the_tools_read_the_disk_without_following_links_or_waiting_on_a_fifo() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    let tools = std::sync::Arc::new(EditTools::new(std::sync::Arc::new(
+        Journal::open(ws.root()).unwrap(),
+    )));
+    let p = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    // On a thread, answered within 10 s or failed: a read that blocks must not hang
+    // the test run.
+    let show = || {
+        let (tools, id) = (tools.clone(), id.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(tools.call("edit_show", json!({"agent_id": "dev", "preview_id": id})));
+        });
+        rx.recv_timeout(Duration::from_secs(10))
+            .expect("edit_show answered within 10 s")
+            .unwrap()
+    };
+    assert_eq!(show()["validation"]["source_changed"], false);
+    std::fs::remove_file(ws.path("src/b.rs")).unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        ws.path("src/b.rs"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    assert_eq!(show()["validation"]["source_changed"], true, "a FIFO");
+    std::fs::remove_file(ws.path("src/b.rs")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", ws.path("src/b.rs")).unwrap();
+    assert_eq!(show()["validation"]["source_changed"], true, "a link");
+}
