@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::edit::{self, FileBase, FileCheck, Plan};
 use crate::engine::Ws;
-use crate::error::{Error, Result, StateReason, Verb};
+use crate::error::{Error, IoContext, Result, StateReason, Verb};
 use crate::fs::RelPath;
 use crate::fs::{path, snapshot};
 use crate::journal::records::*;
@@ -140,11 +140,10 @@ pub(crate) fn build(
             // An explicit mode; else the base's; else, for a path that existed at the
             // snapshot (deleted by an earlier revision), the snapshot's; else a new
             // file's, from the umask (docs/design.md, "Lifecycle" › 1. Preview).
-            let mode = cand
-                .mode
-                .or(base_state.mode())
-                .or(snapshot.mode())
-                .unwrap_or(ws.new_file_mode);
+            let mode = match cand.mode.or(base_state.mode()).or(snapshot.mode()) {
+                Some(mode) => mode,
+                None => new_file_mode(ws, &rel)?,
+            };
             // The owner is the file's (or, re-created, the snapshot's); a new file's is
             // whatever the process gives it (not recorded).
             let meta = FileMeta {
@@ -438,6 +437,26 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
             c.reason
         ),
     }
+}
+
+/// The mode open(2) gives a file created at `rel` when asked for `0666`: with a
+/// default ACL on its nearest existing directory (which directories created beneath
+/// it inherit), `0666` intersected with that ACL's permissions and no umask; else
+/// `0666 & !umask` (docs/design.md, "Lifecycle" › 1. Preview). One `getxattr`.
+fn new_file_mode(ws: &Ws, rel: &RelPath) -> Result<u32> {
+    let missing = crate::batch::gate::missing_parents(ws, rel)?;
+    let dir = match missing.first() {
+        Some(outermost) => outermost.parent(),
+        None => rel.parent(),
+    };
+    let inherited = ws
+        .fs
+        .default_acl_permissions(&dir)
+        .ctx("getxattr", ws.abs(&dir))?;
+    Ok(match inherited {
+        Some(allowed) => 0o666 & allowed,
+        None => ws.new_file_mode,
+    })
 }
 
 #[cfg(test)]

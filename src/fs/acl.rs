@@ -61,6 +61,32 @@ pub fn for_mode(value: &[u8], mode: u32) -> Vec<u8> {
     out
 }
 
+/// The extended attribute that holds a directory's default ACL, which files created in
+/// it inherit as their access ACL.
+pub const DEFAULT: &str = "system.posix_acl_default";
+
+/// The mode bits a default ACL `value` lets a new file have: its owner's (`USER_OBJ`)
+/// permissions as `0o700`, its mask's (or `GROUP_OBJ`'s, without a mask) as `0o070`,
+/// its others' (`OTHER`) as `0o007`. open(2) gives a file created where this default
+/// ACL applies the mode it is asked for intersected with these, ignoring the umask
+/// (acl(5)). `None` when `value` is not a version-2 ACL.
+pub fn default_permissions(value: &[u8]) -> Option<u32> {
+    let entries = entries(value)?;
+    let has_mask = entries.iter().any(|&(_, tag)| tag == MASK);
+    let perm = |at: usize| u32::from(u16::from_le_bytes([value[at], value[at + 1]]) & 0o7);
+    let mut mode = 0;
+    for (at, tag) in entries {
+        mode |= match tag {
+            USER_OBJ => perm(at) << 6,
+            MASK => perm(at) << 3,
+            GROUP_OBJ if !has_mask => perm(at) << 3,
+            OTHER => perm(at),
+            _ => 0,
+        };
+    }
+    Some(mode)
+}
+
 /// The recorded form of an ACL value: the permissions of the entries that mirror the
 /// mode set to zero ([`for_mode`] with mode 0).
 pub fn normalize(value: &[u8]) -> Vec<u8> {

@@ -66,6 +66,15 @@ pub trait FileSystem: Send + Sync {
     fn acls_supported(&self, _dir: &RelPath) -> io::Result<bool> {
         Ok(true)
     }
+    /// The permissions a file created in the existing directory `dir` may get from the
+    /// directory's default ACL (`system.posix_acl_default`), as a mode (owner, mask
+    /// or group, others: [`acl::default_permissions`]); `None` when it has none. With a
+    /// default ACL, open(2) ignores the umask and intersects the mode it is given with
+    /// these (acl(5), "Object creation and default ACLs"). The default (filesystems of
+    /// tests): none.
+    fn default_acl_permissions(&self, _dir: &RelPath) -> io::Result<Option<u32>> {
+        Ok(None)
+    }
     /// What is at `path`, and for a regular file its bytes and kept extended
     /// attributes ([`FileRead`]). The default asks [`FileSystem::entry`],
     /// [`FileSystem::read`] and [`FileSystem::xattrs`]; [`StdFs`] opens the file once,
@@ -455,6 +464,17 @@ impl FileSystem for StdFs {
         match rustix::fs::fgetxattr(&dir, acl::ACCESS, &mut [0u8; 0][..]) {
             Ok(_) | Err(rustix::io::Errno::NODATA | rustix::io::Errno::RANGE) => Ok(true),
             Err(rustix::io::Errno::NOTSUP) => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn default_acl_permissions(&self, dir: &RelPath) -> io::Result<Option<u32>> {
+        let parts: Vec<&str> = dir.components().collect();
+        let dir = self.open_dir(&parts)?;
+        let mut value = vec![0u8; 4096];
+        match rustix::fs::fgetxattr(&dir, acl::DEFAULT, &mut value[..]) {
+            Ok(n) => Ok(acl::default_permissions(&value[..n])),
+            Err(rustix::io::Errno::NODATA | rustix::io::Errno::NOTSUP) => Ok(None),
             Err(e) => Err(e.into()),
         }
     }

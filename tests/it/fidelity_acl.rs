@@ -229,6 +229,40 @@ fn a_file_without_an_acl_does_not_get_its_directorys_default_acl() {
     );
 }
 
+/// Where a directory has a default ACL, open(2) ignores the umask: a new file's mode is
+/// the asked `0666` within the ACL's permissions (acl(5)). A file a batch creates there
+/// (also in a directory the batch creates, which inherits the default ACL) gets exactly
+/// what `touch` would give it, so the collaborator the ACL lets write can write it.
+#[test]
+fn a_file_created_under_a_default_acl_gets_the_mode_and_mask_touch_gives() {
+    let ws = workspace();
+    std::fs::create_dir(ws.path("shared")).unwrap();
+    if !setfacl(&ws, &["-d", "-m", "u:4242:rwx"], "shared") {
+        return;
+    }
+    std::fs::File::create(ws.path("shared/by-touch.txt")).unwrap();
+    // The umask (022 in the test process, or whatever it is) does not apply here.
+    let p = ws.preview(
+        r#"{"edits":[{"op":"create_file","path":"shared/new.txt","content":"n\n"},{"op":"create_file","path":"shared/sub/deep.txt","content":"d\n"}]}"#,
+    );
+    let modes: Vec<Option<u32>> = p.files.iter().map(|f| f.candidate.mode()).collect();
+    assert_eq!(modes, [Some(0o664), Some(0o664)]);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    let by_touch = getfacl(&ws, "shared/by-touch.txt");
+    assert!(
+        by_touch.contains("user:4242:rwx") && by_touch.contains("mask::rw-"),
+        "{by_touch}"
+    );
+    for rel in ["shared/new.txt", "shared/sub/deep.txt"] {
+        assert_eq!(
+            (ws.mode(rel), getfacl(&ws, rel)),
+            (0o664, by_touch.clone()),
+            "{rel}"
+        );
+    }
+}
+
 #[test]
 fn a_filesystem_that_cannot_store_the_acl_refuses_the_commit_and_writes_nothing() {
     let ws = workspace();
