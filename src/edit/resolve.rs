@@ -14,7 +14,7 @@ use super::diff::is_binary;
 use super::error::{display_needle, EditError};
 #[cfg(test)]
 use super::lines::line_spans;
-use super::lines::{count_lines, line_range};
+use super::lines::{count_lines, line_range, LineIndex};
 use super::plan::{Edit, Occurrence};
 use super::symbol::{Action, Outline, SymbolEdit};
 use super::validate::{Issue, Severity};
@@ -111,6 +111,13 @@ pub fn apply_file_edits(
     }
     let mut is_utf8: Option<bool> = None;
     let outline = Outline::default();
+    // One walk of the file for all its line-addressed edits when there are several
+    // (a table of 8 bytes per line); one edit walks to its lines and builds none.
+    let line_edits = edits
+        .iter()
+        .filter(|(_, e)| matches!(e, Edit::ReplaceLines { .. }))
+        .count();
+    let line_index = (line_edits > 1).then(|| LineIndex::new(bytes));
     let mut splices = Vec::new();
     let mut failures = Vec::new();
     let mut notes = Vec::new();
@@ -131,6 +138,7 @@ pub fn apply_file_edits(
             op: edit.op_name(),
             plan: edits,
             outline: &outline,
+            line_index: line_index.as_ref(),
         };
         match target.resolve(edit, &mut splices) {
             Ok(note) => notes.extend(note),
@@ -268,6 +276,8 @@ struct Target<'a> {
     plan: &'a [(usize, &'a Edit)],
     /// The file's definitions, found once for all symbol ops of the file.
     outline: &'a Outline,
+    /// The file's line table, when several edits address lines.
+    line_index: Option<&'a LineIndex>,
 }
 
 impl Target<'_> {
@@ -527,14 +537,17 @@ impl Target<'_> {
     ) -> Result<(Range<usize>, Cow<'e, [u8]>), EditError> {
         // Found by walking the lines, not by a table of them: a one-line edit of a
         // large file costs no memory per line.
-        let mut range =
-            line_range(self.base, start, end).ok_or_else(|| EditError::LineOutOfRange {
-                path: self.path.into(),
-                index: self.index,
-                start,
-                end,
-                line_count: count_lines(self.base),
-            })?;
+        let found = match self.line_index {
+            Some(index) => index.range(start, end),
+            None => line_range(self.base, start, end),
+        };
+        let mut range = found.ok_or_else(|| EditError::LineOutOfRange {
+            path: self.path.into(),
+            index: self.index,
+            start,
+            end,
+            line_count: count_lines(self.base),
+        })?;
         if range.start == 0 && self.base.starts_with(UTF8_BOM) && !content.starts_with(UTF8_BOM) {
             range.start = UTF8_BOM.len();
         }
