@@ -20,6 +20,7 @@
 //! server's lifetime; recovery ran when it was opened.
 
 mod errors;
+pub mod frame;
 mod schemas;
 mod shapes;
 mod tools;
@@ -179,6 +180,15 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        if name == frame::TOO_LARGE_TOOL {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "the message was longer than {} MiB, this server's limit for one message, and was not read; nothing was changed: send less in one call (one file per edit_preview, apply_batch in parts)",
+                    frame::MAX_MESSAGE_BYTES / (1024 * 1024)
+                ),
+                None,
+            ));
+        }
         if !TOOL_NAMES.contains(&name.as_str()) {
             return Err(ErrorData::invalid_params(
                 format!(
@@ -229,8 +239,16 @@ pub fn serve(journal: Journal, opts: ServeOptions) -> Result<()> {
         .build()
         .map_err(|e| io_err("start the MCP server's runtime", &e))?;
     runtime.block_on(async {
+        // Messages over frame::MAX_MESSAGE_BYTES are answered with an error instead
+        // of being dropped in silence (rmcp's own, smaller limit never sees them).
+        let (stdin, stdout) = rmcp::transport::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::<RoleServer, _, _>::new(
+            frame::BoundedLines::new(stdin, frame::MAX_MESSAGE_BYTES),
+            stdout,
+        )
+        .with_max_line_length(frame::MAX_MESSAGE_BYTES + 1024);
         let running = server
-            .serve(rmcp::transport::stdio())
+            .serve(transport)
             .await
             .map_err(|e| io_err("MCP handshake on stdio", &e))?;
         running
