@@ -265,15 +265,28 @@ fn marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
     scan_marker_lines(bytes)
 }
 
-/// [`marker_lines`] without the prefilter: every line split off and checked.
+/// [`marker_lines`] without the prefilter: every line split off and checked. A file
+/// whose marker-like lines are only bare `=======` or `|||||||` has none: a conflict's
+/// markers carry labels (`<<<<<<< ours`, `||||||| base`, `>>>>>>> theirs`), while a
+/// line of seven `=` alone is a Markdown or reStructuredText heading's underline.
 fn scan_marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
-    lines(bytes)
+    let found: Vec<(usize, &[u8])> = lines(bytes)
         .enumerate()
         .filter_map(|(i, line)| {
             let text = strip_terminator(line);
             is_marker(text).then_some((i + 1, text))
         })
-        .collect()
+        .collect();
+    let delimited = found.iter().any(|(_, text)| {
+        text.starts_with(b"<<<<<<< ")
+            || text.starts_with(b">>>>>>> ")
+            || text.starts_with(b"||||||| ")
+    });
+    if delimited {
+        found
+    } else {
+        Vec::new()
+    }
 }
 
 fn strip_terminator(line: &[u8]) -> &[u8] {
@@ -283,7 +296,9 @@ fn strip_terminator(line: &[u8]) -> &[u8] {
 
 /// 1-based lines of `bytes` that are conflict markers as git writes them: lines
 /// starting with `<<<<<<< `, `||||||| ` (the diff3 style's base section) or
-/// `>>>>>>> `, or equal to `|||||||` or `=======` (ending `\n`, `\r\n` or EOF).
+/// `>>>>>>> `, or equal to `|||||||` or `=======` (ending `\n`, `\r\n` or EOF) — in a
+/// file that has at least one of the labelled ones (a lone `=======` is a heading's
+/// underline, not a conflict).
 pub fn conflict_marker_lines(bytes: &[u8]) -> Vec<usize> {
     marker_lines(bytes)
         .into_iter()
@@ -378,12 +393,12 @@ mod tests {
 
     #[test]
     fn added_marker_line_is_reported() {
-        let before = b"x\n=======\ny\n";
-        let after = b"x\n=======\ny\n=======";
+        let before = b"x\n<<<<<<< a\n=======\ny\n";
+        let after = b"x\n<<<<<<< a\n=======\ny\n=======";
         let issues = validate(&[check(Some(before), Some(after))]);
         assert_eq!(codes(&issues), ["conflict_markers"]);
         assert!(
-            issues[0].message.contains("line 4"),
+            issues[0].message.contains("line 5"),
             "{}",
             issues[0].message
         );
@@ -434,6 +449,24 @@ mod tests {
             let bytes = parts.concat().into_bytes();
             proptest::prop_assert_eq!(marker_lines(&bytes), scan_marker_lines(&bytes));
         }
+    }
+
+    /// A setext heading's underline of exactly seven `=` (Markdown, reStructuredText)
+    /// is no conflict marker; with an opening or closing marker in the file it is.
+    #[test]
+    fn a_lone_separator_line_is_a_heading_underline_not_a_marker() {
+        let md = b"# Notes\n\nChanges\n=======\n\n- one\n";
+        assert_eq!(conflict_marker_lines(md), Vec::<usize>::new());
+        assert_eq!(
+            codes(&validate(&[check(None, Some(md))])),
+            Vec::<&str>::new()
+        );
+        let conflicted = b"<<<<<<< ours\na\n=======\nb\n>>>>>>> theirs\n";
+        assert_eq!(conflict_marker_lines(conflicted), vec![1, 3, 5]);
+        assert_eq!(
+            conflict_marker_lines(b"x\n=======\n>>>>>>> theirs\n"),
+            vec![2, 3]
+        );
     }
 
     #[test]
