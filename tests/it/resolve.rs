@@ -365,3 +365,31 @@ fn a_copy_the_editor_replaced_with_a_symlink_is_not_followed() {
     );
     assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
 }
+
+/// Without `$VISUAL`/`$EDITOR` and without a terminal (a script, an agent), `vi` is not
+/// started (it would print escape codes and fail, or wait): refused before anything
+/// is copied, naming what to set.
+#[test]
+fn without_an_editor_and_a_terminal_vi_is_not_started() {
+    let (ws, tx) = conflicted();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = resolve_in_without_editor(&ws, tmp.path(), &["--json", &tx]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "editor_failed");
+    assert_eq!(
+        v["error"]["message"],
+        "the editor `vi` was not started: $VISUAL and $EDITOR are unset and this is not a terminal; set EDITOR to an editor that waits for its window to close (EDITOR='code --wait'), or change the candidate with `ultra-edit revise` and a plan; nothing was recorded"
+    );
+    assert!(kept_dirs(tmp.path()).is_empty(), "nothing was copied");
+    assert_eq!(latest_revision(&ws, &tx), 1);
+}
+
+fn resolve_in_without_editor(ws: &Ws, tmp: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = ue_command(ws.root(), &[&["resolve"], args].concat());
+    cmd.env_remove("VISUAL")
+        .env_remove("EDITOR")
+        .env("TMPDIR", tmp)
+        .env("NO_COLOR", "1");
+    cmd.output().unwrap()
+}

@@ -40,6 +40,7 @@ pub(super) fn resolve(
 ) -> Result<i32> {
     let tx = j.tx_number(tx)?;
     let offered = j.resolvable(tx, path)?;
+    usable_editor()?;
     let dir = match from {
         Some(dir) => EditDir::reopen(dir, &offered)?,
         None => EditDir::create(&offered)?,
@@ -104,6 +105,25 @@ fn editor() -> String {
         .map(|v| v.to_string_lossy().into_owned())
         .find(|v| !v.trim().is_empty())
         .unwrap_or_else(|| "vi".into())
+}
+
+/// Refuse, before anything is copied, to fall back on `vi` where no one can use it:
+/// neither `$VISUAL` nor `$EDITOR` is set and standard input or output is not a
+/// terminal (a script, an agent), where vi would print escape codes and fail or wait.
+/// git refuses the same way when its terminal is dumb and `EDITOR` unset.
+fn usable_editor() -> Result<()> {
+    use std::io::IsTerminal;
+    let chosen = ["VISUAL", "EDITOR"]
+        .iter()
+        .filter_map(std::env::var_os)
+        .any(|v| !v.to_string_lossy().trim().is_empty());
+    if chosen || (std::io::stdin().is_terminal() && std::io::stdout().is_terminal()) {
+        return Ok(());
+    }
+    Err(Error::Resolve(ResolveError::Editor {
+        editor: "vi".into(),
+        what: "was not started: $VISUAL and $EDITOR are unset and this is not a terminal; set EDITOR to an editor that waits for its window to close (EDITOR='code --wait'), or change the candidate with `ultra-edit revise` and a plan".into(),
+    }))
 }
 
 /// Run the editor on `files` and wait; a failure to start or a non-zero exit is
