@@ -80,9 +80,7 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
-        NextStep::AllowOwnerChange { tx } => format!(
-            "run it as the files' owner or as root, or pass --allow-owner-change to `ultra-edit commit {tx}` / `ultra-edit rollback` to accept the change"
-        ),
+        NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
         NextStep::RunAsJournalOwner { owner } => format!(
             "run the command as the journal's owner (uid {owner}, e.g. `sudo -u '#{owner}' ultra-edit ...`), or have them (or root) give this user read, write and search access to the directory; `ultra-edit init` cannot help, the journal is already there"

@@ -288,7 +288,7 @@ pub enum Error {
     /// A commit or rollback would change a file's owner: it writes a new inode, and this
     /// process cannot give it the file's owner and group (it is not root, and the file
     /// belongs to another user or to a group it is not in). Nothing was written.
-    #[error("tx {tx} would change the owner of {}: this process (uid {uid}) cannot give a new file another owner; run it as that owner or as root, or accept the change of owner", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
+    #[error("tx {tx} would change the owner of {}: the batch writes each file anew, and this process (uid {uid}) cannot give the new file another user's owner or a group it is not in; run it as that owner or as root, or accept the change of owner", files.iter().map(|f| format!("{} ({}:{})", f.path, f.uid, f.gid)).collect::<Vec<_>>().join(", "))]
     OwnerNotKept {
         /// Transaction id.
         tx: u64,
