@@ -761,6 +761,13 @@ fn standing(p: &Preview) -> String {
         (TxState::Open, _) if p.needs_attention.is_some() => {
             return "its batch needs attention".into()
         }
+        (TxState::Open, _) if !p.stale_paths.is_empty() => {
+            return format!(
+                "NOT ready to commit: {} changed on disk since the snapshot (`ultra-edit rebase {}` brings the revision onto it)",
+                p.stale_paths.join(", "),
+                p.tx
+            )
+        }
         (TxState::Open, _) if p.ready_to_commit => return "ready to commit".into(),
         (TxState::Open, _) => return "NOT ready to commit".into(),
         _ => return "not open".into(),

@@ -935,3 +935,50 @@ fn cli_log_limit_zero_lists_nothing() {
         .collect();
     assert_eq!(txs, [2, 1]);
 }
+
+/// `show` of an open tx checks the disk as the commit gate would: a file changed since
+/// the snapshot makes the revision not ready (`stale_paths`, and the header names the
+/// rebase), as the MCP server's `edit_show` says; a rebase makes it ready again.
+#[test]
+fn cli_show_says_a_stale_revision_is_not_ready_and_names_the_files() {
+    use serde_json::json;
+    let ws = workspace();
+    let p =
+        ws.preview(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#);
+    let tx = p.tx.to_string();
+    let shown = |json: bool| {
+        let args: Vec<&str> = if json {
+            vec!["--json", "show", &tx]
+        } else {
+            vec!["show", &tx]
+        };
+        let out = cli(ws.root(), &args, None);
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+        out
+    };
+    let v = json_of(&shown(true));
+    assert_eq!(
+        (v["ready_to_commit"].clone(), v["stale_paths"].clone()),
+        (json!(true), json!([]))
+    );
+    ws.write("src/b.rs", b"pub fn b() -> u32 {\n    2\n}\n// outside\n");
+    let v = json_of(&shown(true));
+    assert_eq!(
+        (v["ready_to_commit"].clone(), v["stale_paths"].clone()),
+        (json!(false), json!(["src/b.rs"]))
+    );
+    let text = String::from_utf8(shown(false).stdout).unwrap();
+    assert_eq!(
+        text.lines().next().unwrap(),
+        format!("tx {tx} revision 0 (open) — NOT ready to commit: src/b.rs changed on disk since the snapshot (`ultra-edit rebase {tx}` brings the revision onto it)")
+    );
+    assert_eq!(
+        cli(ws.root(), &["rebase", &tx], None).status.code(),
+        Some(0)
+    );
+    let v = json_of(&shown(true));
+    assert_eq!(
+        (v["ready_to_commit"].clone(), v["stale_paths"].clone()),
+        (json!(true), json!([]))
+    );
+}
