@@ -155,6 +155,34 @@ impl Journal {
         Ok(rev)
     }
 
+    /// The txs after `tx` whose committed change (not rolled back) wrote one of
+    /// `paths`, ascending: what a forced rollback of `tx` would undo with it. Walks
+    /// the txs newer than `tx`, newest first.
+    fn later_writers(&self, tx: u64, paths: &[String]) -> Result<Vec<u64>> {
+        let r = self.ws.store.read()?;
+        let mut later = Vec::new();
+        r.txs_newest_first(|rec| {
+            if rec.tx <= tx {
+                return Ok(false);
+            }
+            if rec.state == TxState::Committed {
+                if let Some(c) = rec.committed {
+                    let wrote = r.batch(c.batch)?.is_some_and(|b| {
+                        b.files
+                            .iter()
+                            .any(|f| paths.iter().any(|p| *p == f.path.as_str()))
+                    });
+                    if wrote {
+                        later.push(rec.tx);
+                    }
+                }
+            }
+            Ok(true)
+        })?;
+        later.reverse();
+        Ok(later)
+    }
+
     /// Restore the exact pre-commit bytes, modes and existence of every file of the
     /// committed tx `tx`, as a new tx (docs/design.md, "Lifecycle" › 5. Rollback). Created files are removed, deleted
     /// files recreated, created directories removed when empty. Rolling back a rollback
@@ -198,7 +226,12 @@ impl Journal {
                     ));
                 }
                 if !stale.is_empty() && !opts.force {
-                    return Err(Error::StaleRollback { tx, paths: stale });
+                    let changed_by = self.later_writers(tx, &stale)?;
+                    return Err(Error::StaleRollback {
+                        tx,
+                        paths: stale,
+                        changed_by,
+                    });
                 }
                 let revision = self.rollback_revision(&current)?;
                 let mut new = NewBatch {

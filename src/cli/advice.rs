@@ -60,6 +60,9 @@ pub fn hint(e: &Error) -> Option<String> {
                 "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
             ),
         },
+        NextStep::RollBackLaterFirst { later, tx } => format!(
+            "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first)"
+        ),
         NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
@@ -109,6 +112,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
         NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
         NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),
+        NextStep::RollBackLaterFirst { later, .. } => format!("ultra-edit rollback {later}"),
         NextStep::RollBackAgain { of } => format!("ultra-edit rollback {of}"),
         NextStep::History { tx } => format!("ultra-edit journal dump --tx {tx}"),
         NextStep::Recover => "ultra-edit recover".into(),
@@ -408,6 +412,7 @@ mod tests {
         let e = Error::StaleRollback {
             tx: 3,
             paths: vec!["a".into()],
+            changed_by: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
@@ -418,6 +423,7 @@ mod tests {
         let e = Error::StaleRollback {
             tx: 3,
             paths: vec!["a".into(), "b".into()],
+            changed_by: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),

@@ -53,6 +53,36 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// " (tx 4 has written there since)"-style note of [`Error::StaleRollback`].
+fn later_note(changed_by: &[u64]) -> String {
+    match changed_by {
+        [] => String::new(),
+        [one] => format!(" (tx {one} has written there since)"),
+        many => format!(
+            " (txs {} have written there since)",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// ", undoing tx 4's change there too,"-style note of [`Error::StaleRollback`].
+fn later_undone(changed_by: &[u64]) -> String {
+    match changed_by {
+        [] => String::new(),
+        [one] => format!(", undoing tx {one}'s change there too,"),
+        many => format!(
+            ", undoing the changes of txs {} there too,",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
 /// Paths (or any words) as English lists them: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {
@@ -258,12 +288,15 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed; a forced rollback overwrites {} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, if paths.len() == 1 { "it" } else { "them" }, if paths.len() == 1 { "its" } else { "their" })]
+    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
         /// The changed paths, sorted.
         paths: Vec<String>,
+        /// Later transactions whose committed change (not rolled back) wrote one of
+        /// `paths`, ascending: what a forced rollback would undo with it.
+        changed_by: Vec<u64>,
     },
     /// The revision's validation report has errors; nothing was written.
     #[error("tx {tx} revision {revision} failed validation: {}", summary.join("; "))]
@@ -498,7 +531,13 @@ impl Error {
             Error::Resolve(
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
-            Error::StaleRollback { tx, .. } => NextStep::ForceRollBack { tx: *tx },
+            Error::StaleRollback { tx, changed_by, .. } => match changed_by.last() {
+                Some(later) => NextStep::RollBackLaterFirst {
+                    later: *later,
+                    tx: *tx,
+                },
+                None => NextStep::ForceRollBack { tx: *tx },
+            },
             // Conflict markers (a rebase's, or left by hand) are fixed in an editor first.
             Error::ValidationFailed { tx, summary, .. }
                 if summary.iter().any(|l| {
@@ -630,6 +669,7 @@ mod tests {
             Error::StaleRollback {
                 tx: 3,
                 paths: vec!["a".into()],
+                changed_by: vec![4],
             },
             Error::OwnerNotKept {
                 tx: 3,
@@ -720,6 +760,7 @@ mod tests {
             Error::StaleRollback {
                 tx: 3,
                 paths: paths(p),
+                changed_by: Vec::new(),
             }
             .to_string()
         };

@@ -349,6 +349,14 @@ pub enum NextStep {
         /// The tx.
         tx: u64,
     },
+    /// Roll back the later tx `later` that wrote the same files first, then `tx`; a
+    /// forced rollback of `tx` would undo `later`'s change to them too.
+    RollBackLaterFirst {
+        /// The newest later tx that wrote one of the files.
+        later: u64,
+        /// The tx whose rollback was refused.
+        tx: u64,
+    },
     /// Run the roll back of `of` again.
     RollBackAgain {
         /// The tx to roll back.

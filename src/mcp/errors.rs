@@ -151,13 +151,28 @@ impl ToolError {
                 "call edit_rebase with this preview_id to merge the change on disk into the candidate (then edit_commit again), or call edit_preview again with content based on the file as it is now",
             )
             .with_example(json!({"tool": "edit_rebase", "preview_id": id, "agent_id": agent})),
-            Error::StaleRollback { tx, paths } => ToolError::new(
+            Error::StaleRollback {
+                tx,
+                paths,
+                changed_by,
+            } => ToolError::new(
                 "stale_rollback",
                 format!(
-                    "{} changed since tx {tx} was committed; nothing was written",
-                    crate::error::and_list(paths)
+                    "{} changed since tx {tx} was committed{}; nothing was written",
+                    crate::error::and_list(paths),
+                    match changed_by.as_slice() {
+                        [] => String::new(),
+                        later => format!(
+                            " (by tx {})",
+                            later.iter().map(u64::to_string).collect::<Vec<_>>().join(", tx ")
+                        ),
+                    }
                 ),
-                "look at the files first; to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)",
+                if changed_by.is_empty() {
+                    "look at the files first; to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)"
+                } else {
+                    "roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)"
+                },
             )
             .with_example(json!({"tool": "edit_rollback", "tx": id, "agent_id": agent, "force": true})),
             Error::StaleRevision { tx, base, latest } => ToolError::new(

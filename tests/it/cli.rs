@@ -943,8 +943,9 @@ fn cli_log_limit_zero_lists_nothing() {
 fn cli_show_says_a_stale_revision_is_not_ready_and_names_the_files() {
     use serde_json::json;
     let ws = workspace();
-    let p =
-        ws.preview(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
     let tx = p.tx.to_string();
     let shown = |json: bool| {
         let args: Vec<&str> = if json {

@@ -90,6 +90,72 @@ fn rollback_restores_exact_pre_commit_snapshot() {
     assert_eq!(ws.tree(), before);
 }
 
+/// A later commit wrote the same file: the refusal names it, and the step is to roll
+/// that one back first (a forced rollback would undo its change there too, as the
+/// message says); rolled back in that order, each restores exact bytes.
+#[test]
+fn a_rollback_refused_for_a_later_commit_names_it_and_rolls_back_in_order() {
+    let ws = workspace();
+    let before = ws.tree();
+    let first = ws.preview(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"pub fn b","new":"pub fn bee"}]}"#);
+    ws.journal.commit(first.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    let second = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    ws.journal.commit(second.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    let err = ws
+        .journal
+        .rollback(first.tx, RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::StaleRollback { changed_by, .. } if changed_by == &[second.tx]),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot roll back tx {}: src/b.rs changed (or was deleted) since it was committed (tx {} has written there since); a forced rollback overwrites it, undoing tx {}'s change there too, after keeping its current bytes in the journal",
+            first.tx, second.tx, second.tx
+        )
+    );
+    assert_eq!(
+        err.next_step(),
+        Some(ultra_edit::NextStep::RollBackLaterFirst {
+            later: second.tx,
+            tx: first.tx
+        })
+    );
+    // The CLI's words and command for it.
+    let out = cli(
+        ws.root(),
+        &["--json", "rollback", &first.tx.to_string()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let v = json_of(&out);
+    assert_eq!(
+        v["error"]["command"],
+        format!("ultra-edit rollback {}", second.tx)
+    );
+    assert_eq!(
+        v["error"]["hint"],
+        format!(
+            "roll back the later change first (`ultra-edit rollback {}`), then tx {}; `ultra-edit rollback {} --force` would overwrite the file(s) instead, undoing tx {}'s change there too (their current bytes are kept in the journal first)",
+            second.tx, first.tx, first.tx, second.tx
+        )
+    );
+    ws.journal
+        .rollback(second.tx, RollbackOptions::default())
+        .unwrap();
+    ws.journal
+        .rollback(first.tx, RollbackOptions::default())
+        .unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.tree(), before);
+}
+
 #[test]
 fn rollback_of_a_changed_file_is_stale_unless_forced() {
     let ws = workspace();
