@@ -697,7 +697,7 @@ pub(crate) fn check_state_files(dir: &Path) -> Result<()> {
     };
     match fs::symlink_metadata(dir) {
         Ok(md) if md.file_type().is_symlink() => {
-            return refuse("it is a symbolic link, and ultra-edit keeps its journal and lock only in a real directory (a link can lead outside the workspace); remove the link, then run `init`");
+            return refuse("it is a symbolic link, and ultra-edit keeps its journal and lock only in a real directory (a link can lead outside the workspace); to keep the journal elsewhere, remove the link and give that directory as the state directory (`--state-dir`)");
         }
         Ok(md) if !md.is_dir() => {
             return refuse("it is not a directory; remove it, then run `init`")

@@ -1,5 +1,5 @@
-//! A real full disk: the workspace on a small tmpfs (the journal kept elsewhere through
-//! a symlinked `.ultra-edit/`, so that only the workspace fills up). Needs mount
+//! A real full disk: the workspace on a small tmpfs (the journal kept elsewhere, in a
+//! state directory outside the root, so that only the workspace fills up). Needs mount
 //! rights (root); skipped with a printed reason otherwise.
 
 use std::path::{Path, PathBuf};
@@ -46,10 +46,16 @@ fn a_full_disk_fails_the_commit_cleanly_and_the_next_one_works() {
     };
     let root = fs.path();
     let state = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(state.path(), root.join(".ultra-edit")).unwrap();
     std::fs::write(root.join("a.txt"), b"small\n").unwrap();
     std::fs::write(root.join("filler"), vec![7u8; 600 * 1024]).unwrap();
-    let j = Journal::init(root).unwrap();
+    let j = Journal::init_with(
+        root,
+        ultra_edit::OpenOptions {
+            state_dir: Some(state.path().join("state")),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     // 600 KiB more than fits next to the 600 KiB filler on a 1 MiB disk.
     let big = "y".repeat(600 * 1024);
     let json = serde_json::json!({"edits":[
