@@ -48,6 +48,11 @@ pub struct RecoveryAction {
     /// a link or a file, so they are wherever it went (root-relative, as staged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub temps_unreachable: Vec<String>,
+    /// Recovery drives the batch's files to their new content (it reached its commit
+    /// point); `false`: back to their old content. What a file with foreign bytes will
+    /// get once it is moved aside.
+    #[serde(default)]
+    pub rolls_forward: bool,
 }
 
 /// The report of one recovery pass (printed by `ultra-edit recover`).
@@ -128,6 +133,7 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
             .iter()
             .map(|t| t.to_string())
             .collect(),
+        rolls_forward: side == Side::Post,
     };
     batch.settle(l, side, out, Some(action_note), true)?;
     action.result = batch.record().state;

@@ -141,6 +141,9 @@ impl Out {
             r.reverted.len(),
             r.needs_attention.len()
         );
+        for a in r.actions.iter().filter(|a| !a.foreign.is_empty()) {
+            eprintln!("ultra-edit: {}", attention_words(a));
+        }
     }
 
     /// Batches that recovery could not settle on open (read-only media, or a recovery
@@ -469,6 +472,9 @@ impl Out {
                     state(&f.found),
                     f.note
                 );
+            }
+            if !a.foreign.is_empty() {
+                s += &format!("  {}\n", attention_words(a));
             }
         }
         emit(&s);
@@ -1021,6 +1027,24 @@ fn tx_list(txs: &[u64]) -> String {
     }
     let ids: Vec<String> = txs.iter().map(u64::to_string).collect();
     format!(" (tx {})", ids.join(", "))
+}
+
+/// What a batch with foreign bytes did and what it needs, in words: how many files
+/// recovery wrote, which ones it left, and what `recover --overwrite` writes there.
+fn attention_words(a: &ultra_edit::RecoveryAction) -> String {
+    let content = if a.rolls_forward { "new" } else { "old" };
+    let paths: Vec<&str> = a.foreign.iter().map(|f| f.path.as_str()).collect();
+    format!(
+        "batch {} (tx {}): recovery wrote {} file(s) with tx {}'s {content} content and left {} that someone else wrote meanwhile ({}); `ultra-edit recover --overwrite` writes tx {}'s {content} content there too, keeping the bytes found in the journal (`ultra-edit journal dump --tx {}` lists them)",
+        a.batch,
+        a.tx,
+        a.rewritten.len(),
+        a.tx,
+        paths.len(),
+        paths.join(", "),
+        a.tx,
+        a.tx
+    )
 }
 
 #[cfg(test)]

@@ -440,3 +440,37 @@ fn random_sigkill_during_a_large_batch_leaves_pre_or_post() {
     println!("random SIGKILL: {runs} runs ({pres} ended pre, {posts} post), all held");
     assert!(runs >= 5);
 }
+
+/// Recovery on open (here under `log`) that leaves a file someone wrote meanwhile says
+/// what it did and what the file will get: how many files it wrote, which it left, and
+/// that moving them aside lets `recover` write the batch's new content there too.
+#[test]
+fn recovery_on_open_says_what_it_wrote_and_what_the_left_file_gets() {
+    let (ws, args, tx) = commit_of(SIX_FILES);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(ws.root(), &argv, Some("batch::after_install_file=return"));
+    assert_eq!(out.status.signal(), Some(6));
+    ws.write("src/lib.rs", b"human edit\n");
+    let out = run(ws.root(), &["log"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "ultra-edit: recovery on open: 1 batch(es) found, 0 completed, 0 reverted, 1 need attention".to_string(),
+            format!("ultra-edit: batch 1 (tx {tx}): recovery wrote 4 file(s) with tx {tx}'s new content and left 1 that someone else wrote meanwhile (src/lib.rs); `ultra-edit recover --overwrite` writes tx {tx}'s new content there too, keeping the bytes found in the journal (`ultra-edit journal dump --tx {tx}` lists them)"),
+        ]
+    );
+    assert_eq!(ws.read("src/lib.rs"), b"human edit\n");
+    // As it says: --overwrite writes the new content and settles the batch.
+    let out = run(ws.root(), &["--json", "recover", "--overwrite"], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report = json_of(&out);
+    assert_eq!(report["actions"][0]["rolls_forward"], true, "{report}");
+    assert_eq!(
+        report["actions"][0]["rewritten"],
+        serde_json::json!(["src/lib.rs"])
+    );
+    assert_eq!(report["actions"][0]["overwritten"][0]["path"], "src/lib.rs");
+}

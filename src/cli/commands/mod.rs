@@ -261,7 +261,7 @@ fn recover(out: &Out, j: &Journal, overwrite: bool) -> Result<i32> {
     out.recovery(&report)?;
     if !report.needs_attention.is_empty() {
         eprintln!(
-            "ultra-edit: {} batch(es) need attention: put each listed file back as it was, or run `ultra-edit recover --overwrite` (the bytes found are kept in the journal)",
+            "ultra-edit: {} batch(es) need attention: `ultra-edit recover --overwrite` writes the batch's content over each file listed with foreign bytes (the bytes found are kept in the journal), or give each of them the batch's old or new content yourself and run `ultra-edit recover` again",
             report.needs_attention.len()
         );
         return Ok(7);
