@@ -127,8 +127,12 @@ impl Journal {
     /// on revision `on` (which must still be the latest): each file whose bytes differ
     /// from its candidate becomes a `replace_file` edit of the recorded plan.
     ///
+    /// A file saved as it was is left out, except one whose whole existence conflicts
+    /// (a rebase found it deleted on one side and changed on the other): saving it
+    /// unchanged keeps the candidate, and is recorded.
+    ///
     /// Errors, with nothing recorded: [`ResolveError::Unchanged`] when every file is
-    /// as it was; [`ResolveError::MarkersRemain`] when a file has conflict markers its
+    /// as it was (and none such); [`ResolveError::MarkersRemain`] when a file has conflict markers its
     /// snapshot does not have (see [`edit::conflict_marker_lines`]) and `opts.force`
     /// is false; [`crate::Error::StaleRevision`] when `on` is no longer the latest;
     /// and those of [`Journal::resolvable`] and [`Journal::revise`].
@@ -158,6 +162,16 @@ impl Journal {
                 None => None,
             };
             if candidate.as_deref() == Some(bytes.as_slice()) {
+                // Saved as it was: no change, except for a file whose whole existence
+                // conflicts (deleted on one side, changed on the other): keeping the
+                // candidate is then the resolution, recorded as a write of it.
+                let whole_file_conflict = shown
+                    .conflicts
+                    .iter()
+                    .any(|c| c.path == f.path && c.regions.is_empty());
+                if whole_file_conflict {
+                    edits.push(keep_file(path, bytes));
+                }
                 continue;
             }
             let snapshot = match f.snapshot.hash() {
@@ -192,19 +206,36 @@ impl Journal {
     }
 }
 
-/// A `replace_file` edit with `bytes`: as text when they are UTF-8, else base64.
+/// A `write_file` edit with `bytes` (the file may be gone from the disk the revision
+/// was rebased onto).
+fn keep_file(path: &str, bytes: &[u8]) -> Edit {
+    let (content, content_base64) = content_of(bytes);
+    Edit::WriteFile {
+        path: path.to_string(),
+        content,
+        content_base64,
+        mode: None,
+    }
+}
+
+/// A `replace_file` edit with `bytes`.
 fn replace_file(path: &str, bytes: &[u8]) -> Edit {
-    let (content, content_base64) = match std::str::from_utf8(bytes) {
-        Ok(text) => (Some(text.to_string()), None),
-        Err(_) => (
-            None,
-            Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
-        ),
-    };
+    let (content, content_base64) = content_of(bytes);
     Edit::ReplaceFile {
         path: path.to_string(),
         content,
         content_base64,
         mode: None,
+    }
+}
+
+/// An edit's content fields for `bytes`: as text when they are UTF-8, else base64.
+fn content_of(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => (Some(text.to_string()), None),
+        Err(_) => (
+            None,
+            Some(base64::engine::general_purpose::STANDARD.encode(bytes)),
+        ),
     }
 }

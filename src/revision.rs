@@ -428,12 +428,17 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
     } else {
         format!(" (conflict markers at lines {})", lines.join(", "))
     };
+    let holds = if c.regions.is_empty() {
+        "the candidate is one side's version of the whole file, without markers: saving it unchanged in `resolve` keeps it"
+    } else {
+        "the candidate holds both sides and their base between conflict markers"
+    };
     edit::Issue {
         code: "merge_conflict".into(),
         severity: edit::Severity::Error,
         path: c.path.to_string(),
         message: format!(
-            "{}{at}; resolve it in an editor with `resolve` or with a `revise` plan (the candidate holds both sides and their base between conflict markers), or abort and preview again",
+            "{}{at}; resolve it in an editor with `resolve` or with a `revise` plan ({holds}), or abort and preview again",
             c.reason
         ),
     }

@@ -393,3 +393,39 @@ fn resolve_in_without_editor(ws: &Ws, tmp: &Path, args: &[&str]) -> std::process
         .env("NO_COLOR", "1");
     cmd.output().unwrap()
 }
+
+/// A file changed by the candidate and deleted on disk conflicts as a whole (no
+/// markers): the message says the candidate is one side's whole file, and saving it
+/// unchanged in `resolve` keeps it (recorded), after which it commits.
+#[test]
+fn saving_a_whole_file_conflict_unchanged_keeps_the_candidate() {
+    let ws = workspace();
+    ws.write("keep.md", b"notes\n");
+    let p = ws.preview(r#"{"edits":[{"op":"append","path":"keep.md","text":"more\n"}]}"#);
+    let tx = p.tx.to_string();
+    std::fs::remove_file(ws.path("keep.md")).unwrap();
+    let out = cli(ws.root(), &["--json", "rebase", &tx], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    let issue = &v["validation"][0];
+    assert_eq!(issue["code"], "merge_conflict");
+    let message = issue["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("; resolve it in an editor with `resolve` or with a `revise` plan (the candidate is one side's version of the whole file, without markers: saving it unchanged in `resolve` keeps it), or abort and preview again"),
+        "{message}"
+    );
+    let tools = tempfile::tempdir().unwrap();
+    let save_as_is = script(tools.path(), "save", "exit 0\n");
+    let out = resolve(&ws, &["--json", &tx], None, Some(&save_as_is));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(
+        (v["revision"].clone(), v["ready_to_commit"].clone()),
+        (2.into(), true.into())
+    );
+    assert_eq!(
+        cli(ws.root(), &["commit", &tx], None).status.code(),
+        Some(0)
+    );
+    assert_eq!(ws.read("keep.md"), b"notes\nmore\n");
+}
