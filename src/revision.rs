@@ -449,11 +449,7 @@ fn conflict_issue(c: &FileConflict) -> edit::Issue {
 /// it inherit), `0666` intersected with that ACL's permissions and no umask; else
 /// `0666 & !umask` (docs/design.md, "Lifecycle" › 1. Preview). One `getxattr`.
 fn new_file_mode(ws: &Ws, rel: &RelPath) -> Result<u32> {
-    let missing = crate::batch::gate::missing_parents(ws, rel)?;
-    let dir = match missing.first() {
-        Some(outermost) => outermost.parent(),
-        None => rel.parent(),
-    };
+    let dir = crate::batch::gate::nearest_existing_dir(ws, rel)?;
     let inherited = ws
         .fs
         .default_acl_permissions(&dir)

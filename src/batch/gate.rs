@@ -78,12 +78,17 @@ impl Chown {
 /// of its nearest existing directory: a directory the batch creates inherits the
 /// set-group-ID group of the one it is created in).
 pub(crate) fn creation_owner(ws: &Ws, rel: &RelPath) -> Result<Owner> {
-    let missing = missing_parents(ws, rel)?;
-    let dir = match missing.first() {
+    let dir = nearest_existing_dir(ws, rel)?;
+    Ok(ws.fs.creation_owner(&dir).ctx("stat", ws.abs(&dir))?)
+}
+
+/// The nearest directory above `rel` that exists: what a file created at `rel` (and
+/// each directory made for it) inherits from — a set-group-ID group, a default ACL.
+pub(crate) fn nearest_existing_dir(ws: &Ws, rel: &RelPath) -> Result<RelPath> {
+    Ok(match missing_parents(ws, rel)?.first() {
         Some(outermost) => outermost.parent(),
         None => rel.parent(),
-    };
-    Ok(ws.fs.creation_owner(&dir).ctx("stat", ws.abs(&dir))?)
+    })
 }
 
 /// Make sure every file the batch writes keeps its recorded owner: a commit writes a new
