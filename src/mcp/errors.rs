@@ -347,6 +347,25 @@ pub fn wrong_state(
             .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string()}))
             .with_tx(Some(tx))
         }
+        Some(StateReason::RolledBack { by, redo }) => {
+            let (hint, example) = match redo {
+                Some(redo) => (
+                    format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {redo} (the rollback transaction, whose change is live)"),
+                    json!({"tool": "edit_rollback", "tx": redo.to_string(), "agent_id": agent}),
+                ),
+                None => (
+                    format!("nothing redoes it now: transaction {by}'s rollback is itself undone, so the files hold this preview's change again (journal_log shows the transactions); call edit_preview for a new change"),
+                    json!({"tool": "journal_log", "agent_id": agent}),
+                ),
+            };
+            return ToolError::new(
+                "preview_rolled_back",
+                format!("preview {tx} was committed and then rolled back by transaction {by}"),
+                hint,
+            )
+            .with_example(example)
+            .with_tx(Some(tx));
+        }
         Some(StateReason::RollbackTx { of }) => {
             return ToolError::new(
                 "wrong_state",

@@ -535,3 +535,38 @@ fn the_tools_read_the_disk_without_following_links_or_waiting_on_a_fifo() {
     std::os::unix::fs::symlink("/dev/zero", ws.path("src/b.rs")).unwrap();
     assert_eq!(show()["validation"]["source_changed"], true, "a link");
 }
+
+/// `edit_rollback` of a preview that was rolled back names the rollback transaction
+/// that redoes it, as data an agent can call.
+#[test]
+fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
+    use serde_json::json;
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let p = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    tools
+        .call(
+            "edit_commit",
+            json!({"agent_id": "dev", "preview_id": id, "confirm": true}),
+        )
+        .unwrap();
+    let rb = tools
+        .call("edit_rollback", json!({"agent_id": "dev", "tx": id}))
+        .unwrap();
+    let by = rb["tx"].as_u64().unwrap();
+    let e = tools
+        .call("edit_rollback", json!({"agent_id": "dev", "tx": id}))
+        .unwrap_err();
+    assert_eq!(e.kind, "preview_rolled_back");
+    assert_eq!(
+        e.hint,
+        format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {by} (the rollback transaction, whose change is live)")
+    );
+}
