@@ -79,8 +79,11 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
-                let stale =
-                    gate::stale_paths(&locked, rev.files.iter().map(|f| (&f.path, &f.snapshot)))?;
+                let stale = gate::stale_paths(
+                    &locked,
+                    rev.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gate::Refused::Fails,
+                )?;
                 if !stale.is_empty() {
                     return Err(Error::StaleSnapshot { tx, paths: stale });
                 }

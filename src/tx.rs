@@ -47,11 +47,11 @@ pub struct Preview {
     pub ready_to_commit: bool,
     /// Files of an open tx whose disk state (bytes, existence, mode, owner, kept
     /// attributes) is no longer the revision's snapshot, sorted: a commit would be
-    /// refused as stale ([`Error::StaleSnapshot`]) until a rebase. Found by
-    /// [`Journal::show`], which reads each file; empty from preview, revise and rebase
-    /// (and for a tx that is not open).
+    /// refused as stale ([`Error::StaleSnapshot`]) until a rebase. Checked by
+    /// [`Journal::show`], which reads each file: `Some` from it for an open tx, `None`
+    /// (not checked) from preview, revise and rebase and for a tx that is not open.
     #[serde(default)]
-    pub stale_paths: Vec<String>,
+    pub stale_paths: Option<Vec<String>>,
     /// Sum of the files' added lines.
     pub lines_added: usize,
     /// Sum of the files' removed lines.
@@ -99,7 +99,7 @@ impl Preview {
             conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
             conflicts: rev.conflicts,
             summary: Vec::new(),
-            stale_paths: Vec::new(),
+            stale_paths: None,
         }
     }
 
@@ -331,22 +331,6 @@ impl Journal {
         })
     }
 
-    /// The files whose disk state is no longer their snapshot (as the commit gate
-    /// checks it), sorted; a path that is no longer a regular file of the workspace
-    /// (a link, a FIFO) counts as changed.
-    fn stale_paths(&self, files: &[FileRevision]) -> Result<Vec<String>> {
-        let mut stale = Vec::new();
-        for f in files {
-            match crate::fs::snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path) {
-                Ok((found, _, _)) if f.snapshot.matches(&found) => {}
-                Ok(_) | Err(Error::Path(_)) => stale.push(f.path.to_string()),
-                Err(e) => return Err(e),
-            }
-        }
-        stale.sort();
-        Ok(stale)
-    }
-
     /// The age of `tx`'s preview, in milliseconds: the journal clock's now minus the
     /// tx's `created_ms` (0 for a tx made "in the future" of the clock). Errors:
     /// [`Error::UnknownTx`], [`Error::ForeignHandle`].
@@ -476,8 +460,13 @@ impl Journal {
             }
             let mut p = Preview::new(self.id(), &txrec, rev).with_summary(summary);
             if p.state == TxState::Open {
-                p.stale_paths = self.stale_paths(&p.files)?;
-                p.ready_to_commit &= p.stale_paths.is_empty();
+                let stale = crate::batch::gate::stale_paths(
+                    &self.ws,
+                    p.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    crate::batch::gate::Refused::IsStale,
+                )?;
+                p.ready_to_commit &= stale.is_empty();
+                p.stale_paths = Some(stale);
             }
             Ok(p)
         })

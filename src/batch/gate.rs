@@ -8,18 +8,31 @@ use crate::error::{Error, IoContext, OwnedPath, Result};
 use crate::fs::{acl, snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, FileState, Owner, Xattrs};
 
-/// Paths whose disk state (existence, blake3, mode) differs from `expected`, sorted.
-/// Reading each path runs the on-disk path-safety check again (the gate's "path safety
-/// under the lock"); a refused path is an error.
+/// What [`stale_paths`] does with a path that is refused when read (no longer a
+/// regular file of the workspace: a link, a FIFO).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refused {
+    /// An error: the gate's "path safety under the lock".
+    Fails,
+    /// Stale, like any other change (a report, as `show`'s).
+    IsStale,
+}
+
+/// Paths whose disk state (existence, blake3, mode, owner, kept attributes) differs
+/// from `expected`, sorted. Reading each path runs the on-disk path-safety check again;
+/// a refused path is handled as `refused` says.
 pub(crate) fn stale_paths<'a>(
     ws: &Ws,
     expected: impl IntoIterator<Item = (&'a RelPath, &'a FileState)>,
+    refused: Refused,
 ) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for (rel, want) in expected {
-        let (found, _, _) = snapshot::read_state(ws.fs.as_ref(), &ws.root, rel)?;
-        if !want.matches(&found) {
-            stale.push(rel.to_string());
+        match snapshot::read_state(ws.fs.as_ref(), &ws.root, rel) {
+            Ok((found, _, _)) if want.matches(&found) => {}
+            Ok(_) => stale.push(rel.to_string()),
+            Err(Error::Path(_)) if refused == Refused::IsStale => stale.push(rel.to_string()),
+            Err(e) => return Err(e),
         }
     }
     stale.sort();

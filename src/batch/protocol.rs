@@ -271,8 +271,8 @@ fn install(
     let mut dirs = BTreeSet::new();
     let mut held = Vec::new();
     for (i, f) in rec.files.iter().enumerate() {
-        let fresh =
-            gate::stale_paths(ws, [(&f.path, &f.pre)]).map_err(|e| (StepError::Journal(e), i))?;
+        let fresh = gate::stale_paths(ws, [(&f.path, &f.pre)], gate::Refused::Fails)
+            .map_err(|e| (StepError::Journal(e), i))?;
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.to_string()), i));
         }

@@ -767,10 +767,10 @@ fn standing(p: &Preview) -> String {
         (TxState::Open, _) if p.needs_attention.is_some() => {
             return "its batch needs attention".into()
         }
-        (TxState::Open, _) if !p.stale_paths.is_empty() => {
+        (TxState::Open, _) if p.stale_paths.as_ref().is_some_and(|s| !s.is_empty()) => {
             return format!(
                 "NOT ready to commit: {} changed on disk since the snapshot (`ultra-edit rebase {}` brings the revision onto it)",
-                p.stale_paths.join(", "),
+                p.stale_paths.as_deref().unwrap_or_default().join(", "),
                 p.tx
             )
         }

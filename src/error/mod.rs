@@ -53,33 +53,36 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
-/// " (tx 4 has written there since)"-style note of [`Error::StaleRollback`].
-fn later_note(changed_by: &[u64]) -> String {
+/// `tx 4` or `txs 4, 6`: the later txs of an [`Error::StaleRollback`], `None` if none.
+fn later_txs(changed_by: &[u64]) -> Option<String> {
     match changed_by {
-        [] => String::new(),
-        [one] => format!(" (tx {one} has written there since)"),
-        many => format!(
-            " (txs {} have written there since)",
+        [] => None,
+        [one] => Some(format!("tx {one}")),
+        many => Some(format!(
+            "txs {}",
             many.iter()
                 .map(u64::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
-        ),
+        )),
     }
+}
+
+/// " (tx 4 has written there since)"-style note of [`Error::StaleRollback`].
+fn later_note(changed_by: &[u64]) -> String {
+    let have = if changed_by.len() == 1 { "has" } else { "have" };
+    later_txs(changed_by)
+        .map(|txs| format!(" ({txs} {have} written there since)"))
+        .unwrap_or_default()
 }
 
 /// ", undoing tx 4's change there too,"-style note of [`Error::StaleRollback`].
 fn later_undone(changed_by: &[u64]) -> String {
     match changed_by {
-        [] => String::new(),
         [one] => format!(", undoing tx {one}'s change there too,"),
-        many => format!(
-            ", undoing the changes of txs {} there too,",
-            many.iter()
-                .map(u64::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+        _ => later_txs(changed_by)
+            .map(|txs| format!(", undoing the changes of {txs} there too,"))
+            .unwrap_or_default(),
     }
 }
 

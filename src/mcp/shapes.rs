@@ -171,7 +171,11 @@ fn file_json(j: &Journal, p: &Preview, f: &FileRevision) -> Value {
             "mode": f.candidate.mode().unwrap_or(0),
         },
         "diff": diff,
-        "source_changed": source_changed(j, &f.path, &f.snapshot),
+        // `show` checked the disk already (and more than the bytes): no second read.
+        "source_changed": match &p.stale_paths {
+            Some(stale) => stale.iter().any(|s| *s == f.path.as_str()),
+            None => source_changed(j, &f.path, &f.snapshot),
+        },
     })
 }
 

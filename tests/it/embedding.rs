@@ -496,18 +496,9 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
 #[test]
 fn the_tools_read_the_disk_without_following_links_or_waiting_on_a_fifo() {
     use serde_json::json;
-    use ultra_edit::mcp::EditTools;
     let ws = workspace();
-    let tools = std::sync::Arc::new(EditTools::new(std::sync::Arc::new(
-        Journal::open(ws.root()).unwrap(),
-    )));
-    let p = tools
-        .call(
-            "edit_preview",
-            json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
-        )
-        .unwrap();
-    let id = p["preview_id"].clone();
+    let (tools, id) = tools_with_a_preview(&ws);
+    let tools = std::sync::Arc::new(tools);
     // On a thread, answered within 10 s or failed: a read that blocks must not hang
     // the test run.
     let show = || {
@@ -541,16 +532,8 @@ fn the_tools_read_the_disk_without_following_links_or_waiting_on_a_fifo() {
 #[test]
 fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
     use serde_json::json;
-    use ultra_edit::mcp::EditTools;
     let ws = workspace();
-    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
-    let p = tools
-        .call(
-            "edit_preview",
-            json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
-        )
-        .unwrap();
-    let id = p["preview_id"].clone();
+    let (tools, id) = tools_with_a_preview(&ws);
     tools
         .call(
             "edit_commit",
@@ -569,4 +552,21 @@ fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
         e.hint,
         format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {by} (the rollback transaction, whose change is live)")
     );
+}
+
+/// The MCP tools on `ws`'s journal, and the `preview_id` of an `edit_preview` of
+/// `src/b.rs` by agent `dev`.
+fn tools_with_a_preview(
+    ws: &crate::support::Ws,
+) -> (ultra_edit::mcp::EditTools, serde_json::Value) {
+    let tools =
+        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let p = tools
+        .call(
+            "edit_preview",
+            serde_json::json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    (tools, id)
 }
