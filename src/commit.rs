@@ -9,9 +9,10 @@ use crate::error::{Error, Result, StateReason, Verb};
 use crate::failpoint::crash_point;
 use crate::fs::snapshot;
 use crate::journal::records::*;
-use crate::journal::Writer;
+use crate::journal::{Reader, Writer};
 use crate::recovery;
 use crate::workspace::Journal;
+use std::collections::BTreeSet;
 
 /// Options of [`Journal::commit`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -330,6 +331,13 @@ impl Journal {
             (TxState::Committed, Some(c)) if !rec.pruned => c,
             _ => return Err(Error::wrong_state(&rec, Verb::RollBack)),
         };
+        if let Some((undone_by, redo)) = redone(&r, tx)? {
+            return Err(Error::state(
+                &rec,
+                Verb::RollBack,
+                StateReason::Redone { undone_by, redo },
+            ));
+        }
         let batch =
             r.batch(committed.batch)?
                 .ok_or_else(|| crate::error::JournalError::Missing {
@@ -363,6 +371,42 @@ impl Journal {
             });
         }
         Ok(files)
+    }
+}
+
+/// For the committed `tx`: `Some((b, c))` when its change is live through a redo — its
+/// newest rollback `b` was rolled back — with `c` the committed tx at the top of that
+/// chain (a redo can itself be undone and redone: the chain is followed up while each
+/// step is live through a redo in turn). `None` when `tx`'s change is its own: never
+/// rolled back, or (in a journal written before this check) rolled back again since.
+/// Reads the txs newer than each step, newest first.
+fn redone(r: &Reader, tx: u64) -> Result<Option<(u64, u64)>> {
+    let mut found: Option<(u64, u64)> = None;
+    let mut step = tx;
+    let mut seen = BTreeSet::from([tx]);
+    loop {
+        let mut newest_rollback = None;
+        r.txs_newest_first(|t| {
+            if t.tx <= step {
+                return Ok(false);
+            }
+            if t.rollback_of == Some(step) {
+                newest_rollback = Some(t);
+                return Ok(false);
+            }
+            Ok(true)
+        })?;
+        let Some(b) = newest_rollback else {
+            return Ok(found);
+        };
+        let (TxState::RolledBack, Some(c)) = (b.state, b.rolled_back_by) else {
+            return Ok(found);
+        };
+        if !seen.insert(c) || r.tx_required(c)?.state != TxState::Committed {
+            return Ok(found);
+        }
+        found = Some((found.map_or(b.tx, |(first, _)| first), c));
+        step = c;
     }
 }
 

@@ -584,6 +584,7 @@ impl Error {
                 StateReason::ChangedMeanwhile => NextStep::Retry,
                 StateReason::RollbackTx { of } => NextStep::RollBackAgain { of: *of },
                 StateReason::AlreadyUndone => NextStep::Log,
+                StateReason::Redone { redo, .. } => NextStep::RollBack { tx: *redo },
             },
             Error::Journal(JournalError::IllegalTransition(_)) => NextStep::Retry,
             // A new handle (a new process) works again.

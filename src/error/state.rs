@@ -88,6 +88,17 @@ pub enum StateReason {
     /// Every file it changed already holds its old content again (another
     /// transaction, or an edit, undid its change): there is nothing to roll back.
     AlreadyUndone,
+    /// Its change is live again through a redo: its rollback `undone_by` was itself
+    /// rolled back, and `redo` (the top of that chain of rollbacks, still committed)
+    /// holds the change now. Rolling back `redo` undoes it and keeps every label in
+    /// `log` true; a second rollback of this tx would leave `redo` marked committed
+    /// with its change undone.
+    Redone {
+        /// The rollback that first undid it.
+        undone_by: u64,
+        /// The committed tx whose rollback undoes the change now.
+        redo: u64,
+    },
 }
 
 impl StateReason {
@@ -142,6 +153,9 @@ impl StateReason {
             }
             StateReason::AlreadyUndone => format!(
                 "every file it changed already holds its old content again, so there is nothing to roll back and it cannot {verb}"
+            ),
+            StateReason::Redone { undone_by, redo } => format!(
+                "tx {undone_by} rolled it back and tx {redo} redid it, so its change is tx {redo}'s now and it cannot {verb} itself"
             ),
         }
     }

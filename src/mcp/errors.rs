@@ -366,6 +366,15 @@ pub fn wrong_state(
             .with_example(example)
             .with_tx(Some(tx));
         }
+        Some(StateReason::Redone { undone_by, redo }) => {
+            return ToolError::new(
+                "wrong_state",
+                format!("transaction {tx}'s change was rolled back by transaction {undone_by} and redone by transaction {redo}: the change is transaction {redo}'s now"),
+                format!("to undo the change, call edit_rollback with tx = {redo}"),
+            )
+            .with_example(json!({"tool": "edit_rollback", "tx": redo.to_string(), "agent_id": agent}))
+            .with_tx(Some(tx))
+        }
         Some(StateReason::RollbackTx { of }) => {
             return ToolError::new(
                 "wrong_state",

@@ -552,6 +552,29 @@ fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
         e.hint,
         format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {by} (the rollback transaction, whose change is live)")
     );
+    // Redone, the preview's change is the redo's: a second rollback of the preview is
+    // refused and names the redo, which is the one to roll back.
+    let redo = tools
+        .call(
+            "edit_rollback",
+            json!({"agent_id": "dev", "tx": by.to_string()}),
+        )
+        .unwrap()["tx"]
+        .as_u64()
+        .unwrap();
+    let e = tools
+        .call("edit_rollback", json!({"agent_id": "dev", "tx": id}))
+        .unwrap_err();
+    assert_eq!(e.kind, "wrong_state");
+    let tx = id.as_str().unwrap().rsplit('-').next().unwrap();
+    assert_eq!(
+        e.message,
+        format!("transaction {tx}'s change was rolled back by transaction {by} and redone by transaction {redo}: the change is transaction {redo}'s now")
+    );
+    assert_eq!(
+        e.hint,
+        format!("to undo the change, call edit_rollback with tx = {redo}")
+    );
 }
 
 /// The MCP tools on `ws`'s journal, and the `preview_id` of an `edit_preview` of

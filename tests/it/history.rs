@@ -108,6 +108,57 @@ fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
             (5, TxState::Committed, Some(4), None),
         ]
     );
+    // Tx 1's change is tx 5's now (undone by tx 2, redone by tx 3, undone by tx 4,
+    // redone by tx 5): a second rollback of tx 1, or of tx 3, would leave tx 5 marked
+    // committed with its change undone, so each is refused and names tx 5, changing
+    // nothing.
+    for (tx, undone_by) in [(1, 2), (3, 4)] {
+        let err = ws
+            .journal
+            .rollback(tx, RollbackOptions::default())
+            .unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                Error::WrongState {
+                    tx: t,
+                    state: TxState::Committed,
+                    reason: StateReason::Redone { undone_by: u, redo: 5 },
+                    ..
+                } if *t == tx && *u == undone_by
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!("tx {tx} is committed; tx {undone_by} rolled it back and tx 5 redid it, so its change is tx 5's now and it cannot be rolled back itself")
+        );
+        assert_eq!(err.next_step(), Some(NextStep::RollBack { tx: 5 }));
+    }
+    let out = run_ue(ws.root(), &["--json", "rollback", "1"], None);
+    assert_eq!(out.status.code(), Some(1));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "wrong_state", "{v}");
+    assert_eq!(
+        v["error"]["hint"], "`ultra-edit rollback 5` restores the files",
+        "{v}"
+    );
+    assert_eq!(ws.read("f.txt"), b"Y\n");
+    assert_eq!(ws.journal.log(None).unwrap().len(), 5);
+    // Rolling back tx 5 undoes the change, and every label follows.
+    assert_eq!(undo(5), 6);
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::RolledBack, None, Some(2)),
+            (2, TxState::Committed, Some(1), None),
+            (3, TxState::RolledBack, Some(2), Some(4)),
+            (4, TxState::Committed, Some(3), None),
+            (5, TxState::RolledBack, Some(4), Some(6)),
+            (6, TxState::Committed, Some(5), None),
+        ]
+    );
     assert!(ws.journal.verify().unwrap().ok);
     verify_ok(ws.root());
 }
@@ -436,8 +487,9 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
     );
 }
 
-/// Found by the soak (seed 690272408): after forced rollbacks that changed no file, the
-/// states down a rollback chain say what the disk holds.
+/// Found by the soak (seed 690272408), since narrowed: a forced rollback that changes no
+/// file (the disk already holds the old content) records itself, and the states down
+/// the rollback chain say what the disk holds.
 #[test]
 fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     let ws = workspace();
@@ -446,28 +498,21 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
     let undo = |tx, force| {
-        ws.journal
-            .rollback(
-                tx,
-                RollbackOptions {
-                    force,
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-            .tx
+        ws.journal.rollback(
+            tx,
+            RollbackOptions {
+                force,
+                ..Default::default()
+            },
+        )
     };
-    assert_eq!(undo(1, false), 2); // X
-    assert_eq!(undo(2, false), 3); // redo: Y
-    assert_eq!(undo(1, false), 4); // tx 1 undone again, by tx 4: X
-                                   // Tx 3's change (Y) is not on disk: only a forced rollback takes it; it changes no
-                                   // file (the disk already holds tx 3's old content) and makes tx 2 live again.
-                                   // Plainly, it is refused as already undone (not as "changed since"); forced, it
-                                   // records itself.
-    let err = ws
-        .journal
-        .rollback(3, RollbackOptions::default())
-        .unwrap_err();
+    assert_eq!(undo(1, false).unwrap().tx, 2); // X
+    assert_eq!(undo(2, false).unwrap().tx, 3); // redo: Y
+                                               // Someone writes X back by hand: tx 3's change is not on disk. Plainly, rolling it
+                                               // back is refused as already undone (not as "changed since"); forced, it records
+                                               // itself and changes no file.
+    ws.write("f.txt", b"X\n");
+    let err = undo(3, false).unwrap_err();
     assert!(
         matches!(
             err,
@@ -479,69 +524,76 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
         ),
         "{err:?}"
     );
-    assert_eq!(undo(3, true), 5);
-    assert_eq!(undo(5, false), 6);
+    assert_eq!(undo(3, true).unwrap().tx, 4);
     assert_eq!(ws.read("f.txt"), b"X\n");
-    // What the disk says (f.txt = X): tx 1 (X→Y) and tx 3 (X→Y) undone, tx 2 and tx 4
-    // (Y→X) live.
+    // What the disk says (f.txt = X): tx 1 (X→Y) undone, tx 2 (Y→X) live, tx 3 (X→Y)
+    // undone by tx 4.
     assert_eq!(
         history(&ws),
         [
             (1, TxState::RolledBack, None, Some(2)),
             (2, TxState::Committed, Some(1), None),
-            (3, TxState::RolledBack, Some(2), Some(5)),
-            (4, TxState::Committed, Some(1), None),
-            (5, TxState::RolledBack, Some(3), Some(6)),
-            (6, TxState::Committed, Some(5), None),
+            (3, TxState::RolledBack, Some(2), Some(4)),
+            (4, TxState::Committed, Some(3), None),
         ]
     );
     let v = ws.journal.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }
 
-/// Found by the soak (seeds 783866287, 911920914): with two rollbacks of one commit
-/// (one reached through a forced rollback), every state follows the disk.
+/// Found by the soak (seeds 783866287, 911920914) when a commit could be rolled back a
+/// second time after a redo, which left the redo marked committed with its change
+/// undone. That second rollback is now refused, forced or not, naming the redo; the
+/// redo's own rollback undoes the change with every label true.
 #[test]
-fn two_rollbacks_of_one_commit_leave_states_that_follow_the_disk() {
+fn a_second_rollback_of_a_redone_commit_is_refused_even_forced() {
     let ws = workspace();
     ws.write("f.txt", b"X\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
     let undo = |tx, force| {
-        ws.journal
-            .rollback(
-                tx,
-                RollbackOptions {
-                    force,
-                    ..Default::default()
-                },
-            )
-            .unwrap()
-            .tx
+        ws.journal.rollback(
+            tx,
+            RollbackOptions {
+                force,
+                ..Default::default()
+            },
+        )
     };
-    assert_eq!(undo(1, false), 2); // X: tx 2 undoes tx 1
-    assert_eq!(undo(2, false), 3); // Y: redo
-    assert_eq!(undo(1, false), 4); // X: tx 4 undoes tx 1
-    assert_eq!(undo(4, false), 5); // Y: redo
-    assert_eq!(undo(5, false), 6); // X: tx 4 live again, tx 1 undone by it
-                                   // Tx 3 (the first redo) is not on disk: forced, it changes no file and makes tx 2
-                                   // live again, which undoes tx 1 too.
-    assert_eq!(undo(3, true), 7);
-    let row = |tx| {
-        let t = ws.journal.tx(tx).unwrap();
-        (t.state, t.rolled_back_by)
-    };
-    assert_eq!(row(1), (TxState::RolledBack, Some(2)));
-    assert_eq!(row(2), (TxState::Committed, None));
-    assert_eq!(row(4), (TxState::Committed, None));
-    // Undoing tx 6 writes Y: tx 5 (X→Y) live again, tx 4 (Y→X) undone by it, and
-    // tx 1 (X→Y) live again — as the disk says; tx 2 is superseded.
-    assert_eq!(undo(6, false), 8);
+    assert_eq!(undo(1, false).unwrap().tx, 2); // X: tx 2 undoes tx 1
+    assert_eq!(undo(2, false).unwrap().tx, 3); // Y: redo
+    for force in [false, true] {
+        let err = undo(1, force).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::WrongState {
+                    tx: 1,
+                    state: TxState::Committed,
+                    reason: StateReason::Redone {
+                        undone_by: 2,
+                        redo: 3
+                    },
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
     assert_eq!(ws.read("f.txt"), b"Y\n");
-    assert_eq!(row(5), (TxState::Committed, None));
-    assert_eq!(row(4), (TxState::RolledBack, Some(5)));
-    assert_eq!(row(1), (TxState::Committed, None));
+    assert_eq!(ws.journal.log(None).unwrap().len(), 3);
+    assert_eq!(undo(3, false).unwrap().tx, 4); // X: tx 2's change live again
+    assert_eq!(ws.read("f.txt"), b"X\n");
+    assert_eq!(
+        history(&ws),
+        [
+            (1, TxState::RolledBack, None, Some(2)),
+            (2, TxState::Committed, Some(1), None),
+            (3, TxState::RolledBack, Some(2), Some(4)),
+            (4, TxState::Committed, Some(3), None),
+        ]
+    );
     let v = ws.journal.verify().unwrap();
     assert!(v.ok, "{:?}", v.problems);
 }

@@ -71,8 +71,9 @@ fn rollback_restores_exact_pre_commit_snapshot() {
         );
     }
     assert_eq!(ws.mode("gen/deep/out.bin"), 0o755);
-    // After the redo the original tx's changes are live again: it is committed, and
-    // rolling it back once more restores the pre-commit tree again.
+    // After the redo the original tx's changes are live again: it is committed, but
+    // its change is the redo's now, so rolling it back once more is refused, naming the
+    // redo; rolling back the redo restores the pre-commit tree again.
     let log = ws.journal.log(None).unwrap();
     let orig = log.iter().find(|e| e.tx == p.tx).unwrap();
     assert_eq!(
@@ -84,8 +85,22 @@ fn rollback_restores_exact_pre_commit_snapshot() {
         (rb.state, rb.rolled_back_by),
         (TxState::RolledBack, Some(redo.tx))
     );
-    ws.journal
+    let err = ws
+        .journal
         .rollback(p.tx, RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::WrongState {
+                reason: ultra_edit::StateReason::Redone { undone_by, redo: by },
+                ..
+            } if undone_by == r.tx && by == redo.tx
+        ),
+        "{err:?}"
+    );
+    ws.journal
+        .rollback(redo.tx, RollbackOptions::default())
         .unwrap();
     assert_eq!(ws.tree(), before);
 }

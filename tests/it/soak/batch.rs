@@ -79,6 +79,11 @@ impl Soak {
                 let Some(batch) = t.batch.as_ref().filter(|_| t.state == "committed") else {
                     return Predict::Fail(1, "wrong_state");
                 };
+                // Its change live again through a redo (its newest rollback rolled back by
+                // a tx still committed): refused, naming the redo (`StateReason::Redone`).
+                if self.m.redone(x) {
+                    return Predict::Fail(1, "wrong_state");
+                }
                 // Every file already back at its old content: nothing to roll back.
                 if !force
                     && !batch.is_empty()

@@ -238,6 +238,23 @@ impl Model {
             d += 1;
         }
     }
+    /// Whether `x`'s change is live through a redo: its newest rollback tx was rolled
+    /// back, by a tx that is still committed.
+    pub fn redone(&self, x: u64) -> bool {
+        let newest = self
+            .txs
+            .iter()
+            .filter(|(_, t)| t.rollback_of == Some(x))
+            .map(|(id, _)| *id)
+            .max();
+        let Some(b) = newest.map(|b| &self.txs[&b]) else {
+            return false;
+        };
+        b.state == "rolled_back"
+            && b.rolled_back_by
+                .and_then(|c| self.txs.get(&c))
+                .is_some_and(|c| c.state == "committed")
+    }
     /// Whether tx `r`'s landing undid `x`'s change: `x` is up `r`'s rollback chain at an
     /// odd distance.
     pub fn undoes(&self, r: u64, x: u64) -> bool {
