@@ -159,32 +159,63 @@ impl Journal {
         Ok(rev)
     }
 
-    /// The txs after `tx` whose committed change (not rolled back) wrote one of
-    /// `paths`, ascending: what a forced rollback of `tx` would undo with it. Walks
-    /// the txs newer than `tx`, newest first.
-    fn later_writers(&self, tx: u64, paths: &[String]) -> Result<Vec<u64>> {
+    /// For the `stale` files of a rollback of `tx` (each: its batch file, what it holds
+    /// now): the txs after `tx` whose committed change (not rolled back) wrote one of
+    /// them, ascending — what a forced rollback of `tx` would undo with it — and the
+    /// files those changes do not explain, sorted. A file is explained when undoing
+    /// every later landed change of it (live or rolled back), newest first, each from
+    /// the post-image it left to its pre-image, leads from what it holds now back to
+    /// `tx`'s post-image; otherwise something outside ultra-edit wrote it too, and
+    /// rolling the later txs back first would not clear the refusal. Walks the txs
+    /// newer than `tx`, newest first.
+    fn later_writers(
+        &self,
+        tx: u64,
+        stale: &[(&BatchFile, FileState)],
+    ) -> Result<(Vec<u64>, Vec<String>)> {
         let r = self.ws.store.read()?;
         let mut later = Vec::new();
+        // Per stale file: the state reached so far, and whether each step was a change
+        // the journal knows.
+        let mut walk: Vec<(FileState, bool)> = stale.iter().map(|(_, now)| (*now, true)).collect();
         r.txs_newest_first(|rec| {
             if rec.tx <= tx {
                 return Ok(false);
             }
-            if rec.state == TxState::Committed {
-                if let Some(c) = rec.committed {
-                    let wrote = r.batch(c.batch)?.is_some_and(|b| {
-                        b.files
-                            .iter()
-                            .any(|f| paths.iter().any(|p| *p == f.path.as_str()))
-                    });
-                    if wrote {
-                        later.push(rec.tx);
-                    }
+            let landed = matches!(rec.state, TxState::Committed | TxState::RolledBack);
+            let batch = match rec.committed {
+                Some(c) if landed => r.batch(c.batch)?,
+                _ => None,
+            };
+            let Some(batch) = batch else {
+                return Ok(true);
+            };
+            let mut wrote = false;
+            for ((f, _), (state, known)) in stale.iter().zip(walk.iter_mut()) {
+                let Some(w) = batch.files.iter().find(|w| w.path == f.path) else {
+                    continue;
+                };
+                wrote = true;
+                if *known && w.post.matches(state) {
+                    *state = w.pre;
+                } else {
+                    *known = false;
                 }
+            }
+            if wrote && rec.state == TxState::Committed {
+                later.push(rec.tx);
             }
             Ok(true)
         })?;
         later.reverse();
-        Ok(later)
+        let mut outside: Vec<String> = stale
+            .iter()
+            .zip(&walk)
+            .filter(|((f, _), (state, known))| !(*known && f.post.matches(state)))
+            .map(|((f, _), _)| f.path.to_string())
+            .collect();
+        outside.sort();
+        Ok((later, outside))
     }
 
     /// Restore the exact pre-commit bytes, modes and existence of every file of the
@@ -230,11 +261,17 @@ impl Journal {
                     ));
                 }
                 if !stale.is_empty() && !opts.force {
-                    let changed_by = self.later_writers(tx, &stale)?;
+                    let files: Vec<(&BatchFile, FileState)> = current
+                        .iter()
+                        .filter(|(f, state, _)| !f.post.matches(state))
+                        .map(|(f, state, _)| (*f, *state))
+                        .collect();
+                    let (changed_by, outside) = self.later_writers(tx, &files)?;
                     return Err(Error::StaleRollback {
                         tx,
                         paths: stale,
                         changed_by,
+                        outside,
                     });
                 }
                 let revision = self.rollback_revision(&current)?;

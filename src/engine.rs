@@ -27,6 +27,9 @@ pub(crate) struct Ws {
     /// The mode of a file a plan creates without a `mode`: `0o666 & !umask`, the umask
     /// read once when the journal is opened ([`umask`]).
     pub new_file_mode: u32,
+    /// What stops a batch early, and marks where dying would leave files half-written
+    /// ([`crate::OpenOptions::interrupt`]).
+    pub interrupt: Option<Arc<crate::Interrupt>>,
 }
 
 /// The process's umask, read without changing it: the `Umask:` line of
@@ -45,6 +48,18 @@ pub(crate) fn umask() -> u32 {
 }
 
 impl Ws {
+    /// Whether [`crate::Interrupt::request`] was called on this handle's interrupt.
+    pub fn interrupt_requested(&self) -> bool {
+        self.interrupt.as_ref().is_some_and(|i| i.requested())
+    }
+
+    /// Mark a batch's span (intent to durable completion) or a recovery pass as one a
+    /// process should not die in ([`crate::Interrupt::guarding`]); `None` without an
+    /// interrupt.
+    pub fn guard(&self) -> Option<crate::interrupt::Guard> {
+        self.interrupt.as_ref().map(|i| i.guard())
+    }
+
     /// The absolute path of `rel` under the root, for messages.
     pub fn abs(&self, rel: &RelPath) -> PathBuf {
         rel.under(&self.root)

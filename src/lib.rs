@@ -35,6 +35,7 @@ pub mod fs;
 mod gc;
 pub mod handle;
 mod interdiff;
+pub mod interrupt;
 pub mod journal;
 mod lock;
 #[cfg(feature = "mcp")]
@@ -61,6 +62,7 @@ pub use error::{
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
 pub use interdiff::{Interdiff, InterdiffFile};
+pub use interrupt::Interrupt;
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,

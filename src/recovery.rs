@@ -78,6 +78,8 @@ pub(crate) fn recover(l: &Locked<'_>, overwrite: bool) -> Result<RecoveryReport>
     let mut report = RecoveryReport::default();
     let ids = l.store.read()?.inflight()?;
     report.batches_found = ids.len();
+    // A signal now would leave the batches half-settled until the next recovery.
+    let _guard = (!ids.is_empty()).then(|| l.guard());
     for id in ids {
         let Some(rec) = l.store.read()?.batch(id)? else {
             continue;

@@ -83,6 +83,13 @@ pub struct OpenOptions {
     /// CLI's reading verbs (`log`, `show`, `journal dump|stats|verify`) use it, so they
     /// sync nothing (docs/commit-protocol.md, "Syncs of a CLI process").
     pub for_reading: bool,
+    /// What stops a batch early (default: `None`, nothing does): a commit or rollback
+    /// still staging its temps when [`crate::Interrupt::request`] is called reverts and
+    /// fails with [`Error::Interrupted`]; one already replacing files finishes. While a
+    /// batch is past its intent, [`crate::Interrupt::guarding`] is true, so a signal
+    /// handler can defer the signal (the CLI's does: docs/commit-protocol.md,
+    /// "Interrupts").
+    pub interrupt: Option<Arc<crate::Interrupt>>,
 }
 
 impl Default for OpenOptions {
@@ -97,6 +104,7 @@ impl Default for OpenOptions {
             max_preview_age: None,
             policy: crate::Policy::default(),
             for_reading: false,
+            interrupt: None,
         }
     }
 }
@@ -318,6 +326,7 @@ impl Journal {
                 given_root,
                 fs,
                 store,
+                interrupt: opts.interrupt,
             }),
             lock_timeout: opts.lock_timeout,
             reingest: None,

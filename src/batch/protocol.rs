@@ -21,6 +21,7 @@ use crate::batch::{gate, pool, temp_path};
 use crate::error::{Attention, Error, IoContext, IoError, Result};
 use crate::failpoint::crash_point;
 use crate::fs::RelPath;
+use crate::interrupt::Guard;
 use crate::journal::records::*;
 use crate::journal::Writer;
 use crate::lock::Locked;
@@ -33,6 +34,8 @@ enum StepError {
     Stale(String),
     /// A journal error while reading blobs.
     Journal(Error),
+    /// [`crate::Interrupt::request`] was called while the temps were being staged.
+    Interrupted,
 }
 
 impl StepError {
@@ -41,6 +44,7 @@ impl StepError {
             StepError::Io(e) => e.to_string(),
             StepError::Stale(p) => format!("{p} changed on disk during the commit"),
             StepError::Journal(e) => e.to_string(),
+            StepError::Interrupted => "interrupted before the first file was replaced".into(),
         }
     }
 
@@ -59,6 +63,11 @@ impl StepError {
                 paths: vec![path],
             },
             StepError::Journal(e) => e,
+            StepError::Interrupted => Error::Interrupted {
+                tx: rec.tx,
+                batch: rec.batch,
+                temps_left: left.into_iter().map(String::from).collect(),
+            },
         }
     }
 }
@@ -81,6 +90,8 @@ pub(crate) struct Landed {
     /// The inodes the install replaced or unlinked, held so the kernel frees them when
     /// the completion drops them, not inside the renames ([`install`]).
     replaced: Vec<OwnedFd>,
+    /// The batch's span of [`crate::Interrupt::guarding`], ended by the completion.
+    guard: Option<Guard>,
 }
 
 /// Run the protocol for `new` under the commit lock (`l`), the gate passed, up to the
@@ -95,6 +106,9 @@ pub(crate) fn apply(
 ) -> Result<Landed> {
     new.create_dirs = gate::dirs_to_create(l, &new.files)?;
     gate::record_creation_owners(l, &mut new.files)?;
+    // From the intent until the completion is durable, a process that died would leave
+    // the batch for the next recovery: a signal handler defers signals meanwhile.
+    let guard = l.guard();
     let batch = intent(l, new, tx_of)?;
     // The intent is the commit point: both names mark the moment it is durable and
     // nothing is staged yet.
@@ -116,6 +130,7 @@ pub(crate) fn apply(
         batch,
         receipt,
         replaced,
+        guard,
     })
 }
 
@@ -134,6 +149,9 @@ pub(crate) fn complete(l: &Locked<'_>, landed: Landed) -> Result<()> {
         // Dropped when this returns, after the completion: the kernel frees the
         // replaced files' inodes then (on ext4, ~70 µs each here), off the caller's path.
         replaced: _replaced,
+        // Dropped when this returns: the completion is durable (or left to recovery,
+        // which the error says).
+        guard: _guard,
     } = landed;
     crash_point!("batch::before_complete");
     let (tx, id) = (receipt.tx, receipt.batch);
@@ -229,6 +247,10 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
     // handful of locking system calls to begin and end), shared by the pool's threads.
     let reader = ws.store.read().map_err(StepError::Journal)?;
     let stage_one = |&(i, f): &(usize, &BatchFile)| -> Result<(), StepError> {
+        // Until the first rename, an interrupt can still leave every file as it was.
+        if ws.interrupt_requested() {
+            return Err(StepError::Interrupted);
+        }
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
@@ -242,7 +264,12 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         Ok(())
     };
     large.iter().try_for_each(stage_one)?;
-    pool::for_each(&small, |_, item| stage_one(item))
+    pool::for_each(&small, |_, item| stage_one(item))?;
+    // The last check: a request that came while the last temps were written.
+    if ws.interrupt_requested() {
+        return Err(StepError::Interrupted);
+    }
+    Ok(())
 }
 
 /// At most this many replaced inodes are held by a batch ([`install`]): a descriptor
@@ -417,6 +444,7 @@ mod tests {
             batch: Batch::resume(rec),
             receipt: receipt.clone(),
             replaced: Vec::new(),
+            guard: None,
         };
         let events = |j: &Journal| {
             let mut n = 0;

@@ -413,6 +413,7 @@ mod tests {
             tx: 3,
             paths: vec!["a".into()],
             changed_by: Vec::new(),
+            outside: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
@@ -424,6 +425,7 @@ mod tests {
             tx: 3,
             paths: vec!["a".into(), "b".into()],
             changed_by: Vec::new(),
+            outside: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),

@@ -9,6 +9,7 @@ mod diffview;
 mod help;
 mod pager;
 mod render;
+mod signals;
 
 /// Parse the arguments, run the command, print, and return the exit code.
 pub fn run() -> i32 {

@@ -10,8 +10,9 @@
 //! contract").
 //!
 //! Errors are returned *before* anything outside `.ultra-edit/` changes, unless the
-//! variant says otherwise (only [`Error::CommitFailed`] and [`Error::NeedsAttention`] come
-//! from inside a batch, and both describe exactly what is on disk).
+//! variant says otherwise (only [`Error::CommitFailed`], [`Error::Interrupted`] and
+//! [`Error::NeedsAttention`] come from inside a batch, and each describes exactly what
+//! is on disk).
 
 mod io;
 mod journal;
@@ -68,12 +69,20 @@ fn later_txs(changed_by: &[u64]) -> Option<String> {
     }
 }
 
-/// " (tx 4 has written there since)"-style note of [`Error::StaleRollback`].
-fn later_note(changed_by: &[u64]) -> String {
+/// " (tx 4 has written there since)"-style note of [`Error::StaleRollback`], with the
+/// files written outside ultra-edit too, if any.
+fn later_note(changed_by: &[u64], outside: &[String]) -> String {
     let have = if changed_by.len() == 1 { "has" } else { "have" };
-    later_txs(changed_by)
-        .map(|txs| format!(" ({txs} {have} written there since)"))
-        .unwrap_or_default()
+    let was = if outside.len() == 1 { "was" } else { "were" };
+    match (later_txs(changed_by), outside) {
+        (None, []) => String::new(),
+        (Some(txs), []) => format!(" ({txs} {have} written there since)"),
+        (None, outside) => format!(" ({} {was} written outside ultra-edit)", and_list(outside)),
+        (Some(txs), outside) => format!(
+            " ({txs} {have} written there since, and {} {was} also written outside ultra-edit, which rolling {txs} back would not undo)",
+            and_list(outside)
+        ),
+    }
 }
 
 /// ", undoing tx 4's change there too,"-style note of [`Error::StaleRollback`].
@@ -291,7 +300,7 @@ pub enum Error {
         revision: u32,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
+    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -300,6 +309,12 @@ pub enum Error {
         /// Later transactions whose committed change (not rolled back) wrote one of
         /// `paths`, ascending: what a forced rollback would undo with it.
         changed_by: Vec<u64>,
+        /// The paths among `paths` whose change the later transactions do not explain:
+        /// undoing every later change of the file, newest first, from what it holds
+        /// now does not lead back to the tx's new content, so it was also written
+        /// outside ultra-edit, and rolling `changed_by` back first would not clear the
+        /// refusal (only a forced rollback restores it). Sorted.
+        outside: Vec<String>,
     },
     /// The revision's validation report has errors; nothing was written.
     #[error("tx {tx} revision {revision} failed validation: {}", summary.join("; "))]
@@ -381,6 +396,23 @@ pub enum Error {
         /// meanwhile: they are wherever that directory went.
         temps_left: Vec<String>,
     },
+    /// A batch was interrupted ([`crate::Interrupt::request`]: the CLI's SIGINT, SIGTERM
+    /// or SIGHUP) while it staged its temps, and was reverted: no file changed, the
+    /// temps are removed, the batch is `Aborted` and the transaction can be committed
+    /// (or the rollback run) again. A batch interrupted later, once files were being
+    /// replaced, finishes instead (docs/commit-protocol.md, "Interrupts").
+    #[error(
+        "batch {batch} of tx {tx} was interrupted before any file was replaced and was reverted, no file changed{}",
+        temps_left_note(temps_left)
+    )]
+    Interrupted {
+        /// Transaction id (for a rollback, the rollback tx, aborted with its batch).
+        tx: u64,
+        /// Batch id.
+        batch: u64,
+        /// Temps out of reach, as in [`Error::CommitFailed`].
+        temps_left: Vec<String>,
+    },
     /// A batch could neither finish nor revert by itself; the journal keeps everything
     /// needed. [`Attention::outcome`] says whether it may still land.
     #[error("batch {batch} of tx {tx} needs attention: {attention}")]
@@ -412,6 +444,8 @@ impl Error {
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
             Error::NeedsAttention { .. } => 7,
+            // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
+            Error::Interrupted { .. } => 130,
             _ => 1,
         }
     }
@@ -428,6 +462,7 @@ impl Error {
             | Error::NothingToRebase { tx, .. }
             | Error::ValidationFailed { tx, .. }
             | Error::CommitFailed { tx, .. }
+            | Error::Interrupted { tx, .. }
             | Error::OwnerNotKept { tx, .. }
             | Error::RecoveryNeedsOwner { tx, .. }
             | Error::AclNotKept { tx, .. }
@@ -479,6 +514,7 @@ impl Error {
             Error::ValidationFailed { .. } => "validation_failed",
             Error::LockTimeout { .. } => "lock_timeout",
             Error::CommitFailed { .. } => "commit_failed",
+            Error::Interrupted { .. } => "interrupted",
             Error::OwnerNotKept { .. } => "owner_not_kept",
             Error::RecoveryNeedsOwner { .. } => "recovery_needs_owner",
             Error::AclNotKept { .. } => "acl_not_kept",
@@ -534,6 +570,10 @@ impl Error {
             Error::Resolve(
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
+            // Written outside ultra-edit too: rolling the later txs back would not clear it.
+            Error::StaleRollback { tx, outside, .. } if !outside.is_empty() => {
+                NextStep::ForceRollBack { tx: *tx }
+            }
             Error::StaleRollback { tx, changed_by, .. } => match changed_by.last() {
                 Some(later) => NextStep::RollBackLaterFirst {
                     later: *later,
@@ -551,6 +591,7 @@ impl Error {
             }
             Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
             Error::LockTimeout { .. } => NextStep::WaitForLock,
+            Error::Interrupted { .. } => NextStep::Retry,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
             Error::RecoveryNeedsOwner { files, .. } => NextStep::RecoverAsOwner {
                 uid: files.first().map(|f| f.uid).unwrap_or(0),
@@ -674,6 +715,7 @@ mod tests {
                 tx: 3,
                 paths: vec!["a".into()],
                 changed_by: vec![4],
+                outside: Vec::new(),
             },
             Error::OwnerNotKept {
                 tx: 3,
@@ -704,6 +746,11 @@ mod tests {
                 tx: 3,
                 batch: 1,
                 cause: io(),
+                temps_left: Vec::new(),
+            },
+            Error::Interrupted {
+                tx: 3,
+                batch: 1,
                 temps_left: Vec::new(),
             },
             Error::Journal(JournalError::Corrupt {
@@ -765,6 +812,7 @@ mod tests {
                 tx: 3,
                 paths: paths(p),
                 changed_by: Vec::new(),
+                outside: Vec::new(),
             }
             .to_string()
         };
@@ -775,6 +823,26 @@ mod tests {
         assert_eq!(
             rollback(&["a.txt", "b.txt"]),
             "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal"
+        );
+        // Written outside ultra-edit too: said, and the step is the forced rollback, not
+        // the later tx's rollback (which would not clear the refusal).
+        let outside = |changed_by: Vec<u64>| Error::StaleRollback {
+            tx: 3,
+            paths: paths(&["a.txt", "b.txt"]),
+            changed_by,
+            outside: paths(&["b.txt"]),
+        };
+        assert_eq!(
+            outside(vec![4]).to_string(),
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (tx 4 has written there since, and b.txt was also written outside ultra-edit, which rolling tx 4 back would not undo); a forced rollback overwrites them, undoing tx 4's change there too, after keeping their current bytes in the journal"
+        );
+        assert_eq!(
+            outside(Vec::new()).to_string(),
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (b.txt was written outside ultra-edit); a forced rollback overwrites them after keeping their current bytes in the journal"
+        );
+        assert_eq!(
+            outside(vec![4]).next_step(),
+            Some(NextStep::ForceRollBack { tx: 3 })
         );
         assert_eq!(
             (count(1, "file"), count(2, "file")),

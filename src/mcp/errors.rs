@@ -155,6 +155,7 @@ impl ToolError {
                 tx,
                 paths,
                 changed_by,
+                outside,
             } => ToolError::new(
                 "stale_rollback",
                 format!(
@@ -168,8 +169,8 @@ impl ToolError {
                         ),
                     }
                 ),
-                if changed_by.is_empty() {
-                    "look at the files first; to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)"
+                if changed_by.is_empty() || !outside.is_empty() {
+                    "look at the files first (one was also written outside ultra-edit when the message says so); to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)"
                 } else {
                     "roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)"
                 },
@@ -212,6 +213,12 @@ impl ToolError {
                 "commit_failed",
                 e.to_string(),
                 "the batch was reverted and every file is as before; fix the cause named above (permissions, an immutable directory, disk space), then call edit_commit again with the same preview_id, or edit_abort it",
+            )
+            .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::Interrupted { .. } => ToolError::new(
+                "interrupted",
+                e.to_string(),
+                "the server was asked to stop while the batch staged its files; it was reverted and every file is as before: call edit_commit again with the same preview_id",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
             Error::NeedsAttention { attention, .. } => {

@@ -29,6 +29,7 @@ mod growth;
 mod handles;
 mod history;
 mod interdiff;
+mod interrupts;
 mod iofault;
 mod journal;
 mod lockholder;

@@ -105,6 +105,77 @@ fn rollback_restores_exact_pre_commit_snapshot() {
     assert_eq!(ws.tree(), before);
 }
 
+/// Found by the new-user trial: a hand edit between two commits of one file, and the
+/// later commit rolled back. Rolling back the first is refused; the later rollback tx
+/// wrote the file last, but undoing it (a redo of the second commit) would not bring
+/// the first commit's content back — the hand edit stays — so the refusal says the
+/// file was written outside ultra-edit and the step is the forced rollback, not a
+/// rollback of the later tx (which looped: each named the next).
+#[test]
+fn a_rollback_refused_for_an_edit_outside_ultra_edit_does_not_send_the_user_round_in_a_loop() {
+    let ws = workspace();
+    ws.write("f.py", b"a = 1\nb = 2\nc = 3\n");
+    let first = ws
+        .preview(r#"{"edits":[{"op":"replace_text","path":"f.py","old":"a = 1","new":"a = 10"}]}"#);
+    ws.journal.commit(first.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    ws.write("f.py", b"a = 10\nb = 2\nc = 30\n"); // by hand
+    let second = ws
+        .preview(r#"{"edits":[{"op":"replace_text","path":"f.py","old":"b = 2","new":"b = 20"}]}"#);
+    ws.journal.commit(second.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    let undo2 = ws
+        .journal
+        .rollback(second.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(ws.read("f.py"), b"a = 10\nb = 2\nc = 30\n");
+    let err = ws
+        .journal
+        .rollback(first.tx, RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            Error::StaleRollback { changed_by, outside, .. }
+                if changed_by == &[undo2.tx] && outside == &["f.py".to_string()]
+        ),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot roll back tx {}: f.py changed (or was deleted) since it was committed (tx {} has written there since, and f.py was also written outside ultra-edit, which rolling tx {} back would not undo); a forced rollback overwrites it, undoing tx {}'s change there too, after keeping its current bytes in the journal",
+            first.tx, undo2.tx, undo2.tx, undo2.tx
+        )
+    );
+    assert_eq!(
+        err.next_step(),
+        Some(ultra_edit::NextStep::ForceRollBack { tx: first.tx })
+    );
+    let out = cli(
+        ws.root(),
+        &["--json", "rollback", &first.tx.to_string()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert_eq!(
+        json_of(&out)["error"]["command"],
+        format!("ultra-edit rollback {} --force", first.tx)
+    );
+    // Nothing was written by the refusals; forced, the first commit's old content is back.
+    assert_eq!(ws.read("f.py"), b"a = 10\nb = 2\nc = 30\n");
+    ws.journal
+        .rollback(
+            first.tx,
+            RollbackOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(ws.read("f.py"), b"a = 1\nb = 2\nc = 3\n");
+}
+
 /// A later commit wrote the same file: the refusal names it, and the step is to roll
 /// that one back first (a forced rollback would undo its change there too, as the
 /// message says); rolled back in that order, each restores exact bytes.
@@ -125,7 +196,7 @@ fn a_rollback_refused_for_a_later_commit_names_it_and_rolls_back_in_order() {
         .rollback(first.tx, RollbackOptions::default())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::StaleRollback { changed_by, .. } if changed_by == &[second.tx]),
+        matches!(&err, Error::StaleRollback { changed_by, outside, .. } if changed_by == &[second.tx] && outside.is_empty()),
         "{err:?}"
     );
     assert_eq!(
@@ -192,7 +263,7 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     // CLI renders it as `--force`).
     assert_eq!(
         err.to_string(),
-        format!("cannot roll back tx {}: src/lib.rs changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal", p.tx)
+        format!("cannot roll back tx {}: src/lib.rs changed (or was deleted) since it was committed (src/lib.rs was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal", p.tx)
     );
     assert_eq!(
         err.next_step(),

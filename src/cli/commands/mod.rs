@@ -101,13 +101,36 @@ pub fn shell_word(path: &Path) -> String {
 }
 
 fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
-    let j = open(out, root, cli.state_dir.clone(), &cli.command)?;
+    // `serve` runs until its client goes away: a signal ends it as usual, and recovery
+    // settles a batch it interrupts.
+    let interrupt = match cli.command {
+        Command::Serve { .. } => None,
+        _ => super::signals::install(),
+    };
+    let requested = || interrupt.as_ref().is_some_and(|i| i.requested());
+    let j = open(
+        out,
+        root,
+        cli.state_dir.clone(),
+        &cli.command,
+        interrupt.clone(),
+    )?;
+    if requested() {
+        // The signal came while recovery on open settled a batch, which finished first.
+        eprintln!("ultra-edit: interrupted (recovery on open finished first)");
+        return Ok(130);
+    }
     let pager = paged(&cli.command)
         .then(|| Pager::start(cli.json, cli.no_pager))
         .flatten();
     let code = run_command(out, cli, root, j);
     if let Some(pager) = pager {
         pager.finish();
+    }
+    if code.is_ok() && requested() {
+        eprintln!(
+            "ultra-edit: interrupt received while the batch was replacing files: it finished first, as a batch lands whole or not at all"
+        );
     }
     code
 }
@@ -224,13 +247,20 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
 }
 
 /// Open the journal for `command`, reporting a recovery that ran on open.
-fn open(out: &Out, root: &Path, state_dir: Option<PathBuf>, command: &Command) -> Result<Journal> {
+fn open(
+    out: &Out,
+    root: &Path,
+    state_dir: Option<PathBuf>,
+    command: &Command,
+    interrupt: Option<std::sync::Arc<ultra_edit::Interrupt>>,
+) -> Result<Journal> {
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(command, Command::Recover { .. });
     let opts = OpenOptions {
         recover: recover_on_open,
         state_dir,
         for_reading: reads_only(command),
+        interrupt,
         ..Default::default()
     };
     let j = Journal::open_with(root, opts)?;
