@@ -233,6 +233,10 @@ pub(crate) fn remove_temps(ws: &Ws, rec: &BatchRecord) -> Result<(usize, Vec<Rel
                     unreachable.push(tmp);
                 }
             }
+            // A temp never staged, on a read-only mount (EROFS) or in a directory this
+            // process may not write: `unlink` fails without saying the name is absent.
+            // Only a temp that is there and stays there is an error.
+            Err(_) if matches!(ws.fs.entry(&tmp), Ok(EntryKind::Absent)) => {}
             Err(source) => {
                 return Err(IoError {
                     op: "unlink temp",

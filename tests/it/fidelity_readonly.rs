@@ -236,3 +236,70 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
     let out = cli(&root, &["journal", "verify"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
+
+/// Found by the breaker: a commit that names a file on a read-only mount *inside* the
+/// root fails at staging (EROFS), and its revert must not then fail on the temp that was
+/// never created there (`unlink` says EROFS, not ENOENT, on a read-only mount). It ends
+/// `CommitFailed`, nothing changed, and the workspace stays usable.
+#[test]
+fn a_read_only_mount_inside_the_root_fails_the_commit_plainly_and_leaves_the_workspace_usable() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let ws = workspace();
+    let ro = ws.path("ro");
+    fs::create_dir(&ro).unwrap();
+    let mount = |args: &[&str]| {
+        Command::new("mount")
+            .args(args)
+            .arg(&ro)
+            .output()
+            .map(|o| o.status.success())
+            .unwrap_or(false)
+    };
+    if !mount(&["-t", "tmpfs", "-o", "size=1m", "tmpfs"]) {
+        eprintln!("skipped: mount -t tmpfs failed");
+        return;
+    }
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(ro.clone());
+    fs::write(ro.join("r.txt"), b"ro\n").unwrap();
+    assert!(mount(&["-o", "remount,ro"]), "remount ro");
+    let p = ws.preview(
+        r#"{"edits":[
+            {"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"},
+            {"op":"replace_text","path":"ro/r.txt","old":"ro","new":"RO"}]}"#,
+    );
+    let tree = ws.tree();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    match &err {
+        Error::CommitFailed {
+            cause, temps_left, ..
+        } => {
+            assert_eq!(cause.source.raw_os_error(), Some(30), "{err}");
+            assert_eq!(temps_left, &Vec::<String>::new());
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.exit_code(), 1);
+    assert_eq!(ws.tree(), tree);
+    assert_eq!(
+        ws.journal.tx(p.tx).unwrap().state,
+        ultra_edit::TxState::Open
+    );
+    // The workspace is usable: another preview, and a commit of it.
+    let q = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    4"}]}"#,
+    );
+    ws.journal.commit(q.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    4\n}\n");
+    let out = run_ue(ws.root(), &["--json", "recover"], None);
+    assert_eq!(json_of(&out)["batches_found"], 0, "{}", text(&out));
+}
