@@ -274,8 +274,19 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
 
 /// At most this many replaced inodes are held by a batch ([`install`]): a descriptor
 /// each, well under the usual 1024 open-file limit; past it, the kernel frees them in
-/// the renames as usual.
+/// the renames as usual. Lowered by [`hold_max`] under a lower limit.
 const HOLD_MAX: usize = 256;
+
+/// How many replaced inodes a batch may hold: [`HOLD_MAX`], or a quarter of the
+/// process's soft open-file limit (`RLIMIT_NOFILE`, getrlimit(2)) where that is less,
+/// so the held descriptors never take the ones the install's own reads need (found by
+/// the breaker: at `ulimit -n 64` a 300-file commit failed with EMFILE).
+fn hold_max() -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    limit.map_or(HOLD_MAX, |n| {
+        HOLD_MAX.min(usize::try_from(n / 4).unwrap_or(HOLD_MAX))
+    })
+}
 
 /// Step 5: renames and unlinks in path order, emptied dirs removed, each touched
 /// directory fsynced once. Returns the directories removed and the replaced inodes
@@ -286,7 +297,7 @@ const HOLD_MAX: usize = 256;
 /// were staged. A changed file stops the batch before it is touched.
 ///
 /// Before a rename replaces a file, or an unlink removes it, its inode is held open
-/// ([`crate::fs::FileSystem::hold`], up to [`HOLD_MAX`]): a rename that drops the last
+/// ([`crate::fs::FileSystem::hold`], up to [`hold_max`]): a rename that drops the last
 /// name of an inode otherwise frees it on the spot, which on ext4 (truncating its
 /// blocks) was most of a 100-file commit's serial time (≈ 75 µs of a rename's ≈ 85 µs,
 /// measured on this project's bench VM). The completion drops them after the receipt
@@ -297,13 +308,14 @@ fn install(
 ) -> Result<(Vec<RelPath>, Vec<OwnedFd>), (StepError, usize)> {
     let mut dirs = BTreeSet::new();
     let mut held = Vec::new();
+    let hold_max = hold_max();
     for (i, f) in rec.files.iter().enumerate() {
         let fresh = gate::stale_paths(ws, [(&f.path, &f.pre)], gate::Refused::Fails)
             .map_err(|e| (StepError::Journal(e), i))?;
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.to_string()), i));
         }
-        if f.pre.exists() && held.len() < HOLD_MAX {
+        if f.pre.exists() && held.len() < hold_max {
             if let Ok(Some(fd)) = ws.fs.hold(&f.path) {
                 held.push(fd);
             }

@@ -400,3 +400,34 @@ fn an_inline_completion_is_recorded_before_commit_returns_on_the_calling_thread(
     a.flush().unwrap();
     assert!(ws.read("src/lib.rs").ends_with(b"    10\n}\n"));
 }
+
+/// Found by the breaker: the install holds each replaced inode open (up to 256), and
+/// under a low open-file limit those descriptors took the ones the next file's re-read
+/// needs (EMFILE on about the 45th of 300 files at `ulimit -n 64`). The holds now take
+/// at most a quarter of the soft limit: the same commit lands.
+#[test]
+fn a_commit_of_300_files_lands_under_an_open_file_limit_of_64() {
+    let ws = workspace();
+    let mut edits = Vec::new();
+    for i in 0..300 {
+        ws.write(&format!("many/f{i:03}.txt"), b"a\n");
+        edits.push(format!(
+            r#"{{"op":"replace_text","path":"many/f{i:03}.txt","old":"a","new":"b"}}"#
+        ));
+    }
+    let p = ws.preview(&format!(r#"{{"edits":[{}]}}"#, edits.join(",")));
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 64 && exec "$0" --root "$1" --json commit "$2""#)
+        .arg(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg(ws.root())
+        .arg(p.tx.to_string())
+        .env_remove("FAILPOINTS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_of(&out)["files"].as_array().map(Vec::len), Some(300));
+    for i in 0..300 {
+        assert_eq!(ws.read(&format!("many/f{i:03}.txt")), b"b\n");
+    }
+}
