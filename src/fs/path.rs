@@ -13,6 +13,27 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Error, IoContext, PathError, Result};
 use crate::fs::{EntryKind, FileSystem, RelPath};
 
+/// Why a name with a character of [`unsafe_in_a_diff`] is refused.
+const CONTROL: &str = "contains a control character (newline, carriage return, escape, a Unicode line separator or bidirectional override…), which a diff could not show safely";
+
+/// A character a diff or a terminal would not show as itself: a control character
+/// (Unicode category Cc: C0, DEL, C1), U+2028/U+2029 (line and paragraph separators),
+/// or a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A–U+202E,
+/// U+2066–U+2069; Unicode Standard Annex #9).
+fn unsafe_in_a_diff(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}'
+                | '\u{2029}'
+                | '\u{061C}'
+                | '\u{200E}'
+                | '\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2066}'..='\u{2069}'
+        )
+}
+
 /// Longest accepted relative path, in bytes (Linux `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
@@ -42,12 +63,13 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     }
     // A newline, carriage return or escape in a name would be printed as is into the
     // diff a person reviews before committing (a forged `+++` line, hidden text):
-    // refused, where git instead quotes such names (core.quotePath). A tab cannot start
-    // a line or hide one, and real trees have such names: accepted.
-    if raw.chars().any(|c| c.is_ascii_control() && c != '\t') {
-        return Err(invalid(
-            "contains a control character (newline, carriage return, escape…), which a diff could not show safely",
-        ));
+    // refused, where git instead quotes such names (core.quotePath). So are the C1
+    // controls (U+0085 is a line break to many readers, U+009B an escape to a
+    // terminal), Unicode's line and paragraph separators, and the bidirectional
+    // controls that reorder what a reader sees (Trojan Source, CVE-2021-42574). A tab
+    // cannot start a line or hide one, and real trees have such names: accepted.
+    if raw.chars().any(|c| c != '\t' && unsafe_in_a_diff(c)) {
+        return Err(invalid(CONTROL));
     }
     if raw.len() > MAX_PATH_BYTES {
         return Err(invalid("longer than 4096 bytes"));
@@ -256,16 +278,29 @@ mod tests {
         ));
         assert!(matches!(n("a\0b"), Err(PathError::Invalid { .. })));
         assert_eq!(n("x\t.rs").as_deref(), Ok("x\t.rs"));
-        for name in ["a\nb.txt", "cr\r.rs", "\u{1b}[8mhidden", "del\u{7f}"] {
+        for name in [
+            "a\nb.txt",
+            "cr\r.rs",
+            "\u{1b}[8mhidden",
+            "del\u{7f}",
+            "x\u{85}+++ b/other.txt",
+            "csi\u{9b}2J",
+            "ls\u{2028}ep",
+            "evil\u{202e}txt.rs",
+            "iso\u{2066}late",
+        ] {
             assert_eq!(
                 n(name),
                 Err(PathError::Invalid {
                     path: name.to_string(),
-                    why: "contains a control character (newline, carriage return, escape…), which a diff could not show safely",
+                    why: CONTROL,
                 }),
                 "{name:?}"
             );
         }
+        // Other non-ASCII names are ordinary names.
+        assert_eq!(n("café/naïve.rs").as_deref(), Ok("café/naïve.rs"));
+        assert_eq!(n("日本/語.txt").as_deref(), Ok("日本/語.txt"));
         assert!(matches!(n(""), Err(PathError::Invalid { .. })));
         assert!(matches!(n(".."), Err(PathError::OutsideRoot { .. })));
         assert!(matches!(n("."), Err(PathError::Invalid { .. })));
