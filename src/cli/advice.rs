@@ -60,9 +60,26 @@ pub fn hint(e: &Error) -> Option<String> {
                 "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
             ),
         },
-        NextStep::RollBackLaterFirst { later, tx } => format!(
-            "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first)"
-        ),
+        NextStep::RollBackLaterFirst { later, tx } => match e {
+            // Several later txs: each is rolled back, newest first, before this one.
+            Error::StaleRollback { changed_by, .. } if changed_by.len() > 1 => {
+                let rest: Vec<String> = changed_by
+                    .iter()
+                    .rev()
+                    .skip(1)
+                    .map(|t| format!("tx {t}"))
+                    .collect();
+                let all: Vec<String> = changed_by.iter().map(u64::to_string).collect();
+                format!(
+                    "roll back the later changes first, newest first (`{command}`, then {}), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing the changes of txs {} there too (their current bytes are kept in the journal first)",
+                    rest.join(", then "),
+                    all.join(", ")
+                )
+            }
+            _ => format!(
+                "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first)"
+            ),
+        },
         NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
@@ -404,6 +421,24 @@ mod tests {
             ending: "/",
         };
         assert_eq!(hint_of(dir), None);
+    }
+
+    /// Several later txs wrote the file: the hint names each, newest first (found by
+    /// the breaker: it named only the newest, and following it was refused again).
+    #[test]
+    fn a_stale_rollback_hint_names_every_later_tx_newest_first() {
+        let e = Error::StaleRollback {
+            tx: 1,
+            paths: vec!["a".into()],
+            changed_by: vec![2, 3],
+            outside: Vec::new(),
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "roll back the later changes first, newest first (`ultra-edit rollback 3`, then tx 2), then tx 1; `ultra-edit rollback 1 --force` would overwrite the file(s) instead, undoing the changes of txs 2, 3 there too (their current bytes are kept in the journal first)"
+            )
+        );
     }
 
     /// The hint names the command line of the step.
