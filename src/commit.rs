@@ -248,10 +248,11 @@ impl Journal {
                     xattr_blobs.extend(xattrs);
                 }
                 // Nothing to do when every file already holds its old content (a later
-                // rollback of it, or an edit, undid it): say so rather than "changed".
-                // (A forced rollback still records itself, changing no file.)
-                if !opts.force
-                    && !batch.files.is_empty()
+                // rollback of it, or an edit, undid it): say so rather than "changed",
+                // forced or not. A forced rollback that changed no file used to record
+                // itself, and its redo then claimed to redo the commit while writing
+                // nothing (found by the breaker).
+                if !batch.files.is_empty()
                     && current.iter().all(|(f, state, _)| f.pre.matches(state))
                 {
                     return Err(Error::state(

@@ -487,11 +487,12 @@ fn the_journal_refuses_batch_and_tx_steps_its_state_machines_do_not_allow() {
     );
 }
 
-/// Found by the soak (seed 690272408), since narrowed: a forced rollback that changes no
-/// file (the disk already holds the old content) records itself, and the states down
-/// the rollback chain say what the disk holds.
+/// Found by the soak (seed 690272408), since narrowed, and by the breaker: a rollback
+/// that would change no file (the disk already holds the old content) is refused as
+/// already undone even when forced. A forced one used to record itself with no file,
+/// and its redo then claimed to redo the commit while writing nothing.
 #[test]
-fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
+fn a_rollback_that_would_change_no_file_is_refused_even_forced() {
     let ws = workspace();
     ws.write("f.txt", b"X\n");
     let p = ws.preview(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"Y\n"}]}"#);
@@ -508,33 +509,32 @@ fn a_forced_rollback_that_changes_no_file_leaves_states_that_follow_the_disk() {
     };
     assert_eq!(undo(1, false).unwrap().tx, 2); // X
     assert_eq!(undo(2, false).unwrap().tx, 3); // redo: Y
-                                               // Someone writes X back by hand: tx 3's change is not on disk. Plainly, rolling it
-                                               // back is refused as already undone (not as "changed since"); forced, it records
-                                               // itself and changes no file.
+                                               // Someone writes X back by hand: tx 3's change is not on disk.
     ws.write("f.txt", b"X\n");
-    let err = undo(3, false).unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::WrongState {
-                tx: 3,
-                reason: StateReason::AlreadyUndone,
-                ..
-            }
-        ),
-        "{err:?}"
-    );
-    assert_eq!(undo(3, true).unwrap().tx, 4);
+    for force in [false, true] {
+        let err = undo(3, force).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::WrongState {
+                    tx: 3,
+                    reason: StateReason::AlreadyUndone,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(err.next_step(), Some(NextStep::Log));
+    }
+    // Nothing recorded: the history is the redo's (what the hand edit did, no label
+    // can know).
     assert_eq!(ws.read("f.txt"), b"X\n");
-    // What the disk says (f.txt = X): tx 1 (X→Y) undone, tx 2 (Y→X) live, tx 3 (X→Y)
-    // undone by tx 4.
     assert_eq!(
         history(&ws),
         [
-            (1, TxState::RolledBack, None, Some(2)),
-            (2, TxState::Committed, Some(1), None),
-            (3, TxState::RolledBack, Some(2), Some(4)),
-            (4, TxState::Committed, Some(3), None),
+            (1, TxState::Committed, None, None),
+            (2, TxState::RolledBack, Some(1), Some(3)),
+            (3, TxState::Committed, Some(2), None),
         ]
     );
     let v = ws.journal.verify().unwrap();

@@ -84,11 +84,9 @@ impl Soak {
                 if self.m.redone(x) {
                     return Predict::Fail(1, "wrong_state");
                 }
-                // Every file already back at its old content: nothing to roll back.
-                if !force
-                    && !batch.is_empty()
-                    && batch.iter().all(|f| f.pre == self.m.disk(&f.path))
-                {
+                // Every file already back at its old content: nothing to roll back, forced
+                // or not.
+                if !batch.is_empty() && batch.iter().all(|f| f.pre == self.m.disk(&f.path)) {
                     return Predict::Fail(1, "wrong_state");
                 }
                 if !force && batch.iter().any(|f| f.post != self.m.disk(&f.path)) {
