@@ -222,16 +222,26 @@ impl Merged {
 
 impl Sides<'_> {
     /// Merge bytes and existence per git's rules; the mode is ours if ours changed it,
-    /// else theirs.
+    /// else theirs. Both sides changing the mode to different modes is a conflict, as in
+    /// git (merge-ort: a merge is clean only where `b->mode == o->mode` or one side kept
+    /// the base's): the candidate keeps ours, and the conflict says so.
     fn merge(&self, path: &RelPath, labels: &Labels) -> (Merged, Option<FileConflict>) {
         let (base, ours, theirs) = (self.base.1, self.ours.1, self.theirs.1);
+        let (base_mode, our_mode, their_mode) =
+            (self.base.0.mode(), self.ours.0.mode(), self.theirs.0.mode());
         // Ours wins where it changed the mode (three-way, as git merges modes).
-        let mode = if self.ours.0.mode() != self.base.0.mode() {
-            self.ours.0.mode()
+        let mode = if our_mode != base_mode {
+            our_mode
         } else {
-            self.theirs.0.mode()
+            their_mode
         };
-        let conflict = |reason: &str, regions| FileConflict {
+        let both_modes = match (our_mode, their_mode) {
+            (Some(o), Some(t)) if o != t && our_mode != base_mode && their_mode != base_mode => {
+                Some((o, t))
+            }
+            _ => None,
+        };
+        let new_conflict = |reason: &str, regions| FileConflict {
             path: path.clone(),
             reason: reason.to_string(),
             regions,
@@ -247,7 +257,7 @@ impl Sides<'_> {
                 {
                     (
                         Some(o.to_vec()),
-                        Some(conflict(
+                        Some(new_conflict(
                             "binary content changed on both sides; the candidate keeps its bytes",
                             vec![],
                         )),
@@ -262,12 +272,12 @@ impl Sides<'_> {
                         ConflictStyle::Diff3,
                     );
                     let c = (!m.conflicts.is_empty())
-                        .then(|| conflict("both sides changed the same lines", m.conflicts));
+                        .then(|| new_conflict("both sides changed the same lines", m.conflicts));
                     (Some(m.merged), c)
                 }
                 (Some(o), None) => (
                     Some(o.to_vec()),
-                    Some(conflict(
+                    Some(new_conflict(
                         &format!(
                             "deleted on the {} side, changed on the {} side",
                             labels.theirs, labels.ours
@@ -277,7 +287,7 @@ impl Sides<'_> {
                 ),
                 (None, Some(_)) => (
                     None,
-                    Some(conflict(
+                    Some(new_conflict(
                         &format!(
                             "changed on the {} side, deleted on the {} side",
                             labels.theirs, labels.ours
@@ -286,6 +296,25 @@ impl Sides<'_> {
                     )),
                 ),
                 (None, None) => (None, None),
+            }
+        };
+        let conflict = match (conflict, both_modes) {
+            (c, None) => c,
+            // The merge deleted the file: no mode to keep.
+            (c, Some(_)) if bytes.is_none() => c,
+            (None, Some((o, t))) => Some(new_conflict(
+                &format!(
+                    "the mode changed on both sides ({} {o:o}, {} {t:o}); the candidate keeps {o:o}",
+                    labels.ours, labels.theirs
+                ),
+                vec![],
+            )),
+            (Some(mut c), Some((o, t))) => {
+                c.reason.push_str(&format!(
+                    "; the mode changed on both sides too ({} {o:o}, {} {t:o}): the candidate keeps {o:o}",
+                    labels.ours, labels.theirs
+                ));
+                Some(c)
             }
         };
         let state = match &bytes {

@@ -449,3 +449,69 @@ fn revise_rebase_conflicts_are_labelled_plan_base_latest() {
         (Some(2), Some(8))
     );
 }
+
+/// Found by the breaker: the plan set mode 0755 while someone made the file private
+/// (chmod 600) on disk. Rebase took "ours where ours changed it" and reported a clean
+/// revision, so the commit silently made the private file world-readable. Both sides
+/// changing the mode differently is a whole-file conflict (as in git's merge): the
+/// commit is refused until a person decides, here with a revise that sets 0600.
+#[test]
+fn rebase_of_a_mode_changed_on_both_sides_is_a_conflict() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    ws.write("s.txt", b"secret\n");
+    std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret v2\n","mode":"0755"}]}"#,
+    );
+    std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert!(!r.ready_to_commit);
+    assert_eq!(
+        serde_json::to_value(&r.conflict_list).unwrap(),
+        serde_json::json!([{
+            "path": "s.txt", "start_line": null, "end_line": null, "sides": null,
+            "reason": "the mode changed on both sides (candidate 755, disk 600); the candidate keeps 755"
+        }])
+    );
+    let tree = ws.tree();
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::ValidationFailed { revision: 1, .. }),
+        "{err:?}"
+    );
+    assert_eq!(ws.tree(), tree);
+    assert_eq!(ws.mode("s.txt"), 0o600);
+    // Decided: the new bytes, the disk's private mode.
+    let fix = plan(
+        r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret v2\n","mode":"0600"}]}"#,
+    );
+    let r = ws
+        .journal
+        .revise(p.tx, ReviseOptions::default(), &fix)
+        .unwrap();
+    assert!(r.ready_to_commit, "{:?}", r.validation);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("s.txt"), b"secret v2\n");
+    assert_eq!(ws.mode("s.txt"), 0o600);
+}
+
+/// Only one side changing the mode merges cleanly: the disk's chmod is kept when the
+/// plan left the mode alone.
+#[test]
+fn rebase_keeps_a_mode_only_the_disk_changed() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    ws.write("s.txt", b"secret\n");
+    std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    let p =
+        ws.preview(r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret v2\n"}]}"#);
+    std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert!(r.ready_to_commit, "{:?}", r.validation);
+    assert!(r.conflicts.is_empty());
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.mode("s.txt"), 0o600);
+}
