@@ -801,10 +801,7 @@ fn state_dir_for(root: &Path, state_dir: Option<&Path>) -> Result<PathBuf> {
     let Some(dir) = state_dir else {
         return Ok(root.join(STATE_DIR));
     };
-    let abs = dir
-        .canonicalize()
-        .or_else(|_| std::path::absolute(dir))
-        .ctx("resolve state directory", dir)?;
+    let abs = resolve_maybe_missing(dir).ctx("resolve state directory", dir)?;
     if abs.starts_with(root) && abs != root.join(STATE_DIR) {
         return Err(Error::InvalidStateDir {
             state_dir: abs,
@@ -812,6 +809,51 @@ fn state_dir_for(root: &Path, state_dir: Option<&Path>) -> Result<PathBuf> {
         });
     }
     Ok(abs)
+}
+
+/// `dir` as the kernel will find it once created: its nearest existing ancestor
+/// canonicalized (symlinks and `..` resolved), then the missing rest, whose `..` are
+/// resolved lexically — a component that does not exist is no symlink. So
+/// `ROOT/../state` is the directory beside the root, and a path through a symlinked
+/// alias of the root is inside it, before anything is created (found by the breaker:
+/// the first was refused as inside the root, the second created in the tree, then
+/// refused).
+fn resolve_maybe_missing(dir: &Path) -> std::io::Result<PathBuf> {
+    let dir = std::path::absolute(dir)?;
+    let mut rest = Vec::new();
+    let mut existing = dir.as_path();
+    let base = loop {
+        match existing.canonicalize() {
+            Ok(c) => break c,
+            Err(_) => {
+                rest.push(existing.file_name().map(PathBuf::from).unwrap_or_else(|| {
+                    // `..` or `.` as the last component: kept as a component.
+                    existing
+                        .components()
+                        .next_back()
+                        .map(|c| PathBuf::from(c.as_os_str()))
+                        .unwrap_or_default()
+                }));
+                match existing.parent() {
+                    Some(p) => existing = p,
+                    None => break PathBuf::from("/"),
+                }
+            }
+        }
+    };
+    let mut out = base;
+    for part in rest.iter().rev() {
+        for c in part.components() {
+            match c {
+                std::path::Component::ParentDir => {
+                    out.pop();
+                }
+                std::path::Component::CurDir => {}
+                other => out.push(other.as_os_str()),
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn roots(root: &Path) -> Result<(PathBuf, Option<PathBuf>)> {
@@ -923,5 +965,30 @@ mod tests {
         drop(Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap());
         assert_eq!(rec.synced[0], "file .ultra-edit/.gitignore (2 bytes)");
         assert_eq!(rec.synced.len(), 5, "{:?}", rec.synced);
+    }
+
+    /// A state directory that does not exist yet is judged where it will be: `..`
+    /// after the root leaves it, and a symlinked alias of the root leads into it.
+    #[test]
+    fn a_missing_state_dir_is_resolved_through_its_existing_ancestor() {
+        let base = tempfile::tempdir().unwrap();
+        let b = base.path().canonicalize().unwrap();
+        std::fs::create_dir(b.join("ws")).unwrap();
+        std::os::unix::fs::symlink("ws", b.join("alias")).unwrap();
+        let r = |p: &str| resolve_maybe_missing(&b.join(p)).unwrap();
+        assert_eq!(r("ws/../state"), b.join("state"));
+        assert_eq!(r("alias/inside"), b.join("ws/inside"));
+        assert_eq!(r("ws/missing/../x/./y"), b.join("ws/x/y"));
+        assert_eq!(r("ws"), b.join("ws"));
+        let root = b.join("ws");
+        assert!(matches!(
+            state_dir_for(&root, Some(&b.join("alias/inside"))),
+            Err(Error::InvalidStateDir { .. })
+        ));
+        assert_eq!(
+            state_dir_for(&root, Some(&b.join("ws/../state"))).unwrap(),
+            b.join("state")
+        );
+        assert!(!b.join("ws/inside").exists());
     }
 }
