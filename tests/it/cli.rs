@@ -982,3 +982,24 @@ fn cli_show_says_a_stale_revision_is_not_ready_and_names_the_files() {
         (json!(true), json!([]))
     );
 }
+
+/// An empty plan (standard input or a file with nothing but whitespace) says so, not
+/// serde_json's "EOF while parsing a value at line 1 column 0" (found by the new-user
+/// trial); nothing is recorded.
+#[test]
+fn cli_an_empty_plan_says_it_is_empty() {
+    let ws = workspace();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview", "--plan", "-"],
+        Some("  \n"),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "invalid_plan");
+    assert_eq!(
+        v["error"]["message"],
+        "invalid edit plan: the plan is empty: standard input held no JSON"
+    );
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}

@@ -164,6 +164,16 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
             source,
         })
     })?;
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        // serde_json would say "EOF while parsing a value at line 1 column 0".
+        return Err(EditError::InvalidPlan {
+            message: format!(
+                "the plan is empty: {} held no JSON",
+                if src == "-" { "standard input" } else { src }
+            ),
+        }
+        .into());
+    }
     let mut plan = Plan::from_json(&bytes)?;
     if !allow.is_empty() {
         let mut policy = plan.policy.unwrap_or(j.policy());
