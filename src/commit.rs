@@ -391,13 +391,23 @@ impl Journal {
         current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
-        let mut files = Vec::with_capacity(current.len());
-        for (f, state, bytes) in current {
-            let pre = match f.pre.hash() {
+        let mut pres = Vec::with_capacity(current.len());
+        for (f, _, _) in current {
+            pres.push(match f.pre.hash() {
                 Some(h) => Some(reader.blob_required(&h)?),
                 None => None,
-            };
-            files.push(FileRevision {
+            });
+        }
+        // The diffs (with their hunk names' parses) are independent per file: in
+        // parallel for a large rollback, as for a preview (`revision::par_map`).
+        let items: Vec<_> = current.iter().zip(&pres).collect();
+        let bytes_of = |((_, _, now), pre): &(&Current<'_>, &Option<Vec<u8>>)| {
+            now.as_ref().map_or(0, Vec::len) + pre.as_ref().map_or(0, Vec::len)
+        };
+        Ok(crate::revision::par_map(
+            &items,
+            bytes_of,
+            |_, ((f, state, bytes), pre)| FileRevision {
                 path: f.path.clone(),
                 snapshot: *state,
                 candidate: f.pre,
@@ -406,11 +416,13 @@ impl Journal {
                     state,
                     &f.pre,
                 ),
-            });
-        }
-        Ok(files)
+            },
+        ))
     }
 }
+
+/// One file of a rollback: its batch file, what it holds now, and those bytes.
+type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
 
 /// For the committed `tx`: `Some((b, c))` when its change is live through a redo — its
 /// newest rollback `b` was rolled back — with `c` the committed tx at the top of that

@@ -270,7 +270,8 @@ impl RevisionContent {
         conflicts: Vec<FileConflict>,
         policy: &crate::Policy,
     ) -> Self {
-        let checks: Vec<FileCheck<'_>> = files
+        let entries: Vec<(&RelPath, &Working)> = files.iter().collect();
+        let checks: Vec<FileCheck<'_>> = entries
             .iter()
             .map(|(p, f)| FileCheck {
                 path: p,
@@ -280,7 +281,38 @@ impl RevisionContent {
                 meta_changed: meta_changed(&f.snapshot, &f.candidate),
             })
             .collect();
-        let mut validation = edit::validate(&checks);
+        // Per file, its diff (the hunk names parse the snapshot) and then its checks
+        // (the syntax check reuses that tree for the candidate's incremental parse):
+        // independent of the other files, so a codemod's files are worked on in
+        // parallel ([`par_map`]); the results keep the files' order.
+        let bytes_of = |(_, w): &(&RelPath, &Working)| {
+            w.snapshot_bytes.as_ref().map_or(0, Vec::len)
+                + w.candidate_bytes.as_ref().map_or(0, Vec::len)
+        };
+        let per_file = par_map(&entries, bytes_of, |i, (path, f)| {
+            let diff = (f.snapshot != f.candidate).then(|| FileRevision {
+                path: (*path).clone(),
+                snapshot: f.snapshot,
+                candidate: f.candidate,
+                diff: with_mode_lines(
+                    edit::candidate_diff(
+                        path,
+                        f.snapshot_bytes.as_deref(),
+                        f.candidate_bytes.as_deref(),
+                    ),
+                    &f.snapshot,
+                    &f.candidate,
+                ),
+            });
+            (edit::validate::check_file(&checks[i]), diff)
+        });
+        let mut validation = Vec::new();
+        let mut changed = Vec::new();
+        for (issues, diff) in per_file {
+            validation.extend(issues);
+            changed.extend(diff);
+        }
+        validation.extend(edit::validate::no_changes(&checks));
         for issue in &mut validation {
             let allowed = match issue.code.as_str() {
                 "no_changes" => policy.identical_content == crate::Identical::Allow,
@@ -300,24 +332,6 @@ impl RevisionContent {
         }
         validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
         validation.extend(conflicts.iter().map(conflict_issue));
-        let changed = files
-            .iter()
-            .filter(|(_, f)| f.snapshot != f.candidate)
-            .map(|(path, f)| FileRevision {
-                path: path.clone(),
-                snapshot: f.snapshot,
-                candidate: f.candidate,
-                diff: with_mode_lines(
-                    edit::candidate_diff(
-                        path,
-                        f.snapshot_bytes.as_deref(),
-                        f.candidate_bytes.as_deref(),
-                    ),
-                    &f.snapshot,
-                    &f.candidate,
-                ),
-            })
-            .collect();
         RevisionContent {
             files,
             changed,
@@ -369,6 +383,53 @@ pub(crate) fn with_mode_lines(
     };
     diff.unified = header + &diff.unified;
     diff
+}
+
+/// At least this many files, and at least [`PAR_MIN_BYTES`] of them, before
+/// [`par_map`] starts threads: below, a spawn (tens of µs) costs more than it saves.
+const PAR_MIN_FILES: usize = 8;
+/// See [`PAR_MIN_FILES`]: bytes of snapshots and candidates together.
+const PAR_MIN_BYTES: usize = 256 * 1024;
+
+/// `f(i, &items[i])` for every item, results in the items' order: on the calling
+/// thread alone for a small revision (fewer than [`PAR_MIN_FILES`] items, or fewer
+/// than [`PAR_MIN_BYTES`] by `bytes_of`), else on up to the machine's parallelism
+/// (`std::thread::available_parallelism`, at most 8) scoped threads taking items in
+/// turn. The work (diffs, parses) is CPU-bound and pure, so the result is the same
+/// either way.
+pub(crate) fn par_map<T: Sync, R: Send + Sync>(
+    items: &[T],
+    bytes_of: impl Fn(&T) -> usize,
+    f: impl Fn(usize, &T) -> R + Sync,
+) -> Vec<R> {
+    let bytes: usize = items.iter().map(bytes_of).sum();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(8)
+        .min(items.len());
+    if items.len() < PAR_MIN_FILES || bytes < PAR_MIN_BYTES || threads < 2 {
+        return items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::OnceLock<R>> =
+        items.iter().map(|_| std::sync::OnceLock::new()).collect();
+    let work = || loop {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let Some(item) = items.get(i) else {
+            return;
+        };
+        let _ = slots[i].set(f(i, item));
+    };
+    std::thread::scope(|s| {
+        for _ in 1..threads {
+            s.spawn(work);
+        }
+        work();
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("every item was mapped"))
+        .collect()
 }
 
 /// Store the blobs of the changed files of `content` (under the hashes their

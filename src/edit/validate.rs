@@ -72,17 +72,22 @@ impl FileCheck<'_> {
 /// (or there are no files): a mode-only change is a change.
 pub fn validate(files: &[FileCheck<'_>]) -> Vec<Issue> {
     let mut issues: Vec<Issue> = files.iter().flat_map(check_file).collect();
-    if files.iter().all(FileCheck::unchanged) {
-        issues.push(issue(
+    issues.extend(no_changes(files));
+    issues
+}
+
+/// The `no_changes` error of [`validate`], if every file is unchanged.
+pub fn no_changes(files: &[FileCheck<'_>]) -> Option<Issue> {
+    files.iter().all(FileCheck::unchanged).then(|| {
+        issue(
             "no_changes",
             Severity::Error,
             "",
             "the revision changes nothing, so there is nothing to commit; revise the plan \
              or abort the transaction"
                 .into(),
-        ));
-    }
-    issues
+        )
+    })
 }
 
 /// True if any issue has [`Severity::Error`].
@@ -90,7 +95,8 @@ pub fn has_errors(issues: &[Issue]) -> bool {
     issues.iter().any(|i| i.severity == Severity::Error)
 }
 
-fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
+/// The issues of one file, in [`validate`]'s order: what [`validate`] reports for it.
+pub fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
     let mut issues = Vec::new();
     let path = file.path;
     let was_non_empty = file.before.is_some_and(|b| !b.is_empty());

@@ -291,3 +291,56 @@ fn preview_with_refuses_a_plan_that_changes_nothing() {
     let p = ws.journal.preview(&plan).unwrap();
     assert_eq!((p.tx, p.ready_to_commit), (1, false));
 }
+
+/// A codemod-sized preview (24 files, ~0.7 MiB: past the point where the diffs and
+/// checks run on several threads, `revision::par_map`) reports exactly what file-by-file
+/// work reports: each file's diff, in path order, and the one syntax error in the file
+/// that the plan breaks, as the same plan previewed one file at a time does.
+#[cfg(feature = "syntax")]
+#[test]
+fn a_large_preview_reports_each_file_in_order_as_one_file_previews_do() {
+    let ws = workspace();
+    let body: String = (0..900)
+        .map(|i| format!("fn f{i}() -> u32 {{\n    {i}\n}}\n"))
+        .collect();
+    let mut edits = Vec::new();
+    for n in 0..24 {
+        let path = format!("m/f{n:02}.rs");
+        ws.write(&path, body.as_bytes());
+        // File 13 gets an unclosed brace, the others a harmless edit.
+        let new = if n == 13 {
+            "fn f5() -> u32 {\n    {5\n"
+        } else {
+            "fn f5() -> u32 {\n    55\n"
+        };
+        edits.push(serde_json::json!({
+            "op": "replace_text", "path": path, "old": "fn f5() -> u32 {\n    5\n", "new": new
+        }));
+    }
+    let whole = ws.preview(&serde_json::json!({ "edits": edits }).to_string());
+    let errors: Vec<(&str, &str)> = whole
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.path.as_str()))
+        .collect();
+    assert_eq!(errors, [("syntax_error", "m/f13.rs")]);
+    let paths: Vec<&str> = whole.files.iter().map(|f| f.path.as_str()).collect();
+    let expected: Vec<String> = (0..24).map(|n| format!("m/f{n:02}.rs")).collect();
+    assert_eq!(paths, expected);
+    for (n, edit) in edits.iter().enumerate() {
+        let one = ws.preview(&serde_json::json!({ "edits": [edit] }).to_string());
+        assert_eq!(one.files[0].diff, whole.files[n].diff, "file {n}");
+        let issues: Vec<_> = one
+            .validation
+            .iter()
+            .map(|i| (&i.code, &i.message))
+            .collect();
+        let same: Vec<_> = whole
+            .validation
+            .iter()
+            .filter(|i| one.files[0].path == i.path)
+            .map(|i| (&i.code, &i.message))
+            .collect();
+        assert_eq!(issues, same, "file {n}");
+    }
+}
