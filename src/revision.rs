@@ -422,7 +422,11 @@ pub(crate) fn par_map<T: Sync, R: Send + Sync>(
     };
     std::thread::scope(|s| {
         for _ in 1..threads {
-            s.spawn(work);
+            // A thread that cannot be started (a process or cgroup thread limit) is
+            // no error: the others, and this one, take its items.
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
         }
         work();
     });

@@ -47,7 +47,11 @@ pub(crate) fn for_each<T: Sync, E: Send>(
         // spawn costs tens of µs here, docs/benchmarks.md, "The CLI process"), and it
         // works instead of waiting.
         for _ in 1..items.len().min(MAX_THREADS) {
-            s.spawn(work);
+            // A thread that cannot be started (a process or cgroup thread limit) is no
+            // error: the others, and this one, take its items.
+            if std::thread::Builder::new().spawn_scoped(s, work).is_err() {
+                break;
+            }
         }
         work();
     });

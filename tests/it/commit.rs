@@ -431,3 +431,53 @@ fn a_commit_of_300_files_lands_under_an_open_file_limit_of_64() {
         assert_eq!(ws.read(&format!("many/f{i:03}.txt")), b"b\n");
     }
 }
+
+/// Where no thread can be started (a process or cgroup thread limit reached), the
+/// preview's parallel diffs and the commit's staging pool do their work on the calling
+/// thread: they used to panic ("failed to spawn thread"), reported as a damaged
+/// journal. RLIMIT_NPROC does not bind root, so this runs in the normal-user pass
+/// (scripts/test-as-user.sh).
+#[test]
+fn preview_and_commit_work_where_no_thread_can_be_started() {
+    if rustix::process::geteuid().is_root() {
+        eprintln!("skipped: RLIMIT_NPROC does not limit root (runs in scripts/test-as-user.sh)");
+        return;
+    }
+    let ws = workspace();
+    let body: String = (0..600)
+        .map(|j| format!("fn f{j}() -> u32 {{\n    {j}\n}}\n"))
+        .collect();
+    let mut edits = Vec::new();
+    for i in 0..30 {
+        ws.write(&format!("t/f{i:02}.rs"), body.as_bytes());
+        edits.push(
+            serde_json::json!({"op": "replace_text", "path": format!("t/f{i:02}.rs"),
+            "old": "fn f5() -> u32 {\n    5\n", "new": "fn f5() -> u32 {\n    -5\n"}),
+        );
+    }
+    let plan = serde_json::json!({ "edits": edits }).to_string();
+    let limited = |args: &[&str], stdin: &str| {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg("-c")
+            .arg(r#"ulimit -u 1 && exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_ultra-edit"))
+            .arg("--root")
+            .arg(ws.root())
+            .args(args)
+            .env_remove("FAILPOINTS");
+        output_with_stdin(cmd, stdin)
+    };
+    let out = limited(&["--json", "preview", "--plan", "-"], &plan);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tx = json_of(&out)["tx"].as_u64().unwrap();
+    let out = limited(&["--json", "commit", &tx.to_string()], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_of(&out)["files"].as_array().map(Vec::len), Some(30));
+    for i in 0..30 {
+        assert_eq!(
+            ws.read(&format!("t/f{i:02}.rs")),
+            body.replace("fn f5() -> u32 {\n    5\n", "fn f5() -> u32 {\n    -5\n")
+                .as_bytes()
+        );
+    }
+}
