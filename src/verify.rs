@@ -13,7 +13,12 @@
 //!   process that settled a live batch would show there);
 //! - the in-flight index holds exactly the non-terminal batches;
 //! - a batch has a receipt iff it is `committed`;
-//! - event sequence numbers are gap-free from 1.
+//! - event sequence numbers are gap-free from 1;
+//! - the events name what the records hold: each tx has one `tx_created` event with
+//!   its `rollback_of`, and `revision_recorded` events for revisions 0, 1, … in order,
+//!   as many as it has revisions; each `batch_state` and `receipt_issued` event names
+//!   a batch of the tx it gives (a flipped id in an event would otherwise make `journal
+//!   dump` tell another tx's history without a word).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -142,6 +147,7 @@ impl Journal {
             check_inflight(&r, &mut v, &batches)?;
             check_events(&r, &mut v)?;
             check_batch_events(&r, &mut v)?;
+            check_event_subjects(&r, &mut v, &txs, &batches)?;
             check_tx_links(&mut v, &txs, &batches);
             v.ok = v.problems.is_empty();
             Ok(v)
@@ -402,6 +408,103 @@ fn check_events(r: &Reader, v: &mut VerifyReport) -> Result<()> {
         }
         Ok(())
     })
+}
+
+/// The events against the records they tell of (module docs). A problem per tx or batch
+/// whose events disagree, naming the first event that does.
+fn check_event_subjects(
+    r: &Reader,
+    v: &mut VerifyReport,
+    txs: &BTreeMap<u64, TxRecord>,
+    batches: &BTreeMap<u64, BatchRecord>,
+) -> Result<()> {
+    // Per tx: its `tx_created` events' `rollback_of`, and the revisions its
+    // `revision_recorded` events name, in order.
+    let mut created: BTreeMap<u64, Vec<(u64, Option<u64>)>> = BTreeMap::new();
+    let mut revisions: BTreeMap<u64, Vec<(u64, u32)>> = BTreeMap::new();
+    let mut problems: Vec<(Subject, String)> = Vec::new();
+    r.scan_events(|seq, ev| {
+        let Ok(ev) = ev else {
+            return Ok(()); // reported by check_events
+        };
+        match ev {
+            EventKind::TxCreated { tx, rollback_of } => {
+                created.entry(tx).or_default().push((seq, rollback_of));
+            }
+            EventKind::RevisionRecorded { tx, revision } => {
+                revisions.entry(tx).or_default().push((seq, revision));
+            }
+            EventKind::BatchState { batch, tx, .. } | EventKind::ReceiptIssued { batch, tx } => {
+                match batches.get(&batch) {
+                    Some(b) if b.tx != tx => problems.push((
+                        Subject::Event { seq },
+                        format!(
+                            "names batch {batch} of tx {tx}, but batch {batch} is tx {}'s",
+                            b.tx
+                        ),
+                    )),
+                    None if txs.contains_key(&tx) => problems.push((
+                        Subject::Event { seq },
+                        format!("names batch {batch}, which does not exist"),
+                    )),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    })?;
+    for (id, t) in txs {
+        match created.get(id).map(Vec::as_slice) {
+            Some([(_, of)]) if *of == t.rollback_of => {}
+            Some([(seq, of)]) => problems.push((
+                Subject::Tx { tx: *id },
+                format!(
+                    "its tx_created event (event {seq}) says rollback_of {of:?}, the record {:?}",
+                    t.rollback_of
+                ),
+            )),
+            None | Some([]) => problems.push((
+                Subject::Tx { tx: *id },
+                "has no tx_created event".to_string(),
+            )),
+            Some(many) => problems.push((
+                Subject::Tx { tx: *id },
+                format!("has {} tx_created events", many.len()),
+            )),
+        }
+        let seen = revisions.get(id).map(Vec::as_slice).unwrap_or_default();
+        let wrong = seen
+            .iter()
+            .enumerate()
+            .find(|(i, (_, rev))| *rev as usize != *i);
+        if let Some((i, (seq, rev))) = wrong {
+            problems.push((
+                Subject::Tx { tx: *id },
+                format!("its revision_recorded event {seq} names revision {rev} where revision {i} comes next"),
+            ));
+        } else if seen.len() != t.revisions as usize {
+            problems.push((
+                Subject::Tx { tx: *id },
+                format!(
+                    "has {} revision_recorded event(s) for {} revision(s)",
+                    seen.len(),
+                    t.revisions
+                ),
+            ));
+        }
+    }
+    let named: BTreeSet<&u64> = created.keys().chain(revisions.keys()).collect();
+    for id in named.into_iter().filter(|id| !txs.contains_key(id)) {
+        problems.push((
+            Subject::Tx { tx: *id },
+            "is named by events but does not exist".to_string(),
+        ));
+    }
+    for (subject, what) in problems {
+        v.problem(subject, what);
+    }
+    Ok(())
 }
 
 /// Walk the event log: each batch's `batch_state` events, in order, must start at

@@ -711,3 +711,59 @@ fn verify_and_rollback_check_every_manifest_page() {
         "{err:?}"
     );
 }
+
+/// Found by the breaker: one flipped byte in an event (tx 3's `revision_recorded`
+/// naming tx 2) passed `journal verify`, and `journal dump` then told tx 2 two
+/// revision events and tx 3 none. Verify now holds the events to the records.
+#[test]
+fn verify_finds_an_event_that_names_another_tx() {
+    let ws = workspace();
+    ws.write("f.txt", b"a\nb\nc\n");
+    for i in 1..=3 {
+        let p = ws.preview(&format!(
+            r#"{{"edits":[{{"op":"replace_lines","path":"f.txt","start":{i},"end":{i},"content":"L{i}\n"}}]}}"#
+        ));
+        assert_eq!(p.tx, i);
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+    }
+    let root = ws.root().to_path_buf();
+    let Ws { dir, journal } = ws;
+    drop(journal);
+    // Tx 3's revision_recorded event: its value ends with the variant (1), tx 3,
+    // revision 0 (bincode varints).
+    let db = raw_db(&root);
+    let seq = {
+        let txn = db.begin_read().unwrap();
+        let events = txn
+            .open_table(TableDefinition::<u64, &[u8]>::new("events"))
+            .unwrap();
+        let found = events.iter().unwrap().find_map(|e| {
+            let (k, v) = e.unwrap();
+            v.value().ends_with(&[1, 3, 0]).then(|| k.value())
+        });
+        found.expect("tx 3's revision_recorded event")
+    };
+    let txn = db.begin_write().unwrap();
+    {
+        let mut events = txn
+            .open_table(TableDefinition::<u64, &[u8]>::new("events"))
+            .unwrap();
+        let mut value = events.get(seq).unwrap().unwrap().value().to_vec();
+        let n = value.len();
+        value[n - 2] = 2;
+        events.insert(seq, value.as_slice()).unwrap();
+    }
+    txn.commit().unwrap();
+    drop(db);
+    let j = Journal::open(dir.path()).unwrap();
+    let v = j.verify().unwrap();
+    assert!(!v.ok);
+    let problems: Vec<String> = v.problems.iter().map(ToString::to_string).collect();
+    assert_eq!(
+        problems,
+        [
+            format!("tx 2: its revision_recorded event {seq} names revision 0 where revision 1 comes next"),
+            "tx 3: has 0 revision_recorded event(s) for 1 revision(s)".to_string(),
+        ]
+    );
+}

@@ -162,19 +162,23 @@ pub fn run_ue(root: &Path, args: &[&str], failpoints: Option<&str>) -> Output {
     cmd.output().expect("spawn ultra-edit")
 }
 
-/// Run `cmd` with `stdin` fed to it, output captured.
+/// Run `cmd` with `stdin` fed to it, output captured. A command that exits without
+/// reading its input (a usage error) may close the pipe first: that broken pipe is
+/// not the test's failure, the command's output and status say what happened.
 pub fn output_with_stdin(mut cmd: Command, stdin: &str) -> Output {
     use std::io::Write;
     cmd.stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stdin.as_bytes())
-        .unwrap();
+    let written = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    if let Err(e) = written {
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing stdin: {e}"
+        );
+    }
     child.wait_with_output().unwrap()
 }
 
