@@ -12,7 +12,7 @@ use crate::journal::records::*;
 use crate::journal::{Reader, Writer};
 use crate::recovery;
 use crate::workspace::Journal;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Options of [`Journal::commit`].
 #[derive(Debug, Clone, Copy, Default)]
@@ -160,13 +160,21 @@ impl Journal {
     }
 
     /// For the `stale` files of a rollback of `tx` (each: its batch file, what it holds
-    /// now): the txs after `tx` whose committed change (not rolled back) wrote one of
-    /// them, ascending — what a forced rollback of `tx` would undo with it — and the
-    /// files those changes do not explain, sorted. A file is explained when undoing
-    /// every later landed change of it (live or rolled back), newest first, each from
-    /// the post-image it left to its pre-image, leads from what it holds now back to
-    /// `tx`'s post-image; otherwise something outside ultra-edit wrote it too, and
-    /// rolling the later txs back first would not clear the refusal. Walks the txs
+    /// now): the later changes to roll back first — ascending, the hint names them newest
+    /// first — and the files no later change explains, sorted.
+    ///
+    /// The later changes: the landed txs after `tx` that wrote a stale file, grouped by
+    /// rollback chain (a tx with the rollbacks of it, of those, … that came after `tx`).
+    /// In a chain each member undoes the one before, so a chain of an even number of
+    /// members changes nothing, and one of an odd number holds its first member's
+    /// change, owned by its newest member (a redo owns what it redid: `Redone`). Only
+    /// those owners are named: a rollback that merely undid a later commit is not a
+    /// change to undo (naming it sent the user round in a loop, found by the breaker).
+    ///
+    /// A file is explained when undoing every later landed change of it, newest first,
+    /// each from the post-image it left to its pre-image, leads from what it holds now
+    /// back to `tx`'s post-image; otherwise something outside ultra-edit wrote it too,
+    /// and rolling the later txs back first would not clear the refusal. Walks the txs
     /// newer than `tx`, newest first.
     fn later_writers(
         &self,
@@ -174,7 +182,10 @@ impl Journal {
         stale: &[(&BatchFile, FileState)],
     ) -> Result<(Vec<u64>, Vec<String>)> {
         let r = self.ws.store.read()?;
-        let mut later = Vec::new();
+        // Every later tx's `rollback_of`, and the landed ones that wrote a stale file.
+        let mut parent: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+        let mut writers: Vec<u64> = Vec::new();
+        let mut live: BTreeSet<u64> = BTreeSet::new();
         // Per stale file: the state reached so far, and whether each step was a change
         // the journal knows.
         let mut walk: Vec<(FileState, bool)> = stale.iter().map(|(_, now)| (*now, true)).collect();
@@ -182,6 +193,7 @@ impl Journal {
             if rec.tx <= tx {
                 return Ok(false);
             }
+            parent.insert(rec.tx, rec.rollback_of);
             let landed = matches!(rec.state, TxState::Committed | TxState::RolledBack);
             let batch = match rec.committed {
                 Some(c) if landed => r.batch(c.batch)?,
@@ -202,12 +214,37 @@ impl Journal {
                     *known = false;
                 }
             }
-            if wrote && rec.state == TxState::Committed {
-                later.push(rec.tx);
+            if wrote {
+                writers.push(rec.tx);
+                if rec.state == TxState::Committed {
+                    live.insert(rec.tx);
+                }
             }
             Ok(true)
         })?;
-        later.reverse();
+        // Group the writers by the first later member of their chain.
+        let mut chains: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
+        for &w in &writers {
+            let mut first = w;
+            let mut seen = BTreeSet::from([w]);
+            while let Some(Some(p)) = parent.get(&first) {
+                if !parent.contains_key(p) || !seen.insert(*p) {
+                    break;
+                }
+                first = *p;
+            }
+            chains.entry(first).or_default().push(w);
+        }
+        let mut later: Vec<u64> = chains
+            .values()
+            .filter(|members| members.len() % 2 == 1)
+            .filter_map(|members| members.iter().max().copied())
+            // A chain whose members wrote different files (a rollback writes only the
+            // files not already back) may end, for these files, in an undone member:
+            // nothing of it to roll back here.
+            .filter(|top| live.contains(top))
+            .collect();
+        later.sort();
         let mut outside: Vec<String> = stale
             .iter()
             .zip(&walk)

@@ -107,10 +107,10 @@ fn rollback_restores_exact_pre_commit_snapshot() {
 
 /// Found by the new-user trial: a hand edit between two commits of one file, and the
 /// later commit rolled back. Rolling back the first is refused; the later rollback tx
-/// wrote the file last, but undoing it (a redo of the second commit) would not bring
-/// the first commit's content back — the hand edit stays — so the refusal says the
-/// file was written outside ultra-edit and the step is the forced rollback, not a
-/// rollback of the later tx (which looped: each named the next).
+/// wrote the file last, but it only undid the second commit (no change of its own to
+/// undo), and the hand edit is what still differs, so the refusal names no later tx,
+/// says the file was written outside ultra-edit, and the step is the forced rollback
+/// (it named the rollback tx, whose rollback redid the second commit, and looped).
 #[test]
 fn a_rollback_refused_for_an_edit_outside_ultra_edit_does_not_send_the_user_round_in_a_loop() {
     let ws = workspace();
@@ -137,15 +137,16 @@ fn a_rollback_refused_for_an_edit_outside_ultra_edit_does_not_send_the_user_roun
         matches!(
             &err,
             Error::StaleRollback { changed_by, outside, .. }
-                if changed_by == &[undo2.tx] && outside == &["f.py".to_string()]
+                if changed_by.is_empty() && outside == &["f.py".to_string()]
         ),
         "{err:?}"
     );
+    assert_eq!(undo2.tx, 3);
     assert_eq!(
         err.to_string(),
         format!(
-            "cannot roll back tx {}: f.py changed (or was deleted) since it was committed (tx {} has written there since, and f.py was also written outside ultra-edit, which rolling tx {} back would not undo); a forced rollback overwrites it, undoing tx {}'s change there too, after keeping its current bytes in the journal",
-            first.tx, undo2.tx, undo2.tx, undo2.tx
+            "cannot roll back tx {}: f.py changed (or was deleted) since it was committed (f.py was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal",
+            first.tx
         )
     );
     assert_eq!(
@@ -334,4 +335,61 @@ fn rollback_of_an_uncommitted_tx_is_refused() {
             "error: tx {tx} is open; it is not committed, so it cannot be rolled back\nhint: {hint}\n"
         )
     );
+}
+
+/// Found by the breaker: commits 1, 2 and 3 each rewrote a file. The refusal to roll
+/// back tx 1 named txs 2 and 3; once tx 3 was rolled back (as tx 4), it named tx 4 —
+/// whose rollback only redid tx 3 — and so on without end. A rollback that undid a
+/// later commit cancels it and is no change to undo; a redo owns the change it redid.
+/// Following the steps now ends at tx 1's rollback.
+#[test]
+fn following_a_stale_rollbacks_steps_ends_at_the_rollback() {
+    let ws = workspace();
+    ws.write("a.txt", b"0\n");
+    for i in 1..=3 {
+        let p = ws.preview(&format!(
+            r#"{{"edits":[{{"op":"replace_file","path":"a.txt","content":"{i}\n"}}]}}"#
+        ));
+        assert_eq!(p.tx, i);
+        ws.journal.commit(p.tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
+    }
+    let refused = |changed: &[u64]| {
+        let err = ws
+            .journal
+            .rollback(1, RollbackOptions::default())
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::StaleRollback { changed_by, outside, .. }
+                if changed_by == changed && outside.is_empty()),
+            "{err:?}"
+        );
+        err.next_step()
+    };
+    let undo = |tx| {
+        let r = ws.journal.rollback(tx, RollbackOptions::default()).unwrap();
+        ws.journal.flush().unwrap();
+        r.tx
+    };
+    assert_eq!(
+        refused(&[2, 3]),
+        Some(ultra_edit::NextStep::RollBackLaterFirst { later: 3, tx: 1 })
+    );
+    assert_eq!(undo(3), 4); // a.txt = 2
+                            // Tx 4 only undid tx 3: the one change left is tx 2's.
+    assert_eq!(
+        refused(&[2]),
+        Some(ultra_edit::NextStep::RollBackLaterFirst { later: 2, tx: 1 })
+    );
+    // Redo tx 3 (tx 5 rolls back tx 4): the change is tx 5's now, with tx 2's.
+    assert_eq!(undo(4), 5); // a.txt = 3
+    assert_eq!(
+        refused(&[2, 5]),
+        Some(ultra_edit::NextStep::RollBackLaterFirst { later: 5, tx: 1 })
+    );
+    assert_eq!(undo(5), 6); // a.txt = 2
+    assert_eq!(undo(2), 7); // a.txt = 1
+    assert_eq!(undo(1), 8); // a.txt = 0
+    assert_eq!(ws.read("a.txt"), b"0\n");
+    assert!(ws.journal.verify().unwrap().ok);
 }
