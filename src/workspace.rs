@@ -215,6 +215,9 @@ impl Journal {
         let dir = state_dir_for(&root, opts.state_dir.as_deref())?;
         check_state_dir_access(&dir)?;
         check_state_files(&dir)?;
+        if external {
+            check_state_dir_is_its_own(&dir)?;
+        }
         prepare_state_dir(&dir, external, sync)?;
         let dir = state_dir_for(&root, Some(&dir))?;
         let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
@@ -793,6 +796,36 @@ fn prepare_state_dir(dir: &Path, external: bool, sync: &mut dyn Syncer) -> Resul
     Ok(())
 }
 
+/// `init` makes a state directory private (0700) and writes a `.gitignore` of `*` in it:
+/// given a directory that already holds other things (a project, `/tmp`), it would
+/// take that directory over. So an existing `--state-dir` must be empty or a state
+/// directory already (it holds `journal.redb`, or only the files `init` writes, left
+/// by an init cut short). Found by the breaker: `--state-dir ..` from a repository's
+/// subdirectory replaced the repository's `.gitignore` and made it 0700.
+fn check_state_dir_is_its_own(dir: &Path) -> Result<()> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Ok(()); // missing: init creates it
+    };
+    let ours = [
+        ".gitignore",
+        ".gitignore.new",
+        "commit.lock",
+        "journal.redb",
+    ];
+    let others: Vec<String> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| !ours.contains(&name.as_str()))
+        .collect();
+    if others.is_empty() || dir.join("journal.redb").is_file() {
+        return Ok(());
+    }
+    Err(Error::InvalidStateDir {
+        state_dir: dir.to_path_buf(),
+        reason: "it already holds other files, and init would make it private (0700) and ignore everything in it for git; give a new or empty directory",
+    })
+}
+
 /// The state directory of `root`: `<root>/.ultra-edit`, or `state_dir` made absolute
 /// (canonical when it exists). A `state_dir` inside the root is refused
 /// ([`Error::InvalidStateDir`]): the root's files are what plans write, and the
@@ -802,6 +835,12 @@ fn state_dir_for(root: &Path, state_dir: Option<&Path>) -> Result<PathBuf> {
         return Ok(root.join(STATE_DIR));
     };
     let abs = resolve_maybe_missing(dir).ctx("resolve state directory", dir)?;
+    if root.starts_with(&abs) {
+        return Err(Error::InvalidStateDir {
+            state_dir: abs,
+            reason: "it holds the workspace root; put it beside the root, not above it (or use the root's own .ultra-edit/)",
+        });
+    }
     if abs.starts_with(root) && abs != root.join(STATE_DIR) {
         return Err(Error::InvalidStateDir {
             state_dir: abs,

@@ -5,6 +5,7 @@
 //! the root works like `.ultra-edit/` and refuses another root.
 
 use std::fs;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use ultra_edit::{Error, Journal, OpenOptions, TxHandle, TxRef, TxState};
@@ -262,6 +263,60 @@ fn a_state_dir_outside_the_root_holds_the_journal_and_serves_one_root() {
     let e = Journal::init_with(root.path(), inside).err().unwrap();
     assert_eq!(e.kind(), "invalid_state_dir");
     assert!(!root.path().join("state").exists());
+}
+
+/// Found by the breaker: `--state-dir ..` from a repository's subdirectory was taken
+/// as outside the root, and init replaced the repository's `.gitignore` with `*` and
+/// made it 0700; any existing directory (`/tmp`, a project) was taken over the same
+/// way. A state directory above the root, or one that already holds other files, is
+/// refused before anything is written; `..` beside the root is fine.
+#[test]
+fn init_refuses_a_state_dir_above_the_root_or_holding_other_files() {
+    use std::os::unix::fs::PermissionsExt;
+    let base = tempfile::tempdir().unwrap();
+    let repo = base.path().join("repo");
+    let app = repo.join("app");
+    fs::create_dir_all(&app).unwrap();
+    fs::write(repo.join(".gitignore"), "target/\n").unwrap();
+    fs::set_permissions(&repo, fs::Permissions::from_mode(0o755)).unwrap();
+    let other = base.path().join("other");
+    fs::create_dir(&other).unwrap();
+    fs::write(other.join("keep.txt"), "mine\n").unwrap();
+    let init = |dir: PathBuf| {
+        Journal::init_with(
+            &app,
+            OpenOptions {
+                state_dir: Some(dir),
+                ..Default::default()
+            },
+        )
+    };
+    let canonical = |p: &Path| p.canonicalize().unwrap();
+    match init(app.join("..")) {
+        Err(Error::InvalidStateDir { state_dir, reason }) => {
+            assert_eq!(state_dir, canonical(&repo));
+            assert_eq!(reason, "it holds the workspace root; put it beside the root, not above it (or use the root's own .ultra-edit/)");
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    match init(other.clone()) {
+        Err(Error::InvalidStateDir { state_dir, reason }) => {
+            assert_eq!(state_dir, canonical(&other));
+            assert_eq!(reason, "it already holds other files, and init would make it private (0700) and ignore everything in it for git; give a new or empty directory");
+        }
+        other => panic!("{:?}", other.err()),
+    }
+    assert_eq!(fs::read(repo.join(".gitignore")).unwrap(), b"target/\n");
+    assert_eq!(
+        fs::metadata(&repo).unwrap().permissions().mode() & 0o777,
+        0o755
+    );
+    assert_eq!(fs::read_dir(&other).unwrap().count(), 1);
+    // Beside the root (through `..`), a new directory: fine, and again (idempotent).
+    for _ in 0..2 {
+        let j = init(app.join("../../state")).unwrap();
+        assert_eq!(j.state_dir(), canonical(&base.path().join("state")));
+    }
 }
 
 #[test]
