@@ -60,6 +60,11 @@ impl Ws {
         self.interrupt.as_ref().map(|i| i.guard())
     }
 
+    /// [`Ws::guard`] for a batch ([`crate::Interrupt::batch_began`]).
+    pub fn batch_guard(&self) -> Option<crate::interrupt::Guard> {
+        self.interrupt.as_ref().map(|i| i.batch_guard())
+    }
+
     /// The absolute path of `rel` under the root, for messages.
     pub fn abs(&self, rel: &RelPath) -> PathBuf {
         rel.under(&self.root)

@@ -23,6 +23,7 @@ use std::sync::Arc;
 pub struct Interrupt {
     requested: AtomicBool,
     guards: AtomicUsize,
+    batch_began: AtomicBool,
 }
 
 impl Interrupt {
@@ -53,10 +54,27 @@ impl Interrupt {
         self.guards.load(Ordering::SeqCst) > 0
     }
 
-    /// Mark the span of one batch (or one recovery pass) until the guard drops.
+    /// Whether a batch of a handle opened with it has reached its intent (in this
+    /// process, ever; recovery does not count). A process that prints a batch's
+    /// receipt after the batch's own span ends (the CLI) defers signals from then on
+    /// too, so that a signal between the durable completion and the printed receipt
+    /// does not end it silently with a status that reads as "interrupted, nothing
+    /// done" (found by the breaker).
+    pub fn batch_began(&self) -> bool {
+        self.batch_began.load(Ordering::SeqCst)
+    }
+
+    /// Mark the span of one recovery pass until the guard drops.
     pub(crate) fn guard(self: &Arc<Self>) -> Guard {
         self.guards.fetch_add(1, Ordering::SeqCst);
         Guard(self.clone())
+    }
+
+    /// Mark the span of one batch until the guard drops, and that a batch began
+    /// ([`Interrupt::batch_began`]).
+    pub(crate) fn batch_guard(self: &Arc<Self>) -> Guard {
+        self.batch_began.store(true, Ordering::SeqCst);
+        self.guard()
     }
 }
 
@@ -79,11 +97,14 @@ mod tests {
         let i = Arc::new(Interrupt::new());
         assert!(!i.guarding() && !i.requested());
         let a = i.guard();
+        assert!(!i.batch_began(), "a recovery pass is not a batch");
         let b = i.guard();
         drop(a);
         assert!(i.guarding());
         drop(b);
         assert!(!i.guarding());
+        drop(i.batch_guard());
+        assert!(i.batch_began() && !i.guarding());
         i.request();
         assert!(i.requested());
         assert!(i.requested());

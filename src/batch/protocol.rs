@@ -108,7 +108,7 @@ pub(crate) fn apply(
     gate::record_creation_owners(l, &mut new.files)?;
     // From the intent until the completion is durable, a process that died would leave
     // the batch for the next recovery: a signal handler defers signals meanwhile.
-    let guard = l.guard();
+    let guard = l.batch_guard();
     let batch = intent(l, new, tx_of)?;
     // The intent is the commit point: both names mark the moment it is durable and
     // nothing is staged yet.

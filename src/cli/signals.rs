@@ -2,11 +2,12 @@
 //! "Interrupts").
 //!
 //! Outside a batch a signal ends the process as usual: nothing is half-written then (a
-//! journal write is one redb transaction). From a batch's intent until its completion
-//! is durable, and while recovery settles a batch, the handler only records the
-//! request ([`Interrupt::request`]): a batch still staging its temps reverts and the
-//! command exits 130; one already replacing files finishes, and the command says so.
-//! SIGKILL cannot be caught; recovery settles what it interrupts.
+//! journal write is one redb transaction). From a batch's intent until the process
+//! exits (the receipt printed), and while recovery settles a batch, the handler only
+//! records the request ([`Interrupt::request`]): a batch still staging its temps
+//! reverts and the command exits 130; one already replacing files finishes, and the
+//! command prints its receipt and says so. SIGKILL cannot be caught; recovery settles
+//! what it interrupts.
 
 use std::sync::Arc;
 
@@ -21,12 +22,14 @@ pub fn install() -> Option<Arc<Interrupt>> {
     let interrupt = Arc::new(Interrupt::new());
     for signal in [SIGINT, SIGTERM, SIGHUP] {
         let i = interrupt.clone();
-        // SAFETY: the action is async-signal-safe: two atomic operations, and
+        // SAFETY: the action is async-signal-safe: atomic operations, and
         // `emulate_default_handler`, which signal-hook documents as async-signal-safe
         // (it restores the default action and raises the signal again).
         let installed = unsafe {
             register(signal, move || {
-                if i.guarding() {
+                // After a batch began, the rest of the command (its receipt) is
+                // quick, and dying there would read as "interrupted, nothing done".
+                if i.guarding() || i.batch_began() {
                     i.request();
                 } else {
                     let _ = emulate_default_handler(signal);

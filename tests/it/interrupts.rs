@@ -156,3 +156,43 @@ fn a_signal_before_the_batch_ends_the_process_as_usual() {
     let out = run_ue(ws.root(), &["--json", "recover"], None);
     assert_eq!(json_of(&out)["batches_found"], 0, "{}", text(&out));
 }
+
+/// The library's side of the CLI's deferral: an `Interrupt` guards a batch from its
+/// intent to its durable completion, and from the intent on says a batch began, which
+/// the CLI's handler reads to defer a signal until the receipt is printed (found by the
+/// breaker: a signal between the completion and the printed receipt ended the process
+/// with no receipt and a status that read as "nothing done"). Recovery is guarded but
+/// is no batch of this process.
+#[test]
+fn an_interrupt_says_when_a_batch_began_and_guards_it_until_its_completion() {
+    use std::sync::Arc;
+    let (ws, _) = ws_with_preview();
+    let interrupt = Arc::new(ultra_edit::Interrupt::new());
+    let j = ultra_edit::Journal::open_with(
+        ws.root(),
+        ultra_edit::OpenOptions {
+            interrupt: Some(interrupt.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!interrupt.batch_began() && !interrupt.guarding());
+    j.commit(1, Default::default()).unwrap();
+    assert!(interrupt.batch_began());
+    j.flush().unwrap();
+    assert!(!interrupt.guarding(), "the guard ends with the completion");
+    // A request now stops the next batch before its first rename.
+    interrupt.request();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    20\n","new":"    21\n"}]}"#,
+    );
+    let tree = ws.tree();
+    let err = j.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, ultra_edit::Error::Interrupted { tx, .. } if tx == p.tx),
+        "{err:?}"
+    );
+    assert_eq!(err.exit_code(), 130);
+    assert_eq!(ws.tree(), tree);
+    assert_eq!(temps(ws.root()), Vec::<String>::new());
+}
