@@ -300,6 +300,22 @@ impl Journal {
                 }
                 _ => latest.clone(),
             };
+            // A whole-file conflict (a mode or binary content changed on both sides, a
+            // file deleted on one and changed on the other) has no markers to carry it:
+            // it stands until a revision edits that file (a resolve that keeps the
+            // candidate writes it too). A revision of other files keeps it, or the next
+            // commit would take one side silently (found by the breaker).
+            let edited: Vec<crate::fs::RelPath> = plan
+                .edits
+                .iter()
+                .filter_map(|e| self.ws.normalize(e.path()).ok())
+                .collect();
+            let standing: Vec<FileConflict> = latest
+                .conflicts
+                .iter()
+                .filter(|c| c.regions.is_empty() && !edited.contains(&c.path))
+                .cloned()
+                .collect();
             let mut conflicts = Vec::new();
             let files = if base.revision != latest.revision {
                 // The base revision's candidates are the merge base too: loaded twice
@@ -318,6 +334,12 @@ impl Journal {
                 // it at a time, not three.
                 revision::build(&self.ws, plan, revision::load_candidates(&self.ws, &base)?)?
             };
+            for c in standing {
+                if !conflicts.iter().any(|n: &FileConflict| n.path == c.path) {
+                    conflicts.push(c);
+                }
+            }
+            conflicts.sort_by(|a, b| a.path.cmp(&b.path));
             let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,

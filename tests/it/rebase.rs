@@ -482,6 +482,29 @@ fn rebase_of_a_mode_changed_on_both_sides_is_a_conflict() {
     );
     assert_eq!(ws.tree(), tree);
     assert_eq!(ws.mode("s.txt"), 0o600);
+    // A revision of another file leaves the conflict standing (it has no markers that
+    // would carry it; found by the breaker: the commit then made the file 0755).
+    let other = plan(
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"helper","new":"helper2"}]}"#,
+    );
+    let r = ws
+        .journal
+        .revise(p.tx, ReviseOptions::default(), &other)
+        .unwrap();
+    assert!(!r.ready_to_commit);
+    assert_eq!(
+        r.conflicts
+            .iter()
+            .map(|c| c.path.as_str())
+            .collect::<Vec<_>>(),
+        ["s.txt"]
+    );
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    assert!(
+        matches!(err, Error::ValidationFailed { revision: 2, .. }),
+        "{err:?}"
+    );
+    assert_eq!(ws.mode("s.txt"), 0o600);
     // Decided: the new bytes, the disk's private mode.
     let fix = plan(
         r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret v2\n","mode":"0600"}]}"#,
