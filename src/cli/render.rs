@@ -26,6 +26,30 @@ pub struct Out {
 }
 
 /// Write to stdout, ignoring a closed pipe (`ultra-edit log | head`).
+/// A plan's free text (`agent`, `description`) as one line that shows what it holds: a
+/// control character (newline, carriage return, escape…), a Unicode line separator or
+/// a bidirectional or invisible format character is written as an escape (`\n`,
+/// `\u{202e}`), so an agent's text cannot forge a line of `log` or drive the terminal,
+/// as paths cannot (docs/plan.md). Found by the breaker.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(ultra_edit::fs::path::hidden_in_a_listing) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if ultra_edit::fs::path::hidden_in_a_listing(c) => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 fn emit(s: &str) {
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(s.as_bytes());
@@ -425,9 +449,9 @@ impl Out {
                 self.palette.paint(Role::Id, &format!("tx {:<5}", e.tx)),
                 when,
                 e.state.to_string(),
-                e.agent.as_deref().unwrap_or("-"),
+                shown(e.agent.as_deref().unwrap_or("-")),
                 e.files.len(),
-                e.description.as_deref().unwrap_or(""),
+                shown(e.description.as_deref().unwrap_or("")),
                 if extra.is_empty() {
                     String::new()
                 } else {
@@ -520,11 +544,11 @@ impl Out {
                 },
                 p.agent
                     .as_deref()
-                    .map(|a| format!(" [{a}]"))
+                    .map(|a| format!(" [{}]", shown(a)))
                     .unwrap_or_default(),
                 p.description
                     .as_deref()
-                    .map(|d| format!(" {d}"))
+                    .map(|d| format!(" {}", shown(d)))
                     .unwrap_or_default(),
             ));
         }
@@ -716,7 +740,7 @@ fn dump_receipt(r: &Receipt) -> String {
 fn dump_tx(t: &TxRecord) -> String {
     format!(
         "    agent {} description {:?}\n",
-        t.agent.as_deref().unwrap_or("-"),
+        shown(t.agent.as_deref().unwrap_or("-")),
         t.description.as_deref().unwrap_or("")
     )
 }

@@ -13,14 +13,20 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::{Error, IoContext, PathError, Result};
 use crate::fs::{EntryKind, FileSystem, RelPath};
 
-/// Why a name with a character of [`unsafe_in_a_diff`] is refused.
-const CONTROL: &str = "contains a control character (newline, carriage return, escape, a Unicode line separator or bidirectional override…), which a diff could not show safely";
+/// Why a name with a character of [`hidden_in_a_listing`] is refused.
+const CONTROL: &str = "contains a control character (newline, carriage return, escape, a Unicode line separator, bidirectional override or invisible character…), which a diff could not show safely";
 
-/// A character a diff or a terminal would not show as itself: a control character
-/// (Unicode category Cc: C0, DEL, C1), U+2028/U+2029 (line and paragraph separators),
-/// or a bidirectional formatting character (U+061C, U+200E, U+200F, U+202A–U+202E,
-/// U+2066–U+2069; Unicode Standard Annex #9).
-fn unsafe_in_a_diff(c: char) -> bool {
+/// A character a diff, a listing or a terminal would not show as itself: a control
+/// character (Unicode category Cc: C0, DEL, C1), U+2028/U+2029 (line and paragraph
+/// separators), a bidirectional formatting character (U+061C, U+200E, U+200F,
+/// U+202A–U+202E, U+2066–U+2069; Unicode Standard Annex #9), or an invisible one that
+/// makes a name print as another (U+00AD soft hyphen, U+180E, U+200B zero-width space,
+/// U+2060–U+2064, U+FEFF, U+FFF9–U+FFFB, the tag characters U+E0000–U+E007F, and the
+/// Hangul fillers U+115F, U+1160, U+3164, U+FFA0). The zero-width joiner and
+/// non-joiner (U+200C, U+200D) stay allowed: scripts such as Persian and the Indic ones
+/// spell words with them. Paths with one are refused; the CLI escapes them in the free
+/// text it prints (a plan's `agent` and `description`).
+pub fn hidden_in_a_listing(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -31,6 +37,17 @@ fn unsafe_in_a_diff(c: char) -> bool {
                 | '\u{200F}'
                 | '\u{202A}'..='\u{202E}'
                 | '\u{2066}'..='\u{2069}'
+                | '\u{00AD}'
+                | '\u{180E}'
+                | '\u{200B}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{E0000}'..='\u{E007F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{3164}'
+                | '\u{FFA0}'
         )
 }
 
@@ -68,7 +85,7 @@ pub fn normalize(roots: &[&Path], raw: &str) -> Result<RelPath, PathError> {
     // terminal), Unicode's line and paragraph separators, and the bidirectional
     // controls that reorder what a reader sees (Trojan Source, CVE-2021-42574). A tab
     // cannot start a line or hide one, and real trees have such names: accepted.
-    if raw.chars().any(|c| c != '\t' && unsafe_in_a_diff(c)) {
+    if raw.chars().any(|c| c != '\t' && hidden_in_a_listing(c)) {
         return Err(invalid(CONTROL));
     }
     if raw.len() > MAX_PATH_BYTES {
@@ -288,6 +305,11 @@ mod tests {
             "ls\u{2028}ep",
             "evil\u{202e}txt.rs",
             "iso\u{2066}late",
+            "setup\u{200b}.py",
+            "bom\u{feff}.rs",
+            "soft\u{ad}hyphen",
+            "tag\u{e0041}.txt",
+            "filler\u{3164}.py",
         ] {
             assert_eq!(
                 n(name),
@@ -301,6 +323,11 @@ mod tests {
         // Other non-ASCII names are ordinary names.
         assert_eq!(n("café/naïve.rs").as_deref(), Ok("café/naïve.rs"));
         assert_eq!(n("日本/語.txt").as_deref(), Ok("日本/語.txt"));
+        // Persian spells words with the zero-width non-joiner.
+        assert_eq!(
+            n("می\u{200c}خواهم.txt").as_deref(),
+            Ok("می\u{200c}خواهم.txt")
+        );
         assert!(matches!(n(""), Err(PathError::Invalid { .. })));
         assert!(matches!(n(".."), Err(PathError::OutsideRoot { .. })));
         assert!(matches!(n("."), Err(PathError::Invalid { .. })));

@@ -1003,3 +1003,36 @@ fn cli_an_empty_plan_says_it_is_empty() {
     );
     assert!(ws.journal.log(None).unwrap().is_empty());
 }
+
+/// A plan's `description` and `agent` are an agent's free text: `log` prints them as
+/// one line with their control, bidirectional and invisible characters escaped, so a
+/// newline cannot forge a `tx 99 … committed` line and an escape sequence cannot reach
+/// the terminal (found by the breaker); `--json` keeps the text exact.
+#[test]
+fn cli_log_escapes_what_a_plans_free_text_would_hide_or_forge() {
+    let ws = workspace();
+    let plan = serde_json::json!({
+        "description": "fix\ntx 99    2026-12-02T10:00:00.000Z  committed  FORGED\u{1b}[8m",
+        "agent": "me\u{202e}",
+        "edits": [{"op": "append", "path": "README.md", "text": "\nmore\n"}]
+    });
+    let out = cli(
+        ws.root(),
+        &["preview", "--plan", "-"],
+        Some(&plan.to_string()),
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let out = cli(ws.root(), &["--no-pager", "log"], None);
+    let log = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(
+        log.contains(
+            r"me\u{202e} 1 file(s) +2 -1  fix\ntx 99    2026-12-02T10:00:00.000Z  committed  FORGED\u{1b}[8m"
+        ),
+        "{log}"
+    );
+    let out = cli(ws.root(), &["--json", "log"], None);
+    let v = json_of(&out);
+    assert_eq!(v["txs"][0]["description"], plan["description"]);
+    assert_eq!(v["txs"][0]["agent"], "me\u{202e}");
+}
