@@ -246,7 +246,36 @@ impl Sides<'_> {
             reason: reason.to_string(),
             regions,
         };
-        let (bytes, conflict) = if ours == base || ours == theirs {
+        // One side deleted the file while the other changed only its mode: the bytes
+        // alone would merge to the deletion, losing the mode change without a word;
+        // git calls it a modify/delete conflict. The candidate keeps the plan's side.
+        let mode_only = |side: Option<&[u8]>, mode: Option<u32>| {
+            side.is_some() && side == base && mode != base_mode
+        };
+        let (bytes, conflict) = if ours.is_none() && base.is_some() && mode_only(theirs, their_mode)
+        {
+            (
+                None,
+                Some(new_conflict(
+                    &format!(
+                        "the mode changed on the {} side, deleted on the {} side",
+                        labels.theirs, labels.ours
+                    ),
+                    vec![],
+                )),
+            )
+        } else if theirs.is_none() && base.is_some() && mode_only(ours, our_mode) {
+            (
+                ours.map(<[u8]>::to_vec),
+                Some(new_conflict(
+                    &format!(
+                        "deleted on the {} side, the mode changed on the {} side",
+                        labels.theirs, labels.ours
+                    ),
+                    vec![],
+                )),
+            )
+        } else if ours == base || ours == theirs {
             (theirs.map(<[u8]>::to_vec), None)
         } else if theirs == base {
             (ours.map(<[u8]>::to_vec), None)

@@ -538,3 +538,57 @@ fn rebase_keeps_a_mode_only_the_disk_changed() {
     ws.journal.flush().unwrap();
     assert_eq!(ws.mode("s.txt"), 0o600);
 }
+
+/// One side deletes the file, the other changes only its mode: the bytes alone merge to
+/// the deletion and the mode change would be lost without a word; like git's
+/// modify/delete, it is a whole-file conflict (the candidate keeps the plan's side).
+#[test]
+fn rebase_of_a_delete_against_a_mode_change_is_a_conflict() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |ws: &Ws, m: u32| {
+        std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(m)).unwrap()
+    };
+    // The plan deletes; the disk makes the file private.
+    let ws = workspace();
+    ws.write("s.txt", b"secret\n");
+    mode(&ws, 0o644);
+    let p = ws.preview(r#"{"edits":[{"op":"delete_file","path":"s.txt"}]}"#);
+    mode(&ws, 0o600);
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert!(!r.ready_to_commit);
+    assert_eq!(
+        r.conflicts
+            .iter()
+            .map(|c| (c.path.as_str(), c.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [(
+            "s.txt",
+            "the mode changed on the disk side, deleted on the candidate side"
+        )]
+    );
+    assert!(!r.files[0].candidate.exists());
+    assert!(ws.journal.commit(p.tx, Default::default()).is_err());
+    assert_eq!(ws.mode("s.txt"), 0o600);
+    // The plan changes only the mode; the disk deletes the file.
+    let ws = workspace();
+    ws.write("s.txt", b"secret\n");
+    mode(&ws, 0o644);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret\n","mode":"0600"}]}"#,
+    );
+    std::fs::remove_file(ws.path("s.txt")).unwrap();
+    let r = ws.journal.rebase(p.tx).unwrap();
+    assert!(!r.ready_to_commit);
+    assert_eq!(
+        r.conflicts
+            .iter()
+            .map(|c| (c.path.as_str(), c.reason.as_str()))
+            .collect::<Vec<_>>(),
+        [(
+            "s.txt",
+            "deleted on the disk side, the mode changed on the candidate side"
+        )]
+    );
+    assert!(ws.journal.commit(p.tx, Default::default()).is_err());
+    assert!(!ws.path("s.txt").exists());
+}
