@@ -246,14 +246,14 @@ impl Sides<'_> {
             reason: reason.to_string(),
             regions,
         };
-        // One side deleted the file while the other changed only its mode: the bytes
+        // One side deleted the file while the other changed only its mode (`mode_only`:
+        // the side's bytes are the base's, so the base has the file): the bytes
         // alone would merge to the deletion, losing the mode change without a word;
         // git calls it a modify/delete conflict. The candidate keeps the plan's side.
         let mode_only = |side: Option<&[u8]>, mode: Option<u32>| {
             side.is_some() && side == base && mode != base_mode
         };
-        let (bytes, conflict) = if ours.is_none() && base.is_some() && mode_only(theirs, their_mode)
-        {
+        let (bytes, conflict) = if ours.is_none() && mode_only(theirs, their_mode) {
             (
                 None,
                 Some(new_conflict(
@@ -264,7 +264,7 @@ impl Sides<'_> {
                     vec![],
                 )),
             )
-        } else if theirs.is_none() && base.is_some() && mode_only(ours, our_mode) {
+        } else if theirs.is_none() && mode_only(ours, our_mode) {
             (
                 ours.map(<[u8]>::to_vec),
                 Some(new_conflict(

@@ -545,50 +545,52 @@ fn rebase_keeps_a_mode_only_the_disk_changed() {
 #[test]
 fn rebase_of_a_delete_against_a_mode_change_is_a_conflict() {
     use std::os::unix::fs::PermissionsExt;
-    let mode = |ws: &Ws, m: u32| {
-        std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(m)).unwrap()
+    // `s.txt` (0644) previewed with `plan`, then changed on disk by `disk`, then rebased:
+    // the one conflict's reason; the commit is refused.
+    let conflict_of = |plan: &str, disk: &dyn Fn(&Ws)| {
+        let ws = workspace();
+        ws.write("s.txt", b"secret\n");
+        std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let p = ws.preview(plan);
+        disk(&ws);
+        let r = ws.journal.rebase(p.tx).unwrap();
+        assert!(!r.ready_to_commit);
+        assert!(ws.journal.commit(p.tx, Default::default()).is_err());
+        let reasons: Vec<(String, String)> = r
+            .conflicts
+            .iter()
+            .map(|c| (c.path.to_string(), c.reason.clone()))
+            .collect();
+        (ws, r, reasons)
     };
     // The plan deletes; the disk makes the file private.
-    let ws = workspace();
-    ws.write("s.txt", b"secret\n");
-    mode(&ws, 0o644);
-    let p = ws.preview(r#"{"edits":[{"op":"delete_file","path":"s.txt"}]}"#);
-    mode(&ws, 0o600);
-    let r = ws.journal.rebase(p.tx).unwrap();
-    assert!(!r.ready_to_commit);
+    let (ws, r, reasons) = conflict_of(
+        r#"{"edits":[{"op":"delete_file","path":"s.txt"}]}"#,
+        &|ws| {
+            std::fs::set_permissions(ws.path("s.txt"), std::fs::Permissions::from_mode(0o600))
+                .unwrap()
+        },
+    );
     assert_eq!(
-        r.conflicts
-            .iter()
-            .map(|c| (c.path.as_str(), c.reason.as_str()))
-            .collect::<Vec<_>>(),
+        reasons,
         [(
-            "s.txt",
-            "the mode changed on the disk side, deleted on the candidate side"
+            "s.txt".to_string(),
+            "the mode changed on the disk side, deleted on the candidate side".to_string()
         )]
     );
     assert!(!r.files[0].candidate.exists());
-    assert!(ws.journal.commit(p.tx, Default::default()).is_err());
     assert_eq!(ws.mode("s.txt"), 0o600);
     // The plan changes only the mode; the disk deletes the file.
-    let ws = workspace();
-    ws.write("s.txt", b"secret\n");
-    mode(&ws, 0o644);
-    let p = ws.preview(
+    let (ws, _, reasons) = conflict_of(
         r#"{"edits":[{"op":"replace_file","path":"s.txt","content":"secret\n","mode":"0600"}]}"#,
+        &|ws| std::fs::remove_file(ws.path("s.txt")).unwrap(),
     );
-    std::fs::remove_file(ws.path("s.txt")).unwrap();
-    let r = ws.journal.rebase(p.tx).unwrap();
-    assert!(!r.ready_to_commit);
     assert_eq!(
-        r.conflicts
-            .iter()
-            .map(|c| (c.path.as_str(), c.reason.as_str()))
-            .collect::<Vec<_>>(),
+        reasons,
         [(
-            "s.txt",
-            "deleted on the disk side, the mode changed on the candidate side"
+            "s.txt".to_string(),
+            "deleted on the disk side, the mode changed on the candidate side".to_string()
         )]
     );
-    assert!(ws.journal.commit(p.tx, Default::default()).is_err());
     assert!(!ws.path("s.txt").exists());
 }
