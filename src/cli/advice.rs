@@ -26,7 +26,13 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Show { .. } => match e {
+            Error::WrongState {
+                reason: StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. },
+                ..
+            } => format!("`{command}` shows what landed; a further change is a new preview"),
+            _ => format!("`{command}` shows it"),
+        },
         NextStep::Rebase { .. } => {
             format!("run `{command}` (a three-way merge onto the disk), or preview again")
         }

@@ -608,12 +608,22 @@ impl Error {
                 pruned,
                 ..
             } => match reason {
+                // A next step is never a rollback unless the caller asked to undo
+                // (`rollback`): an agent that retried a commit and followed "roll it
+                // back" undid its own work (issue 29, item 3). A committed tx is shown.
                 StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
-                StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
-                StateReason::RolledBack { redo: Some(by), .. } => NextStep::Redo { by: *by },
+                StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. } => {
+                    NextStep::Show { tx: *tx }
+                }
+                // Redoing a rolled-back change is a rollback (of the rollback): named
+                // only to a caller who asked to roll back; the others get the history.
+                StateReason::RolledBack { redo: Some(by), .. } if *verb == Verb::RollBack => {
+                    NextStep::Redo { by: *by }
+                }
                 StateReason::RolledBack { by, redo: None } => {
                     NextStep::NothingToRedo { tx: *tx, by: *by }
                 }
+                StateReason::RolledBack { .. } => NextStep::Log,
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },

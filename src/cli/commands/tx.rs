@@ -72,11 +72,11 @@ pub(super) fn commit(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.commit(tx, opts)?;
+    let report = j.commit_report(tx, opts)?;
     // The completion is written in the background: the receipt is printed only once
     // it is durable (docs/commit-protocol.md, step 7).
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }
 
 pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -93,9 +93,9 @@ pub(super) fn rollback(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.rollback(tx, opts)?;
+    let report = j.rollback_report(tx, opts)?;
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }
 
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
