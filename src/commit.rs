@@ -120,7 +120,7 @@ impl Journal {
                 if let Some(done) = self.already_committed(tx, opts.revision)? {
                     return Ok(done);
                 }
-                self.committable_tx(tx, max_age)?;
+                let (_, txrec) = self.committable_tx(tx, max_age)?;
                 let mut files: Vec<BatchFile> = rev
                     .files
                     .iter()
@@ -131,9 +131,11 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
+                // Every file the tx named, not only those this revision changes.
+                let gated = crate::revision::gated_files(&self.ws.store.read()?, &txrec, &rev)?;
                 let stale = gate::stale_paths(
                     &locked,
-                    rev.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gated.iter().map(|(p, s)| (p, s)),
                     gate::Refused::Fails,
                 )?;
                 if !stale.is_empty() {

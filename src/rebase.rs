@@ -103,6 +103,38 @@ impl Journal {
                 conflicts.extend(conflict);
                 out.insert(path, merged.with_snapshot(disk, disk_bytes, disk_xattrs));
             }
+            // The files an earlier revision named that the latest leaves equal to their
+            // snapshot: the gate checks them too (`revision::gated_files`), so one
+            // that moved is recorded with the disk as its snapshot and candidate, or
+            // the commit would stay refused however often it was rebased.
+            let gated = {
+                let r = self.ws.store.read()?;
+                revision::gated_files(&r, &txrec, &latest)?
+            };
+            for (path, snap) in gated {
+                if out.contains_key(&path) {
+                    continue;
+                }
+                let (disk, disk_bytes, disk_xattrs) =
+                    snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
+                if snap.matches(&disk) {
+                    continue;
+                }
+                moved = true;
+                out.insert(
+                    path,
+                    Working {
+                        snapshot: disk,
+                        snapshot_bytes: disk_bytes.clone(),
+                        snapshot_xattrs: disk_xattrs,
+                        candidate: disk,
+                        candidate_bytes: disk_bytes,
+                        text_op_on_binary: false,
+                        notes: Vec::new(),
+                        keep: true,
+                    },
+                );
+            }
             if !moved {
                 return Err(Error::NothingToRebase {
                     tx,
@@ -216,6 +248,7 @@ impl Merged {
             candidate_bytes: self.bytes,
             text_op_on_binary: false,
             notes: Vec::new(),
+            keep: false,
         }
     }
 }

@@ -312,3 +312,102 @@ fn no_next_step_is_a_rollback_unless_the_caller_asked_to_undo() {
         assert_ne!(v["example"]["tool"], "edit_rollback", "{tool}: {v}");
     }
 }
+
+// ---- item 4: the commit gate checks every file the transaction named --------------
+
+/// A file deleted in revision 0 and re-created with the same bytes in revision 1 is
+/// left equal to its snapshot by revision 1, yet the gate checks it: edited on disk,
+/// the commit is refused as stale (exit 3) and writes nothing; `show` says so too. A
+/// rebase takes the disk as its snapshot, and then the commit lands, keeping the
+/// person's bytes.
+#[test]
+fn the_gate_checks_a_file_an_earlier_revision_named() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"delete_file","path":"run.sh"},{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    let r1 = ws
+        .journal
+        .revise(
+            p.tx,
+            ReviseOptions::default(),
+            &plan(r##"{"edits":[{"op":"create_file","path":"run.sh","content":"#!/bin/sh\necho hi\n","mode":"0755"}]}"##),
+        )
+        .unwrap();
+    assert_eq!(
+        r1.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["src/b.rs"],
+        "revision 1 leaves run.sh equal to its snapshot"
+    );
+    ws.write("run.sh", b"#!/bin/sh\necho edited\n");
+    let shown = ws.journal.show(p.tx, None).unwrap();
+    assert_eq!(shown.stale_paths, Some(vec!["run.sh".to_string()]));
+    assert!(!shown.ready_to_commit);
+    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["run.sh"]),
+        "{err:?}"
+    );
+    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.next_step(), Some(NextStep::Rebase { tx: 1 }));
+    assert_eq!(ws.read("src/b.rs"), B_RS, "nothing written");
+    assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho edited\n");
+    // The CLI: exit 3 naming the file.
+    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(json_of(&out)["error"]["kind"], "stale_snapshot");
+    // A rebase records run.sh with the disk as its snapshot; the commit then lands
+    // and leaves run.sh as the person wrote it.
+    let rebased = ws.journal.rebase(p.tx).unwrap();
+    assert_eq!(rebased.revision, 2);
+    assert!(rebased.ready_to_commit, "{:?}", rebased.validation);
+    let receipt = ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
+    assert_eq!(
+        receipt.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["src/b.rs"]
+    );
+    assert_eq!(ws.read("src/b.rs"), B_RS_3);
+    assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho edited\n");
+}
+
+/// A file a revision changed and a later one changed back (left equal to its
+/// snapshot) is checked too; unedited, the commit lands.
+#[test]
+fn the_gate_checks_a_file_changed_back_and_lets_an_untouched_one_pass() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// a\n"},{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    ws.journal
+        .revise(
+            p.tx,
+            ReviseOptions::default(),
+            &plan(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"}\n// a\n","new":"}\n"}]}"#),
+        )
+        .unwrap();
+    // Untouched on disk: the commit lands, writing src/b.rs only.
+    let receipt = ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
+    assert_eq!(
+        receipt.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        ["src/b.rs"]
+    );
+    // The same, with src/a.rs edited on disk first: stale.
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"append","path":"src/a.rs","text":"// a\n"},{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    ws.journal
+        .revise(
+            p.tx,
+            ReviseOptions::default(),
+            &plan(r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"}\n// a\n","new":"}\n"}]}"#),
+        )
+        .unwrap();
+    ws.write("src/a.rs", b"pub fn a() -> u32 {\n    7\n}\n");
+    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["src/a.rs"]),
+        "{err:?}"
+    );
+    assert_eq!(ws.read("src/b.rs"), B_RS);
+}
