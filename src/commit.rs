@@ -270,12 +270,7 @@ impl Journal {
             return Err(Error::ValidationFailed {
                 tx,
                 revision: n,
-                summary: rev
-                    .validation
-                    .iter()
-                    .filter(|i| i.severity == edit::Severity::Error)
-                    .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
-                    .collect(),
+                summary: crate::revision::error_summary(&rev.validation),
             });
         }
         Ok(rev)

@@ -34,6 +34,16 @@ pub(crate) struct Working {
     pub keep: bool,
 }
 
+/// The validation errors of `issues` as `"{code} {path}: {message}"` lines, in order
+/// ([`Error::ValidationFailed`]'s summary).
+pub(crate) fn error_summary(issues: &[edit::Issue]) -> Vec<String> {
+    issues
+        .iter()
+        .filter(|i| i.severity == edit::Severity::Error)
+        .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
+        .collect()
+}
+
 /// Every file the commit gate checks for revision `rev` of `txrec` (docs/design.md,
 /// "Lifecycle" › 3. Commit gate): each path any revision `0..=rev` named, with the
 /// snapshot the newest of them recorded — `rev`'s own files first, then the paths an

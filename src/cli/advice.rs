@@ -53,6 +53,9 @@ pub fn hint(e: &Error) -> Option<String> {
             ),
             _ => format!("run `{command}`"),
         },
+        NextStep::Abort { .. } => format!(
+            "there is nothing to commit (the files hold its candidate already): drop it with `{command}`, or revise it with a new plan"
+        ),
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
         NextStep::NothingToRedo { tx, by } => format!(
@@ -132,6 +135,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
         NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
         NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
         NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),

@@ -356,6 +356,12 @@ pub enum NextStep {
         /// The tx.
         tx: u64,
     },
+    /// Drop it (`abort`), or revise it with a new plan: its latest revision changes
+    /// nothing (every file holds its candidate already), so there is nothing to commit.
+    Abort {
+        /// The tx.
+        tx: u64,
+    },
     /// Roll it back (`rollback`).
     RollBack {
         /// The tx.

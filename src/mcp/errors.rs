@@ -182,12 +182,31 @@ impl ToolError {
                 format!("call edit_show to read revision {latest} and write the edits against it, or resend edit_revise with rebase=true to merge them onto revision {latest}"),
             )
             .with_example(json!({"tool": "edit_revise", "preview_id": id, "agent_id": agent, "base_revision": base, "rebase": true, "edits": []})),
-            Error::NothingToRebase { tx, revision } => ToolError::new(
+            Error::NothingToRebase { tx, revision, blocked } if blocked.is_empty() => ToolError::new(
                 "nothing_to_rebase",
                 format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}"),
                 "the preview is not stale; call edit_commit",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::NothingToRebase { tx, revision, blocked } => {
+                let (hint, example) = if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+                    (
+                        "revision changes nothing (the files hold its candidate already): there is nothing to commit; call edit_abort to drop the preview, or edit_revise with new edits",
+                        json!({"tool": "edit_abort", "preview_id": id, "agent_id": agent}),
+                    )
+                } else {
+                    (
+                        "the preview is not stale but cannot be committed: call edit_show to read validation_issues, then edit_revise with corrected edits",
+                        json!({"tool": "edit_show", "preview_id": id}),
+                    )
+                };
+                ToolError::new(
+                    "nothing_to_rebase",
+                    format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}, but revision {revision} cannot be committed: {}", blocked.join("; ")),
+                    hint,
+                )
+                .with_example(example)
+            }
             Error::ValidationFailed { tx, revision, summary } => ToolError::new(
                 "validation_failed",
                 format!("revision {revision} of preview {tx} has validation errors: {}; nothing was written", summary.join("; ")),

@@ -411,3 +411,101 @@ fn the_gate_checks_a_file_changed_back_and_lets_an_untouched_one_pass() {
     );
     assert_eq!(ws.read("src/b.rs"), B_RS);
 }
+
+// ---- item 8: a rebase that changes nothing gives a true next step ------------------
+
+/// Someone makes the preview's change on disk: `rebase` records a revision that
+/// changes nothing (exit 4, and its hint is to drop it, not to fix and commit). A
+/// second `rebase` answers `nothing_to_rebase` saying there is nothing to commit, with
+/// next step `abort` (never `commit`), and `commit` says the same; `abort` then works.
+#[test]
+fn cli_a_rebase_that_changes_nothing_never_points_at_commit() {
+    let ws = workspace();
+    let out = cli(ws.root(), &["--json", "preview"], Some(SET_3));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    ws.write("src/b.rs", B_RS_3);
+    let out = cli(ws.root(), &["--json", "rebase", "1"], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["revision"], 1);
+    assert_eq!(v["ready_to_commit"], false);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).ends_with(
+            "ultra-edit: tx 1 revision 1 changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort 1`, or revise it with a new plan\n"
+        ),
+        "{}",
+        text(&out)
+    );
+    let out = cli(ws.root(), &["--json", "rebase", "1"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "nothing_to_rebase");
+    assert_eq!(
+        err["message"],
+        "tx 1: nothing to rebase, the disk still matches every snapshot of revision 1; but revision 1 changes nothing (every file holds its candidate already), so there is nothing to commit"
+    );
+    assert_eq!(err["next_step"], json!({"step": "abort", "tx": 1}));
+    assert_eq!(err["command"], "ultra-edit abort 1");
+    assert_eq!(
+        err["hint"],
+        "there is nothing to commit (the files hold its candidate already): drop it with `ultra-edit abort 1`, or revise it with a new plan"
+    );
+    // The commit is refused for the same reason, with the same step.
+    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "validation_failed");
+    assert_eq!(err["next_step"], json!({"step": "abort", "tx": 1}));
+    // The step works.
+    let out = cli(ws.root(), &["--json", "abort", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("src/b.rs"), B_RS_3);
+}
+
+/// A rebase that moved nothing on a revision that is ready names `commit`, and the
+/// commit lands; the library's error says whether a commit can go ahead.
+#[test]
+fn nothing_to_rebase_names_commit_only_when_a_commit_can_go_ahead() {
+    let ws = workspace();
+    let p = ws.preview(SET_3);
+    let err = ws.journal.rebase(p.tx).unwrap_err();
+    assert!(
+        matches!(&err, Error::NothingToRebase { tx: 1, revision: 0, blocked } if blocked.is_empty()),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.to_string(),
+        "tx 1: nothing to rebase, the disk still matches every snapshot of revision 0; a commit can go ahead"
+    );
+    assert_eq!(err.next_step(), Some(NextStep::Commit { tx: 1 }));
+    ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
+    // The same change made on disk first: not `commit`.
+    let ws = workspace();
+    let p = ws.preview(SET_3);
+    ws.write("src/b.rs", B_RS_3);
+    let rebased = ws.journal.rebase(p.tx).unwrap();
+    assert!(!rebased.ready_to_commit);
+    let err = ws.journal.rebase(p.tx).unwrap_err();
+    match &err {
+        Error::NothingToRebase {
+            tx: 1,
+            revision: 1,
+            blocked,
+        } => assert_eq!(blocked.len(), 1, "{blocked:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.next_step(), Some(NextStep::Abort { tx: 1 }));
+    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    assert_eq!(err.exit_code(), 4);
+    assert_eq!(err.next_step(), Some(NextStep::Abort { tx: 1 }));
+    // MCP says the same: not edit_commit.
+    let tools = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(
+        ultra_edit::Journal::open(ws.root()).unwrap(),
+    ));
+    let e = tools
+        .call("edit_rebase", json!({"agent_id": "dev", "preview_id": "1"}))
+        .unwrap_err();
+    assert_eq!(e.kind, "nothing_to_rebase");
+    assert_eq!(e.to_json()["example"]["tool"], "edit_abort");
+    assert!(!e.hint.contains("edit_commit"), "{}", e.hint);
+}

@@ -124,10 +124,22 @@ fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
         )
     };
     eprint!("{}", out.validation_errors(p));
-    eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
-        p.tx, p.revision
-    );
+    let changes_nothing = p
+        .validation
+        .iter()
+        .any(|i| i.code == "no_changes" && i.severity == ultra_edit::Severity::Error);
+    if changes_nothing {
+        // Not "fix and commit": there is nothing to commit (issue 29, item 8).
+        eprintln!(
+            "ultra-edit: tx {} revision {} changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort {}`, or revise it with a new plan",
+            p.tx, p.revision, p.tx
+        );
+    } else {
+        eprintln!(
+            "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+            p.tx, p.revision
+        );
+    }
     Ok(4)
 }
 
