@@ -53,8 +53,9 @@ impl Journal {
     /// Errors (nothing on disk changed): [`Error::WrongState`], [`Error::UnknownRevision`],
     /// [`Error::ValidationFailed`], [`Error::LockTimeout`], [`Error::StaleSnapshot`]
     /// (run `rebase` or preview again), [`Error::Path`], [`Error::CommitFailed`] (an I/O
-    /// error inside the batch, reverted). [`Error::NeedsAttention`] when a revert met
-    /// foreign bytes.
+    /// error inside the batch, reverted), [`Error::AttentionOwnsFiles`] when a batch that
+    /// needs attention names a file the commit writes. [`Error::NeedsAttention`] when a
+    /// revert met foreign bytes.
     pub fn commit(&self, tx: impl Into<crate::TxRef>, opts: CommitOptions) -> Result<Receipt> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
@@ -80,6 +81,8 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
+                // A batch that needs attention owns its files until it is settled.
+                gate::attention_owner(&locked, tx, Verb::Commit, files.iter().map(|f| &f.path))?;
                 let stale = gate::stale_paths(
                     &locked,
                     rev.files.iter().map(|f| (&f.path, &f.snapshot)),
@@ -272,6 +275,12 @@ impl Journal {
                 crash_point!("batch::after_lock");
                 recovery::recover(&locked, false)?;
                 let (orig, batch) = self.rollbackable(tx)?;
+                gate::attention_owner(
+                    &locked,
+                    tx,
+                    Verb::RollBack,
+                    batch.files.iter().map(|f| &f.path),
+                )?;
                 let mut current = Vec::with_capacity(batch.files.len());
                 let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();

@@ -911,6 +911,32 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
             err["attention"] = json!(attention);
             err["outcome"] = json!(attention.outcome());
         }
+        // The batch that needs attention, as data: which one, its files, what blocks it.
+        match e {
+            Error::AttentionOwnsFiles {
+                batch,
+                batch_tx,
+                paths,
+                files,
+                foreign,
+                ..
+            } => {
+                err["owner"] = json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+                err["paths"] = json!(paths);
+            }
+            Error::OverwriteUndoesCommit {
+                batch,
+                paths,
+                later,
+                ..
+            } => {
+                err["batch"] = json!(batch);
+                err["paths"] = json!(paths);
+                err["later"] = json!(later);
+                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+            }
+            _ => {}
+        }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
