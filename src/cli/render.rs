@@ -405,9 +405,16 @@ impl Out {
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
     /// "no transactions yet").
-    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
+    /// `attention`: the batches that need attention (`needs_attention` in `--json`,
+    /// always present; in text, each tx's line says `[batch needs_attention]`).
+    pub fn log(
+        &self,
+        entries: &[LogEntry],
+        attention: &[ultra_edit::AttentionEntry],
+        limit: Option<usize>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(&json!({ "txs": entries }));
+            emit_json(&json!({ "txs": entries, "needs_attention": attention }));
             return Ok(());
         }
         let mut s = String::new();

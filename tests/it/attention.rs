@@ -163,3 +163,54 @@ fn overwrite_never_writes_over_a_later_commit() {
     assert_eq!(read("f.txt"), b"A\n");
     assert_eq!(read("f.txt.tx2"), b"T2\n");
 }
+
+/// `log` and `journal dump` list the history and exit 0 while a batch needs attention:
+/// it is data (`needs_attention` in `log --json`, the `batch_state` event in the dump),
+/// not a failure of the reading command (issue 29 item 6; docs/design.md, "CLI
+/// contract"). Settled, the list is empty.
+#[test]
+fn log_and_dump_report_a_batch_that_needs_attention_as_data_with_exit_0() {
+    let (ws, _t0, t1) = with_batch_needing_attention();
+    let want = serde_json::json!([{"batch": 2, "tx": t1, "files": ["f.txt", "g.txt"], "foreign": ["f.txt"], "rolls_forward": true}]);
+    let out = run_ue(ws.root(), &["--json", "log"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["needs_attention"], want);
+    let entry = v["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["tx"] == t1)
+        .unwrap();
+    assert_eq!(entry["batch_state"], "needs_attention");
+    assert_eq!(entry["state"], "open");
+    // The library says the same.
+    let listed = ws.journal.needs_attention().unwrap();
+    assert_eq!(serde_json::to_value(&listed).unwrap(), want);
+    // Text: the tx's line says it.
+    let out = run_ue(ws.root(), &["log"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let line = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find(|l| l.starts_with(&format!("tx {t1} ")))
+        .map(str::to_string)
+        .unwrap();
+    assert!(line.ends_with("[batch needs_attention]"), "{line}");
+    // The dump: exit 0, and the batch's `needs_attention` state is one of its events.
+    let out = run_ue(ws.root(), &["--json", "journal", "dump"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let held: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|e| e["event"]["kind"]["batch_state"]["state"] == "needs_attention")
+        .collect();
+    assert_eq!(held.len(), 1, "{held:?}");
+    assert_eq!(held[0]["event"]["kind"]["batch_state"]["batch"], 2);
+    // Settled: nothing needs attention, the list is empty (and still there).
+    ws.journal
+        .recover_with(RecoverOptions { overwrite: true })
+        .unwrap();
+    let out = run_ue(ws.root(), &["--json", "log"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(json_of(&out)["needs_attention"], serde_json::json!([]));
+}
