@@ -201,6 +201,16 @@ pub enum Error {
         /// The root it was opened for.
         root: PathBuf,
     },
+    /// The journal file is half-made: an `init` was cut (a power cut, a crash) before
+    /// redb wrote its magic number, the last step of creating it, so it holds no
+    /// history. Nothing was changed; `init` moves it aside (to
+    /// `journal.redb.half-made`) and makes a new journal (docs/commit-protocol.md,
+    /// "init and power cuts").
+    #[error("the journal {} is half-made: the init that created it was cut before it finished (its first bytes are zero, so it holds no history); nothing was changed, and init moves it aside and makes a new one", path.display())]
+    HalfMadeJournal {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A state directory that cannot hold a journal; nothing was changed.
     #[error("state directory {} cannot be used: {reason}", state_dir.display())]
     InvalidStateDir {
@@ -536,6 +546,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::HalfMadeJournal { .. } => "half_made_journal",
             Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
@@ -603,7 +614,7 @@ impl Error {
     /// The step that gets past this error, if there is one to name.
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
-            Error::NotInitialized { .. } => NextStep::Init,
+            Error::NotInitialized { .. } | Error::HalfMadeJournal { .. } => NextStep::Init,
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
