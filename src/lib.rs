@@ -44,6 +44,7 @@ pub mod policy;
 mod rebase;
 mod recovery;
 mod resolution;
+mod revert;
 mod revision;
 pub mod syntax;
 mod tx;
@@ -72,6 +73,7 @@ pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
+pub use revert::{AgentRange, RevertOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

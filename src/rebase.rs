@@ -47,12 +47,23 @@ pub const PLAN_LABELS: Labels<'static> = Labels {
     theirs: "latest",
 };
 
+/// Conflict labels of `revert`: `<<<<<<< disk` (what the file holds now, with the
+/// reverts of newer txs applied), `||||||| tx` (what the reverted tx wrote, the common
+/// base), `>>>>>>> before tx` (what the file held before that tx).
+pub const REVERT_LABELS: Labels<'static> = Labels {
+    ours: "disk",
+    base: "tx",
+    theirs: "before tx",
+};
+
 /// The labels a revision's conflict markers carry, told from its recorded plan
-/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
-/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
+/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`,
+/// [`REVERT_LABELS`] for a `revert`, else [`PLAN_LABELS`] (a plan merged by
+/// `revise --rebase`).
 pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
     match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
         Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
+        Ok(RevisionOrigin::RevertOf { .. }) => REVERT_LABELS,
         _ => PLAN_LABELS,
     }
 }
@@ -175,6 +186,24 @@ pub(crate) fn merge_onto(
         );
     }
     (out, conflicts)
+}
+
+/// One file's three-way merge, as `rebase` merges it (the one merge every verb that
+/// merges calls): `base`, `ours` and `theirs` are each a file state with its bytes
+/// (`None` when absent). Returns the merged state, its bytes (`None`: the merge
+/// deletes the file) and the conflict, if any, with markers labelled `labels`. The
+/// rules are those of [`Sides::merge`]: bytes and existence per git's rules, the mode
+/// three ways, a binary or existence clash a whole-file conflict whose candidate keeps
+/// `ours`.
+pub(crate) fn merge_file(
+    path: &RelPath,
+    base: (&FileState, Option<&[u8]>),
+    ours: (&FileState, Option<&[u8]>),
+    theirs: (&FileState, Option<&[u8]>),
+    labels: &Labels,
+) -> (FileState, Option<Vec<u8>>, Option<FileConflict>) {
+    let (merged, conflict) = Sides { base, ours, theirs }.merge(path, labels);
+    (merged.state, merged.bytes, conflict)
 }
 
 /// A side's candidate, or `base` when the side does not have the file.

@@ -95,6 +95,20 @@ fn later_undone(changed_by: &[u64]) -> String {
     }
 }
 
+/// The message of [`Error::NothingToRevert`].
+fn nothing_to_revert(txs: &[u64], agent: Option<&str>) -> String {
+    match (txs, agent) {
+        ([], Some(a)) => format!(
+            "nothing to revert: agent {a:?} has no committed transaction in the range asked (rolled-back transactions, rollbacks and reverts are not counted); nothing was recorded"
+        ),
+        ([], None) => "nothing to revert: no transaction was named; nothing was recorded".into(),
+        (txs, _) => format!(
+            "nothing to revert: every file {} changed already holds what it held before; nothing was recorded",
+            later_txs(txs).unwrap_or_default()
+        ),
+    }
+}
+
 /// Paths (or any words) as English lists them: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {
@@ -298,6 +312,16 @@ pub enum Error {
         tx: u64,
         /// The latest revision.
         revision: u32,
+    },
+    /// `revert` found nothing to undo; nothing was recorded. With `txs` empty: the
+    /// agent has no committed transaction to revert (in the range asked); else every
+    /// file the txs changed already holds what it held before them.
+    #[error("{}", nothing_to_revert(txs, agent.as_deref()))]
+    NothingToRevert {
+        /// The txs asked for (newest first), empty when an agent has none.
+        txs: Vec<u64>,
+        /// The agent whose txs were asked for, if any.
+        agent: Option<String>,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
     #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
@@ -504,6 +528,7 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::NothingToRevert { .. } => "nothing_to_revert",
             Error::NothingToChange { .. } => "nothing_to_change",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
@@ -558,6 +583,7 @@ impl Error {
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
+            Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },

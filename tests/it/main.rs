@@ -43,6 +43,7 @@ mod rebase;
 mod recovery;
 mod regression;
 mod resolve;
+mod revert;
 mod rollback;
 mod soak;
 mod stress;

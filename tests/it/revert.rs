@@ -1,0 +1,653 @@
+//! `revert`: undo a committed tx by a three-way merge and keep everyone else's work
+//! (docs/design.md, "Revert"). Every file-level case, with exact bytes and modes,
+//! through the library and the CLI; conflicts against `git merge-file -p --diff3`.
+
+use std::os::unix::fs::PermissionsExt;
+
+use ultra_edit::{
+    Error, Journal, Preview, RevertOptions, RollbackOptions, StateReason, TxState, Verb,
+};
+
+use crate::support::*;
+
+/// What a case expects of one file of the revert's candidate: its bytes and mode, or
+/// absent (`None`).
+type Want = (&'static str, Option<(&'static [u8], u32)>);
+
+/// One file-level case: a history made by `setup` (returns the tx to revert), the
+/// candidate expected per file, and the conflict reason expected (a substring), if any.
+pub(crate) struct Case {
+    pub name: &'static str,
+    pub setup: fn(&Ws) -> u64,
+    pub want: &'static [Want],
+    pub conflict: Option<&'static str>,
+}
+
+fn commit(ws: &Ws, json: &str) -> u64 {
+    let p = ws.preview(json);
+    assert!(p.ready_to_commit, "{p:?}");
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    p.tx
+}
+
+fn chmod(ws: &Ws, rel: &str, mode: u32) {
+    std::fs::set_permissions(ws.path(rel), std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+pub(crate) const CASES: &[Case] = &[
+    Case {
+        name: "a later edit of other lines is kept",
+        setup: |ws| {
+            ws.write("t.txt", b"1\n2\n3\n4\n5\n6\n7\n");
+            let tx = commit(
+                ws,
+                r#"{"edits":[{"op":"replace_text","path":"t.txt","old":"2\n","new":"two\n"}]}"#,
+            );
+            ws.write("t.txt", b"1\ntwo\n3\n4\n5\nsix\n7\n");
+            tx
+        },
+        want: &[("t.txt", Some((b"1\n2\n3\n4\n5\nsix\n7\n", 0o644)))],
+        conflict: None,
+    },
+    Case {
+        name: "a later edit of the same lines conflicts",
+        setup: |ws| {
+            ws.write("t.txt", b"1\n2\n3\n");
+            let tx = commit(
+                ws,
+                r#"{"edits":[{"op":"replace_text","path":"t.txt","old":"2\n","new":"two\n"}]}"#,
+            );
+            ws.write("t.txt", b"1\nTWO\n3\n");
+            tx
+        },
+        want: &[(
+            "t.txt",
+            Some((
+                b"1\n<<<<<<< disk\nTWO\n||||||| tx\ntwo\n=======\n2\n>>>>>>> before tx\n3\n",
+                0o644,
+            )),
+        )],
+        conflict: Some("both sides changed the same lines"),
+    },
+    Case {
+        name: "a file the tx created, unchanged since, is deleted",
+        setup: |ws| {
+            commit(
+                ws,
+                r#"{"edits":[{"op":"create_file","path":"made.txt","content":"new\n","mode":"0600"}]}"#,
+            )
+        },
+        want: &[("made.txt", None)],
+        conflict: None,
+    },
+    Case {
+        name: "a file the tx created, changed since, is a modify/delete conflict",
+        setup: |ws| {
+            let tx = commit(
+                ws,
+                r#"{"edits":[{"op":"create_file","path":"made.txt","content":"new\n"}]}"#,
+            );
+            ws.write("made.txt", b"new\nmore\n");
+            tx
+        },
+        want: &[("made.txt", Some((b"new\nmore\n", 0o644)))],
+        conflict: Some("deleted on the before tx side, changed on the disk side"),
+    },
+    Case {
+        name: "a file the tx deleted, still absent, is re-created",
+        setup: |ws| commit(ws, r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#),
+        want: &[("run.sh", Some((b"#!/bin/sh\necho hi\n", 0o755)))],
+        conflict: None,
+    },
+    Case {
+        name: "a file the tx deleted, present again, is a whole-file conflict",
+        setup: |ws| {
+            let tx = commit(ws, r#"{"edits":[{"op":"delete_file","path":"run.sh"}]}"#);
+            ws.write("run.sh", b"#!/bin/sh\necho other\n");
+            tx
+        },
+        want: &[("run.sh", Some((b"#!/bin/sh\necho other\n", 0o644)))],
+        conflict: Some("deleted it and it exists again with other bytes"),
+    },
+    Case {
+        name: "a mode the tx changed is changed back",
+        setup: |ws| {
+            commit(
+                ws,
+                r##"{"edits":[{"op":"write_file","path":"run.sh","content":"#!/bin/sh\necho hi\n","mode":"0700"}]}"##,
+            )
+        },
+        want: &[("run.sh", Some((b"#!/bin/sh\necho hi\n", 0o755)))],
+        conflict: None,
+    },
+    Case {
+        name: "a mode changed since by someone else is kept with the bytes reverted",
+        setup: |ws| {
+            let tx = commit(
+                ws,
+                r#"{"edits":[{"op":"replace_text","path":"run.sh","old":"hi","new":"ho"}]}"#,
+            );
+            chmod(ws, "run.sh", 0o700);
+            tx
+        },
+        want: &[("run.sh", Some((b"#!/bin/sh\necho hi\n", 0o700)))],
+        conflict: None,
+    },
+    Case {
+        name: "a mode both changed is a whole-file conflict",
+        setup: |ws| {
+            let tx = commit(
+                ws,
+                r##"{"edits":[{"op":"write_file","path":"run.sh","content":"#!/bin/sh\necho hi\n","mode":"0700"}]}"##,
+            );
+            chmod(ws, "run.sh", 0o750);
+            tx
+        },
+        want: &[("run.sh", Some((b"#!/bin/sh\necho hi\n", 0o750)))],
+        conflict: Some("the mode changed on both sides (disk 750, before tx 755)"),
+    },
+    Case {
+        name: "binary content unchanged since is restored",
+        setup: |ws| {
+            ws.write("b.bin", b"\x00\x01\x02");
+            commit(
+                ws,
+                r#"{"edits":[{"op":"replace_file","path":"b.bin","content_base64":"AAkJ"}]}"#,
+            )
+        },
+        want: &[("b.bin", Some((b"\x00\x01\x02", 0o644)))],
+        conflict: None,
+    },
+    Case {
+        name: "binary content changed since is a whole-file conflict",
+        setup: |ws| {
+            ws.write("b.bin", b"\x00\x01\x02");
+            let tx = commit(
+                ws,
+                r#"{"edits":[{"op":"replace_file","path":"b.bin","content_base64":"AAkJ"}]}"#,
+            );
+            ws.write("b.bin", b"\x00\x07\x07");
+            tx
+        },
+        want: &[("b.bin", Some((b"\x00\x07\x07", 0o644)))],
+        conflict: Some("binary content changed on both sides"),
+    },
+];
+
+/// The candidate of `p` for `path`: bytes and mode, `None` when absent; a file the
+/// revision does not change is read from the disk.
+fn candidate(ws: &Ws, p: &Preview, path: &str) -> Option<(Vec<u8>, u32)> {
+    match p.files.iter().find(|f| f.path == path) {
+        Some(f) => f.candidate.hash().map(|h| {
+            (
+                ws.journal.blob(&h).unwrap().unwrap(),
+                f.candidate.mode().unwrap(),
+            )
+        }),
+        None => ws
+            .path(path)
+            .exists()
+            .then(|| (ws.read(path), ws.mode(path))),
+    }
+}
+
+fn disk(ws: &Ws, path: &str) -> Option<(Vec<u8>, u32)> {
+    ws.path(path)
+        .exists()
+        .then(|| (ws.read(path), ws.mode(path)))
+}
+
+fn owned(w: &Option<(&[u8], u32)>) -> Option<(Vec<u8>, u32)> {
+    w.map(|(b, m)| (b.to_vec(), m))
+}
+
+#[test]
+fn every_file_case_gives_the_exact_candidate_and_commits_it() {
+    for case in CASES {
+        let ws = workspace();
+        let tx = (case.setup)(&ws);
+        let p = ws
+            .journal
+            .revert(&[tx.into()], RevertOptions::default())
+            .unwrap();
+        assert_eq!(p.state, TxState::Open, "{}", case.name);
+        assert_eq!(
+            p.description.as_deref(),
+            Some(format!("revert of tx {tx}").as_str())
+        );
+        for (path, want) in case.want {
+            assert_eq!(
+                candidate(&ws, &p, path),
+                owned(want),
+                "{}: {path}",
+                case.name
+            );
+        }
+        match case.conflict {
+            Some(reason) => {
+                assert_eq!(p.conflicts.len(), 1, "{}", case.name);
+                assert!(
+                    p.conflicts[0].reason.contains(reason),
+                    "{}: {}",
+                    case.name,
+                    p.conflicts[0].reason
+                );
+                assert!(p.conflicts[0]
+                    .reason
+                    .starts_with(&format!("reverting tx {tx}: ")));
+                assert!(!p.ready_to_commit, "{}", case.name);
+            }
+            None => {
+                assert_eq!(p.conflicts, [], "{}", case.name);
+                assert!(p.ready_to_commit, "{}: {:?}", case.name, p.validation);
+                ws.journal.commit(p.tx, Default::default()).unwrap();
+                ws.journal.flush().unwrap();
+                for (path, want) in case.want {
+                    assert_eq!(
+                        disk(&ws, path),
+                        owned(want),
+                        "{}: {path} on disk",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The same cases through the CLI: `revert --json` prints the candidate's states and
+/// conflicts, exits 4 on a conflict, and `commit` writes the exact bytes and modes.
+#[test]
+fn every_file_case_through_the_cli() {
+    for case in CASES {
+        let ws = workspace();
+        let tx = (case.setup)(&ws);
+        let out = cli(ws.root(), &["--json", "revert", &tx.to_string()], None);
+        let want_code = if case.conflict.is_some() { 4 } else { 0 };
+        assert_eq!(
+            out.status.code(),
+            Some(want_code),
+            "{}: {}",
+            case.name,
+            text(&out)
+        );
+        let v = json_of(&out);
+        assert_eq!(
+            v["description"],
+            format!("revert of tx {tx}"),
+            "{}",
+            case.name
+        );
+        let rtx = v["tx"].as_u64().unwrap();
+        for (path, want) in case.want {
+            let f = v["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == *path);
+            match (f, want) {
+                (Some(f), Some((bytes, mode))) => {
+                    assert_eq!(f["candidate"]["exists"], true, "{}", case.name);
+                    assert_eq!(
+                        f["candidate"]["hash"],
+                        blake3::hash(bytes).to_hex().as_str(),
+                        "{}",
+                        case.name
+                    );
+                    assert_eq!(f["candidate"]["mode"], *mode, "{}", case.name);
+                }
+                (Some(f), None) => assert_eq!(f["candidate"]["exists"], false, "{}", case.name),
+                (None, want) => assert_eq!(disk(&ws, path), owned(want), "{}", case.name),
+            }
+        }
+        match case.conflict {
+            Some(reason) => {
+                let list = v["conflict_list"].as_array().unwrap();
+                assert!(!list.is_empty(), "{}", case.name);
+                assert!(
+                    list[0]["reason"].as_str().unwrap().contains(reason),
+                    "{}",
+                    case.name
+                );
+            }
+            None => {
+                let out = cli(ws.root(), &["commit", &rtx.to_string()], None);
+                assert_eq!(out.status.code(), Some(0), "{}: {}", case.name, text(&out));
+                for (path, want) in case.want {
+                    assert_eq!(
+                        disk(&ws, path),
+                        owned(want),
+                        "{}: {path} on disk",
+                        case.name
+                    );
+                }
+            }
+        }
+        let log = cli(ws.root(), &["log"], None);
+        let first = String::from_utf8_lossy(&log.stdout)
+            .lines()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        assert!(
+            first.starts_with(&format!("tx {rtx}"))
+                && first.ends_with(&format!("revert of tx {tx}")),
+            "{}: {first}",
+            case.name
+        );
+    }
+}
+
+/// With nothing written since, the revert's candidate is exactly what a rollback
+/// writes (bytes, modes, existence) for every file of a mixed commit.
+#[test]
+fn revert_equals_rollback_when_nothing_later_touched_the_files() {
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[
+        {"op":"replace_text","path":"src/lib.rs","old":"    1\n","new":"    10\n"},
+        {"op":"delete_file","path":"run.sh"},
+        {"op":"create_file","path":"gen/out.bin","content_base64":"AP8AAQ==","mode":"0700"},
+        {"op":"write_file","path":"src/b.rs","content":"fn b() {}\n","mode":"0644"},
+        {"op":"replace_text","path":"crlf.txt","old":"two","new":"TWO"}]}"#,
+    );
+    let p = ws
+        .journal
+        .revert(&[tx.into()], RevertOptions::default())
+        .unwrap();
+    assert!(p.ready_to_commit);
+    let paths = [
+        "src/lib.rs",
+        "run.sh",
+        "gen/out.bin",
+        "src/b.rs",
+        "crlf.txt",
+    ];
+    let reverted: Vec<_> = paths.iter().map(|f| candidate(&ws, &p, f)).collect();
+    ws.journal.abort(p.tx).unwrap();
+    ws.journal.rollback(tx, RollbackOptions::default()).unwrap();
+    ws.journal.flush().unwrap();
+    let rolled: Vec<_> = paths.iter().map(|f| disk(&ws, f)).collect();
+    assert_eq!(reverted, rolled);
+    assert_eq!(rolled[1], Some((b"#!/bin/sh\necho hi\n".to_vec(), 0o755)));
+    assert_eq!(rolled[2], None);
+    assert_eq!(
+        rolled[3],
+        Some((b"pub fn b() -> u32 {\n    2\n}\n".to_vec(), 0o600))
+    );
+}
+
+/// Several txs are reverted newest first into one candidate; a person's later edit
+/// survives; the revert is itself rolled back like any commit.
+#[test]
+fn several_txs_newest_first_into_one_candidate_and_rolled_back() {
+    let ws = workspace();
+    ws.write("t.txt", b"a\nb\nc\nd\ne\nf\ng\nh\n");
+    let t1 = commit(
+        &ws,
+        r#"{"edits":[{"op":"replace_text","path":"t.txt","old":"b\n","new":"B1\n"}]}"#,
+    );
+    // t2 edits the line t1 wrote: reverting t1 alone would conflict, t2 then t1 does not.
+    let t2 = commit(
+        &ws,
+        r#"{"edits":[{"op":"replace_text","path":"t.txt","old":"B1\n","new":"B2\n"},{"op":"create_file","path":"n.txt","content":"n\n"}]}"#,
+    );
+    ws.write("t.txt", b"a\nB2\nc\nd\ne\nf\ng\nH by hand\n");
+    let alone = ws
+        .journal
+        .revert(&[t1.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(alone.conflicts.len(), 1);
+    ws.journal.abort(alone.tx).unwrap();
+    let p = ws
+        .journal
+        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(
+        p.description.as_deref(),
+        Some(format!("revert of txs {t2}, {t1}").as_str())
+    );
+    assert_eq!(p.conflicts, []);
+    assert_eq!(
+        candidate(&ws, &p, "t.txt"),
+        Some((b"a\nb\nc\nd\ne\nf\ng\nH by hand\n".to_vec(), 0o644))
+    );
+    assert_eq!(candidate(&ws, &p, "n.txt"), None);
+    let shown = ws.journal.show(p.tx, None).unwrap();
+    assert_eq!(shown.files, p.files);
+    let rev = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(rev.tx, p.tx);
+    assert_eq!(ws.read("t.txt"), b"a\nb\nc\nd\ne\nf\ng\nH by hand\n");
+    assert!(!ws.path("n.txt").exists());
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("t.txt"), b"a\nB2\nc\nd\ne\nf\ng\nH by hand\n");
+    assert_eq!(ws.read("n.txt"), b"n\n");
+}
+
+/// A conflicted revert is resolved by a revision and then committed.
+#[test]
+fn a_conflicted_revert_is_resolved_by_a_revision_then_committed() {
+    let ws = workspace();
+    let tx = (CASES[1].setup)(&ws);
+    let p = ws
+        .journal
+        .revert(&[tx.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(p.conflict_list.len(), 1);
+    let sides = p.conflict_list[0].sides.as_ref().unwrap();
+    assert_eq!(
+        [
+            sides[0].label.as_str(),
+            sides[1].label.as_str(),
+            sides[2].label.as_str()
+        ],
+        ["disk", "tx", "before tx"]
+    );
+    assert_eq!(
+        (p.conflict_list[0].start_line, p.conflict_list[0].end_line),
+        (Some(2), Some(8))
+    );
+    assert!(matches!(
+        ws.journal.commit(p.tx, Default::default()),
+        Err(Error::ValidationFailed { .. })
+    ));
+    let fixed = ws
+        .journal
+        .revise(
+            p.tx,
+            Default::default(),
+            &plan(
+                r#"{"edits":[{"op":"replace_file","path":"t.txt","content":"1\n2 and TWO\n3\n"}]}"#,
+            ),
+        )
+        .unwrap();
+    assert!(fixed.ready_to_commit, "{:?}", fixed.validation);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("t.txt"), b"1\n2 and TWO\n3\n");
+}
+
+/// The conflict markers are byte for byte `git merge-file -p --diff3` of the same three
+/// inputs (ours = disk, base = the tx's bytes, theirs = the bytes before it).
+#[test]
+fn conflicts_equal_git_merge_file_diff3() {
+    if std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: git is not installed");
+        return;
+    }
+    let inputs: &[(&[u8], &[u8], &[u8])] = &[
+        (
+            b"1\n2\n3\n4\n5\n",
+            b"1\n2x\n3\n4x\n5\n",
+            b"1\n2y\n3\n4x\n5\n",
+        ),
+        (b"a\r\nb\r\nc\r\n", b"a\r\nB\r\nc\r\n", b"a\r\nbb\r\nc\r\n"),
+        (b"x\ny\nz", b"x\nY\nz", b"x\nYY\nzz"),
+        (
+            b"}\n}\n}\nfn a\n}\n",
+            b"}\nfn b\n}\n}\nfn a\n}\n",
+            b"}\n}\nfn c\n}\nfn a\n}\n",
+        ),
+        (
+            b"}\n}\n}\nfn a\n}\n",
+            b"}\nfn b\n}\n}\nfn a\n}\n",
+            b"}\nfn c\n}\n}\nfn a\n}\n",
+        ),
+    ];
+    for (i, (before, tx_bytes, disk_bytes)) in inputs.iter().enumerate() {
+        let ws = workspace();
+        ws.write("f.txt", before);
+        let edit = serde_json::json!({"edits": [{"op": "write_file", "path": "f.txt",
+            "content": std::str::from_utf8(tx_bytes).unwrap()}]});
+        let tx = ws.preview(&edit.to_string()).tx;
+        ws.journal.commit(tx, Default::default()).unwrap();
+        ws.journal.flush().unwrap();
+        ws.write("f.txt", disk_bytes);
+        let r = ws.journal.revert(&[tx.into()], RevertOptions::default());
+        let ours = ws.root().join("ours");
+        let base = ws.root().join("base");
+        let theirs = ws.root().join("theirs");
+        std::fs::write(&ours, disk_bytes).unwrap();
+        std::fs::write(&base, tx_bytes).unwrap();
+        std::fs::write(&theirs, before).unwrap();
+        let git = std::process::Command::new("git")
+            .args([
+                "merge-file",
+                "-p",
+                "--diff3",
+                "-L",
+                "disk",
+                "-L",
+                "tx",
+                "-L",
+                "before tx",
+            ])
+            .args([&ours, &base, &theirs])
+            .output()
+            .unwrap();
+        let r = match r {
+            Ok(r) => r,
+            // The disk lacks the tx's change already: git merges cleanly to the disk.
+            Err(Error::NothingToRevert { .. }) => {
+                assert_eq!(
+                    (git.stdout.as_slice(), git.status.code()),
+                    (*disk_bytes, Some(0)),
+                    "case {i}"
+                );
+                continue;
+            }
+            Err(e) => panic!("case {i}: {e}"),
+        };
+        let (got, _) = candidate(&ws, &r, "f.txt").unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&git.stdout),
+            "case {i}"
+        );
+        assert_eq!(got, git.stdout, "case {i}");
+        // git's exit status is the number of conflicts.
+        let regions: usize = r.conflicts.iter().map(|c| c.regions.len()).sum();
+        assert_eq!(git.status.code(), Some(regions as i32), "case {i}");
+    }
+}
+
+#[test]
+fn refusals_are_typed_and_record_nothing() {
+    let ws = workspace();
+    let open = ws.preview(r#"{"edits":[{"op":"append","path":"run.sh","text":"x\n"}]}"#);
+    let before = ws.journal.log(None).unwrap().len();
+    match ws
+        .journal
+        .revert(&[open.tx.into()], RevertOptions::default())
+    {
+        Err(Error::WrongState {
+            tx,
+            verb: Verb::Revert,
+            reason: StateReason::NotCommitted,
+            ..
+        }) => assert_eq!(tx, open.tx),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        ws.journal.revert(&[99.into()], RevertOptions::default()),
+        Err(Error::UnknownTx { tx: 99 })
+    ));
+    // Already undone by hand: nothing to revert.
+    ws.journal.commit(open.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    ws.write("run.sh", b"#!/bin/sh\necho hi\n");
+    let e = ws
+        .journal
+        .revert(&[open.tx.into()], RevertOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), "nothing_to_revert");
+    assert_eq!(
+        e.to_string(),
+        format!("nothing to revert: every file tx {} changed already holds what it held before; nothing was recorded", open.tx)
+    );
+    assert_eq!(ws.journal.log(None).unwrap().len(), before);
+    // The CLI: exit 1, the kind, and the log as next step.
+    let out = cli(ws.root(), &["--json", "revert", &open.tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "nothing_to_revert", "{v}");
+    let out = cli(ws.root(), &["revert"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+}
+
+/// Used by the per-agent tests and the property test: commit `json` as `agent`.
+pub(crate) fn commit_as(j: &Journal, agent: &str, edits: serde_json::Value) -> u64 {
+    let plan = plan(&serde_json::json!({"agent": agent, "edits": edits}).to_string());
+    let p = j.preview(&plan).unwrap();
+    j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
+    p.tx
+}
+
+/// `resolve` works on a revert's conflict as on a rebase's: the editor gets the
+/// candidate with the revert's markers, and its saved file becomes a revision.
+#[test]
+fn resolve_in_an_editor_fixes_a_reverts_conflict() {
+    let ws = workspace();
+    let tx = (CASES[1].setup)(&ws);
+    let out = cli(ws.root(), &["revert", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let tools = tempfile::tempdir().unwrap();
+    let seen = tools.path().join("seen");
+    let editor = tools.path().join("editor");
+    std::fs::write(
+        &editor,
+        format!(
+            "#!/bin/sh\ncp \"$1\" '{}'\nprintf '1\\nfixed\\n3\\n' > \"$1\"\n",
+            seen.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let rtx = (tx + 1).to_string();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = ue_command(ws.root(), &["resolve", &rtx])
+        .env_remove("VISUAL")
+        .env("EDITOR", &editor)
+        .env("TMPDIR", tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        std::fs::read(&seen).unwrap(),
+        b"1\n<<<<<<< disk\nTWO\n||||||| tx\ntwo\n=======\n2\n>>>>>>> before tx\n3\n"
+    );
+    let out = cli(ws.root(), &["commit", &rtx], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("t.txt"), b"1\nfixed\n3\n");
+}
