@@ -305,11 +305,19 @@ impl Journal {
                         .map(|(f, state, _)| (*f, *state))
                         .collect();
                     let (changed_by, outside) = self.later_writers(tx, &files)?;
+                    // Deleted or moved since, and a forced rollback would re-create it.
+                    let mut absent: Vec<String> = files
+                        .iter()
+                        .filter(|(f, state)| !state.exists() && f.pre.exists())
+                        .map(|(f, _)| f.path.to_string())
+                        .collect();
+                    absent.sort();
                     return Err(Error::StaleRollback {
                         tx,
                         paths: stale,
                         changed_by,
                         outside,
+                        absent,
                     });
                 }
                 let revision = self.rollback_revision(&current)?;

@@ -651,3 +651,60 @@ fn resolve_in_an_editor_fixes_a_reverts_conflict() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(ws.read("t.txt"), b"1\nfixed\n3\n");
 }
+
+/// A rollback refused because a person edited the file since names `revert TX` beside
+/// `--force` (library message, CLI hint); following it keeps the person's edit.
+#[test]
+fn a_stale_rollback_names_the_revert_that_keeps_the_later_edit() {
+    let ws = workspace();
+    let tx = (CASES[0].setup)(&ws);
+    let e = ws
+        .journal
+        .rollback(tx, RollbackOptions::default())
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!("cannot roll back tx {tx}: t.txt changed (or was deleted) since it was committed (t.txt was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal; a revert of tx {tx} removes only its own change and keeps the later changes")
+    );
+    let out = cli(ws.root(), &["--json", "rollback", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(
+        v["error"]["hint"],
+        format!("run `ultra-edit revert {tx}` to undo only tx {tx}'s change and keep what was written since, or `ultra-edit rollback {tx} --force` to overwrite it (its current bytes are kept in the journal first)")
+    );
+    let out = cli(ws.root(), &["revert", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = cli(ws.root(), &["commit", &(tx + 1).to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("t.txt"), b"1\n2\n3\n4\n5\nsix\n7\n");
+}
+
+/// A file deleted (or moved) by hand since the commit: the refusal says it is absent
+/// and that a forced rollback re-creates it.
+#[test]
+fn a_stale_rollback_of_an_absent_file_says_it_is_absent() {
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"replace_text","path":"run.sh","old":"hi","new":"ho"}]}"#,
+    );
+    std::fs::rename(ws.path("run.sh"), ws.path("moved.sh")).unwrap();
+    let e = ws
+        .journal
+        .rollback(tx, RollbackOptions::default())
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::StaleRollback { absent, .. } if absent == &["run.sh".to_string()]),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        format!("cannot roll back tx {tx}: run.sh is absent (deleted or moved since it was committed) (run.sh was written outside ultra-edit); a forced rollback re-creates it; a revert of tx {tx} removes only its own change and keeps the later changes")
+    );
+    let out = cli(ws.root(), &["--json", "rollback", &tx.to_string()], None);
+    assert_eq!(
+        json_of(&out)["error"]["hint"],
+        format!("run `ultra-edit revert {tx}` to undo only tx {tx}'s change and keep what was written since, or `ultra-edit rollback {tx} --force` to re-create it")
+    );
+}
