@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use ultra_edit::{
-    Error, Journal, Preview, RevertOptions, RollbackOptions, StateReason, TxState, Verb,
+    AgentRange, Error, Journal, Preview, RevertOptions, RollbackOptions, StateReason, TxState, Verb,
 };
 
 use crate::support::*;
@@ -707,4 +707,126 @@ fn a_stale_rollback_of_an_absent_file_says_it_is_absent() {
         json_of(&out)["error"]["hint"],
         format!("run `ultra-edit revert {tx}` to undo only tx {tx}'s change and keep what was written since, or `ultra-edit rollback {tx} --force` to re-create it")
     );
+}
+
+/// Two agents commit interleaved changes to the same files; each reverts its own work
+/// (library and CLI) and the other's stays, byte for byte. `log --agent` lists one
+/// agent's txs; `--last` and `--since` narrow the range.
+#[test]
+fn two_agents_each_undo_their_own_interleaved_work() {
+    let ws = workspace();
+    ws.write("s.txt", b"1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+    let j = &ws.journal;
+    let a1 = commit_as(
+        j,
+        "alice",
+        serde_json::json!([{"op":"replace_text","path":"s.txt","old":"1\n","new":"A1\n"}]),
+    );
+    let b1 = commit_as(
+        j,
+        "bob",
+        serde_json::json!([{"op":"replace_text","path":"s.txt","old":"5\n","new":"B5\n"}]),
+    );
+    let a2 = commit_as(
+        j,
+        "alice",
+        serde_json::json!([{"op":"replace_text","path":"s.txt","old":"9\n","new":"A9\n"},{"op":"create_file","path":"alice.txt","content":"a\n"}]),
+    );
+    let b2 = commit_as(
+        j,
+        "bob",
+        serde_json::json!([{"op":"replace_text","path":"s.txt","old":"3\n","new":"B3\n"}]),
+    );
+    assert_eq!(ws.read("s.txt"), b"A1\n2\nB3\n4\nB5\n6\n7\n8\nA9\n");
+
+    let log: Vec<u64> = j
+        .log_of(None, Some("alice"))
+        .unwrap()
+        .iter()
+        .map(|e| e.tx)
+        .collect();
+    assert_eq!(log, [a2, a1]);
+    let out = cli(ws.root(), &["--json", "log", "--agent", "bob"], None);
+    let txs: Vec<u64> = json_of(&out)["txs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["tx"].as_u64().unwrap())
+        .collect();
+    assert_eq!(txs, [b2, b1]);
+
+    // --last 1: only alice's newest.
+    let last = j
+        .revert_agent(
+            "alice",
+            AgentRange {
+                last: Some(1),
+                ..Default::default()
+            },
+            RevertOptions::default(),
+        )
+        .unwrap();
+    assert_eq!(
+        last.description.as_deref(),
+        Some(format!("revert of tx {a2}").as_str())
+    );
+    j.abort(last.tx).unwrap();
+    // --since after every tx: none.
+    let e = j
+        .revert_agent(
+            "alice",
+            AgentRange {
+                since_ms: Some(u64::MAX),
+                ..Default::default()
+            },
+            RevertOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), "nothing_to_revert");
+    assert_eq!(e.to_string(), "nothing to revert: agent \"alice\" has no committed transaction in the range asked (rolled-back transactions, rollbacks and reverts are not counted); nothing was recorded");
+
+    // Alice undoes all of hers through the CLI; bob's edits stay.
+    let out = cli(ws.root(), &["--json", "revert", "--agent", "alice"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["description"], format!("revert of txs {a2}, {a1}"));
+    assert_eq!(v["agent"], "alice");
+    let rtx = v["tx"].as_u64().unwrap();
+    let out = cli(ws.root(), &["commit", &rtx.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("s.txt"), b"1\n2\nB3\n4\nB5\n6\n7\n8\n9\n");
+    assert!(!ws.path("alice.txt").exists());
+    // Her revert is not counted as her work: reverting her again finds nothing.
+    let e = j
+        .revert_agent("alice", AgentRange::default(), RevertOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), "nothing_to_revert");
+
+    // Bob undoes his through the library; the file is back to the original.
+    let p = j
+        .revert_agent("bob", AgentRange::default(), RevertOptions::default())
+        .unwrap();
+    assert_eq!(
+        p.description.as_deref(),
+        Some(format!("revert of txs {b2}, {b1}").as_str())
+    );
+    j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
+    assert_eq!(ws.read("s.txt"), b"1\n2\n3\n4\n5\n6\n7\n8\n9\n");
+
+    // Usage: --since and --last need --agent, and exclude each other.
+    let out = cli(ws.root(), &["revert", "--last", "1"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = cli(
+        ws.root(),
+        &["revert", "--agent", "bob", "--last", "1", "--since", "10m"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let out = cli(
+        ws.root(),
+        &["revert", "--agent", "bob", "--since", "120"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
