@@ -389,6 +389,29 @@ impl Out {
         Ok(())
     }
 
+    /// A rollback's receipt and, for a forced one, what it did to each file changed
+    /// since the commit and where its bytes are kept (`--json`: the receipt's fields
+    /// plus `overwritten: [{path, action, kept_in, rolled_back}]`, present when not
+    /// empty).
+    pub fn rollback(&self, r: &Receipt, overwritten: &[ultra_edit::Overwritten]) -> Result<()> {
+        if overwritten.is_empty() {
+            return self.receipt(r);
+        }
+        if self.json {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["overwritten"] = serde_json::to_value(overwritten).unwrap_or_default();
+            emit_json(&v);
+            return Ok(());
+        }
+        self.receipt(r)?;
+        let mut s = String::new();
+        for o in overwritten {
+            s += &format!("note: {}\n", overwritten_note(o));
+        }
+        emit(&s);
+        Ok(())
+    }
+
     pub fn aborted(&self, a: &AbortReport) -> Result<()> {
         if self.json {
             emit_json(a);
@@ -1128,5 +1151,23 @@ mod tests {
         assert_eq!(ago(21 * 86_400), "3 weeks ago");
         assert_eq!(ago(90 * 86_400), "2026-10-17");
         assert_eq!(relative_time(now, now + 5000), "in the future");
+    }
+}
+
+/// One line about a file a forced rollback overwrote, re-created or deleted, with the
+/// command that brings its bytes back.
+fn overwritten_note(o: &ultra_edit::Overwritten) -> String {
+    use ultra_edit::OverwriteAction as A;
+    let (path, of) = (shown(&o.path), o.rolled_back);
+    match (o.action, o.kept_in) {
+        (A::Recreated, _) | (_, None) => {
+            format!("{path} was absent (deleted or moved since tx {of}); the rollback re-created it")
+        }
+        (A::Overwrote, Some(k)) => format!(
+            "the bytes {path} held (changed since tx {of}) are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
+        (A::Deleted, Some(k)) => format!(
+            "{path}, which tx {of} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
     }
 }

@@ -262,6 +262,25 @@ impl EditTools {
             "elapsed_ms": ms(start),
             "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx)),
         });
+        // A forced rollback: what it did to each file changed since, and where the
+        // bytes it overwrote are kept.
+        let overwritten = self.engine(self.journal.overwritten(&receipt), &agent)?;
+        if !overwritten.is_empty() {
+            out["overwritten"] = Value::Array(
+                overwritten
+                    .iter()
+                    .map(|o| {
+                        let mut v = serde_json::to_value(o).unwrap_or_default();
+                        v["message"] = Value::String(o.describe());
+                        if let Some(k) = o.kept_in {
+                            // The call that brings the bytes back.
+                            v["bring_back"] = json!({"tool": "edit_rollback", "tx": self.journal.handle(k).to_string(), "agent_id": agent});
+                        }
+                        v
+                    })
+                    .collect(),
+            );
+        }
         if let Some(a) = attention {
             out["journal_attention"] = a;
         }

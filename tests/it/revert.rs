@@ -830,3 +830,103 @@ fn two_agents_each_undo_their_own_interleaved_work() {
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
+
+/// A forced rollback says, per file changed since, what it did and where the bytes
+/// went (library, CLI text and JSON); rolling back the forced rollback's tx brings
+/// them back, byte for byte.
+#[test]
+fn a_forced_rollback_says_where_the_overwritten_bytes_went() {
+    use ultra_edit::{OverwriteAction, Overwritten};
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"replace_text","path":"src/a.rs","old":"crate::helper()","new":"7"},
+        {"op":"replace_text","path":"run.sh","old":"hi","new":"ho"},
+        {"op":"create_file","path":"made.txt","content":"new\n"}]}"#,
+    );
+    ws.write("src/a.rs", b"by hand\n");
+    std::fs::remove_file(ws.path("run.sh")).unwrap();
+    ws.write("made.txt", b"rewritten\n");
+    let out = cli(ws.root(), &["rollback", &tx.to_string(), "--force"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let r = tx + 1;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let notes: Vec<&str> = stdout.lines().filter(|l| l.starts_with("note: ")).collect();
+    assert_eq!(
+        notes,
+        [
+            format!("note: made.txt, which tx {tx} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {r}; `ultra-edit rollback {r}` brings them back"),
+            format!("note: run.sh was absent (deleted or moved since tx {tx}); the rollback re-created it"),
+            format!("note: the bytes src/a.rs held (changed since tx {tx}) are kept in tx {r}; `ultra-edit rollback {r}` brings them back"),
+        ]
+    );
+    assert!(!ws.path("made.txt").exists());
+    assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho hi\n");
+    assert_eq!(ws.mode("run.sh"), 0o755);
+    let rb = ws.journal.tx(r).unwrap();
+    assert_eq!(rb.rollback_of, Some(tx));
+    // Rolling back the forced rollback brings the overwritten bytes back.
+    let out = cli(ws.root(), &["--json", "rollback", &r.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_of(&out).get("overwritten"), None);
+    assert_eq!(ws.read("src/a.rs"), b"by hand\n");
+    assert_eq!(ws.read("made.txt"), b"rewritten\n");
+    assert!(!ws.path("run.sh").exists());
+
+    // JSON, on a fresh history: the receipt's fields plus `overwritten`.
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"replace_text","path":"run.sh","old":"hi","new":"ho"}]}"#,
+    );
+    ws.write("run.sh", b"mine\n");
+    let receipt = ws
+        .journal
+        .rollback(
+            tx,
+            RollbackOptions {
+                force: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    ws.journal.flush().unwrap();
+    let o = ws.journal.overwritten(&receipt).unwrap();
+    assert_eq!(
+        o,
+        [Overwritten {
+            path: "run.sh".into(),
+            action: OverwriteAction::Overwrote,
+            kept_in: Some(receipt.tx),
+            rolled_back: tx,
+        }]
+    );
+    assert_eq!(
+        o[0].describe(),
+        format!("the bytes run.sh held (changed since tx {tx}) were overwritten and are kept in tx {}; rolling back tx {} brings them back", receipt.tx, receipt.tx)
+    );
+    // A rollback that was not forced reports nothing.
+    let again = ws
+        .journal
+        .rollback(receipt.tx, RollbackOptions::default())
+        .unwrap();
+    assert_eq!(ws.journal.overwritten(&again).unwrap(), []);
+    assert_eq!(ws.read("run.sh"), b"mine\n");
+    let tx2 = commit(
+        &ws,
+        r#"{"edits":[{"op":"append","path":"README.md","text":"\nmore"}]}"#,
+    );
+    ws.write("README.md", b"other");
+    let out = cli(
+        ws.root(),
+        &["--json", "rollback", &tx2.to_string(), "--force"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["kind"]["rollback"]["forced"], true);
+    assert_eq!(
+        v["overwritten"],
+        serde_json::json!([{"path": "README.md", "action": "overwrote", "kept_in": v["tx"], "rolled_back": tx2}])
+    );
+}

@@ -96,7 +96,8 @@ pub(super) fn rollback(
     j.set_completion_inline(true);
     let receipt = j.rollback(tx, opts)?;
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    let overwritten = j.overwritten(&receipt)?;
+    out.rollback(&receipt, &overwritten).map(|()| 0)
 }
 
 pub(super) fn log(
