@@ -100,6 +100,7 @@ impl EditTools {
             "edit_abort" => self.edit_abort(&a),
             "edit_commit" => self.edit_commit(&a, start),
             "edit_rollback" => self.edit_rollback(&a, start),
+            "edit_revert" => self.edit_revert(&a, start),
             "apply_batch" => self.apply_batch(&a, start),
             "journal_log" => self.journal_log(&a),
             "journal_dump" => self.journal_dump(&a),
@@ -285,6 +286,51 @@ impl EditTools {
             out["journal_attention"] = a;
         }
         Ok(out)
+    }
+
+    /// `edit_revert`: `tx` (one handle) or `txs` (several), each a commit of this
+    /// agent (or of no agent); without either, every committed tx of `agent_id`
+    /// (`last`, `since_ms` narrow it). A new preview owned by `agent_id`, in
+    /// edit_preview's shape.
+    fn edit_revert(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let mut txs = Vec::new();
+        if a.map.get("tx").is_some_and(|v| !v.is_null()) {
+            txs.push(self.handle(a, "tx", &agent)?);
+        }
+        if let Some(Value::Array(items)) = a.map.get("txs") {
+            for (i, item) in items.iter().enumerate() {
+                let one = Args {
+                    tool: a.tool,
+                    map: Map::from_iter([(String::from("tx"), item.clone())]),
+                };
+                txs.push(
+                    self.handle(&one, "tx", &agent)
+                        .map_err(|e| e.with_detail(json!({"txs_index": i})))?,
+                );
+            }
+        } else if a.map.get("txs").is_some_and(|v| !v.is_null()) {
+            return Err(a.wrong_type("txs", "an array of preview_ids"));
+        }
+        let opts = crate::RevertOptions {
+            agent: Some(agent.clone()),
+        };
+        let p = if txs.is_empty() {
+            let range = crate::AgentRange {
+                since_ms: a.u64("since_ms")?,
+                last: a
+                    .u64("last")?
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            };
+            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)?
+        } else {
+            for &tx in &txs {
+                check_agent(&self.show(tx, None, &agent)?, &agent, "revert")?;
+            }
+            let refs: Vec<crate::TxRef> = txs.iter().map(|&t| t.into()).collect();
+            self.engine(self.journal.revert(&refs, opts), &agent)?
+        };
+        Ok(self.preview_out(&p, None, start))
     }
 
     fn apply_batch(&self, a: &Args, start: Instant) -> Outcome {

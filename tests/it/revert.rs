@@ -930,3 +930,153 @@ fn a_forced_rollback_says_where_the_overwritten_bytes_went() {
         serde_json::json!([{"path": "README.md", "action": "overwrote", "kept_in": v["tx"], "rolled_back": tx2}])
     );
 }
+
+/// The same file cases through MCP (`edit_revert` then `edit_commit`): the candidate's
+/// hash and mode per file, the conflict list, and the committed bytes and modes.
+#[test]
+fn every_file_case_through_mcp() {
+    use ultra_edit::mcp::EditTools;
+    for case in CASES {
+        let ws = workspace();
+        let tx = (case.setup)(&ws);
+        let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+        let v = tools
+            .call(
+                "edit_revert",
+                serde_json::json!({"agent_id": "me", "tx": tx}),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e:?}", case.name));
+        assert_eq!(
+            v["description"],
+            format!("revert of tx {tx}"),
+            "{}",
+            case.name
+        );
+        for (path, want) in case.want {
+            let f = v["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["path"] == *path);
+            match (f, want) {
+                (Some(f), Some((bytes, mode))) => {
+                    assert_eq!(f["candidate"]["exists"], true, "{}", case.name);
+                    assert_eq!(
+                        f["candidate"]["content_hash"],
+                        blake3::hash(bytes).to_hex().as_str(),
+                        "{}",
+                        case.name
+                    );
+                    assert_eq!(f["candidate"]["mode"], *mode, "{}", case.name);
+                }
+                (Some(f), None) => assert_eq!(f["candidate"]["exists"], false, "{}", case.name),
+                (None, want) => assert_eq!(disk(&ws, path), owned(want), "{}", case.name),
+            }
+        }
+        match case.conflict {
+            Some(reason) => {
+                let list = v["conflict_list"].as_array().unwrap();
+                assert!(
+                    list[0]["reason"].as_str().unwrap().contains(reason),
+                    "{}: {v}",
+                    case.name
+                );
+                let e = tools
+                    .call("edit_commit", serde_json::json!({"agent_id": "me", "preview_id": v["preview_id"], "confirm": true}))
+                    .unwrap_err();
+                assert_eq!(e.kind, "validation_failed", "{}", case.name);
+            }
+            None => {
+                tools
+                    .call("edit_commit", serde_json::json!({"agent_id": "me", "preview_id": v["preview_id"], "confirm": true}))
+                    .unwrap_or_else(|e| panic!("{}: {e:?}", case.name));
+                for (path, want) in case.want {
+                    assert_eq!(
+                        disk(&ws, path),
+                        owned(want),
+                        "{}: {path} on disk",
+                        case.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// MCP per agent: each agent reverts its own work through `agent_id` alone; a tx of
+/// another agent is refused; a stale rollback names edit_revert; a forced rollback
+/// lists what it overwrote and the call that brings it back.
+#[test]
+fn mcp_agents_revert_their_own_work_and_rollbacks_say_where_bytes_went() {
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    ws.write("s.txt", b"1\n2\n3\n4\n5\n6\n7\n");
+    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let commit = |agent: &str, old: &str, new: &str| -> serde_json::Value {
+        let p = tools
+            .call("edit_preview", serde_json::json!({"agent_id": agent, "edits": [{"op": "replace_text", "path": "s.txt", "old": old, "new": new}]}))
+            .unwrap();
+        tools
+            .call("edit_commit", serde_json::json!({"agent_id": agent, "preview_id": p["preview_id"], "confirm": true}))
+            .unwrap();
+        p["preview_id"].clone()
+    };
+    let a1 = commit("alice", "1\n", "A1\n");
+    let _b1 = commit("bob", "4\n", "B4\n");
+    let _a2 = commit("alice", "7\n", "A7\n");
+    // Bob may not revert alice's tx.
+    let e = tools
+        .call(
+            "edit_revert",
+            serde_json::json!({"agent_id": "bob", "tx": a1}),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "agent_mismatch");
+    let v = tools
+        .call("edit_revert", serde_json::json!({"agent_id": "alice"}))
+        .unwrap();
+    assert_eq!(v["agent_id"], "alice", "{v}");
+    tools
+        .call("edit_commit", serde_json::json!({"agent_id": "alice", "preview_id": v["preview_id"], "confirm": true}))
+        .unwrap();
+    assert_eq!(ws.read("s.txt"), b"1\n2\n3\nB4\n5\n6\n7\n");
+    let e = tools
+        .call("edit_revert", serde_json::json!({"agent_id": "alice"}))
+        .unwrap_err();
+    assert_eq!(e.kind, "nothing_to_revert");
+
+    // A stale rollback of bob's tx names edit_revert.
+    let b2 = commit("bob", "2\n", "B2\n");
+    ws.write("s.txt", b"1\nB2\n3\nB4\n5\nsix\n7\n");
+    let e = tools
+        .call(
+            "edit_rollback",
+            serde_json::json!({"agent_id": "bob", "tx": b2}),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "stale_rollback");
+    assert!(e.hint.contains("call edit_revert with tx="), "{}", e.hint);
+    assert_eq!(e.example.as_deref().unwrap()["tool"], "edit_revert");
+    let v = tools
+        .call(
+            "edit_rollback",
+            serde_json::json!({"agent_id": "bob", "tx": b2, "force": true}),
+        )
+        .unwrap();
+    let r = v["tx"].as_u64().unwrap();
+    assert_eq!(v["overwritten"][0]["path"], "s.txt");
+    assert_eq!(v["overwritten"][0]["action"], "overwrote");
+    assert_eq!(v["overwritten"][0]["kept_in"], r);
+    assert_eq!(v["overwritten"][0]["bring_back"]["tool"], "edit_rollback");
+    assert_eq!(
+        v["overwritten"][0]["message"],
+        format!("the bytes s.txt held (changed since tx {}) were overwritten and are kept in tx {r}; rolling back tx {r} brings them back", b2.as_str().unwrap().rsplit('-').next().unwrap())
+    );
+    tools
+        .call(
+            "edit_rollback",
+            serde_json::json!({"agent_id": "bob", "tx": v["overwritten"][0]["bring_back"]["tx"]}),
+        )
+        .unwrap();
+    assert_eq!(ws.read("s.txt"), b"1\nB2\n3\nB4\n5\nsix\n7\n");
+}
