@@ -1080,3 +1080,104 @@ fn mcp_agents_revert_their_own_work_and_rollbacks_say_where_bytes_went() {
         .unwrap();
     assert_eq!(ws.read("s.txt"), b"1\nB2\n3\nB4\n5\nsix\n7\n");
 }
+
+mod property {
+    use proptest::prelude::*;
+    use ultra_edit::{AgentRange, RevertOptions};
+
+    use super::commit_as;
+    use crate::support::*;
+
+    const FILES: usize = 3;
+    /// Editable slots per file; each sits between two lines nobody edits, so two
+    /// agents' edits never overlap or touch (git would call touching hunks a conflict).
+    const SLOTS: usize = 5;
+
+    fn original(slot_text: &[Vec<String>], f: usize) -> String {
+        let mut s = format!("f{f} head\n");
+        for (k, t) in slot_text[f].iter().enumerate() {
+            s += t;
+            s += &format!("f{f} fixed {k}\n");
+        }
+        s
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 64, ..ProptestConfig::default() })]
+
+        /// Two agents commit interleaved, non-overlapping edits to the same files;
+        /// reverting all of agent a's txs gives exactly b's changes applied to the
+        /// original files, without a conflict, and commits to those bytes.
+        #[test]
+        fn reverting_one_agent_leaves_exactly_the_others_changes(
+            owners in prop::collection::vec(any::<bool>(), FILES * SLOTS),
+            steps in prop::collection::vec(
+                (any::<bool>(), prop::collection::vec((0..FILES * SLOTS, 0usize..3), 1..3)),
+                1..8,
+            ),
+        ) {
+            let ws = workspace();
+            let start: Vec<Vec<String>> = (0..FILES)
+                .map(|f| (0..SLOTS).map(|k| format!("f{f} slot {k}\n")).collect())
+                .collect();
+            for f in 0..FILES {
+                ws.write(&format!("s{f}.txt"), original(&start, f).as_bytes());
+            }
+            // What the disk holds, and what it would hold with only b's edits.
+            let mut now = start.clone();
+            let mut only_b = start.clone();
+            let mut a_txs = 0;
+            for (step, (is_a, edits)) in steps.iter().enumerate() {
+                let agent = if *is_a { "a" } else { "b" };
+                let mut json = Vec::new();
+                let mut used = std::collections::BTreeSet::new();
+                for (slot, n) in edits {
+                    // The agent edits only its own slots, once per tx, and not a
+                    // slot it emptied (nothing left to match).
+                    let (f, k) = (slot / SLOTS, slot % SLOTS);
+                    if owners[*slot] != *is_a || now[f][k].is_empty() || !used.insert(*slot) {
+                        continue;
+                    }
+                    let new: String = (0..*n).map(|i| format!("{agent} {step} {f}.{k}.{i}\n")).collect();
+                    json.push(serde_json::json!({"op": "replace_text", "path": format!("s{f}.txt"), "old": now[f][k], "new": new}));
+                    now[f][k] = new.clone();
+                    if !*is_a {
+                        only_b[f][k] = new;
+                    }
+                }
+                if json.is_empty() {
+                    continue;
+                }
+                commit_as(&ws.journal, agent, serde_json::Value::Array(json));
+                a_txs += usize::from(*is_a);
+            }
+            for f in 0..FILES {
+                prop_assert_eq!(ws.read(&format!("s{f}.txt")), original(&now, f).into_bytes());
+            }
+            let res = ws.journal.revert_agent("a", AgentRange::default(), RevertOptions::default());
+            if a_txs == 0 {
+                prop_assert_eq!(res.unwrap_err().kind(), "nothing_to_revert");
+                return Ok(());
+            }
+            let p = match res {
+                Ok(p) => p,
+                // a's edits cancelled out (e.g. a slot changed and changed back).
+                Err(e) if e.kind() == "nothing_to_revert" => {
+                    prop_assert_eq!(&now, &only_b);
+                    return Ok(());
+                }
+                Err(e) => panic!("{e}"),
+            };
+            prop_assert_eq!(&p.conflicts, &[]);
+            prop_assert!(p.ready_to_commit, "{:?}", p.validation);
+            ws.journal.commit(p.tx, Default::default()).unwrap();
+            ws.journal.flush().unwrap();
+            for f in 0..FILES {
+                prop_assert_eq!(
+                    String::from_utf8(ws.read(&format!("s{f}.txt"))).unwrap(),
+                    original(&only_b, f)
+                );
+            }
+        }
+    }
+}
