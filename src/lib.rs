@@ -52,7 +52,7 @@ mod verify;
 mod workspace;
 
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, OverwriteAction, Overwritten, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, OverwriteAction, Overwritten, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};

@@ -8,7 +8,7 @@
 //! theirs = the tx's pre-image. A change nobody touched since comes out as the
 //! pre-image; lines others changed since are kept; where both changed the same lines
 //! the candidate holds git's diff3 markers, labelled
-//! [`crate::rebase::REVERT_LABELS`], and the revision lists the conflict (`resolve`
+//! [`crate::conflicts::REVERT_LABELS`], and the revision lists the conflict (`resolve`
 //! works on it as on a rebase's).
 //!
 //! File cases, as the merge decides them (plus one rule of its own, below):
@@ -32,15 +32,16 @@
 
 use std::collections::BTreeMap;
 
+use crate::conflicts::REVERT_LABELS;
 use crate::error::{Error, Result, Verb};
 use crate::fs::snapshot;
 use crate::fs::RelPath;
 use crate::journal::records::{
     BatchRecord, FileConflict, FileState, RevisionOrigin, TxRecord, TxState,
 };
-use crate::rebase::{merge_file, REVERT_LABELS};
+use crate::rebase::merge_file;
+use crate::revision::Preview;
 use crate::revision::{self, RevisionContent, Working};
-use crate::tx::Preview;
 use crate::workspace::Journal;
 
 /// Options of [`Journal::revert`] and [`Journal::revert_agent`].
@@ -176,6 +177,7 @@ impl Journal {
                             candidate_bytes: bytes,
                             text_op_on_binary: false,
                             notes: Vec::new(),
+                            keep: false,
                         })
                     }
                 };

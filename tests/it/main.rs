@@ -43,6 +43,7 @@ mod rebase;
 mod recovery;
 mod regression;
 mod resolve;
+mod retry;
 mod revert;
 mod rollback;
 mod soak;
