@@ -45,6 +45,8 @@ mod rebase;
 mod recovery;
 mod resolution;
 mod revision;
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
 pub mod syntax;
 mod tx;
 mod verify;
@@ -64,12 +66,13 @@ pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
 pub use interdiff::{Interdiff, InterdiffFile};
 pub use interrupt::Interrupt;
 pub use journal::records::{
-    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
+    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommandOrigin,
+    CommitRef, Event,
     EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
     RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
-pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
+pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};

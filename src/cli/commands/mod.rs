@@ -7,6 +7,7 @@
 
 mod journal;
 mod resolve;
+mod sandbox;
 mod tx;
 
 pub use tx::READ_PLAN;
@@ -115,6 +116,9 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
         &cli.command,
         interrupt.clone(),
     )?;
+    // What a command run on the overlay left behind when its process was killed
+    // (docs/commands.md, "Safety"): a readdir when there is nothing.
+    ultra_edit::sandbox::sweep(j.state_dir());
     if requested() {
         // The signal came while recovery on open settled a batch, which finished first.
         eprintln!("ultra-edit: interrupted (recovery on open finished first)");
@@ -153,15 +157,28 @@ fn paged(command: &Command) -> bool {
 fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> {
     match cli.command {
         Command::Init => Ok(0),
-        Command::Preview { plan, allow } => tx::preview(out, &j, &plan, allow),
+        Command::Preview {
+            plan,
+            allow,
+            run,
+            cmd,
+        } => sandbox::preview(out, &j, &plan, allow, run, cmd),
         Command::Revise {
             tx,
             base,
             rebase,
             plan,
             allow,
-        } => tx::revise(out, &j, tx, base, rebase, &plan, allow),
-        Command::Rebase { tx } => tx::rebase(out, &j, tx),
+            run,
+            cmd,
+        } => sandbox::revise(out, &j, tx, base, rebase, &plan, allow, run, cmd),
+        Command::Rebase { tx, check, timeout } => sandbox::rebase(out, &j, tx, check, timeout),
+        Command::Run {
+            command,
+            cmd,
+            allow,
+            lock_timeout,
+        } => sandbox::run(out, &mut j, command, cmd, allow, lock_timeout),
         Command::Show {
             tx,
             revision,
