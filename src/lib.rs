@@ -61,6 +61,8 @@ pub use error::{
     Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
     ResolveError, Result, StateReason, Transition, Verb,
 };
+#[cfg(feature = "sandbox")]
+pub use error::{RefusedPath, SandboxError};
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
 pub use interdiff::{Interdiff, InterdiffFile};

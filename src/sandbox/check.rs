@@ -30,7 +30,8 @@ pub struct CheckOptions {
     pub timeout: Duration,
     /// Where its output goes besides the kept tail (default: kept only).
     pub passthrough: Passthrough,
-    /// Its working directory (default: this process's).
+    /// Its working directory (default: this process's; the root when that one is
+    /// outside the root).
     pub cwd: Option<PathBuf>,
 }
 

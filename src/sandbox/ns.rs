@@ -427,3 +427,31 @@ fn child_setup(
         .map_err(at(7))?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setup_failure_names_its_cause_and_the_setting_that_allows_it() {
+        let e = unavailable(STEP_UNSHARE * STEP + 1, false);
+        assert_eq!(e.kind(), "sandbox_unavailable");
+        let SandboxError::Unavailable { cause, setting } = e else {
+            panic!()
+        };
+        assert!(cause.starts_with("unshare(CLONE_NEWUSER | CLONE_NEWNS): "), "{cause}");
+        assert!(setting.contains("kernel.unprivileged_userns_clone=1"), "{setting}");
+        let SandboxError::Unavailable { cause, setting } = unavailable(STEP_MOUNT * STEP + 19, true)
+        else {
+            panic!()
+        };
+        assert!(cause.starts_with("mounting the overlay: "), "{cause}");
+        assert!(setting.contains("modprobe overlay"), "{setting}");
+    }
+
+    #[test]
+    fn layer_paths_are_escaped_in_the_mount_data() {
+        let d = mount_data(Path::new("/a,b:c"), Path::new("/u"), Path::new("/w"), false);
+        assert_eq!(d, b"lowerdir=/a\\,b\\:c,upperdir=/u,workdir=/w,userxattr");
+    }
+}

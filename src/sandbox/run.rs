@@ -41,8 +41,8 @@ pub struct RunOptions {
     pub check: Option<super::CheckOptions>,
     /// Where the command's output goes besides the kept tail (default: kept only).
     pub passthrough: Passthrough,
-    /// The working directory (default: this process's; the command sees it through
-    /// the overlay when it is under the root).
+    /// The working directory (default: this process's). One outside the root is
+    /// replaced by the root: the command always starts inside the overlay.
     pub cwd: Option<PathBuf>,
     /// The tx's agent (a preview's; ignored by a revise).
     pub agent: Option<String>,
@@ -71,12 +71,18 @@ impl RunOptions {
 /// A file of the base a command runs on: its bytes and mode, `None` if absent.
 type BaseFile = Option<(Vec<u8>, u32)>;
 
-/// The working directory a command runs in.
+/// The working directory a command runs in: the one given, else this process's, when
+/// it is inside the root (seen through the overlay there); else the root itself, so
+/// that relative paths of the command land in the overlay, not outside it.
 pub(crate) fn working_dir(given: Option<&Path>, root: &Path) -> PathBuf {
-    given
+    let dir = given
         .map(Path::to_path_buf)
         .or_else(|| std::env::current_dir().ok())
-        .unwrap_or_else(|| root.to_path_buf())
+        .and_then(|d| std::fs::canonicalize(d).ok());
+    match dir {
+        Some(d) if d.starts_with(root) => d,
+        _ => root.to_path_buf(),
+    }
 }
 
 /// Prelude ops that make the overlay show `files`' candidates where they differ from

@@ -44,6 +44,7 @@ mod recovery;
 mod regression;
 mod resolve;
 mod rollback;
+mod sandbox;
 mod soak;
 mod stress;
 mod syncs;
