@@ -337,6 +337,13 @@ pub enum Command {
         /// limit, previews are durable).
         #[arg(long)]
         preview_ttl: Option<u64>,
+        /// Let clients run shell commands in the workspace's sandbox: the edit_run
+        /// tool and the check argument of edit_preview, edit_revise and edit_rebase
+        /// (docs/commands.md). Without it they are not listed and a call is refused
+        /// (commands_not_allowed). A command's writes outside the root are neither
+        /// captured nor prevented.
+        #[arg(long)]
+        allow_commands: bool,
     },
 }
 

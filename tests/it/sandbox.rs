@@ -502,3 +502,124 @@ fn sigkill_during_the_command_leaves_the_tree_and_the_next_command_removes_the_r
     assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0, "removed by the next command");
     assert_eq!(ws.tree(), before);
 }
+
+mod mcp {
+    use super::*;
+    use serde_json::{json, Value};
+    use std::sync::Arc;
+    use ultra_edit::mcp::{tool_definitions_for, EditTools, EDIT_RUN, TOOL_NAMES};
+
+    fn tools(ws: &Ws, allow: bool) -> EditTools {
+        EditTools::new(Arc::new(ultra_edit::Journal::open(ws.root()).unwrap())).with_commands(allow)
+    }
+
+    #[test]
+    fn without_the_opt_in_edit_run_and_check_are_absent_and_refused_by_name() {
+        let ws = workspace();
+        let names: Vec<&str> = tool_definitions_for(false).iter().map(|d| d.name).collect();
+        assert_eq!(names, TOOL_NAMES);
+        assert!(tool_definitions_for(false)
+            .iter()
+            .all(|d| !d.input_schema["properties"].as_object().unwrap().contains_key("check")));
+        let t = tools(&ws, false);
+        let e = t
+            .call(EDIT_RUN, json!({"agent_id": "a", "command": "echo x > x.txt"}))
+            .unwrap_err();
+        assert_eq!(e.kind, "commands_not_allowed");
+        assert!(e.message.contains("--allow-commands"), "{}", e.message);
+        let e = t
+            .call(
+                "edit_preview",
+                json!({"agent_id": "a", "file_path": "n.txt", "new_content": "n\n", "check": "true"}),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, "commands_not_allowed");
+        assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+        assert!(!ws.path("x.txt").exists());
+    }
+
+    #[test]
+    fn with_the_opt_in_edit_run_previews_a_command_and_check_gates_the_commit() {
+        let ws = workspace();
+        if !available(&ws) {
+            return;
+        }
+        let defs = tool_definitions_for(true);
+        assert_eq!(defs.last().unwrap().name, EDIT_RUN);
+        for name in ["edit_preview", "edit_revise", "edit_rebase"] {
+            let d = defs.iter().find(|d| d.name == name).unwrap();
+            assert!(d.input_schema["properties"]["check"].is_object(), "{name}");
+        }
+        let t = tools(&ws, true);
+        let out = t
+            .call(
+                EDIT_RUN,
+                json!({"agent_id": "a", "command": "sed -i 's/hi/bye/' run.sh && echo ran"}),
+            )
+            .unwrap();
+        assert_eq!(out["command"]["command"], "sed -i 's/hi/bye/' run.sh && echo ran");
+        assert_eq!(out["command"]["status"], 0);
+        assert_eq!(out["command"]["output_tail"], "ran\n");
+        let id = out["preview_id"].clone();
+        assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho hi\n");
+        t.call("edit_commit", json!({"preview_id": id, "agent_id": "a", "confirm": true}))
+            .unwrap();
+        assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho bye\n");
+        assert_eq!(ws.mode("run.sh"), 0o755);
+        // A failing check: check_failed, and edit_commit is refused.
+        let out = t
+            .call(
+                "edit_preview",
+                json!({"agent_id": "a", "file_path": "n.txt", "new_content": "n\n", "check": "test ! -e n.txt"}),
+            )
+            .unwrap();
+        let issues: Vec<Value> = out["validation_issues"].as_array().unwrap().clone();
+        assert!(issues.iter().any(|i| i["code"] == "check_failed" && i["severity"] == "error"), "{issues:?}");
+        let e = t
+            .call("edit_commit", json!({"preview_id": out["preview_id"], "agent_id": "a", "confirm": true}))
+            .unwrap_err();
+        assert_eq!(e.kind, "validation_failed", "{e:?}");
+        assert!(!ws.path("n.txt").exists());
+        // A failing command is typed, with its status and output tail.
+        let e = t
+            .call(EDIT_RUN, json!({"agent_id": "a", "command": "echo nope; exit 5"}))
+            .unwrap_err();
+        assert_eq!(e.kind, "command_failed");
+    }
+
+    /// The served tool list, over stdio: `edit_run` only with `--allow-commands`.
+    #[test]
+    fn serve_lists_edit_run_only_when_started_with_allow_commands() {
+        let ws = workspace();
+        let list = |args: &[&str]| -> Vec<String> {
+            let input = [
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+            ]
+            .iter()
+            .map(|v| v.to_string() + "\n")
+            .collect::<String>();
+            let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ultra-edit"));
+            cmd.arg("--root").arg(ws.root()).args(args);
+            let out = output_with_stdin(cmd, &input);
+            let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+            let reply = stdout
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|v| v["id"] == 2)
+                .unwrap_or_else(|| panic!("no tools/list reply: {}", text(&out)));
+            reply["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let plain = list(&["serve"]);
+        assert_eq!(plain, TOOL_NAMES);
+        let allowed = list(&["serve", "--allow-commands"]);
+        assert_eq!(allowed.last().map(String::as_str), Some(EDIT_RUN));
+        assert_eq!(allowed.len(), TOOL_NAMES.len() + 1);
+    }
+}

@@ -225,7 +225,10 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
         ),
         Command::Log { limit } => tx::log(out, &j, limit),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
-        Command::Serve { preview_ttl } => serve(j, preview_ttl),
+        Command::Serve {
+            preview_ttl,
+            allow_commands,
+        } => serve(j, preview_ttl, allow_commands),
         // Handled before the journal is opened (`cli::run`).
         Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
@@ -317,11 +320,12 @@ fn recover(out: &Out, j: &Journal, overwrite: bool) -> Result<i32> {
 }
 
 /// `serve`: the MCP server on standard input/output, until the client goes away.
-fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
+fn serve(j: Journal, preview_ttl: Option<u64>, allow_commands: bool) -> Result<i32> {
     ultra_edit::mcp::serve(
         j,
         ultra_edit::mcp::ServeOptions {
             preview_ttl: preview_ttl.map(Duration::from_secs),
+            allow_commands,
         },
     )
     .map(|()| 0)
