@@ -24,7 +24,7 @@ pub enum SandboxError {
         setting: String,
     },
     /// The command exited non-zero (or was killed by a signal): nothing was recorded.
-    #[error("the command `{command}` {}; nothing was recorded (asked to keep what a failing command wrote, a run records it anyway)", exit_words(*status, *signal))]
+    #[error("the command `{command}` {}; nothing was recorded", exit_words(*status, *signal))]
     CommandFailed {
         /// The command line as given.
         command: String,

@@ -623,3 +623,36 @@ mod mcp {
         assert_eq!(allowed.len(), TOOL_NAMES.len() + 1);
     }
 }
+
+#[test]
+fn a_command_past_its_timeout_is_killed_and_records_nothing() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let started = Instant::now();
+    match ws.journal.preview_run(&RunOptions {
+        cwd: Some(ws.root().to_path_buf()),
+        timeout: Duration::from_millis(300),
+        ..RunOptions::new("echo early > a.txt; echo waiting; sleep 20")
+    }) {
+        Err(e @ Error::Sandbox(SandboxError::TimedOut { .. })) => {
+            assert_eq!(e.kind(), "command_timed_out");
+            let Error::Sandbox(SandboxError::TimedOut {
+                timeout_ms,
+                output_tail,
+                ..
+            }) = e
+            else {
+                unreachable!()
+            };
+            assert_eq!((timeout_ms, output_tail.as_str()), (300, "waiting\n"));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(15), "killed, not waited for");
+    assert!(ws.journal.log(None).unwrap().is_empty());
+    assert!(!ws.path("a.txt").exists());
+    let runs = ws.root().join(".ultra-edit/sandbox");
+    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+}
