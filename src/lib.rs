@@ -69,9 +69,9 @@ pub use interdiff::{Interdiff, InterdiffFile};
 pub use interrupt::Interrupt;
 pub use journal::records::{
     BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommandOrigin,
-    CommitRef, Event,
-    EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
-    RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
+    CommitRef, Event, EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite,
+    Owner, Receipt, RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs,
+    DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};

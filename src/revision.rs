@@ -712,7 +712,8 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
         files.insert(rel("new.txt"), working(None, Some(b"n\n")));
-        let content = RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
+        let content =
+            RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
         let changed: Vec<&str> = content.changed.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, ["new.txt"]);
         assert_eq!(content.changed[0].diff.lines_added, 1);
@@ -725,7 +726,8 @@ mod tests {
         // Nothing changes at all: a no_changes error, so not ready to commit.
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
-        let content = RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
+        let content =
+            RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
         assert!(content.changed.is_empty());
         assert!(edit::has_errors(&content.validation));
     }

@@ -37,8 +37,8 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
-pub use errors::ToolError;
 pub use commands::EDIT_RUN;
+pub use errors::ToolError;
 pub use schemas::{tool_definitions, tool_definitions_for, ToolDef, TOOL_NAMES};
 pub use shapes::{CandidateDiffReport, PreviewValidationReport, SourceFileSnapshot};
 pub use tools::{EditTools, ReingestFn};

@@ -226,7 +226,9 @@ impl EditTools {
         };
         let p = match check {
             #[cfg(feature = "sandbox")]
-            Some(check) => self.engine(self.journal.revise_checked(tx, opts, &plan, &check), &agent)?,
+            Some(check) => {
+                self.engine(self.journal.revise_checked(tx, opts, &plan, &check), &agent)?
+            }
             _ => self.engine(self.journal.revise(tx, opts, &plan), &agent)?,
         };
         let interdiff = self.engine(

@@ -51,10 +51,12 @@ fn is_whiteout(m: &fs::Metadata) -> bool {
 }
 
 fn is_opaque(dir: &Path) -> bool {
-    ["trusted.overlay.opaque", "user.overlay.opaque"].iter().any(|name| {
-        let mut buf = [0u8; 8];
-        matches!(rustix::fs::lgetxattr(dir, *name, &mut buf), Ok(n) if n >= 1 && buf[0] == b'y')
-    })
+    ["trusted.overlay.opaque", "user.overlay.opaque"]
+        .iter()
+        .any(|name| {
+            let mut buf = [0u8; 8];
+            matches!(rustix::fs::lgetxattr(dir, *name, &mut buf), Ok(n) if n >= 1 && buf[0] == b'y')
+        })
 }
 
 /// Depth bound of the walk (a deeper tree is no workspace).

@@ -91,7 +91,9 @@ pub(crate) fn run_check(
             false,
             match (o.status, o.signal) {
                 (Some(s), _) => format!("exited with status {s} after {} ms", o.duration_ms),
-                (None, Some(sig)) => format!("was killed by signal {sig} after {} ms", o.duration_ms),
+                (None, Some(sig)) => {
+                    format!("was killed by signal {sig} after {} ms", o.duration_ms)
+                }
                 _ => "failed".into(),
             },
             o.tail,
@@ -117,8 +119,17 @@ pub(crate) fn run_check(
         )
     };
     Ok(vec![Issue {
-        code: if passed { "check_passed" } else { "check_failed" }.into(),
-        severity: if passed { Severity::Note } else { Severity::Error },
+        code: if passed {
+            "check_passed"
+        } else {
+            "check_failed"
+        }
+        .into(),
+        severity: if passed {
+            Severity::Note
+        } else {
+            Severity::Error
+        },
         path: String::new(),
         message,
     }])
@@ -156,7 +167,11 @@ impl Journal {
 
     /// [`Journal::rebase`] with `check` run again on the rebased candidate (see
     /// [`Journal::preview_checked`]).
-    pub fn rebase_checked(&self, tx: impl Into<crate::TxRef>, check: &CheckOptions) -> Result<Preview> {
+    pub fn rebase_checked(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        check: &CheckOptions,
+    ) -> Result<Preview> {
         let extra = |files: &BTreeMap<RelPath, Working>| run_check(self, check, files);
         self.rebase_with(tx, Some(&extra))
     }

@@ -113,8 +113,9 @@ pub fn sweep(state_dir: &Path) -> usize {
             continue;
         }
         let held = match fs::File::open(dir.join("lock")) {
-            Ok(f) => rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                .is_err(),
+            Ok(f) => {
+                rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+            }
             // No lock file: a run that died before it made one.
             Err(_) => false,
         };

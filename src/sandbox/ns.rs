@@ -181,8 +181,14 @@ pub(crate) fn run(spec: Spec<'_>, upper: &Path, work: &Path) -> Result<Outcome, 
     let uid = rustix::process::geteuid().as_raw();
     let gid = rustix::process::getegid().as_raw();
     let root_c = cstring(spec.root.as_os_str().as_bytes().to_vec(), "the root")?;
-    let cwd_c = cstring(spec.cwd.as_os_str().as_bytes().to_vec(), "the working directory")?;
-    let data = cstring(mount_data(spec.root, upper, work, as_root), "a layer's path")?;
+    let cwd_c = cstring(
+        spec.cwd.as_os_str().as_bytes().to_vec(),
+        "the working directory",
+    )?;
+    let data = cstring(
+        mount_data(spec.root, upper, work, as_root),
+        "a layer's path",
+    )?;
     let uid_map = format!("{uid} {uid} 1\n").into_bytes();
     let gid_map = format!("{gid} {gid} 1\n").into_bytes();
     let prelude = spec.prelude;
@@ -395,10 +401,12 @@ fn child_setup(
     rustix::process::chdir(cwd.as_c_str()).map_err(at(STEP_CHDIR))?;
     for op in prelude {
         match op {
-            PreludeOp::Mkdir(p) => match rustix::fs::mkdir(p.as_c_str(), Mode::from_raw_mode(0o777)) {
-                Ok(()) | Err(rustix::io::Errno::EXIST) => {}
-                Err(e) => return Err((STEP_PRELUDE, e)),
-            },
+            PreludeOp::Mkdir(p) => {
+                match rustix::fs::mkdir(p.as_c_str(), Mode::from_raw_mode(0o777)) {
+                    Ok(()) | Err(rustix::io::Errno::EXIST) => {}
+                    Err(e) => return Err((STEP_PRELUDE, e)),
+                }
+            }
             PreludeOp::Delete(p) => match rustix::fs::unlink(p.as_c_str()) {
                 Ok(()) | Err(rustix::io::Errno::NOENT) => {}
                 Err(e) => return Err((STEP_PRELUDE, e)),
@@ -406,7 +414,11 @@ fn child_setup(
             PreludeOp::Write(p, bytes, mode) => {
                 let fd = rustix::fs::open(
                     p.as_c_str(),
-                    OFlags::WRONLY | OFlags::CREATE | OFlags::TRUNC | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+                    OFlags::WRONLY
+                        | OFlags::CREATE
+                        | OFlags::TRUNC
+                        | OFlags::CLOEXEC
+                        | OFlags::NOFOLLOW,
                     Mode::from_raw_mode(0o600),
                 )
                 .map_err(at(STEP_PRELUDE))?;
@@ -439,9 +451,16 @@ mod tests {
         let SandboxError::Unavailable { cause, setting } = e else {
             panic!()
         };
-        assert!(cause.starts_with("unshare(CLONE_NEWUSER | CLONE_NEWNS): "), "{cause}");
-        assert!(setting.contains("kernel.unprivileged_userns_clone=1"), "{setting}");
-        let SandboxError::Unavailable { cause, setting } = unavailable(STEP_MOUNT * STEP + 19, true)
+        assert!(
+            cause.starts_with("unshare(CLONE_NEWUSER | CLONE_NEWNS): "),
+            "{cause}"
+        );
+        assert!(
+            setting.contains("kernel.unprivileged_userns_clone=1"),
+            "{setting}"
+        );
+        let SandboxError::Unavailable { cause, setting } =
+            unavailable(STEP_MOUNT * STEP + 19, true)
         else {
             panic!()
         };

@@ -87,7 +87,10 @@ pub(crate) fn working_dir(given: Option<&Path>, root: &Path) -> PathBuf {
 
 /// Prelude ops that make the overlay show `files`' candidates where they differ from
 /// their snapshots.
-pub(crate) fn prelude_of(root: &Path, files: &BTreeMap<RelPath, Working>) -> Result<Vec<PreludeOp>> {
+pub(crate) fn prelude_of(
+    root: &Path,
+    files: &BTreeMap<RelPath, Working>,
+) -> Result<Vec<PreludeOp>> {
     let c = |p: PathBuf| -> Result<CString> {
         CString::new(p.as_os_str().as_bytes().to_vec()).map_err(|_| {
             SandboxError::Unavailable {
@@ -108,7 +111,11 @@ pub(crate) fn prelude_of(root: &Path, files: &BTreeMap<RelPath, Working>) -> Res
                 for i in 1..parts.len() {
                     ops.push(PreludeOp::Mkdir(c(root.join(parts[..i].join("/")))?));
                 }
-                ops.push(PreludeOp::Write(c(root.join(rel.as_str()))?, bytes.clone(), mode));
+                ops.push(PreludeOp::Write(
+                    c(root.join(rel.as_str()))?,
+                    bytes.clone(),
+                    mode,
+                ));
             }
             _ => ops.push(PreludeOp::Delete(c(root.join(rel.as_str()))?)),
         }
@@ -128,7 +135,12 @@ struct Captured {
 const NAMED: usize = 5;
 
 fn named(paths: &[String]) -> String {
-    let mut s = paths.iter().take(NAMED).cloned().collect::<Vec<_>>().join(", ");
+    let mut s = paths
+        .iter()
+        .take(NAMED)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(", ");
     if paths.len() > NAMED {
         s += &format!(" and {} more", paths.len() - NAMED);
     }
@@ -171,18 +183,18 @@ impl Journal {
         drop(layers);
         let mut scope = Scope::new(&root, &state_dir);
         let (mut vcs, mut ignored) = (Vec::new(), Vec::new());
-        let mut keep = |path: &str, vcs: &mut Vec<String>, ignored: &mut Vec<String>| {
-            match scope.classify(path) {
-                Verdict::Vcs => {
-                    vcs.push(path.to_string());
-                    false
-                }
-                Verdict::Ignored if !opts.include_ignored => {
-                    ignored.push(path.to_string());
-                    false
-                }
-                _ => true,
+        let mut keep = |path: &str, vcs: &mut Vec<String>, ignored: &mut Vec<String>| match scope
+            .classify(path)
+        {
+            Verdict::Vcs => {
+                vcs.push(path.to_string());
+                false
             }
+            Verdict::Ignored if !opts.include_ignored => {
+                ignored.push(path.to_string());
+                false
+            }
+            _ => true,
         };
         let mut changes = BTreeMap::new();
         for (path, f) in found.changes {
@@ -209,7 +221,10 @@ impl Journal {
             let base = self.base_file(prior, &path)?;
             match f {
                 Found::File { bytes, mode } => {
-                    if base.as_ref().is_some_and(|(b, m)| *b == bytes && *m == mode) {
+                    if base
+                        .as_ref()
+                        .is_some_and(|(b, m)| *b == bytes && *m == mode)
+                    {
                         continue;
                     }
                     let (content, content_base64) = match String::from_utf8(bytes) {
@@ -334,7 +349,12 @@ impl Journal {
             }
             Ok(issues)
         };
-        self.preview_recorded(&plan, PreviewOptions::default(), Some(recorded), Some(&extra))
+        self.preview_recorded(
+            &plan,
+            PreviewOptions::default(),
+            Some(recorded),
+            Some(&extra),
+        )
     }
 
     /// Run `opts.command` on the latest revision of the open tx `tx`: the overlay shows
@@ -387,4 +407,3 @@ impl Journal {
         Ok((preview, receipt))
     }
 }
-

@@ -9,9 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use ultra_edit::sandbox::{CheckOptions, RunOptions};
-use ultra_edit::{
-    CommitOptions, Error, PreviewOptions, RollbackOptions, SandboxError, Severity,
-};
+use ultra_edit::{CommitOptions, Error, PreviewOptions, RollbackOptions, SandboxError, Severity};
 
 use crate::support::*;
 
@@ -70,14 +68,23 @@ fn sed_on_several_files_leaves_the_tree_alone_until_commit_then_writes_exact_byt
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["src/a.rs", "src/b.rs", "src/lib.rs"]);
     let c = p.command.as_ref().expect("the command's origin");
-    assert_eq!(c.command, "sed -i 's/u32/u64/g' src/a.rs src/b.rs src/lib.rs && echo done");
+    assert_eq!(
+        c.command,
+        "sed -i 's/u32/u64/g' src/a.rs src/b.rs src/lib.rs && echo done"
+    );
     assert_eq!(c.status, Some(0));
     assert_eq!(c.output_tail, "done\n");
     assert!(p.ready_to_commit, "{:?}", p.validation);
     // show and the journal dump carry the origin too.
-    assert_eq!(ws.journal.show(p.tx, None).unwrap().command.as_ref(), Some(c));
+    assert_eq!(
+        ws.journal.show(p.tx, None).unwrap().command.as_ref(),
+        Some(c)
+    );
     committed(&ws, p.tx);
-    assert_eq!(ws.read("src/a.rs"), b"pub fn a() -> u64 {\n    crate::helper()\n}\n");
+    assert_eq!(
+        ws.read("src/a.rs"),
+        b"pub fn a() -> u64 {\n    crate::helper()\n}\n"
+    );
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u64 {\n    2\n}\n");
     assert_eq!(
         ws.read("src/lib.rs"),
@@ -135,7 +142,11 @@ fn a_python_script_rewriting_files_is_captured_byte_for_byte() {
     if !available(&ws) {
         return;
     }
-    if std::process::Command::new("python3").arg("-V").output().is_err() {
+    if std::process::Command::new("python3")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
         eprintln!("skipped: no python3");
         return;
     }
@@ -318,8 +329,10 @@ fn made_symlinks_and_fifos_are_refused_by_name() {
         ..RunOptions::new("ln -s run.sh link && mkfifo pipe && ln src/a.rs hard")
     }) {
         Err(Error::Sandbox(SandboxError::Unrepresentable { paths })) => {
-            let got: Vec<(&str, &str)> =
-                paths.iter().map(|p| (p.path.as_str(), p.kind.as_str())).collect();
+            let got: Vec<(&str, &str)> = paths
+                .iter()
+                .map(|p| (p.path.as_str(), p.kind.as_str()))
+                .collect();
             // `ln` of a lower file copies it up first: both names are one inode.
             assert_eq!(
                 got,
@@ -359,7 +372,10 @@ fn revise_run_works_on_the_plans_candidate() {
     assert_eq!(r.revision, 1);
     assert_eq!(r.base, Some(0));
     committed(&ws, p.tx);
-    assert_eq!(ws.read("src/a.rs"), b"pub fn a() -> u32 {\n    crate::helper() + 2\n}\n");
+    assert_eq!(
+        ws.read("src/a.rs"),
+        b"pub fn a() -> u32 {\n    crate::helper() + 2\n}\n"
+    );
     assert_eq!(ws.read("src/c.rs"), b"pub fn c() {}\n// c\n");
 }
 
@@ -369,7 +385,9 @@ fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
     if !available(&ws) {
         return;
     }
-    let plan = plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    NEW\n"}]}"#);
+    let plan = plan(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    NEW\n"}]}"#,
+    );
     let check = |c: &str| CheckOptions {
         cwd: Some(ws.root().to_path_buf()),
         ..CheckOptions::new(c)
@@ -383,7 +401,11 @@ fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
             &check("grep -q NEW src/b.rs && echo scratch > scratch.txt"),
         )
         .unwrap();
-    let codes: Vec<(&str, Severity)> = p.validation.iter().map(|i| (i.code.as_str(), i.severity)).collect();
+    let codes: Vec<(&str, Severity)> = p
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.severity))
+        .collect();
     assert_eq!(codes, [("check_passed", Severity::Note)]);
     assert!(p.ready_to_commit);
     assert!(!ws.path("scratch.txt").exists());
@@ -392,11 +414,23 @@ fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
 
     let p = ws
         .journal
-        .preview_checked(&plan, PreviewOptions::default(), &check("echo failing; grep -q OLD src/b.rs"))
+        .preview_checked(
+            &plan,
+            PreviewOptions::default(),
+            &check("echo failing; grep -q OLD src/b.rs"),
+        )
         .unwrap();
-    let failed = p.validation.iter().find(|i| i.code == "check_failed").unwrap();
+    let failed = p
+        .validation
+        .iter()
+        .find(|i| i.code == "check_failed")
+        .unwrap();
     assert_eq!(failed.severity, Severity::Error);
-    assert!(failed.message.contains("exited with status 1"), "{}", failed.message);
+    assert!(
+        failed.message.contains("exited with status 1"),
+        "{}",
+        failed.message
+    );
     assert!(failed.message.ends_with("failing\n"), "{}", failed.message);
     assert!(!p.ready_to_commit);
     match ws.journal.commit(p.tx, CommitOptions::default()) {
@@ -406,12 +440,18 @@ fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
     // The disk moves on; a rebase runs the check again on the merged candidate.
     ws.write("src/b.rs", b"// OLD\npub fn b() -> u32 {\n    2\n}\n");
-    let r = ws.journal.rebase_checked(p.tx, &check("grep -q OLD src/b.rs && grep -q NEW src/b.rs")).unwrap();
+    let r = ws
+        .journal
+        .rebase_checked(p.tx, &check("grep -q OLD src/b.rs && grep -q NEW src/b.rs"))
+        .unwrap();
     let codes: Vec<&str> = r.validation.iter().map(|i| i.code.as_str()).collect();
     assert_eq!(codes, ["check_passed"]);
     assert!(r.ready_to_commit);
     committed(&ws, p.tx);
-    assert_eq!(ws.read("src/b.rs"), b"// OLD\npub fn b() -> u32 {\n    NEW\n}\n");
+    assert_eq!(
+        ws.read("src/b.rs"),
+        b"// OLD\npub fn b() -> u32 {\n    NEW\n}\n"
+    );
 }
 
 #[test]
@@ -435,10 +475,15 @@ fn a_committed_run_rolls_back_to_exact_bytes_and_modes_and_the_rollback_rolls_ba
     let after = ws.tree();
     assert_eq!(ws.mode("run.sh"), 0o600);
     assert_eq!(ws.read("crlf.txt"), b"one\r\ntwo\r\nthree\r\nx\r\n");
-    let undo = ws.journal.rollback(p.tx, RollbackOptions::default()).unwrap();
+    let undo = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
     assert_eq!(ws.tree(), before);
     assert_eq!(ws.mode("src/b.rs"), 0o600);
-    ws.journal.rollback(undo.tx, RollbackOptions::default()).unwrap();
+    ws.journal
+        .rollback(undo.tx, RollbackOptions::default())
+        .unwrap();
     assert_eq!(ws.tree(), after);
 }
 
@@ -448,7 +493,11 @@ fn cli_run_prints_the_receipt_and_show_log_and_dump_name_the_command() {
     if !available(&ws) {
         return;
     }
-    let out = cli(ws.root(), &["run", "--", "sh", "-c", "echo it > it.txt"], None);
+    let out = cli(
+        ws.root(),
+        &["run", "--", "sh", "-c", "echo it > it.txt"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.starts_with("committed tx 1 revision 0"), "{stdout}");
@@ -460,13 +509,27 @@ fn cli_run_prints_the_receipt_and_show_log_and_dump_name_the_command() {
     let log = cli(ws.root(), &["log"], None);
     assert!(String::from_utf8_lossy(&log.stdout).contains("$ sh -c 'echo it > it.txt'"));
     let dump = cli(ws.root(), &["journal", "dump", "--tx", "1"], None);
-    assert!(String::from_utf8_lossy(&dump.stdout).contains("echo it > it.txt"), "{}", text(&dump));
+    assert!(
+        String::from_utf8_lossy(&dump.stdout).contains("echo it > it.txt"),
+        "{}",
+        text(&dump)
+    );
     // A failing command: exit 8, kind command_failed, nothing recorded.
-    let out = cli(ws.root(), &["--json", "preview", "--run", "echo no; exit 2"], None);
+    let out = cli(
+        ws.root(),
+        &["--json", "preview", "--run", "echo no; exit 2"],
+        None,
+    );
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     let v = json_of(&out);
     assert_eq!(v["error"]["kind"], "command_failed");
-    assert_eq!(json_of(&cli(ws.root(), &["--json", "log"], None))["txs"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        json_of(&cli(ws.root(), &["--json", "log"], None))["txs"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -476,30 +539,48 @@ fn sigkill_during_the_command_leaves_the_tree_and_the_next_command_removes_the_r
         return;
     }
     let before = ws.tree();
-    let mut child = ue_command(ws.root(), &["preview", "--run", "echo x > src/a.rs; rm run.sh; sleep 30"])
-        .current_dir(ws.root())
-        .spawn()
-        .unwrap();
+    let mut child = ue_command(
+        ws.root(),
+        &["preview", "--run", "echo x > src/a.rs; rm run.sh; sleep 30"],
+    )
+    .current_dir(ws.root())
+    .spawn()
+    .unwrap();
     let runs = ws.root().join(".ultra-edit/sandbox");
     let started = Instant::now();
     // The command has run its writes once the upper directory holds them.
     loop {
-        let written = std::fs::read_dir(&runs).ok().and_then(|mut d| d.next()).is_some_and(|e| {
-            e.map(|e| e.path().join("upper/run.sh").exists()).unwrap_or(false)
-        });
+        let written = std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .is_some_and(|e| {
+                e.map(|e| e.path().join("upper/run.sh").exists())
+                    .unwrap_or(false)
+            });
         if written {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "the command never wrote");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the command never wrote"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(ws.tree(), before);
-    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 1, "the residue is there");
+    assert_eq!(
+        std::fs::read_dir(&runs).unwrap().count(),
+        1,
+        "the residue is there"
+    );
     let out = cli(ws.root(), &["log"], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0, "removed by the next command");
+    assert_eq!(
+        std::fs::read_dir(&runs).unwrap().count(),
+        0,
+        "removed by the next command"
+    );
     assert_eq!(ws.tree(), before);
 }
 
@@ -520,10 +601,16 @@ mod mcp {
         assert_eq!(names, TOOL_NAMES);
         assert!(tool_definitions_for(false)
             .iter()
-            .all(|d| !d.input_schema["properties"].as_object().unwrap().contains_key("check")));
+            .all(|d| !d.input_schema["properties"]
+                .as_object()
+                .unwrap()
+                .contains_key("check")));
         let t = tools(&ws, false);
         let e = t
-            .call(EDIT_RUN, json!({"agent_id": "a", "command": "echo x > x.txt"}))
+            .call(
+                EDIT_RUN,
+                json!({"agent_id": "a", "command": "echo x > x.txt"}),
+            )
             .unwrap_err();
         assert_eq!(e.kind, "commands_not_allowed");
         assert!(e.message.contains("--allow-commands"), "{}", e.message);
@@ -557,13 +644,19 @@ mod mcp {
                 json!({"agent_id": "a", "command": "sed -i 's/hi/bye/' run.sh && echo ran"}),
             )
             .unwrap();
-        assert_eq!(out["command"]["command"], "sed -i 's/hi/bye/' run.sh && echo ran");
+        assert_eq!(
+            out["command"]["command"],
+            "sed -i 's/hi/bye/' run.sh && echo ran"
+        );
         assert_eq!(out["command"]["status"], 0);
         assert_eq!(out["command"]["output_tail"], "ran\n");
         let id = out["preview_id"].clone();
         assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho hi\n");
-        t.call("edit_commit", json!({"preview_id": id, "agent_id": "a", "confirm": true}))
-            .unwrap();
+        t.call(
+            "edit_commit",
+            json!({"preview_id": id, "agent_id": "a", "confirm": true}),
+        )
+        .unwrap();
         assert_eq!(ws.read("run.sh"), b"#!/bin/sh\necho bye\n");
         assert_eq!(ws.mode("run.sh"), 0o755);
         // A failing check: check_failed, and edit_commit is refused.
@@ -574,15 +667,26 @@ mod mcp {
             )
             .unwrap();
         let issues: Vec<Value> = out["validation_issues"].as_array().unwrap().clone();
-        assert!(issues.iter().any(|i| i["code"] == "check_failed" && i["severity"] == "error"), "{issues:?}");
+        assert!(
+            issues
+                .iter()
+                .any(|i| i["code"] == "check_failed" && i["severity"] == "error"),
+            "{issues:?}"
+        );
         let e = t
-            .call("edit_commit", json!({"preview_id": out["preview_id"], "agent_id": "a", "confirm": true}))
+            .call(
+                "edit_commit",
+                json!({"preview_id": out["preview_id"], "agent_id": "a", "confirm": true}),
+            )
             .unwrap_err();
         assert_eq!(e.kind, "validation_failed", "{e:?}");
         assert!(!ws.path("n.txt").exists());
         // A failing command is typed, with its status and output tail.
         let e = t
-            .call(EDIT_RUN, json!({"agent_id": "a", "command": "echo nope; exit 5"}))
+            .call(
+                EDIT_RUN,
+                json!({"agent_id": "a", "command": "echo nope; exit 5"}),
+            )
             .unwrap_err();
         assert_eq!(e.kind, "command_failed");
     }
@@ -650,9 +754,45 @@ fn a_command_past_its_timeout_is_killed_and_records_nothing() {
         }
         other => panic!("{other:?}"),
     }
-    assert!(started.elapsed() < Duration::from_secs(15), "killed, not waited for");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "killed, not waited for"
+    );
     assert!(ws.journal.log(None).unwrap().is_empty());
     assert!(!ws.path("a.txt").exists());
     let runs = ws.root().join(".ultra-edit/sandbox");
     assert_eq!(std::fs::read_dir(&runs).unwrap().count(), 0);
+}
+
+#[test]
+fn a_directory_removed_and_made_again_deletes_what_it_held() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    // The new src/ is an opaque directory in the upper layer: the lower's files under
+    // it are gone even though no whiteout names them.
+    let p = ws
+        .journal
+        .preview_run(&RunOptions {
+            cwd: Some(ws.root().to_path_buf()),
+            ..RunOptions::new("rm -r src && mkdir src && printf 'pub fn n() {}\\n' > src/lib.rs")
+        })
+        .unwrap();
+    let got: Vec<(&str, bool)> = p
+        .files
+        .iter()
+        .map(|f| (f.path.as_str(), f.candidate.exists()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("src/a.rs", false),
+            ("src/b.rs", false),
+            ("src/lib.rs", true)
+        ]
+    );
+    committed(&ws, p.tx);
+    assert_eq!(ws.read("src/lib.rs"), b"pub fn n() {}\n");
+    assert!(!ws.path("src/a.rs").exists() && !ws.path("src/b.rs").exists());
 }

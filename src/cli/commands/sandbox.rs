@@ -33,7 +33,13 @@ fn check_of(out: &Out, a: &CommandArgs) -> Option<CheckOptions> {
     })
 }
 
-fn run_options(out: &Out, j: &Journal, command: String, a: &CommandArgs, allow: &[String]) -> RunOptions {
+fn run_options(
+    out: &Out,
+    j: &Journal,
+    command: String,
+    a: &CommandArgs,
+    allow: &[String],
+) -> RunOptions {
     RunOptions {
         command,
         timeout: timeout(a),
