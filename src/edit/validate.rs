@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::lines::lines;
 
-/// How serious an [`Issue`] is: errors block a commit, warnings do not.
+/// How serious an [`Issue`] is: errors block a commit, warnings and notes do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -13,6 +13,9 @@ pub enum Severity {
     Warning,
     /// Blocks a commit.
     Error,
+    /// An outcome recorded for the reader (a check command that passed,
+    /// `check_passed`); blocks nothing.
+    Note,
 }
 
 /// One validation finding.

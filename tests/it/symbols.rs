@@ -226,7 +226,7 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
             "kind": "usage",
             "exit_code": 2,
             "message": "invalid value 'no_changes' for '--allow <CODE>': not a \
-                validation error --allow can allow; the only one is syntax_error (a merge \
+                validation error --allow can allow; those are syntax_error and check_failed (a merge \
                 conflict must be resolved; conflict markers and an empty revision must be \
                 fixed, or allowed by a policy: the plan's own \"policy\" field, see \
                 `ultra-edit help plan`, or the journal's)",
