@@ -13,6 +13,12 @@
 //! (`\r\n` when the definition's last line, or else the file's first line, ends so).
 //! At the end of a file without a final newline that stays so: the terminator goes
 //! before the inserted text instead. Nothing outside the range changes.
+//!
+//! Before that the text is written in the file's line endings when it has one
+//! convention, and moved to the definition's depth ([`reindent`]); after it, the result
+//! of the one splice is checked (`SymbolEdit::checked`): Python blocks left empty and
+//! definitions moved to another scope (docs/symbols.md, "Indentation" and "What a
+//! symbol op may not change").
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
