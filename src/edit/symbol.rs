@@ -212,6 +212,8 @@ impl SymbolEdit<'_> {
         };
         let mut text = text;
         let mut after = candidate(&text);
+        // Parsed incrementally from the base's tree; the checks below reuse the tree.
+        let _ = syntax::parse_errors_since(self.path, &after, Some(self.base));
         if self.is_python() {
             let before = syntax::empty_blocks(self.path, self.base);
             let mut now = syntax::empty_blocks(self.path, &after);
@@ -256,7 +258,8 @@ impl SymbolEdit<'_> {
         text: &[u8],
         after: &[u8],
     ) -> Result<(), EditError> {
-        if syntax::parse_errors(self.path, after).is_none_or(|r| r.errors > 0) {
+        let report = syntax::parse_errors_since(self.path, after, Some(self.base));
+        if report.is_none_or(|r| r.errors > 0) {
             return Ok(());
         }
         let Ok(new_defs) = syntax::outline(self.path, after) else {
