@@ -138,6 +138,8 @@ pub(crate) fn build(
     let mut touched = BTreeMap::new();
     // Every missing or ambiguous target of the plan, reported together.
     let mut unresolved = Vec::new();
+    // Every whole-file write whose `expected_base` the base does not hold.
+    let mut base_changed: Vec<(String, String)> = Vec::new();
     for (rel, mut w) in prior {
         if groups.contains_key(&rel) {
             touched.insert(rel, w);
@@ -163,6 +165,11 @@ pub(crate) fn build(
             Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
             None => (snapshot, snapshot_bytes.as_deref()),
         };
+        for (_, e) in &edits {
+            if let Some(found) = base_mismatch(e, &base_state) {
+                base_changed.push((rel.to_string(), format!("{rel}: {found}")));
+            }
+        }
         let base = FileBase {
             bytes: base_bytes,
             mode: base_state.mode(),
@@ -213,11 +220,37 @@ pub(crate) fn build(
             },
         );
     }
+    if !base_changed.is_empty() {
+        let (paths, found) = base_changed.into_iter().unzip();
+        return Err(Error::BaseChanged { paths, found });
+    }
     if let Some(e) = edit::EditError::combine(unresolved) {
         return Err(e.into());
     }
     file_under_file(&out)?;
     Ok(out)
+}
+
+/// What the base holds, when the whole-file write `e` names an `expected_base` it
+/// does not hold; `None` when it holds it or `e` names none.
+fn base_mismatch(e: &edit::Edit, base: &FileState) -> Option<String> {
+    // Checked by `Plan::checked_with`; an unreadable one expects what no file holds.
+    let expected = e.expected_base()?.expected().ok()?;
+    let found = match base.hash() {
+        Some(h) => format!("blake3 {} ({} bytes)", h.to_hex(), base.size()),
+        None => "no file".to_string(),
+    };
+    match (&expected, base.hash()) {
+        (None, None) => None,
+        (Some((hash, size)), Some(h))
+            if *hash == h.to_hex() && size.is_none_or(|n| n == base.size()) =>
+        {
+            None
+        }
+        (None, Some(_)) => Some(format!("expected no file, found {found}")),
+        (Some((hash, Some(n))), _) => Some(format!("expected blake3 {hash} ({n} bytes), found {found}")),
+        (Some((hash, None)), _) => Some(format!("expected blake3 {hash}, found {found}")),
+    }
 }
 
 /// Record `files` as the next revision of `txrec`, built on revision `base`. Fails

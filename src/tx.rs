@@ -73,6 +73,13 @@ pub struct Preview {
     /// lines from the journal's blobs (it reads each file's two images).
     #[serde(default)]
     pub summary: Vec<FileSummary>,
+    /// The files this call's plan wrote whole (`write_file`, `replace_file`) without
+    /// an `expected_base`, in plan order: those writes were not checked against the
+    /// content they were made from, so a change made on disk between the writer's
+    /// read and this preview is overwritten by the commit (issue 29, item 7). Set by
+    /// `preview` and `revise`; empty (and not serialized) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked_base: Vec<String>,
 }
 
 impl Preview {
@@ -100,7 +107,19 @@ impl Preview {
             conflicts: rev.conflicts,
             summary: Vec::new(),
             stale_paths: None,
+            unchecked_base: Vec::new(),
         }
+    }
+
+    /// With [`Preview::unchecked_base`] from `plan`.
+    pub(crate) fn with_unchecked_base(mut self, plan: &Plan) -> Self {
+        self.unchecked_base = plan
+            .edits
+            .iter()
+            .filter(|e| e.is_unchecked_write())
+            .map(|e| e.path().to_string())
+            .collect();
+        self
     }
 
     pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
@@ -248,7 +267,9 @@ impl Journal {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
-            Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
+            Ok(Preview::new(self.id(), &tx, rev)
+                .with_summary(summary)
+                .with_unchecked_base(plan))
         })
     }
 
@@ -349,7 +370,9 @@ impl Journal {
                 conflicts,
                 &policy,
             )?;
-            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
+            Ok(Preview::new(self.id(), &txrec, rev)
+                .with_summary(summary)
+                .with_unchecked_base(plan))
         })
     }
 
