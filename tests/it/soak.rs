@@ -3,8 +3,10 @@
 //!
 //! Seeded random steps against the `ultra-edit` binary (built with `failpoints`) on a
 //! workspace of six paths (two in nested directories, two absent at first): `preview`,
-//! `revise` (also `--base` older, with and without `--rebase`), `rebase`, `commit` (also
-//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `abort`,
+//! `revise` (also `--base` older, with and without `--rebase`; also one that changes a
+//! file back to its snapshot, which the commit gate still checks), `rebase`, `commit`
+//! (also `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), retried
+//! commits and rollbacks that landed already (answered `"already": true`), `abort`,
 //! `recover`, writes by someone else, 2–3 concurrent commits, crashes at every
 //! documented failpoint (also inside a revert and inside recovery), SIGKILLs after a
 //! random delay, injected I/O errors (`fs::*`) and journal write errors
@@ -116,6 +118,9 @@ impl Run {
 enum Predict {
     Land(Vec<BFile>),
     Fail(i32, &'static str),
+    /// It landed before (a retry): exit 0, `"already": true`, the receipt of tx `.0`
+    /// (the commit's own, or the rollback tx's), nothing written (issue 29, item 3).
+    Already(u64),
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -392,7 +397,9 @@ impl Soak {
 
     fn step(&mut self) -> R {
         match self.rng.below(100) {
-            0..=13 => self.preview(),
+            0..=10 => self.preview(),
+            11..=12 => self.retry(),
+            13 => self.revert_in_revise(),
             14..=22 => self.revise(),
             23..=26 => self.rebase(),
             27..=39 => {
