@@ -85,8 +85,9 @@ impl Journal {
     /// Errors (nothing on disk changed): [`Error::WrongState`], [`Error::UnknownRevision`],
     /// [`Error::ValidationFailed`], [`Error::LockTimeout`], [`Error::StaleSnapshot`]
     /// (run `rebase` or preview again), [`Error::Path`], [`Error::CommitFailed`] (an I/O
-    /// error inside the batch, reverted). [`Error::NeedsAttention`] when a revert met
-    /// foreign bytes.
+    /// error inside the batch, reverted), [`Error::AttentionOwnsFiles`] when a batch that
+    /// needs attention names a file the commit writes. [`Error::NeedsAttention`] when a
+    /// revert met foreign bytes.
     ///
     /// A commit that landed already is not an error: when the tx is committed with the
     /// revision asked for (`opts.revision`, else its latest), the answer is that
@@ -131,6 +132,8 @@ impl Journal {
                         post: f.candidate,
                     })
                     .collect();
+                // A batch that needs attention owns its files until it is settled.
+                gate::attention_owner(&locked, tx, Verb::Commit, files.iter().map(|f| &f.path))?;
                 // Every file the tx named, not only those this revision changes.
                 let gated = crate::revision::gated_files(&self.ws.store.read()?, &txrec, &rev)?;
                 let stale = gate::stale_paths(
@@ -410,6 +413,12 @@ impl Journal {
                     return Ok(done);
                 }
                 let (orig, batch) = self.rollbackable(tx)?;
+                gate::attention_owner(
+                    &locked,
+                    tx,
+                    Verb::RollBack,
+                    batch.files.iter().map(|f| &f.path),
+                )?;
                 let mut current = Vec::with_capacity(batch.files.len());
                 let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();

@@ -107,6 +107,9 @@ pub fn hint(e: &Error) -> Option<String> {
             _ => "`ultra-edit recover` settles it (so does the next command, once the batch's process is gone)".into(),
         },
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
+        NextStep::DecideByHand { tx, batch } => format!(
+            "this needs a person: decide what the file(s) should hold. To keep the later commit's content, copy the file(s) aside first; to give them batch {batch}'s content, move them aside (or put back the bytes the batch found, which `ultra-edit journal dump --tx {tx}` lists) and run `ultra-edit recover --overwrite`"
+        ),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
         NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
@@ -343,6 +346,7 @@ mod tests {
             ),
             (NextStep::Recover, Some("ultra-edit recover")),
             (NextStep::RecoverForeign, None),
+            (NextStep::DecideByHand { tx: 3, batch: 2 }, None),
             (NextStep::Retry, None),
             (NextStep::AllowOwnerChange { tx: 3 }, None),
             (NextStep::WaitForLock, None),

@@ -416,9 +416,16 @@ impl Out {
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
     /// "no transactions yet").
-    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
+    /// `attention`: the batches that need attention (`needs_attention` in `--json`,
+    /// always present; in text, each tx's line says `[batch needs_attention]`).
+    pub fn log(
+        &self,
+        entries: &[LogEntry],
+        attention: &[ultra_edit::AttentionEntry],
+        limit: Option<usize>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(&json!({ "txs": entries }));
+            emit_json(&json!({ "txs": entries, "needs_attention": attention }));
             return Ok(());
         }
         let mut s = String::new();
@@ -921,6 +928,32 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
         if let Error::NeedsAttention { attention, .. } = e {
             err["attention"] = json!(attention);
             err["outcome"] = json!(attention.outcome());
+        }
+        // The batch that needs attention, as data: which one, its files, what blocks it.
+        match e {
+            Error::AttentionOwnsFiles {
+                batch,
+                batch_tx,
+                paths,
+                files,
+                foreign,
+                ..
+            } => {
+                err["owner"] = json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+                err["paths"] = json!(paths);
+            }
+            Error::OverwriteUndoesCommit {
+                batch,
+                paths,
+                later,
+                ..
+            } => {
+                err["batch"] = json!(batch);
+                err["paths"] = json!(paths);
+                err["later"] = json!(later);
+                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+            }
+            _ => {}
         }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {

@@ -230,6 +230,16 @@ pub enum Error {
         /// The root it was opened for.
         root: PathBuf,
     },
+    /// The journal file is half-made: an `init` was cut (a power cut, a crash) before
+    /// redb wrote its magic number, the last step of creating it, so it holds no
+    /// history. Nothing was changed; `init` moves it aside (to
+    /// `journal.redb.half-made`) and makes a new journal (docs/commit-protocol.md,
+    /// "init and power cuts").
+    #[error("the journal {} is half-made: the init that created it was cut before it finished (its first bytes are zero, so it holds no history); nothing was changed, and init moves it aside and makes a new one", path.display())]
+    HalfMadeJournal {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A state directory that cannot hold a journal; nothing was changed.
     #[error("state directory {} cannot be used: {reason}", state_dir.display())]
     InvalidStateDir {
@@ -460,6 +470,49 @@ pub enum Error {
         /// Temps out of reach, as in [`Error::CommitFailed`].
         temps_left: Vec<String>,
     },
+    /// A commit, rollback or revert would write files that belong to a batch that needs
+    /// attention: a batch past its commit point that recovery could not finish because
+    /// someone wrote one of its files. Until that batch is settled (`recover`, once the
+    /// foreign bytes are gone or overwritten) it owns its files, because settling it
+    /// writes them: a change landed there meanwhile would be overwritten by it, while
+    /// the journal still showed the change committed. Nothing was changed; a preview of
+    /// the files may still be made. The check is `batch::gate::attention_owner`
+    /// (docs/design.md, "Recovery").
+    #[error("tx {tx} cannot {verb}: {} {} to batch {batch} of tx {batch_tx}, which needs attention and writes {} when it is settled; nothing was changed. Settle batch {batch} first (its files: {})", and_list(paths), if paths.len() == 1 { "belongs" } else { "belong" }, if paths.len() == 1 { "it" } else { "them" }, and_list(files))]
+    AttentionOwnsFiles {
+        /// The transaction refused (for a rollback, the tx being rolled back).
+        tx: u64,
+        /// The verb refused.
+        verb: Verb,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its transaction.
+        batch_tx: u64,
+        /// The files both would write, root-relative, sorted.
+        paths: Vec<String>,
+        /// Every file of the batch that needs attention, root-relative, sorted.
+        files: Vec<String>,
+        /// The batch's files that hold foreign bytes (what keeps it from settling),
+        /// sorted; empty when recovery alone settles it.
+        foreign: Vec<String>,
+    },
+    /// `recover --overwrite` found, in files of a batch that needs attention, the new
+    /// content of a later committed transaction (one that landed on the batch's files
+    /// while it needed attention, as versions before [`Error::AttentionOwnsFiles`]
+    /// allowed): overwriting them would undo that commit while the journal still shows
+    /// it committed. Nothing was changed; this needs a person to decide what the files
+    /// should hold.
+    #[error("batch {batch} of tx {tx} needs a person: {} {} the new content of later committed {} {}, and overwriting {} would undo that commit while the journal still shows it committed; nothing was changed", and_list(paths), if paths.len() == 1 { "holds" } else { "hold" }, if later.len() == 1 { "tx" } else { "txs" }, and_list(&later.iter().map(u64::to_string).collect::<Vec<_>>()), if paths.len() == 1 { "it" } else { "them" })]
+    OverwriteUndoesCommit {
+        /// The transaction of the batch that needs attention.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its files that hold a later commit's new content, root-relative, sorted.
+        paths: Vec<String>,
+        /// The later committed transactions whose new content they hold, ascending.
+        later: Vec<u64>,
+    },
     /// A batch could neither finish nor revert by itself; the journal keeps everything
     /// needed. [`Attention::outcome`] says whether it may still land.
     #[error("batch {batch} of tx {tx} needs attention: {attention}")]
@@ -491,7 +544,9 @@ impl Error {
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
-            Error::NeedsAttention { .. } => 7,
+            Error::NeedsAttention { .. }
+            | Error::AttentionOwnsFiles { .. }
+            | Error::OverwriteUndoesCommit { .. } => 7,
             // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
             Error::Interrupted { .. } => 130,
             _ => 1,
@@ -515,6 +570,8 @@ impl Error {
             | Error::RecoveryNeedsOwner { tx, .. }
             | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
+            | Error::AttentionOwnsFiles { tx, .. }
+            | Error::OverwriteUndoesCommit { tx, .. }
             | Error::PreviewExpired { tx, .. }
             | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
             Error::Resolve(
@@ -537,6 +594,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::HalfMadeJournal { .. } => "half_made_journal",
             Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
@@ -568,6 +626,8 @@ impl Error {
             Error::RecoveryNeedsOwner { .. } => "recovery_needs_owner",
             Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
+            Error::AttentionOwnsFiles { .. } => "attention_owns_files",
+            Error::OverwriteUndoesCommit { .. } => "overwrite_undoes_commit",
         }
     }
 }
@@ -603,7 +663,7 @@ impl Error {
     /// The step that gets past this error, if there is one to name.
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
-            Error::NotInitialized { .. } => NextStep::Init,
+            Error::NotInitialized { .. } | Error::HalfMadeJournal { .. } => NextStep::Init,
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
@@ -645,6 +705,12 @@ impl Error {
                 uid: files.first().map(|f| f.uid).unwrap_or(0),
             },
             Error::AclNotKept { .. } => NextStep::MountWithAcls,
+            Error::AttentionOwnsFiles { foreign, .. } if foreign.is_empty() => NextStep::Recover,
+            Error::AttentionOwnsFiles { .. } => NextStep::RecoverForeign,
+            Error::OverwriteUndoesCommit { tx, batch, .. } => NextStep::DecideByHand {
+                tx: *tx,
+                batch: *batch,
+            },
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
@@ -707,6 +773,8 @@ impl Error {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
             | Error::AclNotKept { paths, .. }
+            | Error::AttentionOwnsFiles { paths, .. }
+            | Error::OverwriteUndoesCommit { paths, .. }
             | Error::UnresolvedConflicts { paths, .. }
             | Error::BaseChanged { paths, .. }
             | Error::NothingToChange { paths } => paths.clone(),

@@ -412,6 +412,17 @@ pub enum NextStep {
     /// Put the files back and recover, or recover overwriting them (`recover
     /// --overwrite`; their bytes are kept in the journal).
     RecoverForeign,
+    /// A person decides what the files of batch `batch` (of tx `tx`) should hold: they
+    /// hold a later commit's content, which `recover --overwrite` will not undo. To give
+    /// them the batch's content, move them aside (or put back the bytes the batch found,
+    /// which `journal dump --tx` lists) and recover with `--overwrite`
+    /// ([`super::Error::OverwriteUndoesCommit`]).
+    DecideByHand {
+        /// The transaction of the batch.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+    },
     /// Run the same command again.
     Retry,
     /// Accept that the files get this process's owner (`--allow-owner-change`), or run

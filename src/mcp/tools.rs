@@ -355,7 +355,9 @@ impl EditTools {
             .filter(|e| agent.is_none() || e.agent == agent)
             .take(limit)
             .collect();
-        Ok(json!({"count": picked.len(), "entries": picked}))
+        // Batches that need attention are data, not an error (docs/design.md).
+        let attention = self.engine(self.journal.needs_attention(), "")?;
+        Ok(json!({"count": picked.len(), "entries": picked, "needs_attention": attention}))
     }
 
     fn journal_dump(&self, a: &Args) -> Outcome {

@@ -98,8 +98,11 @@ pub(super) fn rollback(
     out.receipt(&report).map(|()| 0)
 }
 
+/// `log`: exit 0 whenever the history was listed; batches that need attention are
+/// data (`needs_attention` in `--json`, `[batch needs_attention]` on the tx's line),
+/// not an exit code (docs/design.md, "CLI contract").
 pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
-    out.log(&j.log(limit)?, limit).map(|()| 0)
+    out.log(&j.log(limit)?, &j.needs_attention()?, limit).map(|()| 0)
 }
 
 /// Print a new revision. It is recorded either way, but one whose validation has
