@@ -131,6 +131,7 @@ fn write_file(path: &Path, content: &str) -> Plan {
             content: Some(content.into()),
             content_base64: None,
             mode: None,
+            expected_base: None,
         }],
         policy: None,
     }

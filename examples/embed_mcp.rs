@@ -65,13 +65,14 @@ fn tools_cycle(
         vec![vec!["src/new.py".to_string()]]
     );
 
-    let again = tools
-        .call(
-            "edit_commit",
-            json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true}),
-        )
-        .unwrap_err();
-    assert_eq!(again.kind, "preview_consumed");
+    // A retried commit (a lost answer) returns the same receipt, already: true, and
+    // writes nothing.
+    let again = tools.call(
+        "edit_commit",
+        json!({"preview_id": id, "agent_id": "m1nd-agent", "confirm": true}),
+    )?;
+    assert_eq!(again["already"], true);
+    assert_eq!(again["receipt"], done["receipt"]);
 
     tools.call("edit_rollback", json!({"tx": id, "agent_id": "m1nd-agent"}))?;
     assert!(!root.join("src/new.py").exists());

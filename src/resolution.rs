@@ -215,6 +215,7 @@ fn keep_file(path: &str, bytes: &[u8]) -> Edit {
         content,
         content_base64,
         mode: None,
+        expected_base: None,
     }
 }
 
@@ -226,6 +227,7 @@ fn replace_file(path: &str, bytes: &[u8]) -> Edit {
         content,
         content_base64,
         mode: None,
+        expected_base: None,
     }
 }
 

@@ -82,6 +82,13 @@ pub struct Preview {
     /// rebase.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandOrigin>,
+    /// The files this call's plan wrote whole (`write_file`, `replace_file`) without
+    /// an `expected_base`, in plan order: those writes were not checked against the
+    /// content they were made from, so a change made on disk between the writer's
+    /// read and this preview is overwritten by the commit (issue 29, item 7). Set by
+    /// `preview` and `revise`; empty (and not serialized) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchecked_base: Vec<String>,
 }
 
 impl Preview {
@@ -110,11 +117,23 @@ impl Preview {
             summary: Vec::new(),
             stale_paths: None,
             command: RevisionOrigin::command_of(&rev.plan),
+            unchecked_base: Vec::new(),
         }
     }
 
     pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
         self.summary = summary;
+        self
+    }
+
+    /// With [`Preview::unchecked_base`] from `plan`.
+    pub(crate) fn with_unchecked_base(mut self, plan: &crate::edit::Plan) -> Self {
+        self.unchecked_base = plan
+            .edits
+            .iter()
+            .filter(|e| e.is_unchecked_write())
+            .map(|e| e.path().to_string())
+            .collect();
         self
     }
 }
@@ -280,6 +299,8 @@ pub(crate) fn build(
     let mut touched = BTreeMap::new();
     // Every missing or ambiguous target of the plan, reported together.
     let mut unresolved = Vec::new();
+    // Every whole-file write whose `expected_base` the base does not hold.
+    let mut base_changed: Vec<(String, String)> = Vec::new();
     for (rel, mut w) in prior {
         if groups.contains_key(&rel) {
             touched.insert(rel, w);
@@ -305,6 +326,11 @@ pub(crate) fn build(
             Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
             None => (snapshot, snapshot_bytes.as_deref()),
         };
+        for (_, e) in &edits {
+            if let Some(found) = base_mismatch(e, &base_state) {
+                base_changed.push((rel.to_string(), format!("{rel}: {found}")));
+            }
+        }
         let base = FileBase {
             bytes: base_bytes,
             mode: base_state.mode(),
@@ -355,6 +381,10 @@ pub(crate) fn build(
             },
         );
     }
+    if !base_changed.is_empty() {
+        let (paths, found) = base_changed.into_iter().unzip();
+        return Err(Error::BaseChanged { paths, found });
+    }
     if let Some(e) = edit::EditError::combine(unresolved) {
         return Err(e.into());
     }
@@ -366,6 +396,27 @@ pub(crate) fn build(
 /// (a check command's `check_passed` / `check_failed`, src/sandbox/check.rs).
 pub(crate) type Extra<'a> =
     Option<&'a dyn Fn(&BTreeMap<RelPath, Working>) -> Result<Vec<edit::Issue>>>;
+/// What the base holds, when the whole-file write `e` names an `expected_base` it
+/// does not hold; `None` when it holds it or `e` names none.
+fn base_mismatch(e: &edit::Edit, base: &FileState) -> Option<String> {
+    // Checked by `Plan::checked_with`; an unreadable one expects what no file holds.
+    let expected = e.expected_base()?.expected().ok()?;
+    let found = match base.hash() {
+        Some(h) => format!("blake3 {} ({} bytes)", h.to_hex(), base.size()),
+        None => "no file".to_string(),
+    };
+    match (&expected, base.hash()) {
+        (None, None) => None,
+        (Some((hash, size)), Some(h))
+            if *hash == h.to_hex() && size.is_none_or(|n| n == base.size()) =>
+        {
+            None
+        }
+        (None, Some(_)) => Some(format!("expected no file, found {found}")),
+        (Some((hash, Some(n))), _) => Some(format!("expected blake3 {hash} ({n} bytes), found {found}")),
+        (Some((hash, None)), _) => Some(format!("expected blake3 {hash}, found {found}")),
+    }
+}
 
 /// Record `files` as the next revision of `txrec`, built on revision `base`. Fails
 /// with [`Error::WrongState`] if the tx changed since `txrec` was read.

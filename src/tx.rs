@@ -134,7 +134,9 @@ impl Journal {
                 let tx = w.create_tx(plan.agent.clone(), plan.description.clone(), None)?;
                 revision::record_revision(w, tx.tx, 0, None, plan_json, content)
             })?;
-            Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
+            Ok(Preview::new(self.id(), &tx, rev)
+                .with_summary(summary)
+                .with_unchecked_base(plan))
         })
     }
 
@@ -254,7 +256,9 @@ impl Journal {
                 &policy,
                 issues,
             )?;
-            Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
+            Ok(Preview::new(self.id(), &txrec, rev)
+                .with_summary(summary)
+                .with_unchecked_base(plan))
         })
     }
 

@@ -127,6 +127,56 @@ pub struct Plan {
 ///
 /// Text ops match `old` / `anchor` against the file's bytes; `occurrence` is
 /// 1-based. Lines are 1-based and inclusive.
+/// The content a whole-file write was made from (`expected_base` of `write_file` and
+/// `replace_file`; docs/plan.md): the blake3 of the bytes the writer read, as 64 hex
+/// digits, or the shape `edit_preview` reports for a file (`{"content_hash": HEX,
+/// "bytes": N}`, other fields ignored; `hash` and `size` are accepted as their names
+/// too). `{"file_exists": false}` (as `edit_preview` reports a missing file) expects
+/// no file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(untagged)]
+pub enum ExpectedBase {
+    /// The blake3 of the content, 64 hex digits.
+    Hash(String),
+    /// `edit_preview`'s snapshot shape.
+    Shape {
+        /// The blake3 of the content, 64 hex digits (ignored when `file_exists` is
+        /// `false`).
+        #[serde(default, alias = "hash")]
+        content_hash: String,
+        /// Its size in bytes, if given.
+        #[serde(default, alias = "size", skip_serializing_if = "Option::is_none")]
+        bytes: Option<u64>,
+        /// `false`: the writer found no file.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        file_exists: Option<bool>,
+    },
+}
+
+impl ExpectedBase {
+    /// The expected content: `None` for no file, else its blake3 (lowercase hex) and
+    /// size if given. Errors: a hash that is not 64 hex digits.
+    pub fn expected(&self) -> Result<Option<(String, Option<u64>)>, String> {
+        let (hash, bytes, exists) = match self {
+            ExpectedBase::Hash(h) => (h.as_str(), None, None),
+            ExpectedBase::Shape {
+                content_hash,
+                bytes,
+                file_exists,
+            } => (content_hash.as_str(), *bytes, *file_exists),
+        };
+        if exists == Some(false) {
+            return Ok(None);
+        }
+        if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!(
+                "\"expected_base\" must be the blake3 of the content as 64 hex digits (or {{\"content_hash\": …, \"bytes\": …}} as edit_preview reports it), not {hash:?}"
+            ));
+        }
+        Ok(Some((hash.to_ascii_lowercase(), bytes)))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Edit {
@@ -214,6 +264,14 @@ pub enum Edit {
             deserialize_with = "de_mode"
         )]
         mode: Option<u32>,
+        /// The base the content was made from (issue 29, item 7): when given, the
+        /// file the edit applies to (the disk for a preview, the latest candidate for
+        /// a revise) must hold exactly that content, or the plan is refused
+        /// ([`crate::Error::BaseChanged`]) and nothing is recorded. Without it the
+        /// write is not checked against a base (as m1nd's `new_content`), and the
+        /// preview lists the path in `unchecked_base`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_base: Option<ExpectedBase>,
     },
     /// Create a file that must not exist yet. Exactly one of `content` /
     /// `content_base64`; `""` creates an empty file.
@@ -260,6 +318,14 @@ pub enum Edit {
             deserialize_with = "de_mode"
         )]
         mode: Option<u32>,
+        /// The base the content was made from (issue 29, item 7): when given, the
+        /// file the edit applies to (the disk for a preview, the latest candidate for
+        /// a revise) must hold exactly that content, or the plan is refused
+        /// ([`crate::Error::BaseChanged`]) and nothing is recorded. Without it the
+        /// write is not checked against a base (as m1nd's `new_content`), and the
+        /// preview lists the path in `unchecked_base`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_base: Option<ExpectedBase>,
     },
     /// Delete an existing file.
     DeleteFile {
@@ -451,6 +517,9 @@ impl Edit {
             } => self.check_needle("anchor", anchor, *occurrence),
             Edit::ReplaceFile { .. } | Edit::CreateFile { .. } | Edit::WriteFile { .. } => {
                 self.check_mode()?;
+                if let Some(base) = self.expected_base() {
+                    base.expected().map_err(|m| self.invalid(&m))?;
+                }
                 self.content_bytes().map(|_| ())
             }
             Edit::ReplaceSymbol {
@@ -506,6 +575,23 @@ impl Edit {
             ));
         }
         Ok(())
+    }
+
+    /// The `expected_base` of a `write_file` or `replace_file`, if given.
+    pub fn expected_base(&self) -> Option<&ExpectedBase> {
+        match self {
+            Edit::ReplaceFile { expected_base, .. } | Edit::WriteFile { expected_base, .. } => {
+                expected_base.as_ref()
+            }
+            _ => None,
+        }
+    }
+
+    /// Whether it is a `write_file` or `replace_file` without `expected_base`: a
+    /// whole-file write not checked against the content it was made from.
+    pub fn is_unchecked_write(&self) -> bool {
+        matches!(self, Edit::ReplaceFile { .. } | Edit::WriteFile { .. })
+            && self.expected_base().is_none()
     }
 
     /// The new bytes of a whole-file op (`content`, or `content_base64` decoded);
@@ -1156,6 +1242,7 @@ mod tests {
             content: None,
             content_base64: None,
             mode: None,
+            expected_base: None,
         };
         match edit.check() {
             Err(EditError::InvalidPlan { message }) => {

@@ -724,6 +724,7 @@ mod tests {
                 content,
                 content_base64,
                 mode,
+                expected_base: None,
             },
             _ => Edit::DeleteFile { path },
         }
@@ -1265,6 +1266,7 @@ mod tests {
             content: None,
             content_base64: Some("AP8=".into()),
             mode: None,
+            expected_base: None,
         };
         assert_eq!(bytes(b"x", &[edit]), [0x00, 0xFF]);
     }

@@ -414,6 +414,18 @@ pub enum Error {
         /// The files the plan names, root-relative, sorted.
         paths: Vec<String>,
     },
+    /// A whole-file write named the base it was made from (`expected_base`), and the
+    /// file it applies to (the disk for a preview, the latest candidate for a revise)
+    /// holds other content: someone changed it since the writer read it. Nothing was
+    /// recorded or written (issue 29, item 7).
+    #[error("{} changed since the content written over {} was made from {}: {}; nothing was recorded", and_list(paths), if paths.len() == 1 { "it" } else { "them" }, if paths.len() == 1 { "it" } else { "them" }, found.join("; "))]
+    BaseChanged {
+        /// The files, root-relative, in plan order.
+        paths: Vec<String>,
+        /// Per file, what the writer expected and what it holds
+        /// (`"a.txt: expected blake3 …, found blake3 … (12 bytes)"`).
+        found: Vec<String>,
+    },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
     #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; {}", rebase_verdict(*revision, blocked))]
@@ -623,7 +635,8 @@ impl Error {
         match self {
             Error::StaleSnapshot { .. }
             | Error::StaleRollback { .. }
-            | Error::StaleRevision { .. } => 3,
+            | Error::StaleRevision { .. }
+            | Error::BaseChanged { .. } => 3,
             Error::ValidationFailed { .. }
             | Error::UnresolvedConflicts { .. }
             | Error::NothingToChange { .. } => 4,
@@ -702,6 +715,7 @@ impl Error {
             Error::NothingToRebase { .. } => "nothing_to_rebase",
             Error::NothingToRevert { .. } => "nothing_to_revert",
             Error::NothingToChange { .. } => "nothing_to_change",
+            Error::BaseChanged { .. } => "base_changed",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
             Error::Resolve(ResolveError::NotInRevision { .. }) => "not_in_revision",
@@ -759,6 +773,8 @@ impl Error {
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
+            // Read the file again and write the content over what it holds now.
+            Error::BaseChanged { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },
@@ -865,6 +881,7 @@ impl Error {
             | Error::AttentionOwnsFiles { paths, .. }
             | Error::OverwriteUndoesCommit { paths, .. }
             | Error::UnresolvedConflicts { paths, .. }
+            | Error::BaseChanged { paths, .. }
             | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
             Error::Edit(e) => {

@@ -151,6 +151,18 @@ impl ToolError {
                 "call edit_rebase with this preview_id to merge the change on disk into the candidate (then edit_commit again), or call edit_preview again with content based on the file as it is now",
             )
             .with_example(json!({"tool": "edit_rebase", "preview_id": id, "agent_id": agent})),
+            // The same refusal as a stale preview's: the file moved on since the
+            // content was made (here: since the writer read it), nothing was written.
+            Error::BaseChanged { paths, found } => ToolError::new(
+                "source_modified",
+                format!(
+                    "{} changed on disk since the content you sent was made from it ({}); nothing was written",
+                    crate::error::and_list(paths),
+                    found.join("; ")
+                ),
+                "read the file again (edit_preview reports its content_hash and bytes) and send content based on it as it is now, with that hash as expected_base; or call edit_rebase on a preview to merge the change on disk",
+            )
+            .with_example(json!({"tool": "edit_preview", "file_path": paths.first().cloned().unwrap_or_default(), "agent_id": agent, "new_content": "…", "expected_base": {"content_hash": "…", "bytes": 0}})),
             Error::StaleRollback {
                 tx,
                 paths,

@@ -79,6 +79,13 @@ fn reingest() -> Value {
 }
 
 /// The schema of one element of `edits`: an Ultra Edit op, or m1nd's whole-file item.
+/// `expected_base` of a whole-file write (issue 29, item 7; docs/plan.md).
+fn expected_base() -> Value {
+    json!({"type": ["string", "object"],
+           "description": "The base the content was made from: the blake3 hex of the file's content as you read it, or the snapshot object edit_preview reported for it ({\"content_hash\", \"bytes\"}; {\"file_exists\": false} for a file that did not exist). When given and the file now holds anything else (another agent or a person wrote it since you read it), the write is refused with source_modified and nothing is written: read the file again and send content based on it. Without it the write is not checked against a base (m1nd's behaviour) and the result says so (base_checked: false, unchecked_base).",
+           "properties": {"content_hash": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}, "file_exists": {"type": "boolean"}}})
+}
+
 fn edit_item() -> Value {
     let path = json!({"type": "string", "description": "File path, relative to the workspace root (or absolute inside it)."});
     let occurrence = json!({"type": "integer", "minimum": 1, "description": "1-based match to use when the text occurs more than once."});
@@ -107,13 +114,13 @@ fn edit_item() -> Value {
              "properties": {"op": {"const": "append"}, "path": path, "text": {"type": "string"}},
              "required": ["op", "path", "text"]},
             {"type": "object", "description": "Replace the whole content of an existing file (content, or content_base64 for binary or UTF-16/UTF-32 files, which text edits refuse).",
-             "properties": {"op": {"const": "replace_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
+             "properties": {"op": {"const": "replace_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode, "expected_base": expected_base()},
              "required": ["op", "path"]},
             {"type": "object", "description": "Create a file that must not exist yet (parent directories are created).",
              "properties": {"op": {"const": "create_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
              "required": ["op", "path"]},
             {"type": "object", "description": "Write the whole content of a file whether or not it exists (replaced if it does, created if not); the commit is refused if the file appeared, disappeared or changed since the preview.",
-             "properties": {"op": {"const": "write_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode},
+             "properties": {"op": {"const": "write_file"}, "path": path, "content": {"type": "string"}, "content_base64": {"type": "string"}, "mode": mode, "expected_base": expected_base()},
              "required": ["op", "path"]},
             {"type": "object", "description": "Delete an existing file.",
              "properties": {"op": {"const": "delete_file"}, "path": path},
@@ -131,7 +138,7 @@ fn edit_item() -> Value {
              "properties": {"op": {"const": "delete_symbol"}, "path": path, "symbol": symbol, "occurrence": symbol_occurrence},
              "required": ["op", "path", "symbol"]},
             {"type": "object", "description": "m1nd's whole-file item: replace the file with new_content, or create it if it does not exist.",
-             "properties": {"file_path": path, "new_content": {"type": "string"}, "description": {"type": "string"}},
+             "properties": {"file_path": path, "new_content": {"type": "string"}, "description": {"type": "string"}, "expected_base": expected_base()},
              "required": ["file_path", "new_content"]}
         ]
     })
@@ -181,6 +188,7 @@ fn base_definitions() -> Vec<ToolDef> {
             description: EDIT_PREVIEW,
             input_schema: schema(
                 json!({"agent_id": agent_id(), "file_path": file_path, "new_content": new_content,
+                       "expected_base": expected_base(),
                        "description": description, "edits": edits, "allow": allow}),
                 &["agent_id"],
             ),
@@ -192,7 +200,7 @@ fn base_definitions() -> Vec<ToolDef> {
             description: EDIT_REVISE,
             input_schema: schema(
                 json!({"preview_id": preview_id(), "agent_id": agent_id(), "edits": edits,
-                       "file_path": file_path, "new_content": new_content, "allow": allow,
+                       "file_path": file_path, "new_content": new_content, "expected_base": expected_base(), "allow": allow,
                        "base_revision": {"type": "integer", "minimum": 0, "description": "The revision the edits were written against (default: the latest)."},
                        "rebase": {"type": "boolean", "default": false, "description": "Merge edits written against an older base_revision onto the latest."}}),
                 &["preview_id", "agent_id"],
@@ -278,7 +286,8 @@ fn base_definitions() -> Vec<ToolDef> {
                                  "items": {"type": "object",
                                            "properties": {"file_path": {"type": "string", "description": "Relative to the workspace root, or absolute inside it."},
                                                           "new_content": {"type": "string", "description": "The file's complete new content."},
-                                                          "description": {"type": "string"}},
+                                                          "description": {"type": "string"},
+                                                          "expected_base": expected_base()},
                                            "required": ["file_path", "new_content"]}},
                        "atomic": {"type": "boolean", "default": true, "description": "true: all files or none, one transaction. false: one transaction per file."},
                        "description": description,

@@ -13,7 +13,7 @@ use super::errors::{self, ToolError};
 use super::shapes::{self, rel_of};
 use crate::commit::{CommitOptions, RollbackOptions};
 use crate::dump::DumpFilter;
-use crate::edit::{Edit, EditError, Plan};
+use crate::edit::{Edit, EditError, ExpectedBase, Plan};
 use crate::error::Error;
 use crate::journal::records::{Receipt, TxState};
 use crate::tx::{Preview, ReviseOptions};
@@ -149,7 +149,7 @@ impl EditTools {
             )?,
             _ => self.engine(self.journal.preview(&plan), &agent)?,
         };
-        Ok(self.preview_out(&p, focus.as_deref(), start))
+        Ok(with_base_check(self.preview_out(&p, focus.as_deref(), start), &p))
     }
 
     /// The `check` argument, refused unless commands are allowed.
@@ -237,7 +237,7 @@ impl EditTools {
                 .interdiff(tx, p.revision.saturating_sub(1), p.revision),
             &agent,
         )?;
-        let mut out = self.preview_out(&p, focus.as_deref(), start);
+        let mut out = with_base_check(self.preview_out(&p, focus.as_deref(), start), &p);
         out["interdiff"] = json!(interdiff);
         Ok(out)
     }
@@ -723,6 +723,12 @@ impl EditTools {
                         )
                     })?,
                     description: None,
+                    expected_base: expected_base_of(
+                        a.tool,
+                        "expected_base",
+                        a.map.get("expected_base"),
+                        &example,
+                    )?,
                 };
                 let focus = rel_of(&self.journal, &item.file_path);
                 (
@@ -788,6 +794,7 @@ impl EditTools {
             content: Some(item.new_content.clone()),
             content_base64: None,
             mode: None,
+            expected_base: item.expected_base.clone(),
         }
     }
 
@@ -1041,6 +1048,43 @@ struct WholeFile {
     file_path: String,
     new_content: String,
     description: Option<String>,
+    /// The base the content was made from, if the caller gave one (issue 29, item 7):
+    /// the blake3 hex of what it read, or `edit_preview`'s snapshot shape.
+    expected_base: Option<ExpectedBase>,
+}
+
+/// `expected_base` of a whole-file item (`at` names it in errors): absent or null for
+/// none; a string (blake3 hex) or an object ({content_hash, bytes}).
+/// `out` (an `edit_preview` or `edit_revise` answer) with `unchecked_base`, the
+/// whole-file writes of this call made without an `expected_base` (not checked against
+/// the content they were made from: m1nd's behaviour, said), and `base_checked`, true
+/// when there is none (issue 29, item 7).
+fn with_base_check(mut out: Value, p: &Preview) -> Value {
+    out["unchecked_base"] = json!(p.unchecked_base);
+    out["base_checked"] = json!(p.unchecked_base.is_empty());
+    out
+}
+
+fn expected_base_of(
+    tool: &str,
+    at: &str,
+    v: Option<&Value>,
+    example: &Value,
+) -> Result<Option<ExpectedBase>, ToolError> {
+    let bad = |why: String| ToolError::invalid_args(tool, format!("{at} {why}"), example.clone());
+    let base = match v {
+        None | Some(Value::Null) => return Ok(None),
+        Some(v @ (Value::String(_) | Value::Object(_))) => {
+            serde_json::from_value::<ExpectedBase>(v.clone()).map_err(|e| bad(e.to_string()))?
+        }
+        Some(_) => {
+            return Err(bad(
+                "must be the blake3 hex of the content you read, or {\"content_hash\": …, \"bytes\": …} as edit_preview reports it".into(),
+            ))
+        }
+    };
+    base.expected().map_err(bad)?;
+    Ok(Some(base))
 }
 
 impl WholeFile {
@@ -1065,6 +1109,12 @@ impl WholeFile {
             file_path: need("file_path")?,
             new_content: need("new_content")?,
             description: field("description")?,
+            expected_base: expected_base_of(
+                tool,
+                &format!("edits[{i}].expected_base"),
+                m.get("expected_base"),
+                &example,
+            )?,
         })
     }
 }
@@ -1110,7 +1160,10 @@ impl BatchOut {
         BatchOut {
             results: items
                 .iter()
-                .map(|i| json!({"file_path": i.file_path, "success": false, "diff": "", "lines_added": 0, "lines_removed": 0}))
+                // `base_checked`: whether the write was checked against the content it
+                // was made from (`expected_base`); without one it is m1nd's unchecked
+                // write (issue 29, item 7).
+                .map(|i| json!({"file_path": i.file_path, "success": false, "diff": "", "lines_added": 0, "lines_removed": 0, "base_checked": i.expected_base.is_some()}))
                 .collect(),
             receipts: Vec::new(),
             txs: Vec::new(),

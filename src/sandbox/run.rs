@@ -12,7 +12,7 @@ use super::capture::{self, Found};
 use super::layers::{self, Layers};
 use super::ns::{self, Passthrough, PreludeOp};
 use super::scope::{Scope, Verdict};
-use crate::edit::{Edit, Issue, Plan, Severity};
+use crate::edit::{Edit, ExpectedBase, Issue, Plan, Severity};
 use crate::error::{RefusedPath, Result, SandboxError, Verb};
 use crate::fs::RelPath;
 use crate::journal::records::{CommandOrigin, Receipt, RevisionOrigin};
@@ -234,11 +234,23 @@ impl Journal {
                             Some(base64::engine::general_purpose::STANDARD.encode(e.into_bytes())),
                         ),
                     };
+                    // The write carries the base the command saw, so a file that
+                    // changed between the run and the revision is refused
+                    // (`base_changed`), never overwritten.
+                    let expected_base = Some(match &base {
+                        Some((b, _)) => ExpectedBase::Hash(blake3::hash(b).to_hex().to_string()),
+                        None => ExpectedBase::Shape {
+                            content_hash: String::new(),
+                            bytes: None,
+                            file_exists: Some(false),
+                        },
+                    });
                     edits.push(Edit::WriteFile {
                         path,
                         content,
                         content_base64,
                         mode: Some(mode),
+                        expected_base,
                     });
                 }
                 Found::Deleted => {

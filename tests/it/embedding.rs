@@ -20,6 +20,7 @@ fn write_file(path: &str, content: &str) -> Edit {
         content: Some(content.into()),
         content_base64: None,
         mode: None,
+        expected_base: None,
     }
 }
 

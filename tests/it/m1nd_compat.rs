@@ -194,6 +194,7 @@ impl M1nd {
                 content: Some(input.new_content.to_string()),
                 content_base64: None,
                 mode: None,
+                expected_base: None,
             }],
             policy: None,
         };
@@ -271,6 +272,7 @@ impl M1nd {
                     content: Some(i.new_content.into()),
                     content_base64: None,
                     mode: None,
+                    expected_base: None,
                 })
                 .collect(),
             policy: None,

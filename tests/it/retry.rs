@@ -567,3 +567,149 @@ fn nothing_to_rebase_names_commit_only_when_a_commit_can_go_ahead() {
     assert_eq!(e.to_json()["example"]["tool"], "edit_abort");
     assert!(!e.hint.contains("edit_commit"), "{}", e.hint);
 }
+
+// ---- item 7: whole-file writes can carry the base they were made from ---------------
+
+fn hex(bytes: &[u8]) -> String {
+    ultra_edit::BlobHash::of(bytes).to_hex()
+}
+
+/// The plan's `write_file` / `replace_file` with `expected_base`: the base it names
+/// (hash, or edit_preview's size+hash shape) lets the preview through and lists no
+/// unchecked write; another base is refused as `base_changed` (exit 3), recording and
+/// writing nothing; without one the preview says the write was unchecked.
+#[test]
+fn a_whole_file_write_with_an_expected_base_is_refused_when_the_file_moved_on() {
+    let ws = workspace();
+    let ok = ws.preview(&format!(
+        r#"{{"edits":[{{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":"{}"}},{{"op":"replace_file","path":"run.sh","content":"y\n","expected_base":{{"content_hash":"{}","bytes":18}}}},{{"op":"write_file","path":"new.txt","content":"n\n","expected_base":{{"file_exists":false,"content_hash":""}}}}]}}"#,
+        hex(B_RS),
+        hex(b"#!/bin/sh\necho hi\n")
+    ));
+    assert!(ok.unchecked_base.is_empty(), "{:?}", ok.unchecked_base);
+    assert_eq!(ok.files.len(), 3);
+    ws.journal.abort(ok.tx).unwrap();
+    let unchecked = ws.preview(r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"x\n"},{"op":"append","path":"src/a.rs","text":"//\n"}]}"#);
+    assert_eq!(unchecked.unchecked_base, ["src/b.rs"]);
+    ws.journal.abort(unchecked.tx).unwrap();
+    // Someone wrote src/b.rs after the writer read it.
+    let read = B_RS;
+    ws.write("src/b.rs", B_RS_3);
+    let stale = plan(&format!(
+        r#"{{"edits":[{{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":"{}"}}]}}"#,
+        hex(read)
+    ));
+    let err = ws.journal.preview(&stale).unwrap_err();
+    match &err {
+        Error::BaseChanged { paths, found } => {
+            assert_eq!(paths, &["src/b.rs"]);
+            assert_eq!(
+                found,
+                &[format!(
+                    "src/b.rs: expected blake3 {}, found blake3 {} (28 bytes)",
+                    hex(read),
+                    hex(B_RS_3)
+                )]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(err.kind(), "base_changed");
+    assert_eq!(err.exit_code(), 3);
+    assert_eq!(err.next_step(), Some(NextStep::PreviewAgain));
+    assert_eq!(ws.journal.log(None).unwrap().len(), 2, "nothing recorded");
+    // The size of the shape counts too, and a file that should not exist.
+    let wrong_size = plan(&format!(
+        r#"{{"edits":[{{"op":"replace_file","path":"src/b.rs","content":"x\n","expected_base":{{"content_hash":"{}","bytes":27}}}}]}}"#,
+        hex(B_RS_3)
+    ));
+    assert!(matches!(ws.journal.preview(&wrong_size), Err(Error::BaseChanged { .. })));
+    let not_new = plan(r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":{"file_exists":false}}]}"#);
+    let err = ws.journal.preview(&not_new).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("src/b.rs changed since the content written over it was made from it: src/b.rs: expected no file, found blake3 {} (28 bytes); nothing was recorded", hex(B_RS_3))
+    );
+    // A hash that is not one is a bad plan.
+    let bad = ultra_edit::Plan::from_json(
+        br#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":"abc"}]}"#,
+    );
+    let err = match bad {
+        Ok(p) => ws.journal.preview(&p).unwrap_err(),
+        Err(e) => Error::Edit(e),
+    };
+    assert_eq!(err.kind(), "invalid_plan", "{err}");
+    assert_eq!(ws.read("src/b.rs"), B_RS_3);
+    // The CLI: exit 3, kind base_changed, nothing recorded.
+    let out = cli(
+        ws.root(),
+        &["--json", "preview"],
+        Some(&format!(
+            r#"{{"edits":[{{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":"{}"}}]}}"#,
+            hex(read)
+        )),
+    );
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert_eq!(json_of(&out)["error"]["kind"], "base_changed");
+    assert_eq!(json_of(&out)["error"]["next_step"], json!({"step": "preview_again"}));
+}
+
+/// MCP: two agents read `seed` and each write the whole file with `apply_batch`. With
+/// the base they read, the second is refused as `source_modified` and the first
+/// agent's update stays; without it both succeed (m1nd's behaviour) and each result
+/// says the write was not checked against a base.
+#[test]
+fn mcp_two_agents_writing_a_file_they_both_read_the_second_is_refused() {
+    let ws = workspace();
+    ws.write("seed", b"seed\n");
+    let tools = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(
+        ultra_edit::Journal::open(ws.root()).unwrap(),
+    ));
+    // Both read seed: edit_preview reports its content_hash and bytes.
+    let read = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "a", "file_path": "seed", "new_content": "seed\nA\n"}),
+        )
+        .unwrap();
+    assert_eq!(read["base_checked"], false);
+    assert_eq!(read["unchecked_base"], json!(["seed"]));
+    let base = read["snapshot"].clone();
+    assert_eq!(base["content_hash"], hex(b"seed\n"));
+    assert_eq!(base["bytes"], 5);
+    let batch = |agent: &str, content: &str, base: Option<&serde_json::Value>| {
+        let mut item = json!({"file_path": "seed", "new_content": content});
+        if let Some(b) = base {
+            item["expected_base"] = b.clone();
+        }
+        tools.call("apply_batch", json!({"agent_id": agent, "edits": [item]}))
+    };
+    let a = batch("a", "seed\nA\n", Some(&base)).unwrap();
+    assert_eq!(a["results"][0]["success"], true);
+    assert_eq!(a["results"][0]["base_checked"], true);
+    let e = batch("b", "seed\nB\n", Some(&json!(hex(b"seed\n")))).unwrap_err();
+    assert_eq!(e.kind, "source_modified");
+    assert!(
+        e.message.contains(&format!(
+            "seed: expected blake3 {}, found blake3 {} (7 bytes)",
+            hex(b"seed\n"),
+            hex(b"seed\nA\n")
+        )),
+        "{}",
+        e.message
+    );
+    assert_eq!(ws.read("seed"), b"seed\nA\n", "the first agent's update stays");
+    // edit_preview's whole-file form is refused the same way.
+    let e = tools
+        .call(
+            "edit_preview",
+            json!({"agent_id": "b", "file_path": "seed", "new_content": "seed\nB\n", "expected_base": base}),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "source_modified");
+    // Without a base: m1nd's behaviour, said in the result.
+    let b = batch("b", "seed\nB\n", None).unwrap();
+    assert_eq!(b["results"][0]["success"], true);
+    assert_eq!(b["results"][0]["base_checked"], false);
+    assert_eq!(ws.read("seed"), b"seed\nB\n");
+}

@@ -3,8 +3,10 @@
 //!
 //! Seeded random steps against the `ultra-edit` binary (built with `failpoints`) on a
 //! workspace of six paths (two in nested directories, two absent at first): `preview`,
-//! `revise` (also `--base` older, with and without `--rebase`), `rebase`, `commit` (also
-//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `revert`
+//! `revise` (also `--base` older, with and without `--rebase`; also one that changes a
+//! file back to its snapshot, which the commit gate still checks), `rebase`, `commit`
+//! (also `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), retried
+//! commits and rollbacks that landed already (answered `"already": true`), `revert`
 //! (whose candidate the model predicts where the history does not overlap), `abort`,
 //! `recover`, writes by someone else, a batch left needing attention while other txs
 //! try its files (refused: `attention_owns_files`) until `recover --overwrite` or a
@@ -120,6 +122,9 @@ impl Run {
 enum Predict {
     Land(Vec<BFile>),
     Fail(i32, &'static str),
+    /// It landed before (a retry): exit 0, `"already": true`, the receipt of tx `.0`
+    /// (the commit's own, or the rollback tx's), nothing written (issue 29, item 3).
+    Already(u64),
 }
 
 #[derive(Clone, Copy, PartialEq, Debug)]
@@ -400,8 +405,10 @@ impl Soak {
 
     fn step(&mut self) -> R {
         match self.rng.below(100) {
-            0..=11 => self.preview(),
-            12..=16 => self.revert(),
+            0..=9 => self.preview(),
+            10..=13 => self.revert(),
+            14..=15 => self.retry(),
+            16 => self.revert_in_revise(),
             17..=22 => self.revise(),
             23..=26 => self.rebase(),
             27..=39 => {

@@ -132,6 +132,7 @@ fn build_edit(base: &[u8], spec: &EditSpec) -> Edit {
             content: None,
             content_base64: Some(t.clone()),
             mode: None,
+            expected_base: None,
         },
         EditSpec::Whole(1, t) => Edit::CreateFile {
             path,
@@ -144,6 +145,7 @@ fn build_edit(base: &[u8], spec: &EditSpec) -> Edit {
             content: Some(t.clone()),
             content_base64: None,
             mode: None,
+            expected_base: None,
         },
         EditSpec::Whole(..) => Edit::DeleteFile { path },
     }

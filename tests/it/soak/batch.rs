@@ -44,6 +44,38 @@ impl Soak {
         Op::Rollback { x, force }
     }
 
+    /// A retry of a commit or rollback that may have landed (issue 29, item 3): the
+    /// commit of a committed tx, or the rollback of a rolled-back one; the model
+    /// predicts "already" or the refusal.
+    pub(super) fn retry(&mut self) -> R {
+        let pool = |state: &str| -> Vec<u64> {
+            self.m
+                .txs
+                .iter()
+                .filter(|(_, t)| t.state == state && t.rollback_of.is_none())
+                .map(|(id, _)| *id)
+                .collect()
+        };
+        let (committed, rolled_back) = (pool("committed"), pool("rolled_back"));
+        let op = match (committed.is_empty(), rolled_back.is_empty(), self.rng.chance(50)) {
+            (false, _, true) | (false, true, _) => {
+                let tx = self.rng.pick(&committed);
+                // Mostly the revision committed; sometimes the latest.
+                let rev = self.m.txs[&tx]
+                    .committed_rev
+                    .filter(|_| self.rng.chance(70))
+                    .map(|n| n as u32);
+                Op::Commit { tx, rev }
+            }
+            (_, false, _) => Op::Rollback {
+                x: self.rng.pick(&rolled_back),
+                force: self.rng.chance(30),
+            },
+            (true, true, _) => return self.preview(),
+        };
+        self.batch(op, Fault::None)
+    }
+
     pub(super) fn pick_op(&mut self) -> Op {
         if self.rng.chance(50) {
             self.pick_commit()
@@ -58,10 +90,15 @@ impl Soak {
                 let Some(t) = self.m.txs.get(&tx) else {
                     return Predict::Fail(1, "unknown_tx");
                 };
+                let asked = rev.map_or(t.revs.len() - 1, |n| n as usize);
+                // A retry of the commit that landed: its receipt, "already".
+                if t.state == "committed" && t.rollback_of.is_none() && t.committed_rev == Some(asked) {
+                    return Predict::Already(tx);
+                }
                 if t.state != "open" || t.rollback_of.is_some() {
                     return Predict::Fail(1, "wrong_state");
                 }
-                let Some(r) = t.revs.get(rev.map_or(t.revs.len() - 1, |n| n as usize)) else {
+                let Some(r) = t.revs.get(asked) else {
                     return Predict::Fail(1, "unknown_revision");
                 };
                 if !r.ok {
@@ -70,7 +107,8 @@ impl Soak {
                 if r.batch().iter().any(|f| self.m.attention.contains(&f.path)) {
                     return Predict::Fail(7, "attention_owns_files");
                 }
-                if r.files.iter().any(|(p, (s, _))| *s != self.m.disk(p)) {
+                // Every file any revision up to this one named (issue 29, item 4).
+                if self.m.gated(tx, asked).iter().any(|(p, s)| *s != self.m.disk(p)) {
                     return Predict::Fail(3, "stale_snapshot");
                 }
                 Predict::Land(r.batch())
@@ -79,6 +117,16 @@ impl Soak {
                 let Some(t) = self.m.txs.get(&x) else {
                     return Predict::Fail(1, "unknown_tx");
                 };
+                // A retry of a rollback that landed: the rollback tx `by` is committed
+                // and its change is on disk (not every file back at its pre-image).
+                if let (true, Some(by)) = (t.state == "rolled_back", t.rolled_back_by) {
+                    if let Some(b) = self.m.txs.get(&by).filter(|b| b.state == "committed") {
+                        let files = b.batch.as_deref().unwrap_or_default();
+                        if files.is_empty() || !files.iter().all(|f| f.pre == self.m.disk(&f.path)) {
+                            return Predict::Already(by);
+                        }
+                    }
+                }
                 let Some(batch) = t.batch.as_ref().filter(|_| t.state == "committed") else {
                     return Predict::Fail(1, "wrong_state");
                 };
@@ -116,7 +164,10 @@ impl Soak {
 
     pub(super) fn land(&mut self, op: &Op, batch: Vec<BFile>, rb: u64) {
         match *op {
-            Op::Commit { tx, .. } => self.m.land_commit(tx, batch),
+            Op::Commit { tx, rev } => {
+                let latest = self.m.txs[&tx].revs.len() - 1;
+                self.m.land_commit(tx, rev.map_or(latest, |n| n as usize), batch)
+            }
             Op::Rollback { x, .. } => {
                 if !self.m.txs.contains_key(&rb) {
                     let rev = Rev {
@@ -203,8 +254,27 @@ impl Soak {
         };
         let landed_batch = match &pred {
             Predict::Land(b) => b.clone(),
-            Predict::Fail(..) => Vec::new(),
+            Predict::Fail(..) | Predict::Already(_) => Vec::new(),
         };
+        if let Predict::Already(of) = pred {
+            // Answered before the lock, from the journal: nothing written, whatever the
+            // fault (a kill may land before the answer).
+            if r.signal.is_none()
+                && !(matches!(fault, Fault::Inject(_)) && r.code == Some(1) && r.kind() == "journal")
+            {
+                r.expect(0, &[])?;
+                ensure!(
+                    r.json["already"] == true && r.json["tx"].as_u64() == Some(of),
+                    "a retry of a landed {} should answer tx {of}'s receipt with already: true: {}",
+                    args[1],
+                    r.json
+                );
+            }
+            let rec = self.run(&["--json", "recover"], None);
+            rec.expect(0, &[])?;
+            ensure!(rec.json["batches_found"] == 0, "a retry left a batch: {}", rec.json);
+            return self.check_disk("after a retry that landed already");
+        }
         if let (Predict::Fail(code, kind), true) = (&pred, r.signal.is_some()) {
             // Killed before it could refuse (at the lock): nothing to settle.
             let rec = self.run(&["--json", "recover"], None);
@@ -265,6 +335,8 @@ impl Soak {
             (Predict::Land(_), _) => {
                 Err(format!("expected success, got {}: {}", r.brief(), r.text))
             }
+            // Settled above.
+            (Predict::Already(_), _) => Ok(()),
         }
     }
 
@@ -547,7 +619,8 @@ impl Soak {
             let Predict::Land(batch) = self.predict(&Op::Commit { tx, rev: None }) else {
                 return Err(format!("tx {tx} landed on a stale snapshot (lost update)"));
             };
-            self.m.land_commit(tx, batch);
+            let latest = self.m.txs[&tx].revs.len() - 1;
+            self.m.land_commit(tx, latest, batch);
         }
         for tx in txs.iter().filter(|t| !landed.iter().any(|l| l.1 == **t)) {
             let stale = matches!(

@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use super::model::*;
 use super::{Run, Soak, R, TARGET_KINDS};
+use serde_json::json;
 
 impl Soak {
     pub(super) fn open_txs(&self) -> Vec<u64> {
@@ -217,7 +218,13 @@ impl Soak {
         if latest.merged_conflicts {
             return r.expect(4, &["unresolved_conflicts"]);
         }
-        if latest.files.iter().all(|(p, (s, _))| *s == self.m.disk(p)) {
+        // Every file any revision named, as the gate checks them (issue 29, item 4).
+        if self
+            .m
+            .gated(tx, t.revs.len() - 1)
+            .iter()
+            .all(|(p, s)| *s == self.m.disk(p))
+        {
             return r.expect(1, &["nothing_to_rebase"]);
         }
         // Snapshots become the disk; candidates are the merge, taken from the output.
@@ -234,6 +241,59 @@ impl Soak {
         let rev = self.revision(&r, tx, Some(t.revs.len()), &exp, &old, false)?;
         self.m.tx(tx).revs.push(rev);
         Ok(())
+    }
+
+    /// A revise that changes a file back to its snapshot (it leaves the revision's
+    /// files), then sometimes someone writes that file and the tx is committed: the
+    /// gate checks it all the same (issue 29, item 4), as the model predicts.
+    pub(super) fn revert_in_revise(&mut self) -> R {
+        let open = self.open_txs();
+        let Some(tx) = (!open.is_empty()).then(|| self.rng.pick(&open)) else {
+            return self.preview();
+        };
+        let t = self.m.txs[&tx].clone();
+        let latest = t.revs.len() - 1;
+        let changed: Vec<(String, Fs)> = t.revs[latest]
+            .files
+            .iter()
+            .filter(|(_, (s, c))| s != c && c.hash.is_some())
+            .map(|(p, (s, _))| (p.clone(), s.clone()))
+            .collect();
+        if changed.is_empty() || t.revs[latest].conflicted {
+            return self.revise();
+        }
+        let (p, snap) = changed[self.rng.below(changed.len() as u64) as usize].clone();
+        let edit = match self.m.bytes(&snap) {
+            None if snap.hash.is_none() => json!({"op": "delete_file", "path": p}),
+            None => return self.revise(),
+            Some(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => json!({"op": "write_file", "path": p, "content": text, "mode": format!("{:04o}", snap.mode)}),
+                Err(_) => return self.revise(),
+            },
+        };
+        let plan = json!({"agent": "soak", "description": "change back", "edits": [edit]});
+        let file = self.plan_file(&plan);
+        self.note(format!("revise {tx} (change {p} back) {plan}"));
+        let r = self.run(&["--json", "revise", &tx.to_string(), "--plan", &file], None);
+        self.check_disk("after revise")?;
+        let exp = Expect {
+            bad: false,
+            ready_known: true,
+            cands: BTreeMap::from([(p.clone(), snap)]),
+        };
+        let old = t.revs[latest].files.clone();
+        let rev = self.revision(&r, tx, Some(latest + 1), &exp, &old, true)?;
+        ensure!(
+            !rev.files.contains_key(&p),
+            "{p}, changed back to its snapshot, is still in the revision's files"
+        );
+        self.m.tx(tx).revs.push(rev);
+        if self.rng.chance(60) {
+            let f = self.foreign(&p);
+            self.m.outside(&p, &f);
+            self.note(format!("outside write {p} → {}", f.short()));
+        }
+        self.batch(super::Op::Commit { tx, rev: None }, super::Fault::None)
     }
 
     pub(super) fn abort(&mut self) -> R {

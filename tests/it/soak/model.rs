@@ -126,6 +126,8 @@ pub struct Tx {
     pub rolled_back_by: Option<u64>,
     /// Sequence number of the landing that last made this tx's change live.
     pub applied: u64,
+    /// The revision a commit of it applied (a retried commit of it answers "already").
+    pub committed_rev: Option<usize>,
 }
 
 /// Where a change to a path came from: a tx's landed batch, or someone's outside write.
@@ -186,6 +188,7 @@ impl Model {
                 rollback_of,
                 rolled_back_by: None,
                 applied: 0,
+                committed_rev: None,
             },
         );
         self.next_id = self.next_id.max(id + 1);
@@ -201,8 +204,23 @@ impl Model {
         t.batch = Some(batch);
         t.applied = seq;
     }
-    pub fn land_commit(&mut self, id: u64, batch: Vec<BFile>) {
-        self.land(id, batch)
+    pub fn land_commit(&mut self, id: u64, rev: usize, batch: Vec<BFile>) {
+        self.land(id, batch);
+        self.tx(id).committed_rev = Some(rev);
+    }
+    /// The files the commit gate checks for revision `n` of `tx` (issue 29, item 4):
+    /// every path revisions `0..=n` named, with the snapshot of the newest naming it.
+    pub fn gated(&self, tx: u64, n: usize) -> BTreeMap<String, Fs> {
+        let mut out = BTreeMap::new();
+        let Some(t) = self.txs.get(&tx) else {
+            return out;
+        };
+        for r in t.revs.iter().take(n + 1).rev() {
+            for (p, (s, _)) in &r.files {
+                out.entry(p.clone()).or_insert_with(|| s.clone());
+            }
+        }
+        out
     }
     /// Rollback `r` of `x` landed: `x` is rolled back. The txs further down the chain
     /// (the one `x` had rolled back, which a redo makes live again, and so on) are
