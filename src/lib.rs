@@ -22,6 +22,7 @@
 //! table and the CLI contract are described in `docs/design.md`; the rest of `docs/`
 //! has the protocol's crash table, the on-disk format and the threat model.
 
+mod attention;
 mod batch;
 pub mod clock;
 mod commit;
@@ -44,6 +45,7 @@ pub mod policy;
 mod rebase;
 mod recovery;
 mod resolution;
+mod revert;
 mod revision;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
@@ -52,8 +54,9 @@ mod tx;
 mod verify;
 mod workspace;
 
+pub use attention::AttentionEntry;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, OverwriteAction, Overwritten, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};
@@ -77,6 +80,7 @@ pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
+pub use revert::{AgentRange, RevertOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

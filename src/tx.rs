@@ -380,16 +380,23 @@ impl Journal {
                 };
                 summary.push(FileSummary {
                     path: f.path.to_string(),
-                    changed: true,
+                    // A rebase records a file it kept for the gate unchanged.
+                    changed: f.snapshot != f.candidate,
                     snapshot: size(&f.snapshot)?,
                     candidate: size(&f.candidate)?,
                 });
             }
+            // The files the commit gate would check: every file the tx named.
+            let gated = if txrec.state == TxState::Open {
+                crate::revision::gated_files(&r, &txrec, &rev)?
+            } else {
+                Vec::new()
+            };
             let mut p = Preview::new(self.id(), &txrec, rev).with_summary(summary);
             if p.state == TxState::Open {
                 let stale = crate::batch::gate::stale_paths(
                     &self.ws,
-                    p.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gated.iter().map(|(p, s)| (p, s)),
                     crate::batch::gate::Refused::IsStale,
                 )?;
                 p.ready_to_commit &= stale.is_empty();
@@ -430,6 +437,12 @@ impl Journal {
     /// One entry per tx, newest first; at most `limit` entries when given (`Some(0)`:
     /// none, as `git log -n 0` prints nothing).
     pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
+        self.log_of(limit, None)
+    }
+
+    /// [`Journal::log`] of the txs whose agent is `agent` (all txs when `None`);
+    /// `limit` counts the entries returned.
+    pub fn log_of(&self, limit: Option<usize>, agent: Option<&str>) -> Result<Vec<LogEntry>> {
         crate::workspace::guarded(|| {
             if limit == Some(0) {
                 return Ok(Vec::new());
@@ -437,6 +450,9 @@ impl Journal {
             let r = self.ws.store.read()?;
             let mut out = Vec::new();
             r.txs_newest_first(|tx| {
+                if agent.is_some_and(|a| tx.agent.as_deref() != Some(a)) {
+                    return Ok(true);
+                }
                 let rev_n = tx
                     .committed
                     .map(|c| c.revision)

@@ -26,7 +26,13 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Show { .. } => match e {
+            Error::WrongState {
+                reason: StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. },
+                ..
+            } => format!("`{command}` shows what landed; a further change is a new preview"),
+            _ => format!("`{command}` shows it"),
+        },
         NextStep::Rebase { .. } => {
             format!("run `{command}` (a three-way merge onto the disk), or preview again")
         }
@@ -47,39 +53,60 @@ pub fn hint(e: &Error) -> Option<String> {
             ),
             _ => format!("run `{command}`"),
         },
+        NextStep::Abort { .. } => format!(
+            "there is nothing to commit (the files hold its candidate already): drop it with `{command}`, or revise it with a new plan"
+        ),
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
         NextStep::NothingToRedo { tx, by } => format!(
             "nothing redoes it now: tx {by}'s change is undone already, so the files tx {by} restored hold tx {tx}'s change again (`ultra-edit log` lists the transactions)"
         ),
-        NextStep::ForceRollBack { .. } => match e.paths().len() {
-            1 => format!(
-                "run `{command}` to overwrite it (its current bytes are kept in the journal first)"
-            ),
-            _ => format!(
-                "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
-            ),
-        },
-        NextStep::RollBackLaterFirst { later, tx } => match e {
-            // Several later txs: each is rolled back, newest first, before this one.
-            Error::StaleRollback { changed_by, .. } if changed_by.len() > 1 => {
-                let rest: Vec<String> = changed_by
-                    .iter()
-                    .rev()
-                    .skip(1)
-                    .map(|t| format!("tx {t}"))
-                    .collect();
-                let all: Vec<String> = changed_by.iter().map(u64::to_string).collect();
-                format!(
-                    "roll back the later changes first, newest first (`{command}`, then {}), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing the changes of txs {} there too (their current bytes are kept in the journal first)",
-                    rest.join(", then "),
-                    all.join(", ")
-                )
+        NextStep::ForceRollBack { tx } => {
+            let revert = format!(
+                "run `ultra-edit revert {tx}` to undo only tx {tx}'s change and keep what was written since, or "
+            );
+            match e {
+                Error::StaleRollback { paths, absent, .. } if absent.len() == paths.len() => {
+                    format!(
+                        "{revert}`{command}` to re-create {}",
+                        if absent.len() == 1 { "it" } else { "them" }
+                    )
+                }
+                _ => match e.paths().len() {
+                    1 => format!(
+                        "{revert}`{command}` to overwrite it (its current bytes are kept in the journal first)"
+                    ),
+                    _ => format!(
+                        "{revert}`{command}` to overwrite them (their current bytes are kept in the journal first)"
+                    ),
+                },
             }
-            _ => format!(
-                "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first)"
-            ),
-        },
+        }
+        NextStep::RollBackLaterFirst { later, tx } => {
+            let revert = format!(
+                "; `ultra-edit revert {tx}` undoes only tx {tx}'s change and keeps the later ones"
+            );
+            match e {
+                // Several later txs: each is rolled back, newest first, before this one.
+                Error::StaleRollback { changed_by, .. } if changed_by.len() > 1 => {
+                    let rest: Vec<String> = changed_by
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .map(|t| format!("tx {t}"))
+                        .collect();
+                    let all: Vec<String> = changed_by.iter().map(u64::to_string).collect();
+                    format!(
+                        "roll back the later changes first, newest first (`{command}`, then {}), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing the changes of txs {} there too (their current bytes are kept in the journal first){revert}",
+                        rest.join(", then "),
+                        all.join(", ")
+                    )
+                }
+                _ => format!(
+                    "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first){revert}"
+                ),
+            }
+        }
         NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
@@ -98,6 +125,9 @@ pub fn hint(e: &Error) -> Option<String> {
             _ => "`ultra-edit recover` settles it (so does the next command, once the batch's process is gone)".into(),
         },
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
+        NextStep::DecideByHand { tx, batch } => format!(
+            "this needs a person: decide what the file(s) should hold. To keep the later commit's content, copy the file(s) aside first; to give them batch {batch}'s content, move them aside (or put back the bytes the batch found, which `ultra-edit journal dump --tx {tx}` lists) and run `ultra-edit recover --overwrite`"
+        ),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
         NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
@@ -126,6 +156,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
         NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
         NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
         NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),
@@ -348,6 +379,7 @@ mod tests {
             ),
             (NextStep::Recover, Some("ultra-edit recover")),
             (NextStep::RecoverForeign, None),
+            (NextStep::DecideByHand { tx: 3, batch: 2 }, None),
             (NextStep::Retry, None),
             (NextStep::AllowOwnerChange { tx: 3 }, None),
             (NextStep::WaitForLock, None),
@@ -447,11 +479,12 @@ mod tests {
             paths: vec!["a".into()],
             changed_by: vec![2, 3],
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "roll back the later changes first, newest first (`ultra-edit rollback 3`, then tx 2), then tx 1; `ultra-edit rollback 1 --force` would overwrite the file(s) instead, undoing the changes of txs 2, 3 there too (their current bytes are kept in the journal first)"
+                "roll back the later changes first, newest first (`ultra-edit rollback 3`, then tx 2), then tx 1; `ultra-edit rollback 1 --force` would overwrite the file(s) instead, undoing the changes of txs 2, 3 there too (their current bytes are kept in the journal first); `ultra-edit revert 1` undoes only tx 1's change and keeps the later ones"
             )
         );
     }
@@ -464,11 +497,12 @@ mod tests {
             paths: vec!["a".into()],
             changed_by: Vec::new(),
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "run `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
             )
         );
         let e = Error::StaleRollback {
@@ -476,11 +510,25 @@ mod tests {
             paths: vec!["a".into(), "b".into()],
             changed_by: Vec::new(),
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "run `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+            )
+        );
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into()],
+            changed_by: Vec::new(),
+            outside: Vec::new(),
+            absent: vec!["a".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to re-create it"
             )
         );
     }

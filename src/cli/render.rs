@@ -13,9 +13,9 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    AbortReport, BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
-    GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
-    RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
+    AbortReport, BatchKind, BatchRecord, CommitReport, DumpDetail, DumpEntry, Error, EventKind,
+    FileState, GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt,
+    RecoveryReport, Result, RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {
@@ -352,24 +352,39 @@ impl Out {
         s
     }
 
-    pub fn receipt(&self, r: &Receipt) -> Result<()> {
+    /// `commit` and `rollback`: the receipt (JSON: its fields and `already`). A change
+    /// that had landed before says so first ("already committed", "already rolled
+    /// back"), then its receipt from the journal; nothing was written by this call.
+    pub fn receipt(&self, report: &CommitReport) -> Result<()> {
         if self.json {
-            emit_json(r);
+            emit_json(report);
             return Ok(());
         }
-        let what = match r.kind {
-            BatchKind::Commit { revision } => format!("committed tx {} revision {revision}", r.tx),
-            BatchKind::Rollback { of, forced } => format!(
-                "rolled back tx {of} as tx {}{}",
+        let r = &report.receipt;
+        let what = match (r.kind, report.already) {
+            (BatchKind::Commit { revision }, false) => {
+                format!("committed tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Commit { revision }, true) => {
+                format!("already committed: tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Rollback { of, forced }, already) => format!(
+                "{}rolled back tx {of} as tx {}{}",
+                if already { "already " } else { "" },
                 r.tx,
                 if forced { " (forced)" } else { "" }
             ),
         };
         let mut s = format!(
-            "{what} (batch {}): {} file(s), {} bytes written\n",
+            "{what} (batch {}): {} file(s), {} bytes written{}\n",
             r.batch,
             r.files.len(),
-            r.bytes_written
+            r.bytes_written,
+            if report.already {
+                " then; nothing written now"
+            } else {
+                ""
+            }
         );
         for f in &r.files {
             s += &format!(
@@ -385,6 +400,33 @@ impl Out {
         }
         for d in &r.removed_dirs {
             s += &format!("  - dir {d}/\n");
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    /// A rollback's receipt and, for a forced one, what it did to each file changed
+    /// since the commit and where its bytes are kept (`--json`: the receipt's fields
+    /// plus `overwritten: [{path, action, kept_in, rolled_back}]`, present when not
+    /// empty).
+    pub fn rollback(
+        &self,
+        r: &CommitReport,
+        overwritten: &[ultra_edit::Overwritten],
+    ) -> Result<()> {
+        if overwritten.is_empty() {
+            return self.receipt(r);
+        }
+        if self.json {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["overwritten"] = serde_json::to_value(overwritten).unwrap_or_default();
+            emit_json(&v);
+            return Ok(());
+        }
+        self.receipt(r)?;
+        let mut s = String::new();
+        for o in overwritten {
+            s += &format!("note: {}\n", overwritten_note(o));
         }
         emit(&s);
         Ok(())
@@ -406,9 +448,16 @@ impl Out {
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
     /// "no transactions yet").
-    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
+    /// `attention`: the batches that need attention (`needs_attention` in `--json`,
+    /// always present; in text, each tx's line says `[batch needs_attention]`).
+    pub fn log(
+        &self,
+        entries: &[LogEntry],
+        attention: &[ultra_edit::AttentionEntry],
+        limit: Option<usize>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(&json!({ "txs": entries }));
+            emit_json(&json!({ "txs": entries, "needs_attention": attention }));
             return Ok(());
         }
         let mut s = String::new();
@@ -937,6 +986,32 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
             err["attention"] = json!(attention);
             err["outcome"] = json!(attention.outcome());
         }
+        // The batch that needs attention, as data: which one, its files, what blocks it.
+        match e {
+            Error::AttentionOwnsFiles {
+                batch,
+                batch_tx,
+                paths,
+                files,
+                foreign,
+                ..
+            } => {
+                err["owner"] = json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+                err["paths"] = json!(paths);
+            }
+            Error::OverwriteUndoesCommit {
+                batch,
+                paths,
+                later,
+                ..
+            } => {
+                err["batch"] = json!(batch);
+                err["paths"] = json!(paths);
+                err["later"] = json!(later);
+                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+            }
+            _ => {}
+        }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
@@ -1154,5 +1229,23 @@ mod tests {
         assert_eq!(ago(21 * 86_400), "3 weeks ago");
         assert_eq!(ago(90 * 86_400), "2026-10-17");
         assert_eq!(relative_time(now, now + 5000), "in the future");
+    }
+}
+
+/// One line about a file a forced rollback overwrote, re-created or deleted, with the
+/// command that brings its bytes back.
+fn overwritten_note(o: &ultra_edit::Overwritten) -> String {
+    use ultra_edit::OverwriteAction as A;
+    let (path, of) = (shown(&o.path), o.rolled_back);
+    match (o.action, o.kept_in) {
+        (A::Recreated, _) | (_, None) => {
+            format!("{path} was absent (deleted or moved since tx {of}); the rollback re-created it")
+        }
+        (A::Overwrote, Some(k)) => format!(
+            "the bytes {path} held (changed since tx {of}) are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
+        (A::Deleted, Some(k)) => format!(
+            "{path}, which tx {of} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
     }
 }

@@ -58,6 +58,35 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// The end of [`Error::NothingToRebase`]'s message: whether a commit can go ahead.
+fn rebase_verdict(revision: u32, blocked: &[String]) -> String {
+    if blocked.is_empty() {
+        "a commit can go ahead".into()
+    } else if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+        format!("but revision {revision} changes nothing (every file holds its candidate already), so there is nothing to commit")
+    } else {
+        format!(
+            "but revision {revision} cannot be committed: {}",
+            blocked.join("; ")
+        )
+    }
+}
+
+/// The step past a revision whose validation has the errors `summary`
+/// (`"{code} {path}: {message}"` lines): a revision that changes nothing
+/// (`no_changes`) is dropped or revised with a new plan, never committed; conflict
+/// markers are fixed in an editor first; anything else is revised.
+fn step_past_validation(tx: u64, summary: &[String]) -> NextStep {
+    let has = |code: &str| summary.iter().any(|l| l.starts_with(&format!("{code} ")));
+    if has("no_changes") {
+        NextStep::Abort { tx }
+    } else if has("merge_conflict") || has("conflict_markers") {
+        NextStep::Resolve { tx }
+    } else {
+        NextStep::Revise { tx }
+    }
+}
+
 /// `tx 4` or `txs 4, 6`: the later txs of an [`Error::StaleRollback`], `None` if none.
 fn later_txs(changed_by: &[u64]) -> Option<String> {
     match changed_by {
@@ -96,6 +125,83 @@ fn later_undone(changed_by: &[u64]) -> String {
         _ => later_txs(changed_by)
             .map(|txs| format!(", undoing the changes of {txs} there too,"))
             .unwrap_or_default(),
+    }
+}
+
+/// The message of [`Error::StaleRollback`]: what changed (or is absent), what a forced
+/// rollback does to it, and the revert that keeps the later changes.
+fn stale_rollback(
+    tx: u64,
+    paths: &[String],
+    changed_by: &[u64],
+    outside: &[String],
+    absent: &[String],
+) -> String {
+    let changed: Vec<String> = paths
+        .iter()
+        .filter(|p| !absent.contains(p))
+        .cloned()
+        .collect();
+    let (it, its, was) = if changed.len() == 1 {
+        ("it", "its", "was")
+    } else {
+        ("them", "their", "were")
+    };
+    let is = if absent.len() == 1 { "is" } else { "are" };
+    let what = match (changed.is_empty(), absent.is_empty()) {
+        (_, true) => format!(
+            "{} changed (or {was} deleted) since it was committed",
+            and_list(&changed)
+        ),
+        (true, false) => format!(
+            "{} {is} absent (deleted or moved since it was committed)",
+            and_list(absent)
+        ),
+        (false, false) => format!(
+            "{} changed and {} {is} absent (deleted or moved) since it was committed",
+            and_list(&changed),
+            and_list(absent)
+        ),
+    };
+    let forced = match (changed.is_empty(), absent.is_empty()) {
+        (true, _) => format!(
+            "a forced rollback re-creates {}{}",
+            if absent.len() == 1 { "it" } else { "them" },
+            later_undone(changed_by).trim_end_matches(',')
+        ),
+        (false, true) => format!(
+            "a forced rollback overwrites {it}{} after keeping {its} current bytes in the journal",
+            later_undone(changed_by)
+        ),
+        (false, false) => format!(
+            "a forced rollback overwrites {}{} after keeping {its} current bytes in the journal, and re-creates {}",
+            and_list(&changed),
+            later_undone(changed_by),
+            and_list(absent)
+        ),
+    };
+    format!(
+        "cannot roll back tx {tx}: {what}{}; {forced}; a revert of tx {tx} removes only its own change and keeps {}",
+        later_note(changed_by, outside),
+        if changed_by.is_empty() && outside.is_empty() {
+            "what was written since"
+        } else {
+            "the later changes"
+        }
+    )
+}
+
+/// The message of [`Error::NothingToRevert`].
+fn nothing_to_revert(txs: &[u64], agent: Option<&str>) -> String {
+    match (txs, agent) {
+        ([], Some(a)) => format!(
+            "nothing to revert: agent {a:?} has no committed transaction in the range asked (rolled-back transactions, rollbacks and reverts are not counted); nothing was recorded"
+        ),
+        ([], None) => "nothing to revert: no transaction was named; nothing was recorded".into(),
+        (txs, _) => format!(
+            "nothing to revert: every file {} changed already holds what it held before; nothing was recorded",
+            later_txs(txs).unwrap_or_default()
+        ),
     }
 }
 
@@ -209,6 +315,16 @@ pub enum Error {
         /// The root it was opened for.
         root: PathBuf,
     },
+    /// The journal file is half-made: an `init` was cut (a power cut, a crash) before
+    /// redb wrote its magic number, the last step of creating it, so it holds no
+    /// history. Nothing was changed; `init` moves it aside (to
+    /// `journal.redb.half-made`) and makes a new journal (docs/commit-protocol.md,
+    /// "init and power cuts").
+    #[error("the journal {} is half-made: the init that created it was cut before it finished (its first bytes are zero, so it holds no history); nothing was changed, and init moves it aside and makes a new one", path.display())]
+    HalfMadeJournal {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A state directory that cannot hold a journal; nothing was changed.
     #[error("state directory {} cannot be used: {reason}", state_dir.display())]
     InvalidStateDir {
@@ -300,15 +416,31 @@ pub enum Error {
     },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
-    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; a commit can go ahead")]
+    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; {}", rebase_verdict(*revision, blocked))]
     NothingToRebase {
         /// Transaction id.
         tx: u64,
         /// The latest revision.
         revision: u32,
+        /// The latest revision's validation errors (`"{code} {path}: {message}"`, as
+        /// [`Error::ValidationFailed`]'s summary): empty when a commit can go ahead;
+        /// else the commit would be refused for them (a rebase that left nothing to
+        /// change records a `no_changes` revision), and the next step says what to do
+        /// instead (issue 29, item 8).
+        blocked: Vec<String>,
+    },
+    /// `revert` found nothing to undo; nothing was recorded. With `txs` empty: the
+    /// agent has no committed transaction to revert (in the range asked); else every
+    /// file the txs changed already holds what it held before them.
+    #[error("{}", nothing_to_revert(txs, agent.as_deref()))]
+    NothingToRevert {
+        /// The txs asked for (newest first), empty when an agent has none.
+        txs: Vec<u64>,
+        /// The agent whose txs were asked for, if any.
+        agent: Option<String>,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
+    #[error("{}", stale_rollback(*tx, paths, changed_by, outside, absent))]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -323,6 +455,10 @@ pub enum Error {
         /// outside ultra-edit, and rolling `changed_by` back first would not clear the
         /// refusal (only a forced rollback restores it). Sorted.
         outside: Vec<String>,
+        /// The paths among `paths` that are absent now (deleted or moved since) and
+        /// that a forced rollback would re-create (the tx's pre-image has them).
+        /// Sorted.
+        absent: Vec<String>,
     },
     /// The revision's validation report has errors; nothing was written.
     #[error("tx {tx} revision {revision} failed validation: {}", summary.join("; "))]
@@ -421,6 +557,49 @@ pub enum Error {
         /// Temps out of reach, as in [`Error::CommitFailed`].
         temps_left: Vec<String>,
     },
+    /// A commit, rollback or revert would write files that belong to a batch that needs
+    /// attention: a batch past its commit point that recovery could not finish because
+    /// someone wrote one of its files. Until that batch is settled (`recover`, once the
+    /// foreign bytes are gone or overwritten) it owns its files, because settling it
+    /// writes them: a change landed there meanwhile would be overwritten by it, while
+    /// the journal still showed the change committed. Nothing was changed; a preview of
+    /// the files may still be made. The check is `batch::gate::attention_owner`
+    /// (docs/design.md, "Recovery").
+    #[error("tx {tx} cannot {verb}: {} {} to batch {batch} of tx {batch_tx}, which needs attention and writes {} when it is settled; nothing was changed. Settle batch {batch} first (its files: {})", and_list(paths), if paths.len() == 1 { "belongs" } else { "belong" }, if paths.len() == 1 { "it" } else { "them" }, and_list(files))]
+    AttentionOwnsFiles {
+        /// The transaction refused (for a rollback, the tx being rolled back).
+        tx: u64,
+        /// The verb refused.
+        verb: Verb,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its transaction.
+        batch_tx: u64,
+        /// The files both would write, root-relative, sorted.
+        paths: Vec<String>,
+        /// Every file of the batch that needs attention, root-relative, sorted.
+        files: Vec<String>,
+        /// The batch's files that hold foreign bytes (what keeps it from settling),
+        /// sorted; empty when recovery alone settles it.
+        foreign: Vec<String>,
+    },
+    /// `recover --overwrite` found, in files of a batch that needs attention, the new
+    /// content of a later committed transaction (one that landed on the batch's files
+    /// while it needed attention, as versions before [`Error::AttentionOwnsFiles`]
+    /// allowed): overwriting them would undo that commit while the journal still shows
+    /// it committed. Nothing was changed; this needs a person to decide what the files
+    /// should hold.
+    #[error("batch {batch} of tx {tx} needs a person: {} {} the new content of later committed {} {}, and overwriting {} would undo that commit while the journal still shows it committed; nothing was changed", and_list(paths), if paths.len() == 1 { "holds" } else { "hold" }, if later.len() == 1 { "tx" } else { "txs" }, and_list(&later.iter().map(u64::to_string).collect::<Vec<_>>()), if paths.len() == 1 { "it" } else { "them" })]
+    OverwriteUndoesCommit {
+        /// The transaction of the batch that needs attention.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its files that hold a later commit's new content, root-relative, sorted.
+        paths: Vec<String>,
+        /// The later committed transactions whose new content they hold, ascending.
+        later: Vec<u64>,
+    },
     /// A batch could neither finish nor revert by itself; the journal keeps everything
     /// needed. [`Attention::outcome`] says whether it may still land.
     #[error("batch {batch} of tx {tx} needs attention: {attention}")]
@@ -451,7 +630,9 @@ impl Error {
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
-            Error::NeedsAttention { .. } => 7,
+            Error::NeedsAttention { .. }
+            | Error::AttentionOwnsFiles { .. }
+            | Error::OverwriteUndoesCommit { .. } => 7,
             #[cfg(feature = "sandbox")]
             Error::Sandbox(e) => e.exit_code(),
             // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
@@ -477,6 +658,8 @@ impl Error {
             | Error::RecoveryNeedsOwner { tx, .. }
             | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
+            | Error::AttentionOwnsFiles { tx, .. }
+            | Error::OverwriteUndoesCommit { tx, .. }
             | Error::PreviewExpired { tx, .. }
             | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
             Error::Resolve(
@@ -501,6 +684,7 @@ impl Error {
             #[cfg(feature = "sandbox")]
             Error::Sandbox(e) => e.kind(),
             Error::NotInitialized { .. } => "not_initialized",
+            Error::HalfMadeJournal { .. } => "half_made_journal",
             Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
@@ -516,6 +700,7 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::NothingToRevert { .. } => "nothing_to_revert",
             Error::NothingToChange { .. } => "nothing_to_change",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
@@ -531,6 +716,8 @@ impl Error {
             Error::RecoveryNeedsOwner { .. } => "recovery_needs_owner",
             Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
+            Error::AttentionOwnsFiles { .. } => "attention_owns_files",
+            Error::OverwriteUndoesCommit { .. } => "overwrite_undoes_commit",
         }
     }
 }
@@ -566,10 +753,11 @@ impl Error {
     /// The step that gets past this error, if there is one to name.
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
-            Error::NotInitialized { .. } => NextStep::Init,
+            Error::NotInitialized { .. } | Error::HalfMadeJournal { .. } => NextStep::Init,
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
+            Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
@@ -578,7 +766,10 @@ impl Error {
                 tx: *tx,
                 latest: *latest,
             },
-            Error::NothingToRebase { tx, .. } => NextStep::Commit { tx: *tx },
+            Error::NothingToRebase { tx, blocked, .. } if blocked.is_empty() => {
+                NextStep::Commit { tx: *tx }
+            }
+            Error::NothingToRebase { tx, blocked, .. } => step_past_validation(*tx, blocked),
             Error::Resolve(
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
@@ -593,15 +784,9 @@ impl Error {
                 },
                 None => NextStep::ForceRollBack { tx: *tx },
             },
-            // Conflict markers (a rebase's, or left by hand) are fixed in an editor first.
-            Error::ValidationFailed { tx, summary, .. }
-                if summary.iter().any(|l| {
-                    l.starts_with("merge_conflict ") || l.starts_with("conflict_markers ")
-                }) =>
-            {
-                NextStep::Resolve { tx: *tx }
-            }
-            Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
+            // Nothing to commit: dropped; conflict markers (a rebase's, or left by
+            // hand) are fixed in an editor first.
+            Error::ValidationFailed { tx, summary, .. } => step_past_validation(*tx, summary),
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::Interrupted { .. } => NextStep::Retry,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
@@ -609,6 +794,12 @@ impl Error {
                 uid: files.first().map(|f| f.uid).unwrap_or(0),
             },
             Error::AclNotKept { .. } => NextStep::MountWithAcls,
+            Error::AttentionOwnsFiles { foreign, .. } if foreign.is_empty() => NextStep::Recover,
+            Error::AttentionOwnsFiles { .. } => NextStep::RecoverForeign,
+            Error::OverwriteUndoesCommit { tx, batch, .. } => NextStep::DecideByHand {
+                tx: *tx,
+                batch: *batch,
+            },
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
@@ -620,12 +811,22 @@ impl Error {
                 pruned,
                 ..
             } => match reason {
+                // A next step is never a rollback unless the caller asked to undo
+                // (`rollback`): an agent that retried a commit and followed "roll it
+                // back" undid its own work (issue 29, item 3). A committed tx is shown.
                 StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
-                StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
-                StateReason::RolledBack { redo: Some(by), .. } => NextStep::Redo { by: *by },
+                StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. } => {
+                    NextStep::Show { tx: *tx }
+                }
+                // Redoing a rolled-back change is a rollback (of the rollback): named
+                // only to a caller who asked to roll back; the others get the history.
+                StateReason::RolledBack { redo: Some(by), .. } if *verb == Verb::RollBack => {
+                    NextStep::Redo { by: *by }
+                }
                 StateReason::RolledBack { by, redo: None } => {
                     NextStep::NothingToRedo { tx: *tx, by: *by }
                 }
+                StateReason::RolledBack { .. } => NextStep::Log,
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },
@@ -661,6 +862,8 @@ impl Error {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
             | Error::AclNotKept { paths, .. }
+            | Error::AttentionOwnsFiles { paths, .. }
+            | Error::OverwriteUndoesCommit { paths, .. }
             | Error::UnresolvedConflicts { paths, .. }
             | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],
@@ -734,6 +937,7 @@ mod tests {
                 paths: vec!["a".into()],
                 changed_by: vec![4],
                 outside: Vec::new(),
+                absent: Vec::new(),
             },
             Error::OwnerNotKept {
                 tx: 3,
@@ -831,16 +1035,17 @@ mod tests {
                 paths: paths(p),
                 changed_by: Vec::new(),
                 outside: Vec::new(),
+                absent: Vec::new(),
             }
             .to_string()
         };
         assert_eq!(
             rollback(&["a.txt"]),
-            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal"
+            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         assert_eq!(
             rollback(&["a.txt", "b.txt"]),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         // Written outside ultra-edit too: said, and the step is the forced rollback, not
         // the later tx's rollback (which would not clear the refusal).
@@ -849,14 +1054,33 @@ mod tests {
             paths: paths(&["a.txt", "b.txt"]),
             changed_by,
             outside: paths(&["b.txt"]),
+            absent: Vec::new(),
         };
         assert_eq!(
             outside(vec![4]).to_string(),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (tx 4 has written there since, and b.txt was also written outside ultra-edit, which rolling tx 4 back would not undo); a forced rollback overwrites them, undoing tx 4's change there too, after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (tx 4 has written there since, and b.txt was also written outside ultra-edit, which rolling tx 4 back would not undo); a forced rollback overwrites them, undoing tx 4's change there too, after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps the later changes"
         );
         assert_eq!(
             outside(Vec::new()).to_string(),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (b.txt was written outside ultra-edit); a forced rollback overwrites them after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (b.txt was written outside ultra-edit); a forced rollback overwrites them after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps the later changes"
+        );
+        let absent = |p: &[&str], gone: &[&str]| {
+            Error::StaleRollback {
+                tx: 3,
+                paths: paths(p),
+                changed_by: Vec::new(),
+                outside: Vec::new(),
+                absent: paths(gone),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            absent(&["a.txt"], &["a.txt"]),
+            "cannot roll back tx 3: a.txt is absent (deleted or moved since it was committed); a forced rollback re-creates it; a revert of tx 3 removes only its own change and keeps what was written since"
+        );
+        assert_eq!(
+            absent(&["a.txt", "b.txt"], &["b.txt"]),
+            "cannot roll back tx 3: a.txt changed and b.txt is absent (deleted or moved) since it was committed; a forced rollback overwrites a.txt after keeping its current bytes in the journal, and re-creates b.txt; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         assert_eq!(
             outside(vec![4]).next_step(),

@@ -26,6 +26,8 @@ pub enum Verb {
     Abort,
     /// `rollback`.
     RollBack,
+    /// `revert`.
+    Revert,
 }
 
 impl std::fmt::Display for Verb {
@@ -38,6 +40,7 @@ impl std::fmt::Display for Verb {
             Verb::Show => "be shown",
             Verb::Abort => "be aborted",
             Verb::RollBack => "be rolled back",
+            Verb::Revert => "be reverted",
         })
     }
 }
@@ -53,6 +56,17 @@ pub enum StateReason {
         revision: u32,
         /// The batch that applied it.
         batch: u64,
+    },
+    /// Another revision of it was applied by a batch: a commit of revision `asked` is
+    /// refused, and neither is it "already committed" (the change on disk is
+    /// `revision`'s).
+    OtherRevisionCommitted {
+        /// The revision applied.
+        revision: u32,
+        /// The batch that applied it.
+        batch: u64,
+        /// The revision the commit asked for (its latest when it named none).
+        asked: u32,
     },
     /// A rollback transaction restored the files it changed.
     RolledBack {
@@ -106,7 +120,7 @@ impl StateReason {
     /// gc` pruned it is the reason only where the verb needs what gc dropped (`show`,
     /// `rollback`); a pruned committed tx is, for `commit`, first of all committed.
     pub(crate) fn of(rec: &TxRecord, verb: Verb) -> StateReason {
-        if rec.pruned && matches!(verb, Verb::Show | Verb::RollBack) {
+        if rec.pruned && matches!(verb, Verb::Show | Verb::RollBack | Verb::Revert) {
             return StateReason::Pruned;
         }
         match (rec.state, rec.committed, rec.rolled_back_by) {
@@ -128,6 +142,13 @@ impl StateReason {
             StateReason::Committed { revision, batch } => {
                 format!("revision {revision} was applied by batch {batch}, so it cannot {verb}")
             }
+            StateReason::OtherRevisionCommitted {
+                revision,
+                batch,
+                asked,
+            } => format!(
+                "revision {revision} was applied by batch {batch}, not revision {asked}, so revision {asked} cannot {verb}"
+            ),
             StateReason::RolledBack { by, .. } => {
                 format!("tx {by} rolled it back, so it cannot {verb}")
             }
@@ -338,6 +359,12 @@ pub enum NextStep {
         /// The tx.
         tx: u64,
     },
+    /// Drop it (`abort`), or revise it with a new plan: its latest revision changes
+    /// nothing (every file holds its candidate already), so there is nothing to commit.
+    Abort {
+        /// The tx.
+        tx: u64,
+    },
     /// Roll it back (`rollback`).
     RollBack {
         /// The tx.
@@ -388,6 +415,17 @@ pub enum NextStep {
     /// Put the files back and recover, or recover overwriting them (`recover
     /// --overwrite`; their bytes are kept in the journal).
     RecoverForeign,
+    /// A person decides what the files of batch `batch` (of tx `tx`) should hold: they
+    /// hold a later commit's content, which `recover --overwrite` will not undo. To give
+    /// them the batch's content, move them aside (or put back the bytes the batch found,
+    /// which `journal dump --tx` lists) and recover with `--overwrite`
+    /// ([`super::Error::OverwriteUndoesCommit`]).
+    DecideByHand {
+        /// The transaction of the batch.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+    },
     /// Run the same command again.
     Retry,
     /// Accept that the files get this process's owner (`--allow-owner-change`), or run

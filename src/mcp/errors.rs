@@ -156,10 +156,11 @@ impl ToolError {
                 paths,
                 changed_by,
                 outside,
+                absent,
             } => ToolError::new(
                 "stale_rollback",
                 format!(
-                    "{} changed since tx {tx} was committed{}; nothing was written",
+                    "{} changed since tx {tx} was committed{}{}; nothing was written",
                     crate::error::and_list(paths),
                     match changed_by.as_slice() {
                         [] => String::new(),
@@ -167,27 +168,55 @@ impl ToolError {
                             " (by tx {})",
                             later.iter().map(u64::to_string).collect::<Vec<_>>().join(", tx ")
                         ),
+                    },
+                    match absent.as_slice() {
+                        [] => String::new(),
+                        gone => format!(
+                            "; {} {} absent now (deleted or moved), and a forced rollback re-creates {}",
+                            crate::error::and_list(gone),
+                            if gone.len() == 1 { "is" } else { "are" },
+                            if gone.len() == 1 { "it" } else { "them" }
+                        ),
                     }
                 ),
                 if changed_by.is_empty() || !outside.is_empty() {
-                    "look at the files first (one was also written outside ultra-edit when the message says so); to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)"
+                    format!("to undo only tx {tx}'s change and keep what was written since, call edit_revert with tx={tx} (a preview to review, then edit_commit); look at the files first (one was also written outside ultra-edit when the message says so); to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)")
                 } else {
-                    "roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)"
+                    format!("to undo only tx {tx}'s change and keep the later ones, call edit_revert with tx={tx} (a preview to review, then edit_commit); or roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)")
                 },
             )
-            .with_example(json!({"tool": "edit_rollback", "tx": id, "agent_id": agent, "force": true})),
+            .with_example(json!({"tool": "edit_revert", "tx": id, "agent_id": agent})),
             Error::StaleRevision { tx, base, latest } => ToolError::new(
                 "stale_revision",
                 format!("the edits were written against revision {base} of preview {tx}, but the latest revision is {latest}"),
                 format!("call edit_show to read revision {latest} and write the edits against it, or resend edit_revise with rebase=true to merge them onto revision {latest}"),
             )
             .with_example(json!({"tool": "edit_revise", "preview_id": id, "agent_id": agent, "base_revision": base, "rebase": true, "edits": []})),
-            Error::NothingToRebase { tx, revision } => ToolError::new(
+            Error::NothingToRebase { tx, revision, blocked } if blocked.is_empty() => ToolError::new(
                 "nothing_to_rebase",
                 format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}"),
                 "the preview is not stale; call edit_commit",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::NothingToRebase { tx, revision, blocked } => {
+                let (hint, example) = if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+                    (
+                        "revision changes nothing (the files hold its candidate already): there is nothing to commit; call edit_abort to drop the preview, or edit_revise with new edits",
+                        json!({"tool": "edit_abort", "preview_id": id, "agent_id": agent}),
+                    )
+                } else {
+                    (
+                        "the preview is not stale but cannot be committed: call edit_show to read validation_issues, then edit_revise with corrected edits",
+                        json!({"tool": "edit_show", "preview_id": id}),
+                    )
+                };
+                ToolError::new(
+                    "nothing_to_rebase",
+                    format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}, but revision {revision} cannot be committed: {}", blocked.join("; ")),
+                    hint,
+                )
+                .with_example(example)
+            }
             Error::ValidationFailed { tx, revision, summary } => ToolError::new(
                 "validation_failed",
                 format!("revision {revision} of preview {tx} has validation errors: {}; nothing was written", summary.join("; ")),
@@ -354,23 +383,34 @@ pub fn wrong_state(
             .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string()}))
             .with_tx(Some(tx))
         }
+        // Never a rollback as the next step here: the caller did not ask to undo (a
+        // rollback that already landed is answered with its receipt, `already`), and
+        // an agent that retried a commit and followed "call edit_rollback" undid its
+        // own work, or someone else's undo (issue 29, item 3).
         Some(StateReason::RolledBack { by, redo }) => {
-            let (hint, example) = match redo {
-                Some(redo) => (
-                    format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {redo} (the rollback transaction, whose change is live)"),
-                    json!({"tool": "edit_rollback", "tx": redo.to_string(), "agent_id": agent}),
-                ),
-                None => (
-                    format!("nothing redoes it now: transaction {by}'s rollback is itself undone, so the files hold this preview's change again (journal_log shows the transactions); call edit_preview for a new change"),
-                    json!({"tool": "journal_log", "agent_id": agent}),
-                ),
+            let hint = match redo {
+                Some(_) => format!("its change is not on disk: transaction {by} undid it (journal_log shows the transactions); call edit_preview for a new change"),
+                None => format!("nothing redoes it now: transaction {by}'s rollback is itself undone, so the files hold this preview's change again (journal_log shows the transactions); call edit_preview for a new change"),
             };
             return ToolError::new(
                 "preview_rolled_back",
                 format!("preview {tx} was committed and then rolled back by transaction {by}"),
                 hint,
             )
-            .with_example(example)
+            .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+            .with_tx(Some(tx));
+        }
+        Some(StateReason::OtherRevisionCommitted {
+            revision,
+            batch,
+            asked,
+        }) => {
+            return ToolError::new(
+                "preview_consumed",
+                format!("preview {tx} revision {revision} was committed (batch {batch}), not revision {asked}: the disk holds revision {revision}'s change"),
+                "call edit_show to see what landed; call edit_preview for a further change",
+            )
+            .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string(), "revision": revision}))
             .with_tx(Some(tx));
         }
         Some(StateReason::Redone { undone_by, redo }) => {
@@ -396,9 +436,9 @@ pub fn wrong_state(
     let (kind, message, hint, example) = match state {
         TxState::Committed => (
             "preview_consumed",
-            format!("preview {tx} was already committed; a preview handle commits once"),
-            "to change the file again call edit_preview for a new preview; to undo this commit call edit_rollback with tx = this preview_id",
-            json!({"tool": "edit_rollback", "tx": tx.to_string(), "agent_id": agent}),
+            format!("preview {tx} was already committed and accepts no further revision"),
+            "to change the files again call edit_preview for a new preview (edit_show shows what landed)",
+            json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
         ),
         TxState::Aborted => (
             "preview_aborted",
@@ -409,7 +449,7 @@ pub fn wrong_state(
         TxState::RolledBack => (
             "preview_rolled_back",
             format!("preview {tx} was committed and then rolled back"),
-            "call edit_preview for a new change; to redo this one, call edit_rollback on the rollback transaction (journal_log shows it as rolled_back_by)",
+            "its change is not on disk: call edit_preview for a new change (journal_log shows the rollback as rolled_back_by)",
             json!({"tool": "journal_log", "agent_id": agent}),
         ),
         TxState::Open => (
@@ -439,6 +479,9 @@ fn edit_hint(code: &str) -> &'static str {
         "symbol_not_found" => "name the definition by its scope path joined with '.', e.g. \"Config.load\" (the error lists definitions of that name elsewhere, or the top-level ones); nothing was changed",
         "ambiguous_symbol" => "add \"occurrence\": N (1-based, in file order) to pick one of the definitions listed in candidates, with their kinds and lines",
         "symbol_not_splicable" => "symbol ops replace whole lines: edit this definition with replace_text or replace_lines instead; nothing was changed",
+        "indentation_mismatch" => "indent every line of the content relative to its first line (it is moved as one block to the definition's depth), and resend; nothing was changed",
+        "symbol_scope_changed" => "the content would move definitions to another scope (listed in the message): make it open and close its own blocks at one depth, and resend; nothing was changed",
+        "empty_block" => "give the block a statement (`pass` at least) in the content, or delete the enclosing definition instead; nothing was changed",
         "unsupported_language" => "symbol ops work in Rust, Python, JavaScript, TypeScript/TSX and Go files: use replace_text or replace_lines for this one; nothing was changed",
         "syntax_feature_disabled" => "this build has no grammars (Cargo feature `syntax`): use replace_text or replace_lines; nothing was changed",
         _ => "fix the edit and resend; nothing was changed",
@@ -488,7 +531,9 @@ mod tests {
             "me",
         );
         assert_eq!(e.kind, "preview_consumed");
-        assert!(e.hint.contains("edit_rollback"));
+        // Never a rollback unless the caller asked to undo (issue 29, item 3).
+        assert!(!e.hint.contains("edit_rollback"), "{}", e.hint);
+        assert_eq!(e.example.as_ref().unwrap()["tool"], "edit_preview");
     }
 
     #[test]

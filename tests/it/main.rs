@@ -5,6 +5,7 @@ mod support;
 #[cfg(feature = "syntax")]
 mod symbols;
 
+mod attention;
 mod causes;
 mod cli;
 mod commit;
@@ -43,6 +44,8 @@ mod rebase;
 mod recovery;
 mod regression;
 mod resolve;
+mod retry;
+mod revert;
 mod rollback;
 mod sandbox;
 mod soak;

@@ -4,8 +4,11 @@
 //! Seeded random steps against the `ultra-edit` binary (built with `failpoints`) on a
 //! workspace of six paths (two in nested directories, two absent at first): `preview`,
 //! `revise` (also `--base` older, with and without `--rebase`), `rebase`, `commit` (also
-//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `abort`,
-//! `recover`, writes by someone else, 2–3 concurrent commits, crashes at every
+//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `revert`
+//! (whose candidate the model predicts where the history does not overlap), `abort`,
+//! `recover`, writes by someone else, a batch left needing attention while other txs
+//! try its files (refused: `attention_owns_files`) until `recover --overwrite` or a
+//! put-back settles it, 2–3 concurrent commits, crashes at every
 //! documented failpoint (also inside a revert and inside recovery), SIGKILLs after a
 //! random delay, injected I/O errors (`fs::*`) and journal write errors
 //! (`journal::commit`). A plain model ([`model::Model`]: path → hash and mode, every tx
@@ -56,6 +59,7 @@ macro_rules! ensure {
 mod batch;
 mod edits;
 mod model;
+mod revert;
 
 const TARGET_KINDS: &[&str] = &[
     "target_not_found",
@@ -145,6 +149,9 @@ struct Soak {
     plans: tempfile::TempDir,
     trail: VecDeque<String>,
     plan_n: u64,
+    /// The next settle writes a file of its batch and holds the batch needing attention
+    /// while other txs try its files ([`Soak::attention`]).
+    attention_step: bool,
 }
 
 impl Soak {
@@ -176,6 +183,7 @@ impl Soak {
             plans: tempfile::tempdir().unwrap(),
             trail: VecDeque::new(),
             plan_n: 0,
+            attention_step: false,
         }
     }
 
@@ -392,8 +400,9 @@ impl Soak {
 
     fn step(&mut self) -> R {
         match self.rng.below(100) {
-            0..=13 => self.preview(),
-            14..=22 => self.revise(),
+            0..=11 => self.preview(),
+            12..=16 => self.revert(),
+            17..=22 => self.revise(),
             23..=26 => self.rebase(),
             27..=39 => {
                 let op = self.pick_commit();
@@ -406,7 +415,8 @@ impl Soak {
             52..=54 => self.abort(),
             55..=61 => self.outside_write(),
             62..=65 => self.concurrent(),
-            66..=77 => self.crash(),
+            66..=74 => self.crash(),
+            75..=77 => self.attention(),
             78..=82 => {
                 let op = self.pick_op();
                 let us = self.rng.below(6000);
@@ -516,7 +526,9 @@ fn soak_random_operations_against_the_model() {
         }
     }
     println!(
-        "soak: {steps} steps over {seeds} seeds in {:.1} s, no failure",
-        started.elapsed().as_secs_f64()
+        "soak: {steps} steps over {seeds} seeds in {:.1} s, no failure; {} reverts, {} of them predicted exactly by the model",
+        started.elapsed().as_secs_f64(),
+        revert::REVERTS[0].load(std::sync::atomic::Ordering::Relaxed),
+        revert::REVERTS[1].load(std::sync::atomic::Ordering::Relaxed)
     );
 }

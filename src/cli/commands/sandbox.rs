@@ -166,7 +166,7 @@ pub(super) fn run(
     if !p.ready_to_commit {
         return tx::previewed_pub(out, &p);
     }
-    let receipt = j.commit(p.tx, CommitOptions::default())?;
+    let report = j.commit_report(p.tx, CommitOptions::default())?;
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }

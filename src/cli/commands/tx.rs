@@ -1,11 +1,12 @@
-//! The transaction verbs: preview, revise, rebase, show, commit, abort, rollback, log.
+//! The transaction verbs: preview, revise, rebase, show, commit, abort, rollback,
+//! revert, log.
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions, Result,
-    ReviseOptions, RollbackOptions,
+    AgentRange, CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions,
+    Result, RevertOptions, ReviseOptions, RollbackOptions,
 };
 
 use crate::cli::render::Out;
@@ -72,11 +73,11 @@ pub(super) fn commit(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.commit(tx, opts)?;
+    let report = j.commit_report(tx, opts)?;
     // The completion is written in the background: the receipt is printed only once
     // it is durable (docs/commit-protocol.md, step 7).
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }
 
 pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -93,13 +94,39 @@ pub(super) fn rollback(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.rollback(tx, opts)?;
+    let report = j.rollback_report(tx, opts)?;
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    let overwritten = j.overwritten(&report.receipt)?;
+    out.rollback(&report, &overwritten).map(|()| 0)
 }
 
-pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
-    out.log(&j.log(limit)?, limit).map(|()| 0)
+/// `log [--agent A]`: exit 0 whenever the history was listed; batches that need
+/// attention are data (`needs_attention` in `--json`, `[batch needs_attention]` on the
+/// tx's line), not an exit code (docs/design.md, "CLI contract").
+pub(super) fn log(
+    out: &Out,
+    j: &Journal,
+    limit: Option<usize>,
+    agent: Option<&str>,
+) -> Result<i32> {
+    out.log(&j.log_of(limit, agent)?, &j.needs_attention()?, limit).map(|()| 0)
+}
+
+/// `revert TX…` or `revert --agent A [--since TIME | --last N]`: the new tx's revision
+/// 0, printed as `preview` prints one (exit 4 when it conflicts).
+pub(super) fn revert(
+    out: &Out,
+    j: &Journal,
+    txs: Vec<ultra_edit::TxRef>,
+    agent: Option<String>,
+    since_ms: Option<u64>,
+    last: Option<usize>,
+) -> Result<i32> {
+    let p = match agent {
+        Some(a) => j.revert_agent(&a, AgentRange { since_ms, last }, RevertOptions::default())?,
+        None => j.revert(&txs, RevertOptions::default())?,
+    };
+    previewed(out, &p)
 }
 
 /// Print a new revision. It is recorded either way, but one whose validation has
@@ -134,10 +161,22 @@ fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
         )
     };
     eprint!("{}", out.validation_errors(p));
-    eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
-        p.tx, p.revision
-    );
+    let changes_nothing = p
+        .validation
+        .iter()
+        .any(|i| i.code == "no_changes" && i.severity == ultra_edit::Severity::Error);
+    if changes_nothing {
+        // Not "fix and commit": there is nothing to commit (issue 29, item 8).
+        eprintln!(
+            "ultra-edit: tx {} revision {} changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort {}`, or revise it with a new plan",
+            p.tx, p.revision, p.tx
+        );
+    } else {
+        eprintln!(
+            "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+            p.tx, p.revision
+        );
+    }
     Ok(4)
 }
 
