@@ -120,6 +120,10 @@ fn mount_data(root: &Path, upper: &Path, work: &Path, as_root: bool) -> Vec<u8> 
     } else {
         d.extend(b",userxattr");
     }
+    // No sync of the upper layer's filesystem when the overlay goes (Linux ≥ 5.10): the
+    // upper directory is read right after, through the page cache, and then removed,
+    // so a `syncfs` of the whole state directory's filesystem would buy nothing.
+    d.extend(b",volatile");
     d
 }
 
@@ -471,6 +475,9 @@ mod tests {
     #[test]
     fn layer_paths_are_escaped_in_the_mount_data() {
         let d = mount_data(Path::new("/a,b:c"), Path::new("/u"), Path::new("/w"), false);
-        assert_eq!(d, b"lowerdir=/a\\,b\\:c,upperdir=/u,workdir=/w,userxattr");
+        assert_eq!(
+            d,
+            b"lowerdir=/a\\,b\\:c,upperdir=/u,workdir=/w,userxattr,volatile"
+        );
     }
 }
