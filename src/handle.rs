@@ -26,8 +26,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct JournalId(pub u64);
 
 impl JournalId {
-    /// The id of the journal with `nonce` opened for the canonical root `root`.
-    pub(crate) fn derive(nonce: &[u8], root: &std::path::Path) -> JournalId {
+    /// The id of the journal with `nonce` opened for the canonical root `root`:
+    /// the first 8 bytes (big-endian) of `blake3("ultra-edit journal id\0" ‖ len(nonce)
+    /// as u64 little-endian ‖ nonce ‖ the bytes of root)`. The rule is fixed: ids
+    /// (and so handles) stay the same across versions and Rust releases. The nonce is
+    /// the journal's own (16 random bytes drawn when it was created); a host that
+    /// routes handles without opening journals keeps the id each journal reported
+    /// ([`crate::Journal::id`]), as [`crate::Registry`] does in its index.
+    pub fn derive(nonce: &[u8], root: &std::path::Path) -> JournalId {
         use std::os::unix::ffi::OsStrExt;
         let mut h = blake3::Hasher::new();
         h.update(b"ultra-edit journal id\0");

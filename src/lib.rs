@@ -43,6 +43,7 @@ pub mod mcp;
 pub mod policy;
 mod rebase;
 mod recovery;
+pub mod registry;
 mod resolution;
 mod revision;
 pub mod syntax;
@@ -71,6 +72,7 @@ pub use journal::records::{
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
+pub use registry::{KnownRoot, Registry};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};

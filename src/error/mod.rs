@@ -201,6 +201,24 @@ pub enum Error {
         /// The root it was opened for.
         root: PathBuf,
     },
+    /// A handle whose journal no root known to a [`crate::Registry`] has: the registry's
+    /// index (`<host dir>/index.json`) names no root with that journal id. Nothing was
+    /// opened, read or written.
+    #[error("no root known to the registry at {} has journal {} (handle {handle}); nothing was read or written. The handle was made by another host's registry or by a journal this registry never opened: preview again", registry.display(), handle.journal)]
+    UnknownJournal {
+        /// The handle given.
+        handle: crate::handle::TxHandle,
+        /// The registry's host directory.
+        registry: PathBuf,
+    },
+    /// A registry's host directory or its index cannot be used; nothing was changed.
+    #[error("registry {} cannot be used: {reason}", path.display())]
+    Registry {
+        /// The file or directory at fault (the index, the host directory, or a root).
+        path: PathBuf,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// A state directory that cannot hold a journal; nothing was changed.
     #[error("state directory {} cannot be used: {reason}", state_dir.display())]
     InvalidStateDir {
@@ -496,6 +514,8 @@ impl Error {
             Error::ForeignHandle { .. } => "foreign_handle",
             Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
             Error::InvalidStateDir { .. } => "invalid_state_dir",
+            Error::UnknownJournal { .. } => "unknown_journal",
+            Error::Registry { .. } => "registry",
             Error::PreviewExpired { .. } => "preview_expired",
             Error::UnresolvedConflicts { .. } => "unresolved_conflicts",
             Error::UnknownRevision { .. } => "unknown_revision",
@@ -558,7 +578,7 @@ impl Error {
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
-            Error::PreviewExpired { .. } => NextStep::PreviewAgain,
+            Error::PreviewExpired { .. } | Error::UnknownJournal { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
             Error::StaleSnapshot { tx, .. } => NextStep::Rebase { tx: *tx },

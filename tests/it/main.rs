@@ -34,6 +34,7 @@ mod iofault;
 mod journal;
 mod lockholder;
 mod m1nd_compat;
+mod m1nd_registry;
 mod pager;
 mod paths;
 mod people;
