@@ -347,7 +347,8 @@ pub enum Error {
     /// The commit lock was held by another committer for longer than the timeout.
     #[error("commit lock {path} still held after {waited_ms} ms{}", holder.map(|p| format!(" (held by pid {p})")).unwrap_or_default())]
     LockTimeout {
-        /// The lock file.
+        /// The lock file; or the workspace root, when a journal in another state
+        /// directory of the same root held the root's lock (src/lock.rs).
         path: PathBuf,
         /// How long we waited, in milliseconds.
         waited_ms: u64,

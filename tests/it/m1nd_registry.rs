@@ -328,3 +328,86 @@ fn registry_a_damaged_index_is_a_typed_error_that_changes_nothing() {
     );
     assert!(!w.host_dir().join(ROOTS_DIR).exists());
 }
+
+/// One root, one journal: the registry's journal (in the host directory) and a second
+/// journal over the same root (another state directory, driven by the `ultra-edit`
+/// binary in another process) never run batches side by side. While the CLI holds
+/// its commit lock, paused inside its batch, the host's commit waits for the root's
+/// lock and times out naming the root and the CLI's pid, writing nothing; once the CLI
+/// is gone, the host's commit goes through.
+#[cfg(feature = "failpoints")]
+#[test]
+fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
+    use std::process::{Command, Stdio};
+    use std::time::Instant;
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let registry = Registry::with_options(runtime.path().join("host"), || OpenOptions {
+        lock_timeout: Duration::from_millis(300),
+        ..Default::default()
+    })
+    .unwrap();
+    let host = registry.open_or_create(&root).unwrap();
+    let mine = host
+        .preview(&Plan::from_json(br#"{"edits":[{"op":"create_file","path":"host.txt","content":"host\n"}]}"#).unwrap())
+        .unwrap();
+
+    // The second journal: another state directory over the same root.
+    let second_dir = runtime.path().join("second");
+    let second = Journal::init_with(
+        &root,
+        OpenOptions {
+            state_dir: Some(second_dir.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_ne!(second.id(), host.id());
+    let theirs = second
+        .preview(&Plan::from_json(br#"{"edits":[{"op":"create_file","path":"cli.txt","content":"cli\n"}]}"#).unwrap())
+        .unwrap();
+    drop(second);
+    let mut cli = Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg("--root")
+        .arg(&root)
+        .arg("--state-dir")
+        .arg(&second_dir)
+        .args(["commit", &theirs.handle.to_string()])
+        .env("FAILPOINTS", "batch::after_lock=sleep(30000)")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = cli.id();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while fs::read_to_string(second_dir.join("commit.lock"))
+        .unwrap_or_default()
+        .trim()
+        != pid.to_string()
+    {
+        if Instant::now() >= deadline {
+            let _ = cli.kill();
+            let _ = cli.wait();
+            panic!("the CLI never took its commit lock");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let result = host.commit(mine.handle, CommitOptions::default());
+    let _ = cli.kill();
+    let _ = cli.wait();
+    match result {
+        Err(Error::LockTimeout { path, holder, .. }) => {
+            assert_eq!(path, root);
+            assert_eq!(holder, Some(pid));
+        }
+        other => panic!("expected LockTimeout on the root, got {other:?}"),
+    }
+    assert!(!root.join("host.txt").exists());
+    assert!(!root.join("cli.txt").exists());
+    // The holder is gone: the host's commit goes through.
+    let receipt = host.commit(mine.handle, CommitOptions::default()).unwrap();
+    assert_eq!(receipt.files.len(), 1);
+    assert_eq!(fs::read(root.join("host.txt")).unwrap(), b"host\n");
+}
