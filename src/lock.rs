@@ -299,8 +299,10 @@ impl<'a> Locked<'a> {
     /// Take it only if it is free now: `None` while another process holds it.
     pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
         ws.writable()?;
-        Ok(CommitLock::try_acquire(ws.state_dir(), &ws.lock_path, &ws.root)?
-            .map(|lock| Locked { ws, _lock: lock }))
+        Ok(
+            CommitLock::try_acquire(ws.state_dir(), &ws.lock_path, &ws.root)?
+                .map(|lock| Locked { ws, _lock: lock }),
+        )
     }
 }
 

@@ -13,8 +13,8 @@ use std::time::Duration;
 use tempfile::TempDir;
 use ultra_edit::registry::{INDEX_FILE, ROOTS_DIR};
 use ultra_edit::{
-    CommitOptions, Edit, Error, Journal, KnownRoot, ManualClock, OpenOptions, Plan, Policy,
-    Registry, SamePath, TxHandle,
+    CommitOptions, Error, Journal, KnownRoot, ManualClock, OpenOptions, Plan, Policy, Registry,
+    SamePath, TxHandle,
 };
 
 /// m1nd's preview lifetime: five minutes.
@@ -82,17 +82,7 @@ impl Host {
                 message: file_path.into(),
             })?;
         let j = self.registry.open_or_create(root)?;
-        let plan = Plan {
-            description: None,
-            agent: Some("dev".into()),
-            edits: vec![Edit::WriteFile {
-                path: file_path.into(),
-                content: Some(new_content.into()),
-                content_base64: None,
-                mode: None,
-            }],
-            policy: None,
-        };
+        let plan = Plan::new().agent("dev").write_file(file_path, new_content);
         Ok(j.preview(&plan)?.handle.to_string())
     }
 
@@ -243,14 +233,7 @@ fn registry_a_handle_of_a_journal_it_does_not_know_is_refused_and_opens_nothing(
     w.host.edit_preview(&w.path(0, "a.txt"), "a\n").unwrap();
     // A journal of root 1 that the host's registry never opened (the CLI's own).
     let other = Journal::init(&w.root(1)).unwrap();
-    let p = other
-        .preview(
-            &ultra_edit::Plan::from_json(
-                br#"{"edits":[{"op":"create_file","path":"x","content":"x\n"}]}"#,
-            )
-            .unwrap(),
-        )
-        .unwrap();
+    let p = other.preview(&Plan::new().create_file("x", "x\n")).unwrap();
     let id = p.handle.to_string();
     let err = w.host.edit_commit(&id).unwrap_err();
     assert_eq!(err.kind, "preview_not_found");
@@ -350,7 +333,7 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     .unwrap();
     let host = registry.open_or_create(&root).unwrap();
     let mine = host
-        .preview(&Plan::from_json(br#"{"edits":[{"op":"create_file","path":"host.txt","content":"host\n"}]}"#).unwrap())
+        .preview(&Plan::new().create_file("host.txt", "host\n"))
         .unwrap();
 
     // The second journal: another state directory over the same root.
@@ -365,7 +348,7 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     .unwrap();
     assert_ne!(second.id(), host.id());
     let theirs = second
-        .preview(&Plan::from_json(br#"{"edits":[{"op":"create_file","path":"cli.txt","content":"cli\n"}]}"#).unwrap())
+        .preview(&Plan::new().create_file("cli.txt", "cli\n"))
         .unwrap();
     drop(second);
     let mut cli = Command::new(env!("CARGO_BIN_EXE_ultra-edit"))
