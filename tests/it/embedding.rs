@@ -185,10 +185,7 @@ fn conflict_markers_are_refused_by_default_and_allowed_by_policy() {
     let j = Journal::open_with(
         ws.root(),
         OpenOptions {
-            policy: Policy {
-                conflict_markers: Markers::Allow,
-                ..Policy::default()
-            },
+            policy: Policy::default().with_conflict_markers(Markers::Allow),
             ..Default::default()
         },
     )
@@ -373,10 +370,8 @@ fn the_tools_apply_batch_with_the_last_write_wins_policy() {
     let e = strict.call("apply_batch", batch.clone()).unwrap_err();
     assert_eq!(e.kind, "overlapping_edits");
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
-    let m1nd = EditTools::new(j).with_policy(Policy {
-        same_path_twice: SamePath::LastWriteWins,
-        ..Policy::default()
-    });
+    let m1nd = EditTools::new(j)
+        .with_policy(Policy::default().with_same_path_twice(SamePath::LastWriteWins));
     let out = m1nd.call("apply_batch", batch).unwrap();
     assert_eq!(out["files_written"], 1);
     assert_eq!(out["results"][0]["superseded_by"], 1);
@@ -427,10 +422,7 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     use ultra_edit::mcp::EditTools;
     use ultra_edit::{SamePath, SyntaxErrors};
     let ws = workspace();
-    let allow = Policy {
-        syntax_errors: SyntaxErrors::Allow,
-        ..Policy::default()
-    };
+    let allow = Policy::default().with_syntax_errors(SyntaxErrors::Allow);
     let j = Journal::open_with(
         ws.root(),
         OpenOptions {
@@ -461,12 +453,8 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     j.flush().unwrap();
     assert_eq!(ws.read("src/a.rs"), b"fn (\n");
     // The tools: two writes of one path and a broken candidate.
-    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap())).with_policy(
-        Policy {
-            same_path_twice: SamePath::LastWriteWins,
-            ..Policy::default()
-        },
-    );
+    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()))
+        .with_policy(Policy::default().with_same_path_twice(SamePath::LastWriteWins));
     let args = json!({"agent_id": "dev", "edits": [
         {"file_path": "src/b.rs", "new_content": "pub fn b() {}\n"},
         {"file_path": "src/b.rs", "new_content": "pub fn b( {}\n"}]});

@@ -146,10 +146,7 @@ impl M1nd {
                     state_dir: Some(runtime.join(format!("journal-{i}"))),
                     clock: Some(std::sync::Arc::new(clock.clone())),
                     max_preview_age: Some(TTL),
-                    policy: Policy {
-                        same_path_twice: SamePath::LastWriteWins,
-                        ..Policy::default()
-                    },
+                    policy: Policy::default().with_same_path_twice(SamePath::LastWriteWins),
                     ..Default::default()
                 };
                 Journal::init_with(root, opts).unwrap()

@@ -14,7 +14,7 @@ use tempfile::TempDir;
 use ultra_edit::registry::{INDEX_FILE, ROOTS_DIR};
 use ultra_edit::{
     CommitOptions, Error, Journal, KnownRoot, ManualClock, OpenOptions, Plan, Policy, Registry,
-    SamePath, TxHandle,
+    TxHandle,
 };
 
 /// m1nd's preview lifetime: five minutes.
@@ -57,10 +57,7 @@ impl Host {
         let registry = Registry::with_options(runtime.join("ultra-edit"), move || OpenOptions {
             clock: Some(Arc::new(clock.clone())),
             max_preview_age: Some(TTL),
-            policy: Policy {
-                same_path_twice: SamePath::LastWriteWins,
-                ..Policy::default()
-            },
+            policy: Policy::permissive(),
             ..Default::default()
         })
         .unwrap();
