@@ -26,36 +26,10 @@ use crate::journal::records::{
     FileConflict, FileMeta, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE,
 };
 use crate::revision::{self, Working};
-use crate::tx::Preview;
+use crate::revision::Preview;
 use crate::workspace::Journal;
 
-/// Conflict labels of `rebase` (onto the disk): `<<<<<<< candidate` (the rebased
-/// revision's candidate), `||||||| snapshot` (the old snapshot, the common base),
-/// `>>>>>>> disk` (the current disk bytes).
-pub const DISK_LABELS: Labels<'static> = Labels {
-    ours: "candidate",
-    base: "snapshot",
-    theirs: "disk",
-};
-
-/// Conflict labels of `revise --base N --rebase`: `<<<<<<< plan` (the plan applied
-/// to revision N), `||||||| base` (revision N's candidate), `>>>>>>> latest` (the
-/// latest revision's candidate).
-pub const PLAN_LABELS: Labels<'static> = Labels {
-    ours: "plan",
-    base: "base",
-    theirs: "latest",
-};
-
-/// The labels a revision's conflict markers carry, told from its recorded plan
-/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
-/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
-pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
-    match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
-        Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
-        _ => PLAN_LABELS,
-    }
-}
+use crate::conflicts::{DISK_LABELS, PLAN_LABELS};
 
 impl Journal {
     /// Rebase the latest revision of an open tx onto the disk: a new revision whose
@@ -369,6 +343,7 @@ impl Sides<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conflicts::conflict_labels;
 
     #[test]
     fn labels_follow_the_recorded_origin() {
