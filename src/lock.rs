@@ -118,7 +118,7 @@ impl CommitLock {
             OpenOptions::new()
                 .read(true)
                 .custom_flags(
-                    crate::workspace::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
+                    crate::fs::state_files::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
                 )
                 .open(root)
                 .ctx("open", root)
