@@ -25,8 +25,8 @@ use crate::fs::RelPath;
 use crate::journal::records::{
     FileConflict, FileMeta, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE,
 };
-use crate::revision::{self, Working};
 use crate::revision::Preview;
+use crate::revision::{self, Working};
 use crate::workspace::Journal;
 
 use crate::conflicts::{DISK_LABELS, PLAN_LABELS};

@@ -49,6 +49,7 @@ const INDEX_VERSION: u32 = 1;
 
 /// A root the registry knows ([`Registry::roots`]): an entry of its index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct KnownRoot {
     /// The canonical root.
     pub root: PathBuf,

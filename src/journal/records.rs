@@ -12,9 +12,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::edit::{CandidateDiff, ConflictRegion, Issue};
-use crate::fs::relpath::RelPath;
-pub use crate::fs::meta::{BlobHash, FileMeta, FileState, Owner, Xattrs, DEFAULT_NEW_FILE_MODE};
 pub(crate) use crate::fs::meta::FileStateV3;
+pub use crate::fs::meta::{BlobHash, FileMeta, FileState, Owner, Xattrs, DEFAULT_NEW_FILE_MODE};
+use crate::fs::relpath::RelPath;
 
 /// Lifecycle of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -646,7 +646,6 @@ mod blob_ref_tests {
         );
     }
 }
-
 
 #[cfg(test)]
 mod origin_tests {
