@@ -99,6 +99,25 @@ impl Host {
             .map(|t| t.absolute)
             .collect())
     }
+
+    /// `apply_batch` (atomic): one plan in the journal of the first file's root,
+    /// previewed and committed. Returns the number of files written.
+    fn apply_batch(&self, edits: &[(&str, &str)]) -> Result<usize, Refused> {
+        let root = self
+            .roots
+            .iter()
+            .find(|r| Path::new(edits[0].0).starts_with(r))
+            .ok_or_else(|| Refused {
+                kind: "outside_roots".into(),
+                message: edits[0].0.into(),
+            })?;
+        let j = self.registry.open_or_create(root)?;
+        let plan = edits
+            .iter()
+            .fold(Plan::new().agent("dev"), |p, (f, c)| p.write_file(*f, *c));
+        let p = j.preview(&plan)?;
+        Ok(j.commit(p.handle, CommitOptions::default())?.files.len())
+    }
 }
 
 // ---- fixtures -----------------------------------------------------------------------
@@ -390,4 +409,23 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     let receipt = host.commit(mine.handle, CommitOptions::default()).unwrap();
     assert_eq!(receipt.files.len(), 1);
     assert_eq!(fs::read(root.join("host.txt")).unwrap(), b"host\n");
+}
+
+#[test]
+fn registry_apply_batch_lands_in_one_root_and_a_batch_across_roots_is_refused_whole() {
+    let w = World::new(2);
+    let (a, c) = (w.path(0, "a.txt"), w.path(0, "sub/c.txt"));
+    assert_eq!(w.host.apply_batch(&[(&a, "a\n"), (&c, "c\n")]), Ok(2));
+    assert_eq!(w.read(0, "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(w.read(0, "sub/c.txt").as_deref(), Some("c\n"));
+    // A file of root 1 in root 0's batch: refused whole, nothing written anywhere.
+    let b = w.path(1, "b.txt");
+    let err = w
+        .host
+        .apply_batch(&[(&a, "a2\n"), (&b, "b\n")])
+        .unwrap_err();
+    assert_eq!(err.kind, "path_refused");
+    assert_eq!(w.read(0, "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(w.read(1, "b.txt"), None);
+    assert_eq!(w.host.registry.opened(), [w.root(0)]);
 }
