@@ -22,6 +22,7 @@
 //! table and the CLI contract are described in `docs/design.md`; the rest of `docs/`
 //! has the protocol's crash table, the on-disk format and the threat model.
 
+mod attention;
 mod batch;
 pub mod clock;
 mod commit;
@@ -51,8 +52,9 @@ mod tx;
 mod verify;
 mod workspace;
 
+pub use attention::AttentionEntry;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};

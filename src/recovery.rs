@@ -78,6 +78,11 @@ pub struct RecoveryReport {
 pub(crate) fn recover(l: &Locked<'_>, overwrite: bool) -> Result<RecoveryReport> {
     let mut report = RecoveryReport::default();
     let ids = l.store.read()?.inflight()?;
+    if overwrite {
+        for &id in &ids {
+            overwrite_undoes_no_commit(l, id)?;
+        }
+    }
     report.batches_found = ids.len();
     // A signal now would leave the batches half-settled until the next recovery.
     let _guard = (!ids.is_empty()).then(|| l.guard());
@@ -141,6 +146,67 @@ fn recover_batch(l: &Locked<'_>, mut batch: Batch, overwrite: bool) -> Result<Re
     batch.settle(l, side, out, Some(action_note), true)?;
     action.result = batch.record().state;
     Ok(action)
+}
+
+/// Refuse `recover --overwrite` of batch `id` (before anything is written) where one of
+/// its files holds foreign bytes that are the new content of a later committed batch:
+/// a commit that landed on the batch's files while it needed attention (versions before
+/// [`Error::AttentionOwnsFiles`] let one). Overwriting them would undo that commit while
+/// the journal still shows it committed, so it is [`Error::OverwriteUndoesCommit`], a
+/// case for a person. "Later": a batch with a higher id, `Committed`, that writes the
+/// path with exactly the state found (existence, blake3, metadata). One read per file of
+/// the batch, and one scan of the batches when a file holds foreign bytes.
+fn overwrite_undoes_no_commit(l: &Locked<'_>, id: u64) -> Result<()> {
+    let r = l.store.read()?;
+    let Some(rec) = r.batch(id)? else {
+        return Ok(());
+    };
+    if rec.state != BatchState::NeedsAttention {
+        return Ok(());
+    }
+    let mut found = Vec::new();
+    for f in &rec.files {
+        let Ok((state, _, _)) = snapshot::read_state(l.fs.as_ref(), &l.root, &f.path) else {
+            continue;
+        };
+        if !f.pre.matches(&state) && !f.post.matches(&state) {
+            found.push((f.path.clone(), state));
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    let mut paths = Vec::new();
+    let mut later = Vec::new();
+    r.scan_batches(|bid, b| {
+        if bid <= id {
+            return Ok(());
+        }
+        let b = b?;
+        if b.state != BatchState::Committed {
+            return Ok(());
+        }
+        for (path, state) in &found {
+            if b.files.iter().any(|w| &w.path == path && w.post.matches(state)) {
+                paths.push(path.to_string());
+                later.push(b.tx);
+            }
+        }
+        Ok(())
+    })?;
+    if paths.is_empty() {
+        return Ok(());
+    }
+    paths.sort();
+    paths.dedup();
+    later.sort();
+    later.dedup();
+    Err(Error::OverwriteUndoesCommit {
+        tx: rec.tx,
+        batch: rec.batch,
+        paths,
+        later,
+    })
 }
 
 /// Refuse, before writing anything, a recovery that would give files the wrong owner:

@@ -181,6 +181,49 @@ pub(crate) struct Working {
     /// Findings of the plan's resolution for the validation report (see
     /// `FileCandidate::notes`).
     pub notes: Vec<edit::Issue>,
+    /// Record the file with the revision even though its candidate equals its
+    /// snapshot: a rebase sets it on a file an earlier revision named that moved on
+    /// disk, so that the commit gate checks it against its new snapshot
+    /// ([`gated_files`]). Never read back from the journal (`false` when loaded).
+    pub keep: bool,
+}
+
+/// The validation errors of `issues` as `"{code} {path}: {message}"` lines, in order
+/// ([`Error::ValidationFailed`]'s summary).
+pub(crate) fn error_summary(issues: &[edit::Issue]) -> Vec<String> {
+    issues
+        .iter()
+        .filter(|i| i.severity == edit::Severity::Error)
+        .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
+        .collect()
+}
+
+/// Every file the commit gate checks for revision `rev` of `txrec` (docs/design.md,
+/// "Lifecycle" › 3. Commit gate): each path any revision `0..=rev` named, with the
+/// snapshot the newest of them recorded — `rev`'s own files first, then the paths an
+/// earlier revision named that `rev` leaves equal to their snapshot (deleted in
+/// revision 0 and re-created with the same bytes in revision 1, say). Sorted by path.
+/// Reads every revision up to `rev` (issue 29, item 4).
+pub(crate) fn gated_files(
+    r: &crate::journal::Reader,
+    txrec: &TxRecord,
+    rev: &RevisionRecord,
+) -> Result<Vec<(RelPath, FileState)>> {
+    let mut out: BTreeMap<RelPath, FileState> = rev
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.snapshot))
+        .collect();
+    for n in (0..rev.revision).rev() {
+        // A revision `journal gc` dropped names nothing any more.
+        let Some(older) = r.revision(txrec.tx, n)? else {
+            continue;
+        };
+        for f in older.files {
+            out.entry(f.path).or_insert(f.snapshot);
+        }
+    }
+    Ok(out.into_iter().collect())
 }
 
 /// Snapshots and candidates of a recorded revision, with their bytes.
@@ -214,6 +257,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 candidate_bytes: load(&f.candidate)?,
                 text_op_on_binary: false,
                 notes: Vec::new(),
+                keep: false,
             },
         );
     }
@@ -319,6 +363,7 @@ pub(crate) fn build(
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
                 notes: cand.notes,
+                keep: false,
             },
         );
     }
@@ -444,7 +489,7 @@ impl RevisionContent {
                 + w.candidate_bytes.as_ref().map_or(0, Vec::len)
         };
         let per_file = par_map(&entries, bytes_of, |i, (path, f)| {
-            let diff = (f.snapshot != f.candidate).then(|| FileRevision {
+            let diff = (f.snapshot != f.candidate || f.keep).then(|| FileRevision {
                 path: (*path).clone(),
                 snapshot: f.snapshot,
                 candidate: f.candidate,
@@ -699,6 +744,7 @@ mod tests {
             candidate_bytes: after.map(<[u8]>::to_vec),
             text_op_on_binary: false,
             notes: Vec::new(),
+            keep: false,
         }
     }
 

@@ -349,16 +349,23 @@ impl Journal {
                 };
                 summary.push(FileSummary {
                     path: f.path.to_string(),
-                    changed: true,
+                    // A rebase records a file it kept for the gate unchanged.
+                    changed: f.snapshot != f.candidate,
                     snapshot: size(&f.snapshot)?,
                     candidate: size(&f.candidate)?,
                 });
             }
+            // The files the commit gate would check: every file the tx named.
+            let gated = if txrec.state == TxState::Open {
+                crate::revision::gated_files(&r, &txrec, &rev)?
+            } else {
+                Vec::new()
+            };
             let mut p = Preview::new(self.id(), &txrec, rev).with_summary(summary);
             if p.state == TxState::Open {
                 let stale = crate::batch::gate::stale_paths(
                     &self.ws,
-                    p.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gated.iter().map(|(p, s)| (p, s)),
                     crate::batch::gate::Refused::IsStale,
                 )?;
                 p.ready_to_commit &= stale.is_empty();

@@ -135,6 +135,8 @@ pub struct Journal {
     /// Write a batch's completion before `commit`/`rollback` return
     /// ([`Journal::set_completion_inline`]).
     completion_inline: bool,
+    /// Where `init` moved a half-made journal ([`Journal::half_made_moved_aside`]).
+    half_made_aside: Option<PathBuf>,
 }
 
 /// A batch in flight that recovery could not settle on open because the journal is on
@@ -223,7 +225,13 @@ impl Journal {
         }
         prepare_state_dir(&dir, external, sync)?;
         let dir = state_dir_for(&root, Some(&dir))?;
-        let journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
+        let aside = if opts.journal_backend.is_none() {
+            build_journal_file(&dir, sync)?
+        } else {
+            None
+        };
+        let mut journal = Self::open_inner(root.clone(), given, dir.clone(), opts, true)?;
+        journal.half_made_aside = aside;
         let file = dir.join("journal.redb");
         if file.is_file() {
             let f = fs::OpenOptions::new()
@@ -244,6 +252,15 @@ impl Journal {
         Ok(journal)
     }
 
+    /// Where `init` moved a half-made journal it found (one whose creation a power cut
+    /// or a crash interrupted before redb wrote its magic number, so it holds no
+    /// history: docs/commit-protocol.md, "init and power cuts") before making a new one:
+    /// `<state dir>/journal.redb.half-made` (`.1`, `.2`, … when taken). `None` when it
+    /// found none, and for a journal opened with [`Journal::open`].
+    pub fn half_made_moved_aside(&self) -> Option<&Path> {
+        self.half_made_aside.as_deref()
+    }
+
     /// Open the journal of an initialized workspace and run recovery if a batch is in
     /// flight. Errors: [`Error::NotInitialized`], journal errors (a newer schema is
     /// refused without being modified).
@@ -261,6 +278,13 @@ impl Journal {
             };
             if opts.journal_backend.is_none() {
                 check_state_files(&dir)?;
+            }
+            let file = dir.join("journal.redb");
+            if opts.journal_backend.is_none()
+                && file.is_file()
+                && crate::journal::file_is_half_made(&file)
+            {
+                return Err(Error::HalfMadeJournal { path: file });
             }
             if opts.journal_backend.is_none() && !dir.join("journal.redb").is_file() {
                 // Not found, or not reachable by this user: which, only on this path
@@ -344,6 +368,7 @@ impl Journal {
             max_preview_age: opts.max_preview_age,
             policy: opts.policy,
             completion_inline: false,
+            half_made_aside: None,
         };
         if j.ws.store.is_read_only() {
             // Recovery writes; on read-only media it is reported, not attempted.
@@ -711,6 +736,58 @@ pub(crate) fn check_state_files(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+
+/// Make `dir/journal.redb` a whole journal before `init` opens it, so that a power cut
+/// anywhere in `init` leaves either no journal or a working one (docs/commit-protocol.md,
+/// "init and power cuts"):
+///
+/// - a half-made journal there (its creation was cut before redb wrote its magic
+///   number: it holds no history) is renamed to `journal.redb.half-made` (`.1`, `.2`, …
+///   when taken) and the directory synced; that name is returned, never deleted;
+/// - when there is no journal, one is made under `journal.redb.init` (a leftover of a
+///   cut `init` there is removed first: it is this function's own scratch file and never
+///   holds more than an empty journal), closed, fsynced, renamed to `journal.redb`, and
+///   the directory synced. Until that rename is durable there is no `journal.redb`.
+///
+/// A journal that is there and not half-made is left as it is (opening it says if it
+/// is damaged).
+fn build_journal_file(dir: &Path, sync: &mut dyn Syncer) -> Result<Option<PathBuf>> {
+    let file = dir.join("journal.redb");
+    let mut aside = None;
+    if file.is_file() && crate::journal::file_is_half_made(&file) {
+        let mut to = dir.join("journal.redb.half-made");
+        let mut n = 0;
+        while fs::symlink_metadata(&to).is_ok() {
+            n += 1;
+            to = dir.join(format!("journal.redb.half-made.{n}"));
+        }
+        fs::rename(&file, &to).ctx("rename", &file)?;
+        sync.dir(dir).ctx("fsync dir", dir)?;
+        aside = Some(to);
+    }
+    if fs::symlink_metadata(&file).is_ok() {
+        return Ok(aside);
+    }
+    let tmp = dir.join("journal.redb.init");
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            return Err(e).ctx("unlink", &tmp).map_err(Into::into);
+        }
+        _ => {}
+    }
+    drop(Store::open(&tmp, true)?);
+    let f = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(no_follow())
+        .open(&tmp)
+        .ctx("open", &tmp)?;
+    own_like_state_dir(dir, &f, &tmp)?;
+    sync.file(&f, &tmp).ctx("fsync", &tmp)?;
+    fs::rename(&tmp, &file).ctx("rename", &file)?;
+    sync.dir(dir).ctx("fsync dir", dir)?;
+    Ok(aside)
+}
+
 /// What `.ultra-edit/.gitignore` holds: everything inside is ignored.
 const GITIGNORE: &[u8] = b"*\n";
 
@@ -959,11 +1036,15 @@ mod tests {
             [
                 "file .ultra-edit/.gitignore.new (2 bytes)".to_string(),
                 "file .ultra-edit/commit.lock (0 bytes)".to_string(),
+                // Made under a temp name, synced, renamed into place, dir synced.
+                format!("file .ultra-edit/journal.redb.init ({journal_len} bytes)"),
+                "dir .ultra-edit".to_string(),
                 format!("file .ultra-edit/journal.redb ({journal_len} bytes)"),
                 "dir .ultra-edit".to_string(),
                 "dir .".to_string(),
             ]
         );
+        assert!(!root.join(".ultra-edit/journal.redb.init").exists());
         assert_eq!(
             fs::read(root.join(".ultra-edit/.gitignore")).unwrap(),
             b"*\n"
@@ -976,6 +1057,74 @@ mod tests {
         drop(Journal::init_synced(&root, OpenOptions::default(), &mut rec).unwrap());
         assert_eq!(rec.synced[0], "file .ultra-edit/.gitignore (2 bytes)");
         assert_eq!(rec.synced.len(), 5, "{:?}", rec.synced);
+    }
+
+    /// A [`Syncer`] whose `k`-th sync (1-based) is a power cut: it fails, and so does
+    /// every later one.
+    struct CutAt {
+        k: usize,
+        done: usize,
+    }
+
+    impl CutAt {
+        fn sync(&mut self) -> std::io::Result<()> {
+            self.done += 1;
+            if self.done >= self.k {
+                return Err(std::io::Error::from_raw_os_error(5));
+            }
+            Ok(())
+        }
+    }
+
+    impl Syncer for CutAt {
+        fn file(&mut self, _: &fs::File, _: &Path) -> std::io::Result<()> {
+            self.sync()
+        }
+        fn dir(&mut self, _: &Path) -> std::io::Result<()> {
+            self.sync()
+        }
+    }
+
+    /// A cut at every sync of `init` (issue 29 item 2): on the disk as the cut left it
+    /// (everything survived) and with the journal's rename lost (it was not yet made
+    /// durable by the directory's sync), the next `init` finds no journal or a working
+    /// one, never a half-made one, and nothing is moved aside. (A cut inside redb's own
+    /// creation of the temp is the power-cut twin's: `tests/it/powercut.rs`.)
+    #[test]
+    fn a_cut_at_each_sync_of_init_leaves_no_journal_or_a_working_one() {
+        for k in 1..=7 {
+            for rename_lost in [false, true] {
+                let tmp = tempfile::tempdir().unwrap();
+                let root = tmp.path().canonicalize().unwrap();
+                let mut cut = CutAt { k, done: 0 };
+                let r = Journal::init_synced(&root, OpenOptions::default(), &mut cut);
+                assert!(r.is_err(), "k={k}: the cut sync is one of init's");
+                drop(r);
+                let file = root.join(".ultra-edit/journal.redb");
+                // The rename is durable with the directory sync right after it (sync 4).
+                if rename_lost && k <= 4 {
+                    let _ = fs::rename(&file, root.join(".ultra-edit/journal.redb.init"));
+                }
+                assert!(
+                    !file.exists() || !crate::journal::file_is_half_made(&file),
+                    "k={k}: a half-made journal.redb"
+                );
+                if k <= 3 || (rename_lost && k <= 4) {
+                    assert!(!file.exists(), "k={k} rename_lost={rename_lost}");
+                    assert!(matches!(
+                        Journal::open(&root),
+                        Err(Error::NotInitialized { .. })
+                    ));
+                }
+                let j = Journal::init(&root).unwrap();
+                assert_eq!(j.half_made_moved_aside(), None, "k={k}");
+                assert!(j.log(None).unwrap().is_empty());
+                assert!(j.verify().unwrap().ok);
+                drop(j);
+                assert!(Journal::open(&root).is_ok(), "k={k}");
+                assert!(!root.join(".ultra-edit/journal.redb.init").exists());
+            }
+        }
     }
 
     /// A state directory that does not exist yet is judged where it will be: `..`

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use crate::engine::Ws;
-use crate::error::{Error, IoContext, OwnedPath, Result};
+use crate::error::{Error, IoContext, OwnedPath, Result, Verb};
 use crate::fs::{acl, snapshot, EntryKind, RelPath};
-use crate::journal::records::{BatchFile, FileState, Owner, Xattrs};
+use crate::journal::records::{BatchFile, BatchState, FileState, Owner, Xattrs};
 
 /// What [`stale_paths`] does with a path that is refused when read (no longer a
 /// regular file of the workspace: a link, a FIFO).
@@ -37,6 +37,61 @@ pub(crate) fn stale_paths<'a>(
     }
     stale.sort();
     Ok(stale)
+}
+
+/// The rule of batches that need attention (docs/design.md, "Recovery"): a batch in
+/// `NeedsAttention` owns its files until it is settled, because settling it (`recover`,
+/// once the foreign bytes are gone, or `recover --overwrite`) writes them. So a verb that
+/// would write any of `paths` — a commit, a rollback, a revert of tx `tx` — is refused
+/// with [`Error::AttentionOwnsFiles`], naming the first such batch (by id), the files
+/// both would write, all of its files and those that hold foreign bytes; `Ok(())` when
+/// no batch that needs attention names any of `paths`. Reads the journal only; run it
+/// under the commit lock, after recovery, so that no batch changes state meanwhile.
+/// Previews are not checked: they write no file.
+pub(crate) fn attention_owner<'a>(
+    ws: &Ws,
+    tx: u64,
+    verb: Verb,
+    paths: impl IntoIterator<Item = &'a RelPath>,
+) -> Result<()> {
+    let wanted: BTreeSet<&RelPath> = paths.into_iter().collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let r = ws.store.read()?;
+    for id in r.inflight()? {
+        let Some(rec) = r.batch(id)? else {
+            continue;
+        };
+        if rec.state != BatchState::NeedsAttention {
+            continue;
+        }
+        let mut shared: Vec<String> = rec
+            .files
+            .iter()
+            .filter(|f| wanted.contains(&f.path))
+            .map(|f| f.path.to_string())
+            .collect();
+        if shared.is_empty() {
+            continue;
+        }
+        shared.sort();
+        let mut files: Vec<String> = rec.files.iter().map(|f| f.path.to_string()).collect();
+        files.sort();
+        let mut foreign: Vec<String> = rec.foreign.iter().map(|f| f.path.to_string()).collect();
+        foreign.sort();
+        foreign.dedup();
+        return Err(Error::AttentionOwnsFiles {
+            tx,
+            verb,
+            batch: rec.batch,
+            batch_tx: rec.tx,
+            paths: shared,
+            files,
+            foreign,
+        });
+    }
+    Ok(())
 }
 
 /// The owners this process may give a file it creates (chown(2)): root any; another

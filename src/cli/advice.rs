@@ -26,7 +26,13 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Show { .. } => match e {
+            Error::WrongState {
+                reason: StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. },
+                ..
+            } => format!("`{command}` shows what landed; a further change is a new preview"),
+            _ => format!("`{command}` shows it"),
+        },
         NextStep::Rebase { .. } => {
             format!("run `{command}` (a three-way merge onto the disk), or preview again")
         }
@@ -47,6 +53,9 @@ pub fn hint(e: &Error) -> Option<String> {
             ),
             _ => format!("run `{command}`"),
         },
+        NextStep::Abort { .. } => format!(
+            "there is nothing to commit (the files hold its candidate already): drop it with `{command}`, or revise it with a new plan"
+        ),
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
         NextStep::NothingToRedo { tx, by } => format!(
@@ -98,6 +107,9 @@ pub fn hint(e: &Error) -> Option<String> {
             _ => "`ultra-edit recover` settles it (so does the next command, once the batch's process is gone)".into(),
         },
         NextStep::RecoverForeign => "put the file(s) back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite` to overwrite them (their bytes are kept in the journal)".into(),
+        NextStep::DecideByHand { tx, batch } => format!(
+            "this needs a person: decide what the file(s) should hold. To keep the later commit's content, copy the file(s) aside first; to give them batch {batch}'s content, move them aside (or put back the bytes the batch found, which `ultra-edit journal dump --tx {tx}` lists) and run `ultra-edit recover --overwrite`"
+        ),
         NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
         NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
@@ -126,6 +138,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
         NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
         NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
         NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),
@@ -333,6 +346,7 @@ mod tests {
             ),
             (NextStep::Recover, Some("ultra-edit recover")),
             (NextStep::RecoverForeign, None),
+            (NextStep::DecideByHand { tx: 3, batch: 2 }, None),
             (NextStep::Retry, None),
             (NextStep::AllowOwnerChange { tx: 3 }, None),
             (NextStep::WaitForLock, None),

@@ -13,7 +13,7 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    AbortReport, BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
+    AbortReport, BatchKind, CommitReport, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
     GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
     RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
@@ -351,24 +351,35 @@ impl Out {
         s
     }
 
-    pub fn receipt(&self, r: &Receipt) -> Result<()> {
+    /// `commit` and `rollback`: the receipt (JSON: its fields and `already`). A change
+    /// that had landed before says so first ("already committed", "already rolled
+    /// back"), then its receipt from the journal; nothing was written by this call.
+    pub fn receipt(&self, report: &CommitReport) -> Result<()> {
         if self.json {
-            emit_json(r);
+            emit_json(report);
             return Ok(());
         }
-        let what = match r.kind {
-            BatchKind::Commit { revision } => format!("committed tx {} revision {revision}", r.tx),
-            BatchKind::Rollback { of, forced } => format!(
-                "rolled back tx {of} as tx {}{}",
+        let r = &report.receipt;
+        let what = match (r.kind, report.already) {
+            (BatchKind::Commit { revision }, false) => {
+                format!("committed tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Commit { revision }, true) => {
+                format!("already committed: tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Rollback { of, forced }, already) => format!(
+                "{}rolled back tx {of} as tx {}{}",
+                if already { "already " } else { "" },
                 r.tx,
                 if forced { " (forced)" } else { "" }
             ),
         };
         let mut s = format!(
-            "{what} (batch {}): {} file(s), {} bytes written\n",
+            "{what} (batch {}): {} file(s), {} bytes written{}\n",
             r.batch,
             r.files.len(),
-            r.bytes_written
+            r.bytes_written,
+            if report.already { " then; nothing written now" } else { "" }
         );
         for f in &r.files {
             s += &format!(
@@ -405,9 +416,16 @@ impl Out {
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
     /// "no transactions yet").
-    pub fn log(&self, entries: &[LogEntry], limit: Option<usize>) -> Result<()> {
+    /// `attention`: the batches that need attention (`needs_attention` in `--json`,
+    /// always present; in text, each tx's line says `[batch needs_attention]`).
+    pub fn log(
+        &self,
+        entries: &[LogEntry],
+        attention: &[ultra_edit::AttentionEntry],
+        limit: Option<usize>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(&json!({ "txs": entries }));
+            emit_json(&json!({ "txs": entries, "needs_attention": attention }));
             return Ok(());
         }
         let mut s = String::new();
@@ -910,6 +928,32 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
         if let Error::NeedsAttention { attention, .. } = e {
             err["attention"] = json!(attention);
             err["outcome"] = json!(attention.outcome());
+        }
+        // The batch that needs attention, as data: which one, its files, what blocks it.
+        match e {
+            Error::AttentionOwnsFiles {
+                batch,
+                batch_tx,
+                paths,
+                files,
+                foreign,
+                ..
+            } => {
+                err["owner"] = json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+                err["paths"] = json!(paths);
+            }
+            Error::OverwriteUndoesCommit {
+                batch,
+                paths,
+                later,
+                ..
+            } => {
+                err["batch"] = json!(batch);
+                err["paths"] = json!(paths);
+                err["later"] = json!(later);
+                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+            }
+            _ => {}
         }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {

@@ -54,6 +54,35 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// The end of [`Error::NothingToRebase`]'s message: whether a commit can go ahead.
+fn rebase_verdict(revision: u32, blocked: &[String]) -> String {
+    if blocked.is_empty() {
+        "a commit can go ahead".into()
+    } else if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+        format!("but revision {revision} changes nothing (every file holds its candidate already), so there is nothing to commit")
+    } else {
+        format!(
+            "but revision {revision} cannot be committed: {}",
+            blocked.join("; ")
+        )
+    }
+}
+
+/// The step past a revision whose validation has the errors `summary`
+/// (`"{code} {path}: {message}"` lines): a revision that changes nothing
+/// (`no_changes`) is dropped or revised with a new plan, never committed; conflict
+/// markers are fixed in an editor first; anything else is revised.
+fn step_past_validation(tx: u64, summary: &[String]) -> NextStep {
+    let has = |code: &str| summary.iter().any(|l| l.starts_with(&format!("{code} ")));
+    if has("no_changes") {
+        NextStep::Abort { tx }
+    } else if has("merge_conflict") || has("conflict_markers") {
+        NextStep::Resolve { tx }
+    } else {
+        NextStep::Revise { tx }
+    }
+}
+
 /// `tx 4` or `txs 4, 6`: the later txs of an [`Error::StaleRollback`], `None` if none.
 fn later_txs(changed_by: &[u64]) -> Option<String> {
     match changed_by {
@@ -219,6 +248,16 @@ pub enum Error {
         /// Why, and what to do.
         reason: String,
     },
+    /// The journal file is half-made: an `init` was cut (a power cut, a crash) before
+    /// redb wrote its magic number, the last step of creating it, so it holds no
+    /// history. Nothing was changed; `init` moves it aside (to
+    /// `journal.redb.half-made`) and makes a new journal (docs/commit-protocol.md,
+    /// "init and power cuts").
+    #[error("the journal {} is half-made: the init that created it was cut before it finished (its first bytes are zero, so it holds no history); nothing was changed, and init moves it aside and makes a new one", path.display())]
+    HalfMadeJournal {
+        /// The journal file.
+        path: PathBuf,
+    },
     /// A state directory that cannot hold a journal; nothing was changed.
     #[error("state directory {} cannot be used: {reason}", state_dir.display())]
     InvalidStateDir {
@@ -310,12 +349,18 @@ pub enum Error {
     },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
-    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; a commit can go ahead")]
+    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; {}", rebase_verdict(*revision, blocked))]
     NothingToRebase {
         /// Transaction id.
         tx: u64,
         /// The latest revision.
         revision: u32,
+        /// The latest revision's validation errors (`"{code} {path}: {message}"`, as
+        /// [`Error::ValidationFailed`]'s summary): empty when a commit can go ahead;
+        /// else the commit would be refused for them (a rebase that left nothing to
+        /// change records a `no_changes` revision), and the next step says what to do
+        /// instead (issue 29, item 8).
+        blocked: Vec<String>,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
     #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
@@ -432,6 +477,49 @@ pub enum Error {
         /// Temps out of reach, as in [`Error::CommitFailed`].
         temps_left: Vec<String>,
     },
+    /// A commit, rollback or revert would write files that belong to a batch that needs
+    /// attention: a batch past its commit point that recovery could not finish because
+    /// someone wrote one of its files. Until that batch is settled (`recover`, once the
+    /// foreign bytes are gone or overwritten) it owns its files, because settling it
+    /// writes them: a change landed there meanwhile would be overwritten by it, while
+    /// the journal still showed the change committed. Nothing was changed; a preview of
+    /// the files may still be made. The check is `batch::gate::attention_owner`
+    /// (docs/design.md, "Recovery").
+    #[error("tx {tx} cannot {verb}: {} {} to batch {batch} of tx {batch_tx}, which needs attention and writes {} when it is settled; nothing was changed. Settle batch {batch} first (its files: {})", and_list(paths), if paths.len() == 1 { "belongs" } else { "belong" }, if paths.len() == 1 { "it" } else { "them" }, and_list(files))]
+    AttentionOwnsFiles {
+        /// The transaction refused (for a rollback, the tx being rolled back).
+        tx: u64,
+        /// The verb refused.
+        verb: Verb,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its transaction.
+        batch_tx: u64,
+        /// The files both would write, root-relative, sorted.
+        paths: Vec<String>,
+        /// Every file of the batch that needs attention, root-relative, sorted.
+        files: Vec<String>,
+        /// The batch's files that hold foreign bytes (what keeps it from settling),
+        /// sorted; empty when recovery alone settles it.
+        foreign: Vec<String>,
+    },
+    /// `recover --overwrite` found, in files of a batch that needs attention, the new
+    /// content of a later committed transaction (one that landed on the batch's files
+    /// while it needed attention, as versions before [`Error::AttentionOwnsFiles`]
+    /// allowed): overwriting them would undo that commit while the journal still shows
+    /// it committed. Nothing was changed; this needs a person to decide what the files
+    /// should hold.
+    #[error("batch {batch} of tx {tx} needs a person: {} {} the new content of later committed {} {}, and overwriting {} would undo that commit while the journal still shows it committed; nothing was changed", and_list(paths), if paths.len() == 1 { "holds" } else { "hold" }, if later.len() == 1 { "tx" } else { "txs" }, and_list(&later.iter().map(u64::to_string).collect::<Vec<_>>()), if paths.len() == 1 { "it" } else { "them" })]
+    OverwriteUndoesCommit {
+        /// The transaction of the batch that needs attention.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+        /// Its files that hold a later commit's new content, root-relative, sorted.
+        paths: Vec<String>,
+        /// The later committed transactions whose new content they hold, ascending.
+        later: Vec<u64>,
+    },
     /// A batch could neither finish nor revert by itself; the journal keeps everything
     /// needed. [`Attention::outcome`] says whether it may still land.
     #[error("batch {batch} of tx {tx} needs attention: {attention}")]
@@ -462,7 +550,9 @@ impl Error {
             Error::Resolve(ResolveError::MarkersRemain { .. }) => 4,
             Error::LockTimeout { .. } => 5,
             Error::Edit(e) if e.is_target_failure() => 6,
-            Error::NeedsAttention { .. } => 7,
+            Error::NeedsAttention { .. }
+            | Error::AttentionOwnsFiles { .. }
+            | Error::OverwriteUndoesCommit { .. } => 7,
             // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
             Error::Interrupted { .. } => 130,
             _ => 1,
@@ -486,6 +576,8 @@ impl Error {
             | Error::RecoveryNeedsOwner { tx, .. }
             | Error::AclNotKept { tx, .. }
             | Error::NeedsAttention { tx, .. }
+            | Error::AttentionOwnsFiles { tx, .. }
+            | Error::OverwriteUndoesCommit { tx, .. }
             | Error::PreviewExpired { tx, .. }
             | Error::UnresolvedConflicts { tx, .. } => Some(*tx),
             Error::Resolve(
@@ -508,6 +600,7 @@ impl Error {
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
             Error::NotInitialized { .. } => "not_initialized",
+            Error::HalfMadeJournal { .. } => "half_made_journal",
             Error::JournalUnreadable { .. } => "journal_unreadable",
             Error::ReadOnly { .. } => "read_only",
             Error::InvalidPolicy { .. } => "invalid_policy",
@@ -540,6 +633,8 @@ impl Error {
             Error::RecoveryNeedsOwner { .. } => "recovery_needs_owner",
             Error::AclNotKept { .. } => "acl_not_kept",
             Error::NeedsAttention { .. } => "needs_attention",
+            Error::AttentionOwnsFiles { .. } => "attention_owns_files",
+            Error::OverwriteUndoesCommit { .. } => "overwrite_undoes_commit",
         }
     }
 }
@@ -575,7 +670,7 @@ impl Error {
     /// The step that gets past this error, if there is one to name.
     pub fn next_step(&self) -> Option<NextStep> {
         Some(match self {
-            Error::NotInitialized { .. } => NextStep::Init,
+            Error::NotInitialized { .. } | Error::HalfMadeJournal { .. } => NextStep::Init,
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
@@ -587,7 +682,10 @@ impl Error {
                 tx: *tx,
                 latest: *latest,
             },
-            Error::NothingToRebase { tx, .. } => NextStep::Commit { tx: *tx },
+            Error::NothingToRebase { tx, blocked, .. } if blocked.is_empty() => {
+                NextStep::Commit { tx: *tx }
+            }
+            Error::NothingToRebase { tx, blocked, .. } => step_past_validation(*tx, blocked),
             Error::Resolve(
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
@@ -602,15 +700,9 @@ impl Error {
                 },
                 None => NextStep::ForceRollBack { tx: *tx },
             },
-            // Conflict markers (a rebase's, or left by hand) are fixed in an editor first.
-            Error::ValidationFailed { tx, summary, .. }
-                if summary.iter().any(|l| {
-                    l.starts_with("merge_conflict ") || l.starts_with("conflict_markers ")
-                }) =>
-            {
-                NextStep::Resolve { tx: *tx }
-            }
-            Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
+            // Nothing to commit: dropped; conflict markers (a rebase's, or left by
+            // hand) are fixed in an editor first.
+            Error::ValidationFailed { tx, summary, .. } => step_past_validation(*tx, summary),
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::Interrupted { .. } => NextStep::Retry,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
@@ -618,6 +710,12 @@ impl Error {
                 uid: files.first().map(|f| f.uid).unwrap_or(0),
             },
             Error::AclNotKept { .. } => NextStep::MountWithAcls,
+            Error::AttentionOwnsFiles { foreign, .. } if foreign.is_empty() => NextStep::Recover,
+            Error::AttentionOwnsFiles { .. } => NextStep::RecoverForeign,
+            Error::OverwriteUndoesCommit { tx, batch, .. } => NextStep::DecideByHand {
+                tx: *tx,
+                batch: *batch,
+            },
             Error::NeedsAttention { attention, .. } => match attention.outcome() {
                 Outcome::NeedsAPerson => NextStep::RecoverForeign,
                 _ => NextStep::Recover,
@@ -629,12 +727,22 @@ impl Error {
                 pruned,
                 ..
             } => match reason {
+                // A next step is never a rollback unless the caller asked to undo
+                // (`rollback`): an agent that retried a commit and followed "roll it
+                // back" undid its own work (issue 29, item 3). A committed tx is shown.
                 StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
-                StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
-                StateReason::RolledBack { redo: Some(by), .. } => NextStep::Redo { by: *by },
+                StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. } => {
+                    NextStep::Show { tx: *tx }
+                }
+                // Redoing a rolled-back change is a rollback (of the rollback): named
+                // only to a caller who asked to roll back; the others get the history.
+                StateReason::RolledBack { redo: Some(by), .. } if *verb == Verb::RollBack => {
+                    NextStep::Redo { by: *by }
+                }
                 StateReason::RolledBack { by, redo: None } => {
                     NextStep::NothingToRedo { tx: *tx, by: *by }
                 }
+                StateReason::RolledBack { .. } => NextStep::Log,
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },
@@ -670,6 +778,8 @@ impl Error {
             Error::StaleSnapshot { paths, .. }
             | Error::StaleRollback { paths, .. }
             | Error::AclNotKept { paths, .. }
+            | Error::AttentionOwnsFiles { paths, .. }
+            | Error::OverwriteUndoesCommit { paths, .. }
             | Error::UnresolvedConflicts { paths, .. }
             | Error::NothingToChange { paths } => paths.clone(),
             Error::Path(p) => vec![p.path().to_string()],

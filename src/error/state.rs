@@ -54,6 +54,17 @@ pub enum StateReason {
         /// The batch that applied it.
         batch: u64,
     },
+    /// Another revision of it was applied by a batch: a commit of revision `asked` is
+    /// refused, and neither is it "already committed" (the change on disk is
+    /// `revision`'s).
+    OtherRevisionCommitted {
+        /// The revision applied.
+        revision: u32,
+        /// The batch that applied it.
+        batch: u64,
+        /// The revision the commit asked for (its latest when it named none).
+        asked: u32,
+    },
     /// A rollback transaction restored the files it changed.
     RolledBack {
         /// The rollback transaction (the tx's `rolled_back_by`, as `log` shows it).
@@ -128,6 +139,13 @@ impl StateReason {
             StateReason::Committed { revision, batch } => {
                 format!("revision {revision} was applied by batch {batch}, so it cannot {verb}")
             }
+            StateReason::OtherRevisionCommitted {
+                revision,
+                batch,
+                asked,
+            } => format!(
+                "revision {revision} was applied by batch {batch}, not revision {asked}, so revision {asked} cannot {verb}"
+            ),
             StateReason::RolledBack { by, .. } => {
                 format!("tx {by} rolled it back, so it cannot {verb}")
             }
@@ -338,6 +356,12 @@ pub enum NextStep {
         /// The tx.
         tx: u64,
     },
+    /// Drop it (`abort`), or revise it with a new plan: its latest revision changes
+    /// nothing (every file holds its candidate already), so there is nothing to commit.
+    Abort {
+        /// The tx.
+        tx: u64,
+    },
     /// Roll it back (`rollback`).
     RollBack {
         /// The tx.
@@ -388,6 +412,17 @@ pub enum NextStep {
     /// Put the files back and recover, or recover overwriting them (`recover
     /// --overwrite`; their bytes are kept in the journal).
     RecoverForeign,
+    /// A person decides what the files of batch `batch` (of tx `tx`) should hold: they
+    /// hold a later commit's content, which `recover --overwrite` will not undo. To give
+    /// them the batch's content, move them aside (or put back the bytes the batch found,
+    /// which `journal dump --tx` lists) and recover with `--overwrite`
+    /// ([`super::Error::OverwriteUndoesCommit`]).
+    DecideByHand {
+        /// The transaction of the batch.
+        tx: u64,
+        /// The batch that needs attention.
+        batch: u64,
+    },
     /// Run the same command again.
     Retry,
     /// Accept that the files get this process's owner (`--allow-owner-change`), or run

@@ -190,7 +190,19 @@ impl Store {
 
     /// Open (or create, when empty) a journal on a redb storage backend instead of the
     /// file: the power-cut tests run the journal on a backend that drops unsynced writes.
+    /// A backend that holds a half-made journal ([`half_made`]: a creation cut before
+    /// redb wrote its magic number, so no history) is made empty and created anew: a
+    /// backend has no name to move it aside to, and it holds nothing.
     pub fn open_backend(backend: Box<dyn redb::StorageBackend>) -> Result<Store> {
+        let len = backend.len().map_err(redb::StorageError::from)?;
+        let mut head = [0u8; REDB_MAGIC.len()];
+        let n = head.len().min(usize::try_from(len).unwrap_or(head.len()));
+        backend
+            .read(0, &mut head[..n])
+            .map_err(redb::StorageError::from)?;
+        if half_made(&head[..n], len) {
+            backend.set_len(0).map_err(redb::StorageError::from)?;
+        }
         Self::with_db(
             Self::builder().create_with_backend(BoxedBackend(backend))?,
             None,
@@ -477,6 +489,40 @@ impl MemOverlay {
     fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
+
+/// The first bytes of every redb file whose creation finished (redb 4.6's
+/// `MAGICNUMBER`).
+const REDB_MAGIC: [u8; 9] = [b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
+/// Whether a journal of `len` bytes whose first bytes are `head` (up to 9) is
+/// half-made: its creation was cut before it finished. redb writes its magic number
+/// last, once the rest of the new file's header is durable (redb 4.6,
+/// `TransactionalMemory::new`: "write the magic number only after the data structure is
+/// initialized and written to disk"), so a non-empty file whose first 9 bytes are all
+/// zero never held a commit: it holds no history. Any other first bytes that are not
+/// the magic number are a damaged journal, which is never taken for a half-made one.
+pub(crate) fn half_made(head: &[u8], len: u64) -> bool {
+    len > 0 && head.iter().all(|b| *b == 0)
+}
+
+/// [`half_made`] of the file at `path`; `false` when it cannot be read (an open will
+/// say why).
+pub(crate) fn file_is_half_made(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(mut f) = std::fs::File::open(path) else {
+        return false;
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut head = Vec::with_capacity(REDB_MAGIC.len());
+    if f.by_ref()
+        .take(REDB_MAGIC.len() as u64)
+        .read_to_end(&mut head)
+        .is_err()
+    {
+        return false;
+    }
+    half_made(&head, len)
 }
 
 impl redb::StorageBackend for MemOverlay {

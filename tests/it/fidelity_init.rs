@@ -260,3 +260,46 @@ fn state_files_behind_links_are_refused_and_what_they_lead_to_is_untouched() {
         0o755
     );
 }
+
+/// The journal an `init` cut by a power cut left behind (issue 29 item 2: 73,728 bytes,
+/// the first ones zero, before redb wrote its magic number) is not taken for a damaged
+/// journal with history: commands say it is half-made and name `init`, which moves it
+/// aside (named, bytes kept) and makes a working journal.
+#[test]
+fn a_half_made_journal_is_moved_aside_by_init() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let out = run_ue(root, &["init"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let file = root.join(".ultra-edit/journal.redb");
+    let mut half = vec![0u8; 73_728];
+    half[4096] = 7; // something past the header: still no magic number
+    std::fs::write(&file, &half).unwrap();
+    let out = run_ue(root, &["--json", "log"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "half_made_journal");
+    assert_eq!(v["error"]["next_step"], serde_json::json!({"step": "init"}));
+    assert_eq!(std::fs::read(&file).unwrap(), half, "nothing was changed");
+    let out = run_ue(root, &["init"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let aside = root.join(".ultra-edit/journal.redb.half-made");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("moved aside to {}", aside.canonicalize().unwrap().display())),
+        "{stderr}"
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("initialized "));
+    assert_eq!(std::fs::read(&aside).unwrap(), half, "kept byte for byte");
+    let out = run_ue(root, &["--json", "log"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(json_of(&out)["txs"], serde_json::json!([]));
+    // A damaged journal (its first bytes are not zero) is never moved aside.
+    let mut damaged = std::fs::read(&file).unwrap();
+    damaged[0] ^= 0xff;
+    std::fs::write(&file, &damaged).unwrap();
+    let out = run_ue(root, &["init"], None);
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(&file).unwrap(), damaged);
+    assert!(!root.join(".ultra-edit/journal.redb.half-made.1").exists());
+}

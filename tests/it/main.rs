@@ -5,6 +5,7 @@ mod support;
 #[cfg(feature = "syntax")]
 mod symbols;
 
+mod attention;
 mod causes;
 mod cli;
 mod commit;
@@ -44,6 +45,7 @@ mod rebase;
 mod recovery;
 mod regression;
 mod resolve;
+mod retry;
 mod rollback;
 mod soak;
 mod stress;

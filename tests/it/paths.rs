@@ -169,7 +169,7 @@ fn unrepresentable_paths_are_refused_and_change_nothing() {
     let log = run_ue(ws.root(), &["--json", "log"], None);
     assert_eq!(
         json_of(&log),
-        serde_json::json!({"txs": []}),
+        serde_json::json!({"txs": [], "needs_attention": []}),
         "a refused plan made a tx"
     );
 }
@@ -253,5 +253,5 @@ fn refused_paths_have_a_hint() {
         );
     }
     let log = cli(ws.root(), &["--json", "log"], None);
-    assert_eq!(json_of(&log), serde_json::json!({"txs": []}));
+    assert_eq!(json_of(&log), serde_json::json!({"txs": [], "needs_attention": []}));
 }

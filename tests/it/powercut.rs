@@ -708,3 +708,56 @@ fn crashfs_drops_what_was_not_synced() {
     let (fs2, _) = durable_images(&fs, &backend);
     assert!(fs2.entry(&p("b/c")).unwrap() == EntryKind::Dir);
 }
+
+/// A cut at every sync of `init` (issue 29 item 2): what survives is either no journal
+/// (the next `init` makes one) or a working one, never a half-made journal that every
+/// command refuses. On the twin the journal is the backend's durable bytes; the state
+/// directory's own files are the real disk's (`init`'s moves of the file are proved in
+/// `tests/it/fidelity_init.rs`).
+#[test]
+fn a_cut_at_each_sync_of_init_leaves_no_journal_or_a_working_one() {
+    let mut cuts = 0;
+    for k in 1..=40u64 {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        let fs = CrashFs::new(&root);
+        let power = fs.power();
+        let backend = CrashBackend::new(power.clone());
+        power.cut_at(k);
+        let opts = OpenOptions {
+            fs: Some(Arc::new(fs)),
+            journal_backend: Some(Box::new(backend.clone())),
+            ..Default::default()
+        };
+        let first = Journal::init_with(&root, opts);
+        if !power.is_cut() {
+            assert!(first.is_ok(), "k={k}: {:?}", first.err());
+            break; // k is past init's last sync
+        }
+        drop(first);
+        cuts += 1;
+        let image = backend.durable_image();
+        let len = image.durable_len();
+        // The next init (or open) on what survived works, and holds a usable journal.
+        let fs = Arc::new(CrashFs::new(&root));
+        let j = Journal::init_with(
+            &root,
+            OpenOptions {
+                fs: Some(fs.clone()),
+                journal_backend: Some(Box::new(image)),
+                ..Default::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("k={k} ({len} durable bytes; {:?}): init after the cut: {e}", power.log()));
+        assert_eq!(j.log(None).unwrap().len(), 0, "k={k}");
+        fs.put_file("f.txt", b"a\n", 0o644);
+        fs.sync_all();
+        let p = j
+            .preview(&plan(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#))
+            .unwrap();
+        j.commit(p.tx, Default::default()).unwrap();
+        j.flush().unwrap();
+        assert!(j.verify().unwrap().ok, "k={k}");
+    }
+    assert!(cuts >= 3, "only {cuts} syncs in init");
+}

@@ -5,7 +5,9 @@
 //! workspace of six paths (two in nested directories, two absent at first): `preview`,
 //! `revise` (also `--base` older, with and without `--rebase`), `rebase`, `commit` (also
 //! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `abort`,
-//! `recover`, writes by someone else, 2–3 concurrent commits, crashes at every
+//! `recover`, writes by someone else, a batch left needing attention while other txs
+//! try its files (refused: `attention_owns_files`) until `recover --overwrite` or a
+//! put-back settles it, 2–3 concurrent commits, crashes at every
 //! documented failpoint (also inside a revert and inside recovery), SIGKILLs after a
 //! random delay, injected I/O errors (`fs::*`) and journal write errors
 //! (`journal::commit`). A plain model ([`model::Model`]: path → hash and mode, every tx
@@ -145,6 +147,9 @@ struct Soak {
     plans: tempfile::TempDir,
     trail: VecDeque<String>,
     plan_n: u64,
+    /// The next settle writes a file of its batch and holds the batch needing attention
+    /// while other txs try its files ([`Soak::attention`]).
+    attention_step: bool,
 }
 
 impl Soak {
@@ -176,6 +181,7 @@ impl Soak {
             plans: tempfile::tempdir().unwrap(),
             trail: VecDeque::new(),
             plan_n: 0,
+            attention_step: false,
         }
     }
 
@@ -406,7 +412,8 @@ impl Soak {
             52..=54 => self.abort(),
             55..=61 => self.outside_write(),
             62..=65 => self.concurrent(),
-            66..=77 => self.crash(),
+            66..=74 => self.crash(),
+            75..=77 => self.attention(),
             78..=82 => {
                 let op = self.pick_op();
                 let us = self.rng.below(6000);

@@ -232,6 +232,14 @@ fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<
     };
     let existed = journal(opts.state_dir.as_ref()).is_file();
     let j = Journal::init_with(&root, opts)?;
+    // A half-made journal (a cut init's) was no journal: say where it went.
+    let existed = existed && j.half_made_moved_aside().is_none();
+    if let Some(aside) = j.half_made_moved_aside() {
+        eprintln!(
+            "ultra-edit: the journal there was half-made (an init cut before it finished; it held no history): moved aside to {}",
+            aside.display()
+        );
+    }
     if !existed {
         // A journal in a directory above: the commands run below this root now find
         // this one instead (as git finds the nearest .git), which hides that history.

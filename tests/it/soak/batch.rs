@@ -67,6 +67,9 @@ impl Soak {
                 if !r.ok {
                     return Predict::Fail(4, "validation_failed");
                 }
+                if r.batch().iter().any(|f| self.m.attention.contains(&f.path)) {
+                    return Predict::Fail(7, "attention_owns_files");
+                }
                 if r.files.iter().any(|(p, (s, _))| *s != self.m.disk(p)) {
                     return Predict::Fail(3, "stale_snapshot");
                 }
@@ -83,6 +86,10 @@ impl Soak {
                 // a tx still committed): refused, naming the redo (`StateReason::Redone`).
                 if self.m.redone(x) {
                     return Predict::Fail(1, "wrong_state");
+                }
+                // A batch that needs attention owns its files (checked before staleness).
+                if batch.iter().any(|f| self.m.attention.contains(&f.path)) {
+                    return Predict::Fail(7, "attention_owns_files");
                 }
                 // Every file already back at its old content: nothing to roll back, forced
                 // or not.
@@ -209,7 +216,8 @@ impl Soak {
             );
             return Ok(());
         }
-        if r.signal.is_some() || r.code == Some(7) {
+        let refused_for_attention = matches!(pred, Predict::Fail(7, _));
+        if r.signal.is_some() || (r.code == Some(7) && !refused_for_attention) {
             return self.settle(&op, landed_batch, rb, expect_side);
         }
         match (&pred, r.code) {
@@ -253,8 +261,14 @@ impl Soak {
     /// recovery itself crashes, then recovery (and, when it needs attention, an abort
     /// attempt and a fix); the disk then decides which side the batch is on.
     pub(super) fn settle(&mut self, op: &Op, batch: Vec<BFile>, rb: u64, want: Option<Side>) -> R {
-        let foreign = self.rng.chance(25).then(|| {
-            let p = self.rng.pick(&PATHS);
+        let forced = std::mem::take(&mut self.attention_step);
+        let foreign = (forced || self.rng.chance(25)).then(|| {
+            // Often a file of the batch: the way a batch comes to need attention.
+            let p = match batch.len() as u64 {
+                n @ 1.. if forced || self.rng.chance(50) => batch[self.rng.below(n) as usize].path.as_str(),
+                _ => self.rng.pick(&PATHS),
+            };
+            let p = PATHS.iter().copied().find(|q| *q == p).unwrap_or(PATHS[0]);
             let f = self.foreign(p);
             self.note(format!("outside write {p} → {}", f.short()));
             (p.to_string(), f)
@@ -283,6 +297,15 @@ impl Soak {
                 "recovery needs attention without a foreign write: {}",
                 r.text
             );
+            // While it needs attention, other txs on its files: a preview is made, a
+            // commit or rollback that writes them is refused (issue 29 item 1).
+            // (After a commit: a rollback's own tx joins the model only once settled.)
+            if matches!(op, Op::Commit { .. }) && (forced || self.rng.chance(50)) {
+                self.m.attention = batch.iter().map(|f| f.path.clone()).collect();
+                let held = self.while_attention();
+                self.m.attention.clear();
+                held?;
+            }
             if self.rng.chance(40) {
                 self.note(format!("abort {tx_of}"));
                 let a = self.run(&["--json", "abort", &tx_of.to_string()], None);
@@ -369,6 +392,81 @@ impl Soak {
             }
         }
         self.check_disk("after recovery")
+    }
+
+    /// With a batch that needs attention (its files in `self.m.attention`, the disk
+    /// ahead of the model by one outside write): preview a new tx that writes one of
+    /// its files (a preview may be made), commit it, and roll back a committed tx that
+    /// wrote one of them, if any; the model predicts the refusals (exit 7,
+    /// `attention_owns_files`). Nothing changes on disk, so no disk check here.
+    fn while_attention(&mut self) -> R {
+        let owned = self.m.attention.clone();
+        let p = owned[self.rng.below(owned.len() as u64) as usize].clone();
+        self.m.uniq += 1;
+        let plan = serde_json::json!({"edits": [{"op": "write_file", "path": p, "content": format!("attention k{}\n", self.m.uniq)}]});
+        let file = self.plan_file(&plan);
+        self.note(format!("preview {plan} (batch needs attention)"));
+        let r = self.run(&["--json", "preview", "--plan", &file], None);
+        let id = self.m.next_id;
+        let exp = Expect {
+            bad: false,
+            ready_known: false,
+            cands: BTreeMap::new(),
+        };
+        let rev = self.revision(&r, id, None, &exp, &BTreeMap::new(), false)?;
+        ensure!(rev.ok, "a preview of an owned file is ready to commit: {}", r.text);
+        self.m.new_tx(id, rev, None);
+        let op = Op::Commit { tx: id, rev: None };
+        ensure!(
+            matches!(self.predict(&op), Predict::Fail(7, _)),
+            "the model lets tx {id} commit {p}, which a batch that needs attention owns"
+        );
+        self.batch(op, Fault::None)?;
+        let writers: Vec<u64> = self
+            .m
+            .txs
+            .iter()
+            .filter(|(_, t)| t.state == "committed")
+            .filter(|(_, t)| {
+                t.batch
+                    .as_ref()
+                    .is_some_and(|b| b.iter().any(|f| owned.contains(&f.path)))
+            })
+            .map(|(id, _)| *id)
+            .collect();
+        if !writers.is_empty() {
+            let x = writers[self.rng.below(writers.len() as u64) as usize];
+            let force = self.rng.chance(50);
+            self.batch(Op::Rollback { x, force }, Fault::None)?;
+        }
+        Ok(())
+    }
+
+    /// The sequence of issue 29 item 1, on purpose: a commit dies right after its commit
+    /// point, someone writes one of its files, recovery leaves the batch needing
+    /// attention; then a preview and a commit of that file and a rollback of an earlier
+    /// commit of it (refused while the batch needs attention), then the batch is settled
+    /// (`recover --overwrite`, or the file put back).
+    pub(super) fn attention(&mut self) -> R {
+        let ready: Vec<u64> = self
+            .open_txs()
+            .into_iter()
+            .filter(|&tx| {
+                matches!(
+                    self.predict(&Op::Commit { tx, rev: None }),
+                    Predict::Land(ref b) if !b.is_empty()
+                )
+            })
+            .collect();
+        if ready.is_empty() {
+            return self.preview();
+        }
+        let tx = ready[self.rng.below(ready.len() as u64) as usize];
+        self.attention_step = true;
+        let fp = "batch::after_commit_point=return".to_string();
+        let r = self.batch(Op::Commit { tx, rev: None }, Fault::Crash(fp, Some(Side::Post)));
+        self.attention_step = false;
+        r
     }
 
     pub(super) fn crash(&mut self) -> R {

@@ -140,6 +140,9 @@ pub struct Model {
     pub changes: BTreeMap<String, Changes>,
     pub blobs: HashMap<String, Vec<u8>>,
     pub uniq: u64,
+    /// The files of a batch that needs attention (while the soak holds one unsettled):
+    /// a commit or rollback that writes one of them is refused (`attention_owns_files`).
+    pub attention: Vec<String>,
 }
 
 impl Model {
