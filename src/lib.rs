@@ -46,6 +46,7 @@ mod rebase;
 mod recovery;
 pub mod registry;
 mod resolution;
+mod revert;
 mod revision;
 pub mod syntax;
 mod tx;
@@ -54,7 +55,7 @@ mod workspace;
 
 pub use attention::AttentionEntry;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, CommitReport, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, OverwriteAction, Overwritten, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};
@@ -76,6 +77,7 @@ pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use registry::{KnownRoot, Registry};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
+pub use revert::{AgentRange, RevertOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

@@ -46,6 +46,7 @@ mod recovery;
 mod regression;
 mod resolve;
 mod retry;
+mod revert;
 mod rollback;
 mod soak;
 mod stress;
