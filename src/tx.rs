@@ -377,9 +377,11 @@ impl Journal {
 
     /// Abort an open tx: it accepts nothing further. Aborting a tx that is aborted
     /// already changes nothing and succeeds, with [`AbortReport::already`] set (an
-    /// aborted tx never leaves that state, so no lock is needed to tell). Errors:
+    /// aborted tx never leaves that state, so no lock is needed to tell). It never
+    /// takes the commit lock: one journal write that checks the tx's state, as a
+    /// commit's intent does, so a commit of another tx never delays it. Errors:
     /// [`Error::WrongState`] when the tx is committed or rolled back, or a batch of it
-    /// is in flight; [`Error::LockTimeout`] while a commit holds the lock.
+    /// is in flight; [`Error::ReadOnly`] on a read-only journal.
     pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<AbortReport> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
