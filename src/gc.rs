@@ -58,6 +58,7 @@ pub struct PrunedTx {
 
 /// What `gc` did (or, with `dry_run`, would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct GcReport {
     /// True if nothing was changed: the counts and lists say what a real run would do.
     #[serde(default)]
@@ -81,6 +82,7 @@ pub struct GcReport {
 
 /// Counts and sizes of the journal (`journal stats`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct JournalStats {
     /// Schema version of the file.
     pub schema_version: u64,

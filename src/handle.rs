@@ -26,8 +26,14 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 pub struct JournalId(pub u64);
 
 impl JournalId {
-    /// The id of the journal with `nonce` opened for the canonical root `root`.
-    pub(crate) fn derive(nonce: &[u8], root: &std::path::Path) -> JournalId {
+    /// The id of the journal with `nonce` opened for the canonical root `root`:
+    /// the first 8 bytes (big-endian) of `blake3("ultra-edit journal id\0" ‖ len(nonce)
+    /// as u64 little-endian ‖ nonce ‖ the bytes of root)`. The rule is fixed: ids
+    /// (and so handles) stay the same across versions and Rust releases. The nonce is
+    /// the journal's own (16 random bytes drawn when it was created); a host that
+    /// routes handles without opening journals keeps the id each journal reported
+    /// ([`crate::Journal::id`]), as [`crate::Registry`] does in its index.
+    pub fn derive(nonce: &[u8], root: &std::path::Path) -> JournalId {
         use std::os::unix::ffi::OsStrExt;
         let mut h = blake3::Hasher::new();
         h.update(b"ultra-edit journal id\0");
@@ -51,11 +57,11 @@ impl FromStr for JournalId {
     type Err = HandleParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.len() != 16 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(HandleParseError { text: s.into() });
+            return Err(HandleParseError::handle_only(s));
         }
         u64::from_str_radix(s, 16)
             .map(JournalId)
-            .map_err(|_| HandleParseError { text: s.into() })
+            .map_err(|_| HandleParseError::handle_only(s))
     }
 }
 
@@ -88,19 +94,33 @@ impl fmt::Display for TxHandle {
     }
 }
 
-/// A string that is neither a handle (`"3f9a2c1b7d4e8a60-7"`) nor, where one is
-/// accepted, a bare tx number.
+/// A string that is not a handle (`"3f9a2c1b7d4e8a60-7"`) — nor, where one is
+/// accepted ([`TxRef`]), a bare tx number. The message says what the parser that
+/// refused it accepts: [`TxHandle::from_str`] (and [`JournalId::from_str`]) only a
+/// handle, [`TxRef::from_str`] a handle or a number.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{text:?} is not a transaction handle (16 hex digits, '-', the tx number, as in \"3f9a2c1b7d4e8a60-7\") nor a tx number")]
+#[error("{text:?} is not a transaction handle: a handle is 16 hex digits (the journal id), '-' and the tx number in decimal, as in \"3f9a2c1b7d4e8a60-7\"{}", if *number_accepted { "; a bare tx number (\"7\" or \"tx-7\") is accepted too" } else { "" })]
+#[non_exhaustive]
 pub struct HandleParseError {
     /// The text given.
     pub text: String,
+    /// Whether the parser also accepted a bare tx number ([`TxRef::from_str`]).
+    pub number_accepted: bool,
+}
+
+impl HandleParseError {
+    fn handle_only(text: &str) -> HandleParseError {
+        HandleParseError {
+            text: text.into(),
+            number_accepted: false,
+        }
+    }
 }
 
 impl FromStr for TxHandle {
     type Err = HandleParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let err = || HandleParseError { text: s.into() };
+        let err = || HandleParseError::handle_only(s);
         let (id, tx) = s.trim().split_once('-').ok_or_else(err)?;
         let journal = id.parse().map_err(|_| err())?;
         if tx.is_empty() || !tx.bytes().all(|b| b.is_ascii_digit()) {
@@ -173,9 +193,15 @@ impl FromStr for TxRef {
             return bare
                 .parse()
                 .map(TxRef::Number)
-                .map_err(|_| HandleParseError { text: s.into() });
+                .map_err(|_| HandleParseError {
+                    text: s.into(),
+                    number_accepted: true,
+                });
         }
-        t.parse().map(TxRef::Handle)
+        t.parse().map(TxRef::Handle).map_err(|_| HandleParseError {
+            text: s.into(),
+            number_accepted: true,
+        })
     }
 }
 
@@ -230,6 +256,28 @@ mod tests {
         ] {
             assert!(bad.parse::<TxRef>().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_parse_error_says_what_the_parser_accepts() {
+        let handle_only = "7".parse::<TxHandle>().unwrap_err();
+        assert!(!handle_only.number_accepted);
+        assert_eq!(
+            handle_only.to_string(),
+            "\"7\" is not a transaction handle: a handle is 16 hex digits (the journal id), '-' and the tx number in decimal, as in \"3f9a2c1b7d4e8a60-7\""
+        );
+        let either = "x".parse::<TxRef>().unwrap_err();
+        assert!(either.number_accepted);
+        assert_eq!(
+            either.to_string(),
+            "\"x\" is not a transaction handle: a handle is 16 hex digits (the journal id), '-' and the tx number in decimal, as in \"3f9a2c1b7d4e8a60-7\"; a bare tx number (\"7\" or \"tx-7\") is accepted too"
+        );
+        assert!(
+            "99999999999999999999999"
+                .parse::<TxRef>()
+                .unwrap_err()
+                .number_accepted
+        );
     }
 
     #[test]

@@ -44,6 +44,7 @@ pub mod mcp;
 pub mod policy;
 mod rebase;
 mod recovery;
+pub mod registry;
 mod resolution;
 mod revert;
 mod revision;
@@ -79,6 +80,7 @@ pub use journal::records::{
 pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
+pub use registry::{KnownRoot, Registry};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use revert::{AgentRange, RevertOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};

@@ -14,8 +14,17 @@
 //!    path (`fstat` vs `stat`, device and inode); if the file was removed or replaced
 //!    meanwhile, it is opened and locked again.
 //!
-//! The kernel releases both when the holder's file descriptors close, so a holder that
-//! dies never blocks anyone.
+//! 3. on the workspace root directory itself: the lock keyed by the root, not by the
+//!    state directory. Two journals over one root (a host's state directory and the
+//!    root's own `.ultra-edit/`, or two hosts' runtime directories) have two state
+//!    directories and two `commit.lock`s, which would let both commit over the same
+//!    files at once; both lock the root's inode too, so a batch of one waits for a
+//!    batch of the other, and times out with [`Error::LockTimeout`] naming the root
+//!    and the holder's pid (docs/embedding.md, "One root, one journal"). Nothing is
+//!    written in the root: `flock` needs only a descriptor of the directory.
+//!
+//! The kernel releases all three when the holder's file descriptors close, so a holder
+//! that dies never blocks anyone.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -37,15 +46,17 @@ const POLL_MS: u64 = 5;
 pub struct CommitLock {
     _dir: File,
     file: File,
+    _root: File,
 }
 
 impl CommitLock {
-    /// Take the lock of the state directory `dir` and of `path` (its `commit.lock`),
-    /// waiting up to `timeout` in all.
+    /// Take the lock of the state directory `dir`, of `path` (its `commit.lock`) and of
+    /// the workspace root `root`, waiting up to `timeout` in all.
     ///
-    /// Errors: [`Error::LockTimeout`] with the holder's pid when it could be read; an I/O
-    /// error if the directory or the lock file cannot be opened.
-    pub fn acquire(dir: &Path, path: &Path, timeout: Duration) -> Result<CommitLock> {
+    /// Errors: [`Error::LockTimeout`] with the holder's pid when it could be read (its
+    /// `path` is the root when another journal of the root held it); an I/O error if
+    /// the directory, the lock file or the root cannot be opened.
+    pub fn acquire(dir: &Path, path: &Path, root: &Path, timeout: Duration) -> Result<CommitLock> {
         let start = Instant::now();
         // The lock that was busy, and who holds it: the pid an ultra-edit holder wrote,
         // else the kernel's record of the lock's owner (another tool's `flock`).
@@ -102,17 +113,42 @@ impl CommitLock {
                 return Err(other.err().unwrap_or_else(|| timed_out(path)));
             }
         };
+        // The root's own lock, so that a journal in another state directory of the
+        // same root cannot run a batch beside this one.
+        let open_root = || {
+            OpenOptions::new()
+                .read(true)
+                .custom_flags(
+                    crate::fs::state_files::no_follow()
+                        | rustix::fs::OFlags::DIRECTORY.bits() as i32,
+                )
+                .open(root)
+                .ctx("open", root)
+        };
+        let root_file = match lock_at(root, open_root, start, timeout) {
+            Ok(Some(f)) => f,
+            other => {
+                let _ = FileExt::unlock(&file);
+                let _ = FileExt::unlock(&dir_file);
+                return Err(other.err().unwrap_or_else(|| Error::LockTimeout {
+                    path: root.to_path_buf(),
+                    waited_ms: start.elapsed().as_millis() as u64,
+                    holder: flock_holder(root),
+                }));
+            }
+        };
         let mut lock = CommitLock {
             _dir: dir_file,
             file,
+            _root: root_file,
         };
         lock.write_pid();
         Ok(lock)
     }
 
     /// Try once, without waiting: `None` when another holder has it.
-    pub fn try_acquire(dir: &Path, path: &Path) -> Result<Option<CommitLock>> {
-        match Self::acquire(dir, path, Duration::ZERO) {
+    pub fn try_acquire(dir: &Path, path: &Path, root: &Path) -> Result<Option<CommitLock>> {
+        match Self::acquire(dir, path, root, Duration::ZERO) {
             Ok(l) => Ok(Some(l)),
             Err(Error::LockTimeout { .. }) => Ok(None),
             Err(e) => Err(e),
@@ -134,6 +170,7 @@ impl Drop for CommitLock {
     /// execs, and closing our descriptors alone would leave the locks held that long.
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
+        let _ = FileExt::unlock(&self._root);
         let _ = FileExt::unlock(&self.file);
         let _ = FileExt::unlock(&self._dir);
     }
@@ -245,7 +282,7 @@ impl<'a> Locked<'a> {
     /// Take `ws`'s commit lock, waiting up to `timeout` ([`CommitLock::acquire`]).
     pub fn acquire(ws: &'a Ws, timeout: Duration) -> Result<Locked<'a>> {
         ws.writable()?;
-        let lock = CommitLock::acquire(ws.state_dir(), &ws.lock_path, timeout)?;
+        let lock = CommitLock::acquire(ws.state_dir(), &ws.lock_path, &ws.root, timeout)?;
         Ok(Locked { ws, _lock: lock })
     }
 
@@ -264,8 +301,10 @@ impl<'a> Locked<'a> {
     /// Take it only if it is free now: `None` while another process holds it.
     pub fn try_acquire(ws: &'a Ws) -> Result<Option<Locked<'a>>> {
         ws.writable()?;
-        Ok(CommitLock::try_acquire(ws.state_dir(), &ws.lock_path)?
-            .map(|lock| Locked { ws, _lock: lock }))
+        Ok(
+            CommitLock::try_acquire(ws.state_dir(), &ws.lock_path, &ws.root)?
+                .map(|lock| Locked { ws, _lock: lock }),
+        )
     }
 }
 

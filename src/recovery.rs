@@ -57,6 +57,7 @@ pub struct RecoveryAction {
 
 /// The report of one recovery pass (printed by `ultra-edit recover`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct RecoveryReport {
     /// Non-terminal batches found.
     pub batches_found: usize,

@@ -16,7 +16,9 @@ use crate::journal::records::*;
 use crate::journal::Writer;
 
 /// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
+/// `#[non_exhaustive]`: fields will be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Preview {
     /// Transaction number in this journal (the CLI's `TX`).
     pub tx: u64,
@@ -25,6 +27,11 @@ pub struct Preview {
     pub handle: crate::TxHandle,
     /// Revision number.
     pub revision: u32,
+    /// When the tx was previewed (its first revision), in ms since the Unix epoch by
+    /// the journal's clock: the time its age ([`crate::Journal::preview_age`]) and
+    /// expiry are counted from.
+    #[serde(default)]
+    pub created_ms: u64,
     /// Latest revision of the tx.
     pub latest_revision: u32,
     /// The revision a commit applied to the disk, and its batch (as the tx record's
@@ -97,6 +104,7 @@ impl Preview {
             tx: tx.tx,
             handle: crate::TxHandle { journal, tx: tx.tx },
             revision: rev.revision,
+            created_ms: tx.created_ms,
             latest_revision: tx.revisions.saturating_sub(1),
             committed: tx.committed,
             state: tx.state,
@@ -142,6 +150,7 @@ impl Preview {
 /// changes it, and the sizes of its snapshot and candidate (docs/embedding.md,
 /// "Preview results").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FileSummary {
     /// Root-relative path.
     pub path: String,
@@ -154,22 +163,32 @@ pub struct FileSummary {
     pub candidate: Option<Size>,
 }
 
-/// The size of a file's content.
+/// The size and hash of a file's content (one side of a [`FileSummary`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Size {
     /// Length in bytes.
     pub bytes: u64,
     /// Number of lines: `\n` bytes, plus one for a last line without one (0 for an
     /// empty file), as `wc -l` counts plus the unterminated last line.
     pub lines: u64,
+    /// The blake3 of the content (the snapshot's hash a host reports, m1nd's
+    /// `content_hash`), as the journal records it.
+    pub hash: BlobHash,
 }
 
 impl Size {
-    /// The size of `bytes`.
+    /// The size of `bytes`, and their blake3.
     pub fn of(bytes: &[u8]) -> Size {
+        Size::hashed(bytes, None)
+    }
+
+    /// The size of `bytes` whose blake3 is `hash` when known (not computed again).
+    pub(crate) fn hashed(bytes: &[u8], hash: Option<BlobHash>) -> Size {
         Size {
             bytes: bytes.len() as u64,
             lines: crate::edit::count_lines(bytes) as u64,
+            hash: hash.unwrap_or_else(|| BlobHash::of(bytes)),
         }
     }
 }
@@ -606,8 +625,14 @@ impl RevisionContent {
             .map(|(path, f)| FileSummary {
                 path: path.to_string(),
                 changed: f.snapshot != f.candidate,
-                snapshot: f.snapshot_bytes.as_deref().map(Size::of),
-                candidate: f.candidate_bytes.as_deref().map(Size::of),
+                snapshot: f
+                    .snapshot_bytes
+                    .as_deref()
+                    .map(|b| Size::hashed(b, f.snapshot.hash())),
+                candidate: f
+                    .candidate_bytes
+                    .as_deref()
+                    .map(|b| Size::hashed(b, f.candidate.hash())),
             })
             .collect()
     }

@@ -17,6 +17,7 @@ pub use crate::revision::{FileSummary, Preview, Size};
 /// What [`Journal::abort`] did: the tx's record, and whether it was aborted already.
 /// Serialized flat: the record's fields, then `already`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct AbortReport {
     /// The tx's record, now aborted.
     #[serde(flatten)]
@@ -28,6 +29,7 @@ pub struct AbortReport {
 
 /// One line of `log`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct LogEntry {
     /// Transaction number.
     pub tx: u64,
@@ -270,8 +272,8 @@ impl Journal {
         Ok(self.ws.store.now_ms().saturating_sub(rec.created_ms))
     }
 
-    /// [`Error::PreviewExpired`] if `tx` is open and its preview is older than
-    /// `max_age`, else `Ok` (a `max_age` of `None` is no limit; a tx that is not open
+    /// [`Error::PreviewExpired`] if `tx` is open and its preview is `max_age` old or
+    /// older (age in milliseconds ≥ the max age's), else `Ok` (a `max_age` of `None` is no limit; a tx that is not open
     /// is left to the verb, which refuses it with [`Error::WrongState`]): what
     /// [`Journal::commit`] checks, for a front end that wants the same rule on other
     /// verbs (the MCP server checks it before `edit_revise` and `edit_rebase`).
@@ -293,7 +295,8 @@ impl Journal {
         let Some(max) = max_age else { return Ok(()) };
         let age_ms = self.ws.store.now_ms().saturating_sub(rec.created_ms);
         let max_age_ms = u64::try_from(max.as_millis()).unwrap_or(u64::MAX);
-        if rec.state == TxState::Open && age_ms > max_age_ms {
+        // At the max age exactly it is expired, as m1nd expires a preview at >= TTL.
+        if rec.state == TxState::Open && age_ms >= max_age_ms {
             return Err(Error::PreviewExpired {
                 tx: rec.tx,
                 age_ms,
@@ -303,7 +306,9 @@ impl Journal {
         Ok(())
     }
 
-    /// Abort every open preview older than `older_than` (by the journal clock), in one
+    /// Abort every open preview whose age is `older_than` or more (by the journal
+    /// clock; the rule of [`Journal::check_preview_age`]: at the max age exactly a
+    /// preview is expired), in one
     /// journal write, without taking the commit lock: a commit running meanwhile is
     /// never disturbed, because the abort and the commit's intent are both journal
     /// writes that check the tx's state, and redb runs them one after the other — a
@@ -320,7 +325,7 @@ impl Journal {
             self.ws.store.read()?.txs_newest_first(|tx| {
                 if tx.state == TxState::Open
                     && tx.rollback_of.is_none()
-                    && now.saturating_sub(tx.created_ms) > max
+                    && now.saturating_sub(tx.created_ms) >= max
                 {
                     old.push(tx.tx);
                 }
@@ -378,7 +383,7 @@ impl Journal {
             for f in &rev.files {
                 let size = |s: &FileState| -> Result<Option<Size>> {
                     match s.hash() {
-                        Some(h) => Ok(Some(Size::of(&r.blob_required(&h)?))),
+                        Some(h) => Ok(Some(Size::hashed(&r.blob_required(&h)?, Some(h)))),
                         None => Ok(None),
                     }
                 };
@@ -412,9 +417,11 @@ impl Journal {
 
     /// Abort an open tx: it accepts nothing further. Aborting a tx that is aborted
     /// already changes nothing and succeeds, with [`AbortReport::already`] set (an
-    /// aborted tx never leaves that state, so no lock is needed to tell). Errors:
+    /// aborted tx never leaves that state, so no lock is needed to tell). It never
+    /// takes the commit lock: one journal write that checks the tx's state, as a
+    /// commit's intent does, so a commit of another tx never delays it. Errors:
     /// [`Error::WrongState`] when the tx is committed or rolled back, or a batch of it
-    /// is in flight; [`Error::LockTimeout`] while a commit holds the lock.
+    /// is in flight; [`Error::ReadOnly`] on a read-only journal.
     pub fn abort(&self, tx: impl Into<crate::TxRef>) -> Result<AbortReport> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
@@ -426,10 +433,13 @@ impl Journal {
                     already: true,
                 });
             }
-            // Under the commit lock: a commit of this tx in progress finishes first (and
-            // the abort is then refused), never the two at once.
-            let locked = self.lock()?;
-            let record = locked.store.write(|w| w.abort_tx(tx))?;
+            // Without the commit lock, as `abort_expired`: the abort and a commit's
+            // intent are both journal writes that check the tx's state, and redb runs
+            // them one after the other. A tx whose batch is in flight is refused
+            // (`abort_tx`); a commit that comes second finds the tx aborted and writes
+            // nothing. So aborting one tx never waits for another tx's batch.
+            self.ws.writable()?;
+            let record = self.ws.store.write(|w| w.abort_tx(tx))?;
             Ok(AbortReport {
                 record,
                 already: false,

@@ -31,6 +31,7 @@ use crate::workspace::Journal;
 
 /// The outcome of [`Journal::verify`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct VerifyReport {
     /// True when `problems` is empty.
     pub ok: bool,

@@ -32,6 +32,7 @@ pub type ReingestHook = Box<dyn Fn(&[String]) + Send + Sync>;
 /// A path a commit or rollback touched ([`Journal::touched`]): what an embedder
 /// re-ingests, in both of the forms it may index by.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct Touched {
     /// Root-relative, as the journal records it.
     pub path: String,
@@ -142,6 +143,7 @@ pub struct Journal {
 /// a read-only filesystem ([`Journal::unrecovered`]): the files it names may hold
 /// their old content, their new content or a mix, until recovery runs.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[non_exhaustive]
 pub struct PendingBatch {
     /// The batch.
     pub batch: u64,
@@ -608,10 +610,15 @@ impl Journal {
     }
 
     /// [`Journal::flush`] for one caller of a shared handle: wait the same way, and
-    /// return the error of a failed completion of `tx` (the `tx` of the receipt that
-    /// `commit` or `rollback` returned) only, leaving other txs' errors for their own
-    /// callers. The MCP tools use it (docs/embedding.md, "Commit and the completion").
-    pub fn flush_tx(&self, tx: u64) -> Result<()> {
+    /// return the error of a failed completion of `tx` only, leaving other txs' errors
+    /// for their own callers. `tx` is a handle like every other verb's (the preview's
+    /// `handle`), or the receipt's tx number. The MCP tools use it (docs/embedding.md,
+    /// "Commit and the completion"). When a host must call it: before it tells a
+    /// caller that reads the journal from another process (or after this one exits)
+    /// that the commit is recorded; a commit's receipt alone means the files hold the
+    /// new content. Errors also: [`Error::ForeignHandle`].
+    pub fn flush_tx(&self, tx: impl Into<TxRef>) -> Result<()> {
+        let tx = self.tx_number(tx)?;
         self.ws.store.pending().take_failure(Some(tx))
     }
 

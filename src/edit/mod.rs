@@ -18,6 +18,7 @@
 //! 1-based; plan indices are 0-based positions in the plan's `edits` array.
 //! Errors are [`EditError`]; each message says what was wrong and what to do.
 
+mod build;
 pub mod diff;
 pub mod error;
 mod line_myers;

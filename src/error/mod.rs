@@ -315,6 +315,24 @@ pub enum Error {
         /// The root it was opened for.
         root: PathBuf,
     },
+    /// A handle whose journal no root known to a [`crate::Registry`] has: the registry's
+    /// index (`<host dir>/index.json`) names no root with that journal id. Nothing was
+    /// opened, read or written.
+    #[error("no root known to the registry at {} has journal {} (handle {handle}); nothing was read or written. The handle was made by another host's registry or by a journal this registry never opened: preview again", registry.display(), handle.journal)]
+    UnknownJournal {
+        /// The handle given.
+        handle: crate::handle::TxHandle,
+        /// The registry's host directory.
+        registry: PathBuf,
+    },
+    /// A registry's host directory or its index cannot be used; nothing was changed.
+    #[error("registry {} cannot be used: {reason}", path.display())]
+    Registry {
+        /// The file or directory at fault (the index, the host directory, or a root).
+        path: PathBuf,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The journal file is half-made: an `init` was cut (a power cut, a crash) before
     /// redb wrote its magic number, the last step of creating it, so it holds no
     /// history. Nothing was changed; `init` moves it aside (to
@@ -485,7 +503,8 @@ pub enum Error {
     /// The commit lock was held by another committer for longer than the timeout.
     #[error("commit lock {path} still held after {waited_ms} ms{}", holder.map(|p| format!(" (held by pid {p})")).unwrap_or_default())]
     LockTimeout {
-        /// The lock file.
+        /// The lock file; or the workspace root, when a journal in another state
+        /// directory of the same root held the root's lock (src/lock.rs).
         path: PathBuf,
         /// How long we waited, in milliseconds.
         waited_ms: u64,
@@ -705,6 +724,8 @@ impl Error {
             Error::ForeignHandle { .. } => "foreign_handle",
             Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
             Error::InvalidStateDir { .. } => "invalid_state_dir",
+            Error::UnknownJournal { .. } => "unknown_journal",
+            Error::Registry { .. } => "registry",
             Error::PreviewExpired { .. } => "preview_expired",
             Error::UnresolvedConflicts { .. } => "unresolved_conflicts",
             Error::UnknownRevision { .. } => "unknown_revision",
@@ -772,7 +793,7 @@ impl Error {
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::NothingToRevert { .. } => NextStep::Log,
-            Error::PreviewExpired { .. } => NextStep::PreviewAgain,
+            Error::PreviewExpired { .. } | Error::UnknownJournal { .. } => NextStep::PreviewAgain,
             // Read the file again and write the content over what it holds now.
             Error::BaseChanged { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },

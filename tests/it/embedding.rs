@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use ultra_edit::edit::{Edit, Severity};
 use ultra_edit::{
-    CommitOptions, Error, FileSummary, Journal, ManualClock, Markers, OpenOptions, Plan, Policy,
-    Size, TxState,
+    BlobHash, CommitOptions, Error, FileSummary, Journal, ManualClock, Markers, OpenOptions, Plan,
+    Policy, Size, TxState,
 };
 
 use crate::support::{plan, workspace};
@@ -120,28 +120,38 @@ fn the_summary_lists_every_file_with_bytes_and_lines() {
             write_file("x.txt", "no newline"),
         ]))
         .unwrap();
-    let size = |bytes, lines| Some(Size { bytes, lines });
+    // Each side: bytes, lines, and the blake3 of the exact content.
+    let a_old = ws.read("src/a.rs");
+    let size = |bytes, lines, content: &[u8]| Some((bytes, lines, BlobHash::of(content)));
+    let got: Vec<_> = p
+        .summary
+        .iter()
+        .map(|f: &FileSummary| {
+            let side = |s: Option<Size>| s.map(|s| (s.bytes, s.lines, s.hash));
+            (
+                f.path.as_str(),
+                f.changed,
+                side(f.snapshot),
+                side(f.candidate),
+            )
+        })
+        .collect();
     assert_eq!(
-        p.summary,
+        got,
         [
-            FileSummary {
-                path: "src/a.rs".into(),
-                changed: true,
-                snapshot: size(42, 3),
-                candidate: size(14, 3),
-            },
-            FileSummary {
-                path: "src/b.rs".into(),
-                changed: false,
-                snapshot: size(28, 3),
-                candidate: size(28, 3),
-            },
-            FileSummary {
-                path: "x.txt".into(),
-                changed: true,
-                snapshot: None,
-                candidate: size(10, 1),
-            },
+            (
+                "src/a.rs",
+                true,
+                size(42, 3, &a_old),
+                size(14, 3, b"one\ntwo\nthree\n")
+            ),
+            (
+                "src/b.rs",
+                false,
+                size(28, 3, b.as_bytes()),
+                size(28, 3, b.as_bytes())
+            ),
+            ("x.txt", true, None, size(10, 1, b"no newline")),
         ]
     );
     assert_eq!(p.files.len(), 2);
@@ -157,12 +167,23 @@ fn the_summary_lists_every_file_with_bytes_and_lines() {
             &plan(r#"{"edits":[{"op":"append","path":"x.txt","text":"\n"}]}"#),
         )
         .unwrap();
-    let paths: Vec<(&str, Option<Size>)> = r
+    let paths: Vec<_> = r
         .summary
         .iter()
-        .map(|f| (f.path.as_str(), f.candidate))
+        .map(|f| {
+            (
+                f.path.as_str(),
+                f.candidate.map(|s| (s.bytes, s.lines, s.hash)),
+            )
+        })
         .collect();
-    assert_eq!(paths, [("src/a.rs", size(14, 3)), ("x.txt", size(11, 1))]);
+    assert_eq!(
+        paths,
+        [
+            ("src/a.rs", size(14, 3, b"one\ntwo\nthree\n")),
+            ("x.txt", size(11, 1, b"no newline\n"))
+        ]
+    );
 }
 
 #[test]
@@ -186,10 +207,7 @@ fn conflict_markers_are_refused_by_default_and_allowed_by_policy() {
     let j = Journal::open_with(
         ws.root(),
         OpenOptions {
-            policy: Policy {
-                conflict_markers: Markers::Allow,
-                ..Policy::default()
-            },
+            policy: Policy::default().with_conflict_markers(Markers::Allow),
             ..Default::default()
         },
     )
@@ -276,8 +294,16 @@ fn expiry_is_checked_for_other_verbs_by_check_preview_age() {
     assert_eq!(j.tx(p.handle).unwrap().created_ms, 1_000_000);
     clock.advance(Duration::from_millis(1500));
     assert_eq!(j.preview_age(p.handle).unwrap(), 1500);
-    j.check_preview_age(p.handle, Some(Duration::from_millis(1500)))
+    assert_eq!(p.created_ms, 1_000_000);
+    j.check_preview_age(p.handle, Some(Duration::from_millis(1501)))
         .unwrap();
+    // Exactly at the max age it is expired.
+    assert_eq!(
+        j.check_preview_age(p.handle, Some(Duration::from_millis(1500)))
+            .unwrap_err()
+            .kind(),
+        "preview_expired"
+    );
     match j.check_preview_age(p.handle, Some(Duration::from_secs(1))) {
         Err(Error::PreviewExpired {
             tx,
@@ -374,10 +400,8 @@ fn the_tools_apply_batch_with_the_last_write_wins_policy() {
     let e = strict.call("apply_batch", batch.clone()).unwrap_err();
     assert_eq!(e.kind, "overlapping_edits");
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
-    let m1nd = EditTools::new(j).with_policy(Policy {
-        same_path_twice: SamePath::LastWriteWins,
-        ..Policy::default()
-    });
+    let m1nd = EditTools::new(j)
+        .with_policy(Policy::default().with_same_path_twice(SamePath::LastWriteWins));
     let out = m1nd.call("apply_batch", batch).unwrap();
     assert_eq!(out["files_written"], 1);
     assert_eq!(out["results"][0]["superseded_by"], 1);
@@ -428,10 +452,7 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     use ultra_edit::mcp::EditTools;
     use ultra_edit::{SamePath, SyntaxErrors};
     let ws = workspace();
-    let allow = Policy {
-        syntax_errors: SyntaxErrors::Allow,
-        ..Policy::default()
-    };
+    let allow = Policy::default().with_syntax_errors(SyntaxErrors::Allow);
     let j = Journal::open_with(
         ws.root(),
         OpenOptions {
@@ -462,12 +483,8 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     j.flush().unwrap();
     assert_eq!(ws.read("src/a.rs"), b"fn (\n");
     // The tools: two writes of one path and a broken candidate.
-    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap())).with_policy(
-        Policy {
-            same_path_twice: SamePath::LastWriteWins,
-            ..Policy::default()
-        },
-    );
+    let tools = EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()))
+        .with_policy(Policy::default().with_same_path_twice(SamePath::LastWriteWins));
     let args = json!({"agent_id": "dev", "edits": [
         {"file_path": "src/b.rs", "new_content": "pub fn b() {}\n"},
         {"file_path": "src/b.rs", "new_content": "pub fn b( {}\n"}]});

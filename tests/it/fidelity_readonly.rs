@@ -210,15 +210,28 @@ fn on_read_only_media_an_interrupted_batch_is_reported_not_recovered() {
     assert!(log.contains(" open "), "{log}");
 
     let j = Journal::open(&root).unwrap();
+    let pending: Vec<_> = j
+        .unrecovered()
+        .iter()
+        .map(|p: &PendingBatch| {
+            (
+                p.batch,
+                p.tx,
+                p.state,
+                p.paths.clone(),
+                p.recovery_failed.clone(),
+            )
+        })
+        .collect();
     assert_eq!(
-        j.unrecovered(),
-        [PendingBatch {
-            batch: 2,
-            tx: 2,
-            state: BatchState::Committing,
-            paths: vec!["a.txt".into()],
-            recovery_failed: None,
-        }]
+        pending,
+        [(
+            2,
+            2,
+            BatchState::Committing,
+            vec!["a.txt".to_string()],
+            None
+        )]
     );
     assert!(j.recovery_on_open().is_none());
     drop(j);

@@ -146,10 +146,7 @@ impl M1nd {
                     state_dir: Some(runtime.join(format!("journal-{i}"))),
                     clock: Some(std::sync::Arc::new(clock.clone())),
                     max_preview_age: Some(TTL),
-                    policy: Policy {
-                        same_path_twice: SamePath::LastWriteWins,
-                        ..Policy::default()
-                    },
+                    policy: Policy::default().with_same_path_twice(SamePath::LastWriteWins),
                     ..Default::default()
                 };
                 Journal::init_with(root, opts).unwrap()
@@ -502,7 +499,7 @@ fn m1nd_a_preview_older_than_the_max_age_is_refused() {
     w.write(0, "hello.py", OLD);
     let path = w.path(0, "hello.py");
     let out = w.m1nd.edit_preview(preview(&path, NEW)).unwrap();
-    // Exactly the max age is still fine; one millisecond more is not.
+    // One millisecond past the max age (exactly at it is expired too: the next test).
     w.clock.advance(TTL + Duration::from_millis(1));
     let e = w.m1nd.edit_commit(commit(&out.preview_id)).unwrap_err();
     assert_eq!(e.kind, "preview_expired");
@@ -523,16 +520,36 @@ fn m1nd_a_preview_older_than_the_max_age_is_refused() {
     assert_eq!(w.read(0, "hello.py").as_deref(), Some(NEW));
 }
 
+/// m1nd expires a preview at age >= TTL: one millisecond before the max age it
+/// commits, exactly at it it is expired (and swept by `abort_expired`).
 #[test]
-fn m1nd_a_preview_exactly_at_the_max_age_commits() {
+fn m1nd_a_preview_exactly_at_the_max_age_is_expired() {
     let w = World::new(1);
     w.write(0, "hello.py", OLD);
-    let out = w
+    let at = w
         .m1nd
         .edit_preview(preview(&w.path(0, "hello.py"), NEW))
         .unwrap();
     w.clock.advance(TTL);
-    w.m1nd.edit_commit(commit(&out.preview_id)).unwrap();
+    let e = w.m1nd.edit_commit(commit(&at.preview_id)).unwrap_err();
+    assert_eq!(e.kind, "preview_expired");
+    assert_eq!(
+        e.message,
+        "preview tx 1 expired: it was made 300000 ms ago and the max preview age is 300000 ms; nothing was written, preview again"
+    );
+    assert_eq!(w.read(0, "hello.py").as_deref(), Some(OLD));
+    let j = &w.m1nd.journals[0];
+    assert_eq!(
+        j.abort_expired(TTL).unwrap(),
+        [at.preview_id.parse::<TxHandle>().unwrap()]
+    );
+    let before = w
+        .m1nd
+        .edit_preview(preview(&w.path(0, "hello.py"), NEW))
+        .unwrap();
+    w.clock.advance(TTL - Duration::from_millis(1));
+    assert_eq!(j.abort_expired(TTL).unwrap(), Vec::<TxHandle>::new());
+    w.m1nd.edit_commit(commit(&before.preview_id)).unwrap();
     assert_eq!(w.read(0, "hello.py").as_deref(), Some(NEW));
 }
 
@@ -564,6 +581,35 @@ fn m1nd_expired_previews_are_aborted_without_the_commit_lock() {
     assert_eq!(e.kind, "wrong_state");
     w.m1nd.edit_commit(commit(&young.preview_id)).unwrap();
     assert_eq!(w.read(0, "a.py").as_deref(), Some("young\n"));
+}
+
+/// Aborting one preview never waits for the commit lock, which another tx's batch
+/// may hold: the abort is one journal write that checks the tx's state.
+#[test]
+fn m1nd_an_abort_does_not_take_the_commit_lock() {
+    let mut w = World::new(1);
+    let p = w
+        .m1nd
+        .edit_preview(preview(&w.path(0, "a.py"), "a\n"))
+        .unwrap();
+    let handle: TxHandle = p.preview_id.parse().unwrap();
+    w.m1nd.journals[0].set_lock_timeout(Duration::from_millis(100));
+    let j = &w.m1nd.journals[0];
+    let held = fs::File::open(j.state_dir()).unwrap();
+    fs2::FileExt::lock_exclusive(&held).unwrap();
+    let report = j.abort(handle);
+    fs2::FileExt::unlock(&held).unwrap();
+    let report = report.unwrap();
+    assert!(!report.already);
+    assert_eq!(report.record.state, TxState::Aborted);
+    assert_eq!(j.tx(handle).unwrap().state, TxState::Aborted);
+    // flush_tx takes the handle like every other verb, and refuses another journal's.
+    assert!(j.flush_tx(handle).is_ok());
+    let foreign = TxHandle {
+        journal: ultra_edit::JournalId(j.id().0 ^ 1),
+        tx: 1,
+    };
+    assert_eq!(j.flush_tx(foreign).unwrap_err().kind(), "foreign_handle");
 }
 
 #[test]

@@ -35,6 +35,7 @@ mod iofault;
 mod journal;
 mod lockholder;
 mod m1nd_compat;
+mod m1nd_registry;
 mod pager;
 mod paths;
 mod people;

@@ -1,0 +1,344 @@
+//! A registry of workspaces for a long-lived host with several roots (an MCP server
+//! such as m1nd): one host state directory, one journal per root, handles routed to
+//! their journal by journal id (docs/embedding.md, "A registry of roots").
+//!
+//! Layout of the host directory `H` (created 0700 if missing):
+//!
+//! - `H/index.json`: the roots the registry knows, each with its state directory and
+//!   its journal id: `{"version":1,"roots":[{"root":"/srv/a","state_dir":"H/roots/…",
+//!   "journal":"3f9a2c1b7d4e8a60"}]}`. Written whole to `H/index.json.new`, synced and
+//!   renamed over it (then `H` synced), under an exclusive `flock` of `H/index.lock`,
+//!   so two hosts sharing `H` never lose each other's entries.
+//! - `H/roots/<hex>/`: the state directory of a root (journal, commit lock), where
+//!   `<hex>` is the blake3 of the canonical root path's bytes, as 64 lowercase hex
+//!   digits (`printf '%s' /srv/a | b3sum`): a rule fixed by this crate, the same on
+//!   every Rust release and every run, unlike `std`'s `DefaultHasher`.
+//!
+//! Which state directory a root gets, the first time the registry opens it:
+//!
+//! 1. the root's own `<root>/.ultra-edit/` when it already holds a journal (one root,
+//!    one journal: the CLI's journal and the host's are then the same);
+//! 2. `<root>/.ultra-edit/` when `H` is inside the root (a state directory inside the
+//!    root would be refused: plans write there);
+//! 3. `H/roots/<hex>/` otherwise.
+//!
+//! Once recorded in the index, a root keeps the state directory it was given.
+//!
+//! Nothing below this module uses it: it stands on [`crate::Journal`] alone.
+
+use std::collections::HashMap;
+use std::fs;
+use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use fs2::FileExt;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, IoContext, Result};
+use crate::handle::{JournalId, TxHandle};
+use crate::workspace::{Journal, OpenOptions, STATE_DIR};
+
+/// The index file's name in the host directory.
+pub const INDEX_FILE: &str = "index.json";
+/// The directory under the host directory that holds the per-root state directories.
+pub const ROOTS_DIR: &str = "roots";
+/// The version of `index.json` this crate writes and reads.
+const INDEX_VERSION: u32 = 1;
+
+/// A root the registry knows ([`Registry::roots`]): an entry of its index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct KnownRoot {
+    /// The canonical root.
+    pub root: PathBuf,
+    /// Its state directory (journal and commit lock).
+    pub state_dir: PathBuf,
+    /// Its journal's id: the first part of the handles it makes.
+    pub journal: JournalId,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Index {
+    version: u32,
+    roots: Vec<KnownRoot>,
+}
+
+/// Makes the [`OpenOptions`] of each journal the registry opens; the registry sets
+/// `state_dir` itself.
+type MakeOptions = Box<dyn Fn() -> OpenOptions + Send + Sync>;
+
+/// A registry of workspaces in a host state directory: open a root's journal on
+/// first use, route a [`TxHandle`] to its journal, list the roots. `Send + Sync`:
+/// share it with `Arc`. Journals it opened stay open (shared as `Arc<Journal>`) for
+/// the registry's lifetime.
+pub struct Registry {
+    dir: PathBuf,
+    make_options: MakeOptions,
+    open: Mutex<HashMap<PathBuf, Arc<Journal>>>,
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry").field("dir", &self.dir).finish()
+    }
+}
+
+impl Registry {
+    /// The registry in host directory `dir` (created, private to its owner, when
+    /// missing), opening journals with [`OpenOptions::default`]. Errors: the
+    /// directory's creation or resolution ([`Error::Io`]), a path there that is not a
+    /// directory ([`Error::Registry`]).
+    pub fn open(dir: impl AsRef<Path>) -> Result<Registry> {
+        Self::with_options(dir, OpenOptions::default)
+    }
+
+    /// [`Registry::open`] with the options of every journal it opens made by `options`
+    /// (a clock, a max preview age, a policy, a lock timeout); its `state_dir` is
+    /// replaced by the registry's choice (module docs).
+    pub fn with_options(
+        dir: impl AsRef<Path>,
+        options: impl Fn() -> OpenOptions + Send + Sync + 'static,
+    ) -> Result<Registry> {
+        use std::os::unix::fs::DirBuilderExt;
+        let dir = dir.as_ref();
+        if !dir.exists() {
+            fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(dir)
+                .ctx("mkdir", dir)?;
+        }
+        let dir = dir.canonicalize().ctx("resolve registry directory", dir)?;
+        if !dir.is_dir() {
+            return Err(Error::Registry {
+                path: dir,
+                reason: "it is not a directory; give a directory for the registry".into(),
+            });
+        }
+        Ok(Registry {
+            dir,
+            make_options: Box::new(options),
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The host directory (canonical).
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// `H/roots/<hex>`: the state directory the rule derives for the canonical root
+    /// `root` (module docs), whether or not it exists or is used.
+    pub fn derived_state_dir(&self, root: &Path) -> PathBuf {
+        self.dir.join(ROOTS_DIR).join(root_key(root))
+    }
+
+    /// The journal of `root`, opened (and created if it has none) on first use, then
+    /// shared. Its state directory is the one the index records for it, else chosen
+    /// by the module's rule and recorded. Errors: those of [`Journal::init_with`] /
+    /// [`Journal::open_with`] (a missing root is [`Error::Io`]), and of the index
+    /// ([`Error::Registry`]).
+    pub fn open_or_create(&self, root: impl AsRef<Path>) -> Result<Arc<Journal>> {
+        let root = root.as_ref();
+        self.get(root, true)?.ok_or_else(|| Error::Registry {
+            path: root.to_path_buf(),
+            reason: "its journal could not be created".into(),
+        })
+    }
+
+    /// The journal of `root` if it has one — in the index, or in the state directory
+    /// the rule would give it — opened on first use; `None` when it has none (nothing
+    /// is created). Errors: as [`Registry::open_or_create`].
+    pub fn open_if_exists(&self, root: impl AsRef<Path>) -> Result<Option<Arc<Journal>>> {
+        self.get(root.as_ref(), false)
+    }
+
+    /// The journal that made `handle`: one already open, else the root the index
+    /// records with that journal id, opened (never created). Roots whose journal the
+    /// handle does not name are not opened. Errors: [`Error::UnknownJournal`] when no
+    /// known root has that journal (or its journal was re-created since, with another
+    /// id); those of [`Journal::open_with`].
+    pub fn journal_of(&self, handle: &TxHandle) -> Result<Arc<Journal>> {
+        if let Some(j) = self.lock_open().values().find(|j| j.id() == handle.journal) {
+            return Ok(Arc::clone(j));
+        }
+        let unknown = || Error::UnknownJournal {
+            handle: *handle,
+            registry: self.dir.clone(),
+        };
+        let index = self.read_index()?;
+        let entry = index
+            .roots
+            .iter()
+            .find(|e| e.journal == handle.journal)
+            .ok_or_else(unknown)?;
+        let j = self.get(&entry.root, false)?.ok_or_else(unknown)?;
+        if j.id() != handle.journal {
+            return Err(unknown());
+        }
+        Ok(j)
+    }
+
+    /// The roots in the index, sorted by root: every root this registry (or another
+    /// host sharing its directory) has opened. Errors: a damaged index
+    /// ([`Error::Registry`]).
+    pub fn roots(&self) -> Result<Vec<KnownRoot>> {
+        let mut roots = self.read_index()?.roots;
+        roots.sort_by(|a, b| a.root.cmp(&b.root));
+        Ok(roots)
+    }
+
+    /// The canonical roots whose journal this registry value holds open, sorted.
+    pub fn opened(&self) -> Vec<PathBuf> {
+        let mut roots: Vec<PathBuf> = self.lock_open().keys().cloned().collect();
+        roots.sort();
+        roots
+    }
+
+    fn lock_open(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<Journal>>> {
+        // A panic while the map was locked leaves it whole (inserts are single calls).
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, root: &Path, create: bool) -> Result<Option<Arc<Journal>>> {
+        let root = root.canonicalize().ctx("open workspace root", root)?;
+        if root.to_str().is_none() {
+            return Err(Error::Registry {
+                path: root,
+                reason: "the root's path is not UTF-8, and the registry's index records roots as text; open it with Journal::open_with and a state directory of your own".into(),
+            });
+        }
+        if let Some(j) = self.lock_open().get(&root) {
+            return Ok(Some(Arc::clone(j)));
+        }
+        let recorded = self
+            .read_index()?
+            .roots
+            .into_iter()
+            .find(|e| e.root == root);
+        let own = root.join(STATE_DIR);
+        let state_dir = match &recorded {
+            Some(e) => e.state_dir.clone(),
+            None if own.join("journal.redb").is_file() || self.dir.starts_with(&root) => own,
+            None => self.derived_state_dir(&root),
+        };
+        let exists = state_dir.join("journal.redb").is_file();
+        if !exists && !create {
+            return Ok(None);
+        }
+        let mut opts = (self.make_options)();
+        opts.state_dir = (state_dir != root.join(STATE_DIR)).then(|| state_dir.clone());
+        let journal = if exists {
+            Journal::open_with(&root, opts)?
+        } else {
+            Journal::init_with(&root, opts)?
+        };
+        if recorded.as_ref().map(|e| e.journal) != Some(journal.id()) {
+            self.record(KnownRoot {
+                root: root.clone(),
+                state_dir: journal.state_dir().to_path_buf(),
+                journal: journal.id(),
+            })?;
+        }
+        let mut open = self.lock_open();
+        // Another thread may have opened it meanwhile: keep the first.
+        let j = open.entry(root).or_insert_with(|| Arc::new(journal));
+        Ok(Some(Arc::clone(j)))
+    }
+
+    fn index_path(&self) -> PathBuf {
+        self.dir.join(INDEX_FILE)
+    }
+
+    fn read_index(&self) -> Result<Index> {
+        let path = self.index_path();
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::default()),
+            Err(source) => {
+                return Err(crate::error::IoError {
+                    op: "read",
+                    path,
+                    source,
+                }
+                .into())
+            }
+        };
+        let index: Index = serde_json::from_slice(&bytes).map_err(|e| Error::Registry {
+            path: path.clone(),
+            reason: format!("its index is not valid ({e}); move it away: the registry records each root again when it is next opened, and handles of roots not yet reopened are unknown until then"),
+        })?;
+        if index.version != INDEX_VERSION {
+            return Err(Error::Registry {
+                path,
+                reason: format!(
+                    "its index is version {}, and this version reads version {INDEX_VERSION}; use the version of ultra-edit that wrote it",
+                    index.version
+                ),
+            });
+        }
+        Ok(index)
+    }
+
+    /// Put `entry` in the index (replacing the root's old entry), atomically, under the
+    /// index lock.
+    fn record(&self, entry: KnownRoot) -> Result<()> {
+        let lock_path = self.dir.join("index.lock");
+        let lock = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .ctx("open", &lock_path)?;
+        lock.lock_exclusive().ctx("flock", &lock_path)?;
+        let mut index = self.read_index()?;
+        index.version = INDEX_VERSION;
+        index.roots.retain(|e| e.root != entry.root);
+        index.roots.push(entry);
+        index.roots.sort_by(|a, b| a.root.cmp(&b.root));
+        let path = self.index_path();
+        let tmp = self.dir.join("index.json.new");
+        let mut bytes = serde_json::to_vec_pretty(&index).map_err(|e| Error::Registry {
+            path: path.clone(),
+            reason: format!("its index could not be encoded ({e})"),
+        })?;
+        bytes.push(b'\n');
+        let mut f = fs::File::create(&tmp).ctx("create", &tmp)?;
+        f.write_all(&bytes).ctx("write", &tmp)?;
+        f.sync_all().ctx("fsync", &tmp)?;
+        fs::rename(&tmp, &path).ctx("rename", &path)?;
+        fs::File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .ctx("fsync dir", &self.dir)?;
+        let _ = FileExt::unlock(&lock);
+        Ok(())
+    }
+}
+
+/// The key of a canonical root in the host directory: blake3 of its path's bytes, as
+/// 64 lowercase hex digits.
+fn root_key(root: &Path) -> String {
+    blake3::hash(root.as_os_str().as_bytes())
+        .to_hex()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_key_is_blake3_of_the_path_bytes_in_hex() {
+        // Pinned: the state directory of a root must not move between versions.
+        assert_eq!(
+            root_key(Path::new("/srv/a")),
+            blake3::hash(b"/srv/a").to_hex().to_string()
+        );
+        assert_eq!(root_key(Path::new("/srv/a")), KEY_SRV_A);
+        assert_eq!(root_key(Path::new("/srv/a")).len(), 64);
+    }
+
+    const KEY_SRV_A: &str = "80b340da354bc84bd5df32d3fa6c65a05403c36a51aaed04ff5c4b3594b2fd3d";
+}
