@@ -38,7 +38,39 @@ pub struct RollbackOptions {
     pub allow_owner_change: bool,
 }
 
+/// What [`Journal::commit_report`] or [`Journal::rollback_report`] did: the receipt of
+/// the batch that applied the change, and whether it had landed before this call.
+/// Serialized flat: the receipt's fields, then `already` (as [`crate::AbortReport`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommitReport {
+    /// The receipt: of this call's batch, or (`already`) of the batch that landed the
+    /// change before, read from the journal.
+    #[serde(flatten)]
+    pub receipt: Receipt,
+    /// The change had landed before this call, so nothing was written: a retried
+    /// commit of the revision that was committed, or a retried rollback of a tx whose
+    /// rollback is live. A retry after a timeout or a lost answer is answered with the
+    /// receipt instead of an error, so that an agent never follows a next step that
+    /// would undo its own work (issue 29, item 3).
+    pub already: bool,
+}
+
+impl CommitReport {
+    fn new(receipt: Receipt) -> CommitReport {
+        CommitReport {
+            receipt,
+            already: false,
+        }
+    }
+}
+
 impl Journal {
+    /// As [`Journal::commit_report`], the receipt alone: a retried commit of the
+    /// revision that was committed returns that commit's receipt too.
+    pub fn commit(&self, tx: impl Into<crate::TxRef>, opts: CommitOptions) -> Result<Receipt> {
+        self.commit_report(tx, opts).map(|r| r.receipt)
+    }
+
     /// Apply a revision of an open tx to the disk, all files or none (docs/design.md,
     /// "Lifecycle" › 3. Commit gate and 4. Persistence).
     ///
@@ -56,10 +88,26 @@ impl Journal {
     /// error inside the batch, reverted), [`Error::AttentionOwnsFiles`] when a batch that
     /// needs attention names a file the commit writes. [`Error::NeedsAttention`] when a
     /// revert met foreign bytes.
-    pub fn commit(&self, tx: impl Into<crate::TxRef>, opts: CommitOptions) -> Result<Receipt> {
+    ///
+    /// A commit that landed already is not an error: when the tx is committed with the
+    /// revision asked for (`opts.revision`, else its latest), the answer is that
+    /// commit's receipt from the journal with [`CommitReport::already`] set, and nothing
+    /// is written (checked before the lock and again under it, where a concurrent
+    /// commit of the same tx may have landed meanwhile). When another revision was
+    /// committed, [`Error::WrongState`] with [`StateReason::OtherRevisionCommitted`]
+    /// names it; a tx committed and since rolled back is [`StateReason::RolledBack`]:
+    /// its change is not on disk, so neither is "already committed".
+    pub fn commit_report(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        opts: CommitOptions,
+    ) -> Result<CommitReport> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
             let tx = self.tx_number(tx)?;
+            if let Some(done) = self.already_committed(tx, opts.revision)? {
+                return Ok(done);
+            }
             self.ws.writable()?;
             let max_age = opts.max_preview_age.or(self.max_preview_age);
             let rev = self.committable_revision(tx, opts.revision, max_age)?;
@@ -70,7 +118,10 @@ impl Journal {
                 // Re-read under the lock: another process may have committed it meanwhile.
                 // The tx record is enough: a revision never changes once recorded, and
                 // one is only dropped with its tx no longer open (journal gc aborts it).
-                self.committable_tx(tx, max_age)?;
+                if let Some(done) = self.already_committed(tx, opts.revision)? {
+                    return Ok(done);
+                }
+                let (_, txrec) = self.committable_tx(tx, max_age)?;
                 let mut files: Vec<BatchFile> = rev
                     .files
                     .iter()
@@ -83,9 +134,11 @@ impl Journal {
                     .collect();
                 // A batch that needs attention owns its files until it is settled.
                 gate::attention_owner(&locked, tx, Verb::Commit, files.iter().map(|f| &f.path))?;
+                // Every file the tx named, not only those this revision changes.
+                let gated = crate::revision::gated_files(&self.ws.store.read()?, &txrec, &rev)?;
                 let stale = gate::stale_paths(
                     &locked,
-                    rev.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gated.iter().map(|(p, s)| (p, s)),
                     gate::Refused::Fails,
                 )?;
                 if !stale.is_empty() {
@@ -114,9 +167,78 @@ impl Journal {
                 self.complete_landed(locked, landed)
             };
             self.reingest(&paths_of(&receipt));
-            Ok(receipt)
+            Ok(CommitReport::new(receipt))
         })
         .map_err(|e| self.with_redo(e))
+    }
+
+    /// `Some` (the landed commit's receipt, `already`) when the tx `tx` is committed
+    /// with `revision` (`None`: its latest); `None` when it is not committed, so the
+    /// commit goes on (and is refused there when the tx is not open). Errors:
+    /// [`Error::WrongState`] with [`StateReason::OtherRevisionCommitted`] when another
+    /// revision of it was committed; a rollback tx is never "already committed" by a
+    /// commit ([`StateReason::Committed`], as before).
+    fn already_committed(&self, tx: u64, revision: Option<u32>) -> Result<Option<CommitReport>> {
+        let r = self.ws.store.read()?;
+        let rec = r.tx_required(tx)?;
+        let (TxState::Committed, Some(c), None) = (rec.state, rec.committed, rec.rollback_of)
+        else {
+            return Ok(None);
+        };
+        let asked = revision.unwrap_or(rec.revisions.saturating_sub(1));
+        if asked != c.revision {
+            return Err(Error::state(
+                &rec,
+                Verb::Commit,
+                StateReason::OtherRevisionCommitted {
+                    revision: c.revision,
+                    batch: c.batch,
+                    asked,
+                },
+            ));
+        }
+        let receipt = r
+            .receipt(c.batch)?
+            .ok_or_else(|| crate::error::JournalError::Missing {
+                what: format!("receipt of batch {} of tx {tx}", c.batch),
+            })?;
+        Ok(Some(CommitReport {
+            receipt,
+            already: true,
+        }))
+    }
+
+    /// `Some` (the receipt of the rollback that undid it, `already`) when the tx `tx` is
+    /// rolled back and that rollback's change is live (the journal says so and the disk
+    /// agrees, as [`Journal::with_redo`] checks it); `None` otherwise, so the rollback
+    /// goes on (and is refused there when it cannot be rolled back).
+    fn already_rolled_back(&self, tx: u64) -> Result<Option<CommitReport>> {
+        let (rec, by) = {
+            let r = self.ws.store.read()?;
+            let rec = r.tx_required(tx)?;
+            match (rec.state, rec.rolled_back_by) {
+                (TxState::RolledBack, Some(by)) => (r.tx_required(by)?, by),
+                _ => return Ok(None),
+            }
+        };
+        let Some(c) = rec.committed.filter(|_| rec.state == TxState::Committed) else {
+            return Ok(None);
+        };
+        if self.redo_of(by)? != Some(by) {
+            return Ok(None);
+        }
+        let receipt = self
+            .ws
+            .store
+            .read()?
+            .receipt(c.batch)?
+            .ok_or_else(|| crate::error::JournalError::Missing {
+                what: format!("receipt of batch {} of tx {by}", c.batch),
+            })?;
+        Ok(Some(CommitReport {
+            receipt,
+            already: true,
+        }))
     }
 
     /// The open tx `tx`, if a commit may apply it: not too old, not a rollback's tx.
@@ -151,12 +273,7 @@ impl Journal {
             return Err(Error::ValidationFailed {
                 tx,
                 revision: n,
-                summary: rev
-                    .validation
-                    .iter()
-                    .filter(|i| i.severity == edit::Severity::Error)
-                    .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
-                    .collect(),
+                summary: crate::revision::error_summary(&rev.validation),
             });
         }
         Ok(rev)
@@ -258,6 +375,12 @@ impl Journal {
         Ok((later, outside))
     }
 
+    /// As [`Journal::rollback_report`], the receipt alone: a retried rollback whose
+    /// rollback is live returns that rollback's receipt too.
+    pub fn rollback(&self, tx: impl Into<crate::TxRef>, opts: RollbackOptions) -> Result<Receipt> {
+        self.rollback_report(tx, opts).map(|r| r.receipt)
+    }
+
     /// Restore the exact pre-commit bytes, modes and existence of every file of the
     /// committed tx `tx`, as a new tx (docs/design.md, "Lifecycle" › 5. Rollback). Created files are removed, deleted
     /// files recreated, created directories removed when empty. Rolling back a rollback
@@ -266,14 +389,29 @@ impl Journal {
     /// Errors: [`Error::WrongState`] (not committed, or already rolled back),
     /// [`Error::StaleRollback`] when a file changed since the commit (unless
     /// `opts.force`), and those of [`Journal::commit`].
-    pub fn rollback(&self, tx: impl Into<crate::TxRef>, opts: RollbackOptions) -> Result<Receipt> {
+    ///
+    /// A rollback that landed already is not an error: when `tx` is rolled back and
+    /// the rollback tx that undid it is committed with its change on disk, the answer
+    /// is that rollback's receipt from the journal with [`CommitReport::already`] set,
+    /// and nothing is written (checked before the lock and again under it).
+    pub fn rollback_report(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        opts: RollbackOptions,
+    ) -> Result<CommitReport> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
             let tx = self.tx_number(tx)?;
+            if let Some(done) = self.already_rolled_back(tx)? {
+                return Ok(done);
+            }
             let receipt = {
                 let locked = self.lock()?;
                 crash_point!("batch::after_lock");
                 recovery::recover(&locked, false)?;
+                if let Some(done) = self.already_rolled_back(tx)? {
+                    return Ok(done);
+                }
                 let (orig, batch) = self.rollbackable(tx)?;
                 gate::attention_owner(
                     &locked,
@@ -350,7 +488,7 @@ impl Journal {
                 self.complete_landed(locked, landed)
             };
             self.reingest(&paths_of(&receipt));
-            Ok(receipt)
+            Ok(CommitReport::new(receipt))
         })
         .map_err(|e| self.with_redo(e))
     }

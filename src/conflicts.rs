@@ -3,12 +3,41 @@
 //! line counts — what `show`, `rebase`, `revise` print and what `resolve` walks.
 //!
 //! It is computed from the recorded [`FileConflict`]s and the revision's recorded plan
-//! (which tells the marker labels, [`crate::rebase::conflict_labels`]); nothing extra
+//! (which tells the marker labels, [`conflict_labels`]); nothing extra
 //! is stored in the journal.
 
 use serde::{Deserialize, Serialize};
 
-use crate::journal::records::FileConflict;
+use crate::edit::Labels;
+use crate::journal::records::{FileConflict, RevisionOrigin};
+
+/// Conflict labels of `rebase` (onto the disk): `<<<<<<< candidate` (the rebased
+/// revision's candidate), `||||||| snapshot` (the old snapshot, the common base),
+/// `>>>>>>> disk` (the current disk bytes).
+pub const DISK_LABELS: Labels<'static> = Labels {
+    ours: "candidate",
+    base: "snapshot",
+    theirs: "disk",
+};
+
+/// Conflict labels of `revise --base N --rebase`: `<<<<<<< plan` (the plan applied
+/// to revision N), `||||||| base` (revision N's candidate), `>>>>>>> latest` (the
+/// latest revision's candidate).
+pub const PLAN_LABELS: Labels<'static> = Labels {
+    ours: "plan",
+    base: "base",
+    theirs: "latest",
+};
+
+/// The labels a revision's conflict markers carry, told from its recorded plan
+/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
+/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
+pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
+    match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
+        Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
+        _ => PLAN_LABELS,
+    }
+}
 
 /// One side of a conflict as its marker names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,7 +70,7 @@ pub struct ConflictEntry {
 /// plan is `recorded_plan`: one entry per marked region, in file then line order, and
 /// one per whole-file conflict.
 pub fn conflict_list(conflicts: &[FileConflict], recorded_plan: &str) -> Vec<ConflictEntry> {
-    let labels = crate::rebase::conflict_labels(recorded_plan);
+    let labels = conflict_labels(recorded_plan);
     let side = |label: &str, lines| ConflictSide {
         label: label.to_string(),
         lines,

@@ -53,7 +53,7 @@ mod workspace;
 
 pub use attention::AttentionEntry;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};

@@ -58,7 +58,7 @@ impl CommitLock {
             OpenOptions::new()
                 .read(true)
                 .custom_flags(
-                    crate::workspace::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
+                    crate::fs::state_files::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
                 )
                 .open(dir)
                 .ctx("open", dir)
@@ -72,7 +72,7 @@ impl CommitLock {
                 .truncate(false)
                 // Never through a symbolic link, and never a file with other names:
                 // the lock file is truncated to hold the holder's pid.
-                .custom_flags(crate::workspace::no_follow())
+                .custom_flags(crate::fs::state_files::no_follow())
                 .open(path)
                 .ctx("open", path)
                 .and_then(|f| {
@@ -89,7 +89,7 @@ impl CommitLock {
                     }
                     // Root re-creating a missing lock file in a user's state directory
                     // gives it to the directory's owner, who must still open it.
-                    crate::workspace::own_like_state_dir(dir, &f, path)?;
+                    crate::fs::state_files::own_like_state_dir(dir, &f, path)?;
                     Ok(f)
                 })
         };

@@ -26,36 +26,10 @@ use crate::journal::records::{
     FileConflict, FileMeta, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE,
 };
 use crate::revision::{self, Working};
-use crate::tx::Preview;
+use crate::revision::Preview;
 use crate::workspace::Journal;
 
-/// Conflict labels of `rebase` (onto the disk): `<<<<<<< candidate` (the rebased
-/// revision's candidate), `||||||| snapshot` (the old snapshot, the common base),
-/// `>>>>>>> disk` (the current disk bytes).
-pub const DISK_LABELS: Labels<'static> = Labels {
-    ours: "candidate",
-    base: "snapshot",
-    theirs: "disk",
-};
-
-/// Conflict labels of `revise --base N --rebase`: `<<<<<<< plan` (the plan applied
-/// to revision N), `||||||| base` (revision N's candidate), `>>>>>>> latest` (the
-/// latest revision's candidate).
-pub const PLAN_LABELS: Labels<'static> = Labels {
-    ours: "plan",
-    base: "base",
-    theirs: "latest",
-};
-
-/// The labels a revision's conflict markers carry, told from its recorded plan
-/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
-/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
-pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
-    match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
-        Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
-        _ => PLAN_LABELS,
-    }
-}
+use crate::conflicts::{DISK_LABELS, PLAN_LABELS};
 
 impl Journal {
     /// Rebase the latest revision of an open tx onto the disk: a new revision whose
@@ -63,7 +37,8 @@ impl Journal {
     /// each file that moved. Files that did not move are carried over.
     ///
     /// Errors: [`Error::WrongState`] (tx not open), [`Error::NothingToRebase`] (no file
-    /// moved), path and I/O errors reading the disk. Conflicts are not errors: see the
+    /// moved; it says whether the latest revision can be committed, and its next step
+    /// is `commit` only then: after a rebase that left nothing to change, `abort`), path and I/O errors reading the disk. Conflicts are not errors: see the
     /// module docs.
     pub fn rebase(&self, tx: impl Into<crate::TxRef>) -> Result<Preview> {
         let tx = tx.into();
@@ -101,12 +76,50 @@ impl Journal {
                 };
                 let (merged, conflict) = sides.merge(&path, &DISK_LABELS);
                 conflicts.extend(conflict);
-                out.insert(path, merged.with_snapshot(disk, disk_bytes, disk_xattrs));
+                let mut w = merged.with_snapshot(disk, disk_bytes, disk_xattrs);
+                // Recorded even when the merge equals the disk (someone made the same
+                // change): the gate checks it against this new snapshot, not the one
+                // an older revision recorded (`revision::gated_files`).
+                w.keep = true;
+                out.insert(path, w);
+            }
+            // The files an earlier revision named that the latest leaves equal to their
+            // snapshot: the gate checks them too (`revision::gated_files`), so one
+            // that moved is recorded with the disk as its snapshot and candidate, or
+            // the commit would stay refused however often it was rebased.
+            let gated = {
+                let r = self.ws.store.read()?;
+                revision::gated_files(&r, &txrec, &latest)?
+            };
+            for (path, snap) in gated {
+                if out.contains_key(&path) {
+                    continue;
+                }
+                let (disk, disk_bytes, disk_xattrs) =
+                    snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
+                if snap.matches(&disk) {
+                    continue;
+                }
+                moved = true;
+                out.insert(
+                    path,
+                    Working {
+                        snapshot: disk,
+                        snapshot_bytes: disk_bytes.clone(),
+                        snapshot_xattrs: disk_xattrs,
+                        candidate: disk,
+                        candidate_bytes: disk_bytes,
+                        text_op_on_binary: false,
+                        notes: Vec::new(),
+                        keep: true,
+                    },
+                );
             }
             if !moved {
                 return Err(Error::NothingToRebase {
                     tx,
                     revision: latest.revision,
+                    blocked: revision::error_summary(&latest.validation),
                 });
             }
             let plan = RevisionOrigin::RebaseOntoDisk {
@@ -216,6 +229,7 @@ impl Merged {
             candidate_bytes: self.bytes,
             text_op_on_binary: false,
             notes: Vec::new(),
+            keep: false,
         }
     }
 }
@@ -369,6 +383,7 @@ impl Sides<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conflicts::conflict_labels;
 
     #[test]
     fn labels_follow_the_recorded_origin() {

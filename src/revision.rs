@@ -5,6 +5,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::{Deserialize, Serialize};
+
 use crate::edit::{self, FileBase, FileCheck, Plan};
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, Result, StateReason, Verb};
@@ -12,6 +14,139 @@ use crate::fs::RelPath;
 use crate::fs::{path, snapshot};
 use crate::journal::records::*;
 use crate::journal::Writer;
+
+/// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Preview {
+    /// Transaction number in this journal (the CLI's `TX`).
+    pub tx: u64,
+    /// The transaction's handle: its journal's id and `tx`, as a string
+    /// (`"3f9a2c1b7d4e8a60-7"`). Every verb takes it; another journal refuses it.
+    pub handle: crate::TxHandle,
+    /// Revision number.
+    pub revision: u32,
+    /// Latest revision of the tx.
+    pub latest_revision: u32,
+    /// The revision a commit applied to the disk, and its batch (as the tx record's
+    /// `committed`): set once the tx is committed, and kept when it is rolled back;
+    /// `None` for an open or aborted tx.
+    #[serde(default)]
+    pub committed: Option<crate::CommitRef>,
+    /// The tx's state.
+    pub state: TxState,
+    /// Agent of the tx.
+    pub agent: Option<String>,
+    /// Description of the tx.
+    pub description: Option<String>,
+    /// The revision this one was built on.
+    pub base: Option<u32>,
+    /// Per file: snapshot, candidate and diff; sorted by path.
+    pub files: Vec<FileRevision>,
+    /// Validation report.
+    pub validation: Vec<edit::Issue>,
+    /// The tx is open and the validation report has no error: `commit` would pass the
+    /// validation gate. Freshness is checked at commit time, and by [`Journal::show`]:
+    /// there a revision with [`Preview::stale_paths`] is not ready either.
+    pub ready_to_commit: bool,
+    /// Files of an open tx whose disk state (bytes, existence, mode, owner, kept
+    /// attributes) is no longer the revision's snapshot, sorted: a commit would be
+    /// refused as stale ([`Error::StaleSnapshot`]) until a rebase. Checked by
+    /// [`Journal::show`], which reads each file: `Some` from it for an open tx, `None`
+    /// (not checked) from preview, revise and rebase and for a tx that is not open.
+    #[serde(default)]
+    pub stale_paths: Option<Vec<String>>,
+    /// Sum of the files' added lines.
+    pub lines_added: usize,
+    /// Sum of the files' removed lines.
+    pub lines_removed: usize,
+    /// Files a rebase could not merge; a conflicted revision cannot be committed.
+    pub conflicts: Vec<FileConflict>,
+    /// The same conflicts as a list for people: file, 1-based line range of each
+    /// marked region in the candidate, and the labelled sides.
+    #[serde(default)]
+    pub conflict_list: Vec<crate::ConflictEntry>,
+    /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
+    /// the tx cannot be committed, revised or aborted until recovery settles it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub needs_attention: Option<u64>,
+    /// Every file of the revision, unchanged ones too, sorted by path, with the byte
+    /// and line counts of its snapshot and candidate. `preview`, `revise` and `rebase`
+    /// list every file the revision touched (the unchanged ones are known only while
+    /// it is built); `show` lists the files of [`Preview::files`], counting their
+    /// lines from the journal's blobs (it reads each file's two images).
+    #[serde(default)]
+    pub summary: Vec<FileSummary>,
+}
+
+impl Preview {
+    pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
+        Preview {
+            tx: tx.tx,
+            handle: crate::TxHandle { journal, tx: tx.tx },
+            revision: rev.revision,
+            latest_revision: tx.revisions.saturating_sub(1),
+            committed: tx.committed,
+            state: tx.state,
+            agent: tx.agent.clone(),
+            description: tx.description.clone(),
+            base: rev.base,
+            needs_attention: tx.attention,
+            ready_to_commit: tx.state == TxState::Open
+                && tx.attention.is_none()
+                && tx.rollback_of.is_none()
+                && rev.ready_to_commit(),
+            lines_added: rev.files.iter().map(|f| f.diff.lines_added).sum(),
+            lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
+            files: rev.files,
+            validation: rev.validation,
+            conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
+            conflicts: rev.conflicts,
+            summary: Vec::new(),
+            stale_paths: None,
+        }
+    }
+
+    pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
+        self.summary = summary;
+        self
+    }
+}
+
+/// A file of a revision as an MCP tool returns it: its path, whether the revision
+/// changes it, and the sizes of its snapshot and candidate (docs/embedding.md,
+/// "Preview results").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSummary {
+    /// Root-relative path.
+    pub path: String,
+    /// The candidate differs from the snapshot (bytes, existence or mode). An
+    /// unchanged file is in no batch and not in [`Preview::files`].
+    pub changed: bool,
+    /// The file at the snapshot; `None` when it did not exist.
+    pub snapshot: Option<Size>,
+    /// The candidate; `None` when the revision deletes the file (or it stays absent).
+    pub candidate: Option<Size>,
+}
+
+/// The size of a file's content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Size {
+    /// Length in bytes.
+    pub bytes: u64,
+    /// Number of lines: `\n` bytes, plus one for a last line without one (0 for an
+    /// empty file), as `wc -l` counts plus the unterminated last line.
+    pub lines: u64,
+}
+
+impl Size {
+    /// The size of `bytes`.
+    pub fn of(bytes: &[u8]) -> Size {
+        Size {
+            bytes: bytes.len() as u64,
+            lines: crate::edit::count_lines(bytes) as u64,
+        }
+    }
+}
 
 /// A file's state while a revision is built: snapshot, candidate, and their bytes.
 #[derive(Clone)]
@@ -27,6 +162,49 @@ pub(crate) struct Working {
     /// Findings of the plan's resolution for the validation report (see
     /// `FileCandidate::notes`).
     pub notes: Vec<edit::Issue>,
+    /// Record the file with the revision even though its candidate equals its
+    /// snapshot: a rebase sets it on a file an earlier revision named that moved on
+    /// disk, so that the commit gate checks it against its new snapshot
+    /// ([`gated_files`]). Never read back from the journal (`false` when loaded).
+    pub keep: bool,
+}
+
+/// The validation errors of `issues` as `"{code} {path}: {message}"` lines, in order
+/// ([`Error::ValidationFailed`]'s summary).
+pub(crate) fn error_summary(issues: &[edit::Issue]) -> Vec<String> {
+    issues
+        .iter()
+        .filter(|i| i.severity == edit::Severity::Error)
+        .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
+        .collect()
+}
+
+/// Every file the commit gate checks for revision `rev` of `txrec` (docs/design.md,
+/// "Lifecycle" › 3. Commit gate): each path any revision `0..=rev` named, with the
+/// snapshot the newest of them recorded — `rev`'s own files first, then the paths an
+/// earlier revision named that `rev` leaves equal to their snapshot (deleted in
+/// revision 0 and re-created with the same bytes in revision 1, say). Sorted by path.
+/// Reads every revision up to `rev` (issue 29, item 4).
+pub(crate) fn gated_files(
+    r: &crate::journal::Reader,
+    txrec: &TxRecord,
+    rev: &RevisionRecord,
+) -> Result<Vec<(RelPath, FileState)>> {
+    let mut out: BTreeMap<RelPath, FileState> = rev
+        .files
+        .iter()
+        .map(|f| (f.path.clone(), f.snapshot))
+        .collect();
+    for n in (0..rev.revision).rev() {
+        // A revision `journal gc` dropped names nothing any more.
+        let Some(older) = r.revision(txrec.tx, n)? else {
+            continue;
+        };
+        for f in older.files {
+            out.entry(f.path).or_insert(f.snapshot);
+        }
+    }
+    Ok(out.into_iter().collect())
 }
 
 /// Snapshots and candidates of a recorded revision, with their bytes.
@@ -60,6 +238,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 candidate_bytes: load(&f.candidate)?,
                 text_op_on_binary: false,
                 notes: Vec::new(),
+                keep: false,
             },
         );
     }
@@ -165,6 +344,7 @@ pub(crate) fn build(
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
                 notes: cand.notes,
+                keep: false,
             },
         );
     }
@@ -185,7 +365,7 @@ pub(crate) fn append(
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
     policy: &crate::Policy,
-) -> Result<(TxRecord, RevisionRecord, Vec<crate::tx::FileSummary>)> {
+) -> Result<(TxRecord, RevisionRecord, Vec<FileSummary>)> {
     let tx = txrec.tx;
     let content = RevisionContent::of(files, conflicts, policy);
     let summary = content.summary();
@@ -290,7 +470,7 @@ impl RevisionContent {
                 + w.candidate_bytes.as_ref().map_or(0, Vec::len)
         };
         let per_file = par_map(&entries, bytes_of, |i, (path, f)| {
-            let diff = (f.snapshot != f.candidate).then(|| FileRevision {
+            let diff = (f.snapshot != f.candidate || f.keep).then(|| FileRevision {
                 path: (*path).clone(),
                 snapshot: f.snapshot,
                 candidate: f.candidate,
@@ -343,8 +523,7 @@ impl RevisionContent {
 
 impl RevisionContent {
     /// Every file, unchanged ones too, with the sizes of its snapshot and candidate.
-    pub fn summary(&self) -> Vec<crate::tx::FileSummary> {
-        use crate::tx::{FileSummary, Size};
+    pub fn summary(&self) -> Vec<FileSummary> {
         self.files
             .iter()
             .map(|(path, f)| FileSummary {
@@ -540,6 +719,7 @@ mod tests {
             candidate_bytes: after.map(<[u8]>::to_vec),
             text_op_on_binary: false,
             notes: Vec::new(),
+            keep: false,
         }
     }
 

@@ -6,144 +6,13 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::edit::{self, Plan};
+use crate::edit::Plan;
 use crate::error::{Error, Result, Verb};
 use crate::journal::records::*;
 use crate::revision::{self, RevisionContent};
 use crate::workspace::Journal;
 
-/// A revision as returned by `preview`, `revise` and `show` (and printed by `--json`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Preview {
-    /// Transaction number in this journal (the CLI's `TX`).
-    pub tx: u64,
-    /// The transaction's handle: its journal's id and `tx`, as a string
-    /// (`"3f9a2c1b7d4e8a60-7"`). Every verb takes it; another journal refuses it.
-    pub handle: crate::TxHandle,
-    /// Revision number.
-    pub revision: u32,
-    /// Latest revision of the tx.
-    pub latest_revision: u32,
-    /// The revision a commit applied to the disk, and its batch (as the tx record's
-    /// `committed`): set once the tx is committed, and kept when it is rolled back;
-    /// `None` for an open or aborted tx.
-    #[serde(default)]
-    pub committed: Option<crate::CommitRef>,
-    /// The tx's state.
-    pub state: TxState,
-    /// Agent of the tx.
-    pub agent: Option<String>,
-    /// Description of the tx.
-    pub description: Option<String>,
-    /// The revision this one was built on.
-    pub base: Option<u32>,
-    /// Per file: snapshot, candidate and diff; sorted by path.
-    pub files: Vec<FileRevision>,
-    /// Validation report.
-    pub validation: Vec<edit::Issue>,
-    /// The tx is open and the validation report has no error: `commit` would pass the
-    /// validation gate. Freshness is checked at commit time, and by [`Journal::show`]:
-    /// there a revision with [`Preview::stale_paths`] is not ready either.
-    pub ready_to_commit: bool,
-    /// Files of an open tx whose disk state (bytes, existence, mode, owner, kept
-    /// attributes) is no longer the revision's snapshot, sorted: a commit would be
-    /// refused as stale ([`Error::StaleSnapshot`]) until a rebase. Checked by
-    /// [`Journal::show`], which reads each file: `Some` from it for an open tx, `None`
-    /// (not checked) from preview, revise and rebase and for a tx that is not open.
-    #[serde(default)]
-    pub stale_paths: Option<Vec<String>>,
-    /// Sum of the files' added lines.
-    pub lines_added: usize,
-    /// Sum of the files' removed lines.
-    pub lines_removed: usize,
-    /// Files a rebase could not merge; a conflicted revision cannot be committed.
-    pub conflicts: Vec<FileConflict>,
-    /// The same conflicts as a list for people: file, 1-based line range of each
-    /// marked region in the candidate, and the labelled sides.
-    #[serde(default)]
-    pub conflict_list: Vec<crate::ConflictEntry>,
-    /// The batch of this tx that needs attention (a file holds foreign bytes), if any:
-    /// the tx cannot be committed, revised or aborted until recovery settles it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub needs_attention: Option<u64>,
-    /// Every file of the revision, unchanged ones too, sorted by path, with the byte
-    /// and line counts of its snapshot and candidate. `preview`, `revise` and `rebase`
-    /// list every file the revision touched (the unchanged ones are known only while
-    /// it is built); `show` lists the files of [`Preview::files`], counting their
-    /// lines from the journal's blobs (it reads each file's two images).
-    #[serde(default)]
-    pub summary: Vec<FileSummary>,
-}
-
-impl Preview {
-    pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
-        Preview {
-            tx: tx.tx,
-            handle: crate::TxHandle { journal, tx: tx.tx },
-            revision: rev.revision,
-            latest_revision: tx.revisions.saturating_sub(1),
-            committed: tx.committed,
-            state: tx.state,
-            agent: tx.agent.clone(),
-            description: tx.description.clone(),
-            base: rev.base,
-            needs_attention: tx.attention,
-            ready_to_commit: tx.state == TxState::Open
-                && tx.attention.is_none()
-                && tx.rollback_of.is_none()
-                && rev.ready_to_commit(),
-            lines_added: rev.files.iter().map(|f| f.diff.lines_added).sum(),
-            lines_removed: rev.files.iter().map(|f| f.diff.lines_removed).sum(),
-            files: rev.files,
-            validation: rev.validation,
-            conflict_list: crate::conflicts::conflict_list(&rev.conflicts, &rev.plan),
-            conflicts: rev.conflicts,
-            summary: Vec::new(),
-            stale_paths: None,
-        }
-    }
-
-    pub(crate) fn with_summary(mut self, summary: Vec<FileSummary>) -> Self {
-        self.summary = summary;
-        self
-    }
-}
-
-/// A file of a revision as an MCP tool returns it: its path, whether the revision
-/// changes it, and the sizes of its snapshot and candidate (docs/embedding.md,
-/// "Preview results").
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileSummary {
-    /// Root-relative path.
-    pub path: String,
-    /// The candidate differs from the snapshot (bytes, existence or mode). An
-    /// unchanged file is in no batch and not in [`Preview::files`].
-    pub changed: bool,
-    /// The file at the snapshot; `None` when it did not exist.
-    pub snapshot: Option<Size>,
-    /// The candidate; `None` when the revision deletes the file (or it stays absent).
-    pub candidate: Option<Size>,
-}
-
-/// The size of a file's content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Size {
-    /// Length in bytes.
-    pub bytes: u64,
-    /// Number of lines: `\n` bytes, plus one for a last line without one (0 for an
-    /// empty file), as `wc -l` counts plus the unterminated last line.
-    pub lines: u64,
-}
-
-impl Size {
-    /// The size of `bytes`.
-    pub fn of(bytes: &[u8]) -> Size {
-        Size {
-            bytes: bytes.len() as u64,
-            lines: crate::edit::count_lines(bytes) as u64,
-        }
-    }
-}
+pub use crate::revision::{FileSummary, Preview, Size};
 
 /// What [`Journal::abort`] did: the tx's record, and whether it was aborted already.
 /// Serialized flat: the record's fields, then `already`.
@@ -475,16 +344,23 @@ impl Journal {
                 };
                 summary.push(FileSummary {
                     path: f.path.to_string(),
-                    changed: true,
+                    // A rebase records a file it kept for the gate unchanged.
+                    changed: f.snapshot != f.candidate,
                     snapshot: size(&f.snapshot)?,
                     candidate: size(&f.candidate)?,
                 });
             }
+            // The files the commit gate would check: every file the tx named.
+            let gated = if txrec.state == TxState::Open {
+                crate::revision::gated_files(&r, &txrec, &rev)?
+            } else {
+                Vec::new()
+            };
             let mut p = Preview::new(self.id(), &txrec, rev).with_summary(summary);
             if p.state == TxState::Open {
                 let stale = crate::batch::gate::stale_paths(
                     &self.ws,
-                    p.files.iter().map(|f| (&f.path, &f.snapshot)),
+                    gated.iter().map(|(p, s)| (p, s)),
                     crate::batch::gate::Refused::IsStale,
                 )?;
                 p.ready_to_commit &= stale.is_empty();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use crate::clock::Clock;
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, Result};
+use crate::fs::state_files::{no_follow, own_like_state_dir};
 use crate::fs::{FileSystem, StdFs};
 use crate::handle::{JournalId, TxHandle, TxRef};
 use crate::journal::Store;
@@ -700,36 +701,6 @@ impl Syncer for Fsync {
     }
 }
 
-/// When the process is root, give `file` (at `path`, inside the state directory `dir`)
-/// the owner and group of `dir`, if it has another. Root running a command in a
-/// user's workspace would otherwise leave root-owned files in the user's
-/// `.ultra-edit/` (a re-created `commit.lock`, a rewritten `.gitignore`, a journal
-/// backup) that lock the user out of their own journal. Another user's process cannot
-/// give a file away and needs not: what it creates in a directory it may write is its
-/// own, as the directory is. Errors: the `stat` of `dir` or the `fchown`, as
-/// [`crate::error::IoError`].
-pub(crate) fn own_like_state_dir(
-    dir: &Path,
-    file: &fs::File,
-    path: &Path,
-) -> std::result::Result<(), crate::error::IoError> {
-    use std::os::unix::fs::MetadataExt;
-    if !rustix::process::geteuid().is_root() {
-        return Ok(());
-    }
-    let want = fs::metadata(dir).ctx("stat", dir)?;
-    let have = file.metadata().ctx("stat", path)?;
-    if (have.uid(), have.gid()) != (want.uid(), want.gid()) {
-        rustix::fs::fchown(
-            file,
-            Some(rustix::fs::Uid::from_raw(want.uid())),
-            Some(rustix::fs::Gid::from_raw(want.gid())),
-        )
-        .map_err(std::io::Error::from)
-        .ctx("chown", path)?;
-    }
-    Ok(())
-}
 
 /// [`Error::JournalUnreadable`] when the state directory `dir` exists but this process
 /// may not list it or look up its journal (`EACCES`); `Ok` otherwise, including when it
@@ -800,10 +771,6 @@ pub(crate) fn check_state_files(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `O_NOFOLLOW | O_CLOEXEC`: a state file is never opened through a symbolic link.
-pub(crate) fn no_follow() -> i32 {
-    (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::CLOEXEC).bits() as i32
-}
 
 /// Make `dir/journal.redb` a whole journal before `init` opens it, so that a power cut
 /// anywhere in `init` leaves either no journal or a working one (docs/commit-protocol.md,

@@ -13,6 +13,9 @@ pub(crate) mod machine;
 pub(crate) mod pool;
 pub(crate) mod protocol;
 
+#[cfg(test)]
+mod completion_tests;
+
 use crate::fs::RelPath;
 use crate::journal::records::BatchRecord;
 

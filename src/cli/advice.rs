@@ -33,7 +33,13 @@ pub fn hint(e: &Error) -> Option<String> {
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },
-        NextStep::Show { .. } => format!("`{command}` shows it"),
+        NextStep::Show { .. } => match e {
+            Error::WrongState {
+                reason: StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. },
+                ..
+            } => format!("`{command}` shows what landed; a further change is a new preview"),
+            _ => format!("`{command}` shows it"),
+        },
         NextStep::Rebase { .. } => {
             format!("run `{command}` (a three-way merge onto the disk), or preview again")
         }
@@ -54,6 +60,9 @@ pub fn hint(e: &Error) -> Option<String> {
             ),
             _ => format!("run `{command}`"),
         },
+        NextStep::Abort { .. } => format!(
+            "there is nothing to commit (the files hold its candidate already): drop it with `{command}`, or revise it with a new plan"
+        ),
         NextStep::RollBack { .. } => format!("`{command}` restores the files"),
         NextStep::Redo { .. } => format!("`{command}` redoes it"),
         NextStep::NothingToRedo { tx, by } => format!(
@@ -136,6 +145,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
+        NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
         NextStep::RollBack { tx } => format!("ultra-edit rollback {tx}"),
         NextStep::Redo { by } => format!("ultra-edit rollback {by}"),
         NextStep::ForceRollBack { tx } => format!("ultra-edit rollback {tx} --force"),

@@ -13,7 +13,7 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    AbortReport, BatchKind, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
+    AbortReport, BatchKind, CommitReport, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
     GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
     RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
@@ -351,24 +351,35 @@ impl Out {
         s
     }
 
-    pub fn receipt(&self, r: &Receipt) -> Result<()> {
+    /// `commit` and `rollback`: the receipt (JSON: its fields and `already`). A change
+    /// that had landed before says so first ("already committed", "already rolled
+    /// back"), then its receipt from the journal; nothing was written by this call.
+    pub fn receipt(&self, report: &CommitReport) -> Result<()> {
         if self.json {
-            emit_json(r);
+            emit_json(report);
             return Ok(());
         }
-        let what = match r.kind {
-            BatchKind::Commit { revision } => format!("committed tx {} revision {revision}", r.tx),
-            BatchKind::Rollback { of, forced } => format!(
-                "rolled back tx {of} as tx {}{}",
+        let r = &report.receipt;
+        let what = match (r.kind, report.already) {
+            (BatchKind::Commit { revision }, false) => {
+                format!("committed tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Commit { revision }, true) => {
+                format!("already committed: tx {} revision {revision}", r.tx)
+            }
+            (BatchKind::Rollback { of, forced }, already) => format!(
+                "{}rolled back tx {of} as tx {}{}",
+                if already { "already " } else { "" },
                 r.tx,
                 if forced { " (forced)" } else { "" }
             ),
         };
         let mut s = format!(
-            "{what} (batch {}): {} file(s), {} bytes written\n",
+            "{what} (batch {}): {} file(s), {} bytes written{}\n",
             r.batch,
             r.files.len(),
-            r.bytes_written
+            r.bytes_written,
+            if report.already { " then; nothing written now" } else { "" }
         );
         for f in &r.files {
             s += &format!(

@@ -54,6 +54,35 @@ fn temps_left_note(temps: &[String]) -> String {
     )
 }
 
+/// The end of [`Error::NothingToRebase`]'s message: whether a commit can go ahead.
+fn rebase_verdict(revision: u32, blocked: &[String]) -> String {
+    if blocked.is_empty() {
+        "a commit can go ahead".into()
+    } else if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+        format!("but revision {revision} changes nothing (every file holds its candidate already), so there is nothing to commit")
+    } else {
+        format!(
+            "but revision {revision} cannot be committed: {}",
+            blocked.join("; ")
+        )
+    }
+}
+
+/// The step past a revision whose validation has the errors `summary`
+/// (`"{code} {path}: {message}"` lines): a revision that changes nothing
+/// (`no_changes`) is dropped or revised with a new plan, never committed; conflict
+/// markers are fixed in an editor first; anything else is revised.
+fn step_past_validation(tx: u64, summary: &[String]) -> NextStep {
+    let has = |code: &str| summary.iter().any(|l| l.starts_with(&format!("{code} ")));
+    if has("no_changes") {
+        NextStep::Abort { tx }
+    } else if has("merge_conflict") || has("conflict_markers") {
+        NextStep::Resolve { tx }
+    } else {
+        NextStep::Revise { tx }
+    }
+}
+
 /// `tx 4` or `txs 4, 6`: the later txs of an [`Error::StaleRollback`], `None` if none.
 fn later_txs(changed_by: &[u64]) -> Option<String> {
     match changed_by {
@@ -302,12 +331,18 @@ pub enum Error {
     },
     /// `rebase` found nothing to do: every file of the latest revision still matches
     /// its snapshot on disk.
-    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; a commit can go ahead")]
+    #[error("tx {tx}: nothing to rebase, the disk still matches every snapshot of revision {revision}; {}", rebase_verdict(*revision, blocked))]
     NothingToRebase {
         /// Transaction id.
         tx: u64,
         /// The latest revision.
         revision: u32,
+        /// The latest revision's validation errors (`"{code} {path}: {message}"`, as
+        /// [`Error::ValidationFailed`]'s summary): empty when a commit can go ahead;
+        /// else the commit would be refused for them (a rebase that left nothing to
+        /// change records a `no_changes` revision), and the next step says what to do
+        /// instead (issue 29, item 8).
+        blocked: Vec<String>,
     },
     /// Files changed since the commit that is being rolled back; nothing was written.
     #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
@@ -626,7 +661,10 @@ impl Error {
                 tx: *tx,
                 latest: *latest,
             },
-            Error::NothingToRebase { tx, .. } => NextStep::Commit { tx: *tx },
+            Error::NothingToRebase { tx, blocked, .. } if blocked.is_empty() => {
+                NextStep::Commit { tx: *tx }
+            }
+            Error::NothingToRebase { tx, blocked, .. } => step_past_validation(*tx, blocked),
             Error::Resolve(
                 ResolveError::NotInRevision { tx, .. } | ResolveError::NothingToEdit { tx, .. },
             ) => NextStep::Revise { tx: *tx },
@@ -641,15 +679,9 @@ impl Error {
                 },
                 None => NextStep::ForceRollBack { tx: *tx },
             },
-            // Conflict markers (a rebase's, or left by hand) are fixed in an editor first.
-            Error::ValidationFailed { tx, summary, .. }
-                if summary.iter().any(|l| {
-                    l.starts_with("merge_conflict ") || l.starts_with("conflict_markers ")
-                }) =>
-            {
-                NextStep::Resolve { tx: *tx }
-            }
-            Error::ValidationFailed { tx, .. } => NextStep::Revise { tx: *tx },
+            // Nothing to commit: dropped; conflict markers (a rebase's, or left by
+            // hand) are fixed in an editor first.
+            Error::ValidationFailed { tx, summary, .. } => step_past_validation(*tx, summary),
             Error::LockTimeout { .. } => NextStep::WaitForLock,
             Error::Interrupted { .. } => NextStep::Retry,
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
@@ -674,12 +706,22 @@ impl Error {
                 pruned,
                 ..
             } => match reason {
+                // A next step is never a rollback unless the caller asked to undo
+                // (`rollback`): an agent that retried a commit and followed "roll it
+                // back" undid its own work (issue 29, item 3). A committed tx is shown.
                 StateReason::Committed { .. } if *pruned => NextStep::History { tx: *tx },
-                StateReason::Committed { .. } => NextStep::RollBack { tx: *tx },
-                StateReason::RolledBack { redo: Some(by), .. } => NextStep::Redo { by: *by },
+                StateReason::Committed { .. } | StateReason::OtherRevisionCommitted { .. } => {
+                    NextStep::Show { tx: *tx }
+                }
+                // Redoing a rolled-back change is a rollback (of the rollback): named
+                // only to a caller who asked to roll back; the others get the history.
+                StateReason::RolledBack { redo: Some(by), .. } if *verb == Verb::RollBack => {
+                    NextStep::Redo { by: *by }
+                }
                 StateReason::RolledBack { by, redo: None } => {
                     NextStep::NothingToRedo { tx: *tx, by: *by }
                 }
+                StateReason::RolledBack { .. } => NextStep::Log,
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },

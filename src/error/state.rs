@@ -54,6 +54,17 @@ pub enum StateReason {
         /// The batch that applied it.
         batch: u64,
     },
+    /// Another revision of it was applied by a batch: a commit of revision `asked` is
+    /// refused, and neither is it "already committed" (the change on disk is
+    /// `revision`'s).
+    OtherRevisionCommitted {
+        /// The revision applied.
+        revision: u32,
+        /// The batch that applied it.
+        batch: u64,
+        /// The revision the commit asked for (its latest when it named none).
+        asked: u32,
+    },
     /// A rollback transaction restored the files it changed.
     RolledBack {
         /// The rollback transaction (the tx's `rolled_back_by`, as `log` shows it).
@@ -128,6 +139,13 @@ impl StateReason {
             StateReason::Committed { revision, batch } => {
                 format!("revision {revision} was applied by batch {batch}, so it cannot {verb}")
             }
+            StateReason::OtherRevisionCommitted {
+                revision,
+                batch,
+                asked,
+            } => format!(
+                "revision {revision} was applied by batch {batch}, not revision {asked}, so revision {asked} cannot {verb}"
+            ),
             StateReason::RolledBack { by, .. } => {
                 format!("tx {by} rolled it back, so it cannot {verb}")
             }
@@ -335,6 +353,12 @@ pub enum NextStep {
     },
     /// Commit it (`commit`).
     Commit {
+        /// The tx.
+        tx: u64,
+    },
+    /// Drop it (`abort`), or revise it with a new plan: its latest revision changes
+    /// nothing (every file holds its candidate already), so there is nothing to commit.
+    Abort {
         /// The tx.
         tx: u64,
     },

@@ -7,9 +7,11 @@
 //! several roots are several filesystems.
 
 pub mod acl;
+pub mod meta;
 pub mod path;
-mod relpath;
+pub(crate) mod relpath;
 pub(crate) mod snapshot;
+pub(crate) mod state_files;
 
 pub use relpath::RelPath;
 
@@ -22,7 +24,7 @@ use std::sync::Arc;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use crate::failpoint::io_fault;
-use crate::journal::records::{FileMeta, Owner, Xattrs};
+use crate::fs::meta::{FileMeta, Owner, Xattrs};
 
 /// What is at a path, without following a final symlink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,6 +8,7 @@
 use serde::{de::DeserializeOwned, Serialize};
 
 use crate::error::JournalError;
+use crate::fs::meta::{BlobHash, Xattrs};
 
 /// Most bytes a decoded record may claim (1 GiB): far above any real record, far below
 /// what a damaged length prefix could ask for.
@@ -63,6 +64,27 @@ pub fn decode<T: DeserializeOwned>(table: &'static str, bytes: &[u8]) -> Result<
     Ok(value)
 }
 
+/// An [`Xattrs`] set is stored as a blob in this codec's format; the type is the
+/// filesystem's ([`crate::fs::meta`]), its encoding is the journal's.
+impl Xattrs {
+    /// The blob bytes of this set (this codec).
+    pub fn encode(&self) -> Vec<u8> {
+        crate::journal::codec::encode(self).unwrap_or_default()
+    }
+
+    /// The set a blob holds. Errors: [`crate::JournalError::Corrupt`].
+    pub fn decode(bytes: &[u8]) -> Result<Xattrs, crate::error::JournalError> {
+        crate::journal::codec::decode("blob (xattrs)", bytes)
+    }
+
+    /// The hash of the empty set. A state with no extended attributes names it, and
+    /// no blob is stored for it (nor required: [`crate::journal::records::BlobRef`]s leave it out).
+    pub fn empty_hash() -> BlobHash {
+        static EMPTY: std::sync::OnceLock<BlobHash> = std::sync::OnceLock::new();
+        *EMPTY.get_or_init(|| BlobHash::of(&Xattrs::default().encode()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,5 +116,88 @@ mod tests {
             decode::<u8>("t", &[1, 1, 2]),
             Err(JournalError::Corrupt { .. })
         ));
+    }
+}
+
+#[cfg(test)]
+mod file_state_tests {
+    use crate::fs::meta::{BlobHash, FileMeta, FileState, FileStateV3, Owner};
+
+    #[test]
+    fn file_state_keeps_its_stored_and_printed_shape() {
+        let owner = Owner {
+            uid: 1000,
+            gid: 100,
+        };
+        let file = FileState::with_meta(
+            b"hi\n",
+            FileMeta {
+                mode: 0o640,
+                owner: Some(owner),
+                xattrs: None,
+            },
+        );
+        assert_eq!(
+            serde_json::to_value(file).unwrap(),
+            serde_json::json!({"exists": true, "hash": BlobHash::of(b"hi\n").to_hex(), "size": 3, "mode": 0o640, "owner": {"uid": 1000, "gid": 100}, "xattrs": null})
+        );
+        assert_eq!(
+            serde_json::to_value(FileState::Absent).unwrap(),
+            serde_json::json!({"exists": false, "hash": null, "size": 0, "mode": 0, "owner": null, "xattrs": null})
+        );
+        for s in [file, FileState::present(b"x", 0o644), FileState::Absent] {
+            let bytes = crate::journal::codec::encode(&s).unwrap();
+            // The bincode shape: the v1–v3 fields, then owner and xattrs (schema v4).
+            let shape = (
+                s.exists(),
+                s.hash().map(|h| h.0),
+                s.size(),
+                s.mode().unwrap_or(0),
+                s.owner().map(|o| (o.uid, o.gid)),
+                s.xattrs().map(|h| h.0),
+            );
+            assert_eq!(bytes, crate::journal::codec::encode(&shape).unwrap());
+            let back: FileState = crate::journal::codec::decode("test", &bytes).unwrap();
+            assert_eq!(back, s);
+            // A v3 record of it decodes with no owner (the migration's reading).
+            let v3 = (
+                s.exists(),
+                s.hash().map(|h| h.0),
+                s.size(),
+                s.mode().unwrap_or(0),
+            );
+            let old: FileStateV3 =
+                crate::journal::codec::decode("test", &crate::journal::codec::encode(&v3).unwrap())
+                    .unwrap();
+            assert_eq!(
+                FileState::from(old),
+                match s {
+                    FileState::File { hash, size, meta } => FileState::File {
+                        hash,
+                        size,
+                        meta: FileMeta {
+                            owner: None,
+                            ..meta
+                        },
+                    },
+                    FileState::Absent => FileState::Absent,
+                }
+            );
+        }
+        // Equality is exact; `matches` ignores an owner not recorded.
+        assert_ne!(file, FileState::present(b"hi\n", 0o640));
+        assert!(FileState::present(b"hi\n", 0o640).matches(&file));
+        assert!(!file.matches(&FileState::present(b"hi\n", 0o640)));
+        assert!(!file.matches(&FileState::present(b"hi\n", 0o644)));
+        let other = FileState::with_meta(
+            b"hi\n",
+            FileMeta {
+                mode: 0o640,
+                owner: Some(Owner { uid: 0, gid: 100 }),
+                xattrs: None,
+            },
+        );
+        assert!(!file.matches(&other));
+        assert!(file.matches(&file));
     }
 }

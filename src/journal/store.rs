@@ -468,7 +468,7 @@ fn backup(path: &Path, version: u64) -> Result<()> {
     std::fs::copy(path, &backup).ctx("back up journal to", &backup)?;
     let f = std::fs::File::open(&backup).ctx("open", &backup)?;
     if let Some(dir) = backup.parent() {
-        crate::workspace::own_like_state_dir(dir, &f, &backup)?;
+        crate::fs::state_files::own_like_state_dir(dir, &f, &backup)?;
     }
     f.sync_all().ctx("fsync", &backup)?;
     Ok(())

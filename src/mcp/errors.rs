@@ -182,12 +182,31 @@ impl ToolError {
                 format!("call edit_show to read revision {latest} and write the edits against it, or resend edit_revise with rebase=true to merge them onto revision {latest}"),
             )
             .with_example(json!({"tool": "edit_revise", "preview_id": id, "agent_id": agent, "base_revision": base, "rebase": true, "edits": []})),
-            Error::NothingToRebase { tx, revision } => ToolError::new(
+            Error::NothingToRebase { tx, revision, blocked } if blocked.is_empty() => ToolError::new(
                 "nothing_to_rebase",
                 format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}"),
                 "the preview is not stale; call edit_commit",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::NothingToRebase { tx, revision, blocked } => {
+                let (hint, example) = if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+                    (
+                        "revision changes nothing (the files hold its candidate already): there is nothing to commit; call edit_abort to drop the preview, or edit_revise with new edits",
+                        json!({"tool": "edit_abort", "preview_id": id, "agent_id": agent}),
+                    )
+                } else {
+                    (
+                        "the preview is not stale but cannot be committed: call edit_show to read validation_issues, then edit_revise with corrected edits",
+                        json!({"tool": "edit_show", "preview_id": id}),
+                    )
+                };
+                ToolError::new(
+                    "nothing_to_rebase",
+                    format!("preview {tx}: every file on disk still matches the snapshot of revision {revision}, but revision {revision} cannot be committed: {}", blocked.join("; ")),
+                    hint,
+                )
+                .with_example(example)
+            }
             Error::ValidationFailed { tx, revision, summary } => ToolError::new(
                 "validation_failed",
                 format!("revision {revision} of preview {tx} has validation errors: {}; nothing was written", summary.join("; ")),
@@ -354,23 +373,34 @@ pub fn wrong_state(
             .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string()}))
             .with_tx(Some(tx))
         }
+        // Never a rollback as the next step here: the caller did not ask to undo (a
+        // rollback that already landed is answered with its receipt, `already`), and
+        // an agent that retried a commit and followed "call edit_rollback" undid its
+        // own work, or someone else's undo (issue 29, item 3).
         Some(StateReason::RolledBack { by, redo }) => {
-            let (hint, example) = match redo {
-                Some(redo) => (
-                    format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {redo} (the rollback transaction, whose change is live)"),
-                    json!({"tool": "edit_rollback", "tx": redo.to_string(), "agent_id": agent}),
-                ),
-                None => (
-                    format!("nothing redoes it now: transaction {by}'s rollback is itself undone, so the files hold this preview's change again (journal_log shows the transactions); call edit_preview for a new change"),
-                    json!({"tool": "journal_log", "agent_id": agent}),
-                ),
+            let hint = match redo {
+                Some(_) => format!("its change is not on disk: transaction {by} undid it (journal_log shows the transactions); call edit_preview for a new change"),
+                None => format!("nothing redoes it now: transaction {by}'s rollback is itself undone, so the files hold this preview's change again (journal_log shows the transactions); call edit_preview for a new change"),
             };
             return ToolError::new(
                 "preview_rolled_back",
                 format!("preview {tx} was committed and then rolled back by transaction {by}"),
                 hint,
             )
-            .with_example(example)
+            .with_example(json!({"tool": "journal_log", "agent_id": agent}))
+            .with_tx(Some(tx));
+        }
+        Some(StateReason::OtherRevisionCommitted {
+            revision,
+            batch,
+            asked,
+        }) => {
+            return ToolError::new(
+                "preview_consumed",
+                format!("preview {tx} revision {revision} was committed (batch {batch}), not revision {asked}: the disk holds revision {revision}'s change"),
+                "call edit_show to see what landed; call edit_preview for a further change",
+            )
+            .with_example(json!({"tool": "edit_show", "preview_id": tx.to_string(), "revision": revision}))
             .with_tx(Some(tx));
         }
         Some(StateReason::Redone { undone_by, redo }) => {
@@ -396,9 +426,9 @@ pub fn wrong_state(
     let (kind, message, hint, example) = match state {
         TxState::Committed => (
             "preview_consumed",
-            format!("preview {tx} was already committed; a preview handle commits once"),
-            "to change the file again call edit_preview for a new preview; to undo this commit call edit_rollback with tx = this preview_id",
-            json!({"tool": "edit_rollback", "tx": tx.to_string(), "agent_id": agent}),
+            format!("preview {tx} was already committed and accepts no further revision"),
+            "to change the files again call edit_preview for a new preview (edit_show shows what landed)",
+            json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
         ),
         TxState::Aborted => (
             "preview_aborted",
@@ -409,7 +439,7 @@ pub fn wrong_state(
         TxState::RolledBack => (
             "preview_rolled_back",
             format!("preview {tx} was committed and then rolled back"),
-            "call edit_preview for a new change; to redo this one, call edit_rollback on the rollback transaction (journal_log shows it as rolled_back_by)",
+            "its change is not on disk: call edit_preview for a new change (journal_log shows the rollback as rolled_back_by)",
             json!({"tool": "journal_log", "agent_id": agent}),
         ),
         TxState::Open => (
@@ -488,7 +518,9 @@ mod tests {
             "me",
         );
         assert_eq!(e.kind, "preview_consumed");
-        assert!(e.hint.contains("edit_rollback"));
+        // Never a rollback unless the caller asked to undo (issue 29, item 3).
+        assert!(!e.hint.contains("edit_rollback"), "{}", e.hint);
+        assert_eq!(e.example.as_ref().unwrap()["tool"], "edit_preview");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::journal::records::{BlobHash, FileRevision, FileState, Receipt, TxState};
+use crate::journal::records::{FileRevision, FileState, Receipt, TxState};
 use crate::tx::Preview;
 use crate::workspace::Journal;
 
@@ -83,26 +83,19 @@ pub fn rel_of(journal: &Journal, given: &str) -> String {
 /// The file on disk now: existence, hash and bytes, read as a preview reads it
 /// ([`Journal::disk_state`]: no symbolic link followed, a FIFO or device never waited
 /// on). What cannot be read as a file of the workspace counts as no file.
-fn disk_hash(j: &Journal, rel: &str) -> (bool, Option<BlobHash>, Option<Vec<u8>>) {
-    match j.disk_state(rel) {
-        Ok((state, bytes)) if state.exists() => (true, state.hash(), bytes),
-        _ => (false, None, None),
-    }
+fn disk_state(j: &Journal, rel: &str) -> (FileState, Option<Vec<u8>>) {
+    j.disk_state(rel).unwrap_or((FileState::ABSENT, None))
 }
 
 /// True if the file on disk differs from `snapshot` (bytes or existence; a path that
 /// is no longer a regular file of the workspace differs).
 pub fn source_changed(j: &Journal, rel: &str, snapshot: &FileState) -> bool {
-    let (exists, hash, _) = disk_hash(j, rel);
-    exists != snapshot.exists() || (exists && hash != snapshot.hash())
+    let (state, _) = disk_state(j, rel);
+    state.hash() != snapshot.hash()
 }
 
 fn hex(state: &FileState) -> String {
-    state
-        .hash()
-        .filter(|_| state.exists())
-        .map(|h| h.to_hex())
-        .unwrap_or_default()
+    state.hash().map(|h| h.to_hex()).unwrap_or_default()
 }
 
 /// The snapshot of a recorded file; its line count comes from the preview's summary
@@ -134,11 +127,11 @@ fn snapshot_of(j: &Journal, p: &Preview, rel: &str, s: &FileState) -> SourceFile
 
 /// The snapshot of a file the revision does not change, read from disk now.
 fn snapshot_from_disk(j: &Journal, rel: &str) -> SourceFileSnapshot {
-    let (exists, hash, bytes) = disk_hash(j, rel);
+    let (state, bytes) = disk_state(j, rel);
     SourceFileSnapshot {
         file_path: abs(j.root(), rel),
-        file_exists: exists,
-        content_hash: hash.map(|h| h.to_hex()).unwrap_or_default(),
+        file_exists: state.exists(),
+        content_hash: hex(&state),
         bytes: bytes.as_ref().map_or(0, |b| b.len() as u64),
         line_count: bytes.as_deref().map_or(0, line_count),
     }

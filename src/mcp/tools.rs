@@ -184,6 +184,11 @@ impl EditTools {
 
     fn edit_commit(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
+        // A retried commit that landed already answers with its receipt, `already`
+        // (issue 29, item 3): never an error whose next step would undo it.
+        if let Some(out) = self.committed_already(a, &agent, start)? {
+            return Ok(out);
+        }
         let (tx, p) = self.open_handle(a, &agent, true)?;
         if a.map.get("confirm") != Some(&Value::Bool(true)) {
             let files: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
@@ -203,14 +208,43 @@ impl EditTools {
             max_preview_age: self.preview_ttl,
             ..Default::default()
         };
-        let receipt = self.engine(self.journal.commit(tx, opts), &agent)?;
+        let report = self.engine(self.journal.commit_report(tx, opts), &agent)?;
+        let receipt = report.receipt;
         let attention = self.recorded(&receipt);
         let reingested = self.reingest(reingest, &[&receipt]);
         let mut out = shapes::commit_json(&self.journal, &p, &receipt, None, reingested, ms(start));
+        out["already"] = json!(report.already);
         if let Some(a) = attention {
             out["journal_attention"] = a;
         }
         Ok(out)
+    }
+
+    /// `edit_commit` of a preview that is committed already: `Some` (the commit's
+    /// answer, from the journal's receipt, with `already: true` and nothing written)
+    /// when the commit was of its latest revision; an error naming the committed
+    /// revision when it was another; `None` when the preview is not committed (the
+    /// commit goes on as usual). Checked for the agent and `confirm` as a commit is.
+    fn committed_already(
+        &self,
+        a: &Args,
+        agent: &str,
+        start: Instant,
+    ) -> Result<Option<Value>, ToolError> {
+        let tx = self.handle(a, "preview_id", agent)?;
+        let p = self.show(tx, None, agent)?;
+        if p.state != TxState::Committed || a.map.get("confirm") != Some(&Value::Bool(true)) {
+            return Ok(None);
+        }
+        check_agent(&p, agent, "commit")?;
+        let report = self.engine(self.journal.commit_report(tx, CommitOptions::default()), agent)?;
+        let mut out = shapes::commit_json(&self.journal, &p, &report.receipt, None, false, ms(start));
+        out["already"] = json!(report.already);
+        out["next_step"] = json!(format!(
+            "already committed: preview {} landed before this call (batch {}), and nothing was written now; edit_rollback with tx \"{}\" restores the previous bytes if you mean to undo it",
+            p.handle, report.receipt.batch, p.handle
+        ));
+        Ok(Some(out))
     }
 
     /// Wait until the journal has recorded the landed batch of `receipt` (its
@@ -245,7 +279,8 @@ impl EditTools {
             force: a.bool("force")?.unwrap_or(false),
             ..Default::default()
         };
-        let receipt = self.engine(self.journal.rollback(tx, opts), &agent)?;
+        let report = self.engine(self.journal.rollback_report(tx, opts), &agent)?;
+        let receipt = report.receipt;
         let attention = self.recorded(&receipt);
         let reingested = self.reingest(a.bool("reingest")?.unwrap_or(true), &[&receipt]);
         let paths: Vec<&str> = receipt.files.iter().map(|f| f.path.as_str()).collect();
@@ -260,7 +295,12 @@ impl EditTools {
             "updated_node_ids": [],
             "receipt": receipt,
             "elapsed_ms": ms(start),
-            "next_step": format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx)),
+            "already": report.already,
+            "next_step": if report.already {
+                format!("already rolled back: tx {tx} was rolled back by tx {} before this call, and nothing was written now; edit_rollback with tx \"{}\" redoes it if you mean to", receipt.tx, self.journal.handle(receipt.tx))
+            } else {
+                format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx))
+            },
         });
         if let Some(a) = attention {
             out["journal_attention"] = a;

@@ -18,7 +18,16 @@ fn commit_of_a_committed_tx_that_gc_pruned_says_it_is_committed() {
         })
         .unwrap();
     assert!(ws.journal.tx(p.tx).unwrap().pruned);
-    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    // A retried commit of it is answered with its receipt (receipts outlive gc).
+    let again = ws.journal.commit_report(p.tx, Default::default()).unwrap();
+    assert!(again.already);
+    assert_eq!(again.receipt.batch, 1);
+    assert_eq!(
+        again.receipt.kind,
+        ultra_edit::BatchKind::Commit { revision: 0 }
+    );
+    // Abort of it is refused as committed, and points at its history.
+    let err = ws.journal.abort(p.tx).unwrap_err();
     assert!(
         matches!(
             &err,
@@ -35,7 +44,7 @@ fn commit_of_a_committed_tx_that_gc_pruned_says_it_is_committed() {
     );
     assert_eq!(
         err.to_string(),
-        "tx 1 is committed (pruned); revision 0 was applied by batch 1, so it cannot be committed"
+        "tx 1 is committed (pruned); revision 0 was applied by batch 1, so it cannot be aborted"
     );
     assert_eq!(err.next_step(), Some(NextStep::History { tx: 1 }));
     // A rollback of it, which needs what gc dropped, says that.

@@ -593,16 +593,16 @@ fn json_errors_name_the_next_command_line() {
         Some(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#),
     );
     assert_eq!(json_of(&out)["tx"], 1);
-    assert!(cli(ws.root(), &["commit", "1"], None).status.success());
-    let out = cli(ws.root(), &["--json", "commit", "1"], None);
+    // Rolling back an open tx: commit it first.
+    let out = cli(ws.root(), &["--json", "rollback", "1"], None);
     assert_eq!(out.status.code(), Some(1));
     let err = &json_of(&out)["error"];
-    assert_eq!(err["command"], "ultra-edit rollback 1");
+    assert_eq!(err["command"], "ultra-edit commit 1");
     assert_eq!(
         err["next_step"],
-        serde_json::json!({"step": "roll_back", "tx": 1})
+        serde_json::json!({"step": "commit", "tx": 1})
     );
-    assert_eq!(err["hint"], "`ultra-edit rollback 1` restores the files");
+    assert!(cli(ws.root(), &["commit", "1"], None).status.success());
     ws.write("src/b.rs", b"changed\n");
     let out = cli(ws.root(), &["--json", "rollback", "1"], None);
     assert_eq!(out.status.code(), Some(3));
@@ -629,10 +629,10 @@ fn json_errors_name_the_next_command_line() {
     assert!(err.get("command").is_none(), "{err}");
 }
 
-/// The hint for a rolled-back tx names the rollback whose rollback redoes it only
-/// while that rollback's change is live: once tx 3 (the redo) is undone on disk (the
-/// old content written back by hand), nothing redoes tx 2, and the hint says so instead
-/// of naming `rollback 3` (which would be refused as having nothing to roll back).
+/// A rollback of a rolled-back tx is "already" only while the rollback that undid it
+/// is live: once tx 3 (the redo) is undone on disk (the old content written back by
+/// hand), nothing redoes tx 2, and the hint says so instead of naming `rollback 3`
+/// (which would be refused as having nothing to roll back).
 #[test]
 fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
     let ws = workspace();
@@ -646,20 +646,14 @@ fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
         let out = cli(ws.root(), &args, None);
         assert!(out.status.success(), "{}", text(&out));
     }
-    // Tx 1 live (redone by tx 3), tx 2 rolled back by tx 3: `rollback 3` redoes tx 2.
+    // Tx 1 live (redone by tx 3), tx 2 rolled back by tx 3: a rollback of tx 2 landed
+    // already, and says so with tx 3's receipt (exit 0, nothing written).
     let out = cli(ws.root(), &["--json", "rollback", "2"], None);
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(
-        json_of(&out),
-        serde_json::json!({"tx": 2, "error": {
-            "kind": "wrong_state",
-            "exit_code": 1,
-            "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
-            "hint": "`ultra-edit rollback 3` redoes it",
-            "next_step": {"step": "redo", "by": 3},
-            "command": "ultra-edit rollback 3",
-        }})
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["already"], true);
+    assert_eq!(v["tx"], 3);
+    assert_eq!(v["kind"], serde_json::json!({"rollback": {"of": 2, "forced": false}}));
     // The old content written back by hand: tx 3's change is undone on disk. (A second
     // rollback of tx 1 is refused: its change is tx 3's now, `history.rs`.)
     ws.write("src/b.rs", b"pub fn b() -> u32 {\n    2\n}\n");
@@ -751,9 +745,9 @@ fn cli_abort_of_an_aborted_tx_succeeds_and_says_it_was_already_aborted() {
             "kind": "wrong_state",
             "exit_code": 1,
             "message": "tx 2 is committed; revision 0 was applied by batch 1, so it cannot be aborted",
-            "hint": "`ultra-edit rollback 2` restores the files",
-            "next_step": {"step": "roll_back", "tx": 2},
-            "command": "ultra-edit rollback 2",
+            "hint": "`ultra-edit show 2` shows what landed; a further change is a new preview",
+            "next_step": {"step": "show", "tx": 2},
+            "command": "ultra-edit show 2",
         }})
     );
 }

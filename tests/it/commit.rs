@@ -45,9 +45,11 @@ fn atomic_commit_produces_single_receipt() {
         *calls.lock().unwrap(),
         vec![paths.iter().map(|s| s.to_string()).collect::<Vec<_>>()]
     );
-    // A second commit of the same tx is refused and issues no receipt.
-    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
-    assert!(matches!(err, Error::WrongState { .. }), "{err:?}");
+    // A second commit of the same tx answers the first receipt (`already`), writes
+    // nothing and issues no receipt.
+    let again = ws.journal.commit_report(p.tx, Default::default()).unwrap();
+    assert!(again.already);
+    assert_eq!(again.receipt, r);
     assert_eq!(receipts_of(&ws.journal, p.tx).len(), 1);
     assert_eq!(calls.lock().unwrap().len(), 1);
     // Disk holds exactly the candidates.

@@ -527,8 +527,8 @@ fn the_tools_read_the_disk_without_following_links_or_waiting_on_a_fifo() {
     assert_eq!(show()["validation"]["source_changed"], true, "a link");
 }
 
-/// `edit_rollback` of a preview that was rolled back names the rollback transaction
-/// that redoes it, as data an agent can call.
+/// `edit_rollback` of a preview that was rolled back answers `already` with the
+/// rollback transaction's receipt; redone, it names the redo, as data an agent can call.
 #[test]
 fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
     use serde_json::json;
@@ -544,14 +544,12 @@ fn the_tools_name_the_transaction_that_redoes_a_rolled_back_preview() {
         .call("edit_rollback", json!({"agent_id": "dev", "tx": id}))
         .unwrap();
     let by = rb["tx"].as_u64().unwrap();
-    let e = tools
+    // A retried rollback answers with the rollback's receipt: `already`.
+    let again = tools
         .call("edit_rollback", json!({"agent_id": "dev", "tx": id}))
-        .unwrap_err();
-    assert_eq!(e.kind, "preview_rolled_back");
-    assert_eq!(
-        e.hint,
-        format!("call edit_preview for a new change; to redo this one, call edit_rollback with tx = {by} (the rollback transaction, whose change is live)")
-    );
+        .unwrap();
+    assert_eq!(again["already"], true);
+    assert_eq!(again["tx"], by);
     // Redone, the preview's change is the redo's: a second rollback of the preview is
     // refused and names the redo, which is the one to roll back.
     let redo = tools

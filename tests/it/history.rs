@@ -74,26 +74,21 @@ fn undo_of_a_redo_leaves_the_original_commit_rolled_back() {
             (4, TxState::Committed, Some(3), None),
         ]
     );
-    // Tx 1 is refused as already rolled back, not as stale: nobody wrote f.txt.
-    let err = ws
+    // Tx 1 is answered as already rolled back (by tx 2, whose change is live again),
+    // not refused as stale: nobody wrote f.txt, and nothing is written.
+    let again = ws
         .journal
-        .rollback(1, RollbackOptions::default())
-        .unwrap_err();
-    match &err {
-        Error::WrongState {
-            tx: 1,
-            state: TxState::RolledBack,
-            reason:
-                StateReason::RolledBack {
-                    by: 2,
-                    redo: Some(2),
-                },
-            ..
-        } => assert!(err.to_string().contains("tx 2 rolled it back"), "{err}"),
-        other => panic!("{other:?}"),
-    }
-    assert_eq!(err.next_step(), Some(NextStep::Redo { by: 2 }));
-    assert_eq!(err.exit_code(), 1);
+        .rollback_report(1, RollbackOptions::default())
+        .unwrap();
+    assert!(again.already);
+    assert_eq!(again.receipt.tx, 2);
+    assert_eq!(
+        again.receipt.kind,
+        ultra_edit::BatchKind::Rollback {
+            of: 1,
+            forced: false
+        }
+    );
     assert_eq!(ws.read("f.txt"), b"X\n");
     // And the chain goes on: undo tx 4 (tx 5) redoes tx 3, so tx 1 is live again.
     assert_eq!(undo(4), 5);

@@ -44,6 +44,7 @@ mod rebase;
 mod recovery;
 mod regression;
 mod resolve;
+mod retry;
 mod rollback;
 mod soak;
 mod stress;

@@ -45,11 +45,15 @@ fn rollback_restores_exact_pre_commit_snapshot() {
         (log[1].tx, log[1].state, log[1].rolled_back_by),
         (p.tx, TxState::RolledBack, Some(r.tx))
     );
-    // Rolling back twice is refused; rolling back the rollback redoes the commit.
-    assert!(matches!(
-        ws.journal.rollback(p.tx, RollbackOptions::default()),
-        Err(Error::WrongState { .. })
-    ));
+    // Rolling back twice answers the first rollback (`already`) and writes nothing;
+    // rolling back the rollback redoes the commit.
+    let again = ws
+        .journal
+        .rollback_report(p.tx, RollbackOptions::default())
+        .unwrap();
+    assert!(again.already);
+    assert_eq!(again.receipt, r);
+    assert_eq!(ws.tree(), before);
     let redo = ws
         .journal
         .rollback(r.tx, RollbackOptions::default())

@@ -200,11 +200,11 @@ async def test_commit_happy_path(ws):
         assert done["next_step"] == f'done; edit_rollback with tx "{p["preview_id"]}" restores the previous bytes', done["next_step"]
         assert [f["path"] for f in done["receipt"]["files"]] == ["hello.py"]
         assert ws.read("hello.py") == HELLO_99
-        # The handle is consumed: a second commit is refused and says what to do.
-        text, err = await refused(s, "edit_commit", preview_id=p["preview_id"], agent_id=AGENT, confirm=True)
-    assert "already committed" in text, text
-    assert "edit_preview" in text and "edit_rollback" in text, text
-    assert err["error"] == "preview_consumed" and err["tx"] == p["tx"]
+        assert done["already"] is False
+        # A retried commit (a lost answer) returns the same receipt, already: true, and writes nothing.
+        again = await commit(s, p["preview_id"])
+        assert again["already"] is True and again["receipt"] == done["receipt"], again
+        assert again["next_step"].startswith("already committed"), again["next_step"]
     assert ws.read("hello.py") == HELLO_99
 
 
@@ -415,9 +415,10 @@ async def test_rollback(ws):
         # Rolling back a creation removes the file (and the directory it created).
         await ok(s, "edit_rollback", tx=n["tx"], agent_id=AGENT)
         assert not ws.path("brand").exists()
-        # Already rolled back.
-        text, err = await refused(s, "edit_rollback", tx=p["preview_id"], agent_id=AGENT)
-        assert err["error"] == "preview_rolled_back" and "edit_rollback" in text, text
+        # Already rolled back: a retry returns the rollback's receipt, already: true.
+        again = await ok(s, "edit_rollback", tx=p["preview_id"], agent_id=AGENT)
+        assert again["already"] is True and again["tx"] == rb["tx"], again
+        assert ws.read("hello.py") == HELLO
         # A rollback is a transaction too: rolling it back redoes the commit.
         await ok(s, "edit_rollback", tx=rb["tx"], agent_id=AGENT)
         assert ws.read("hello.py") == HELLO_99

@@ -72,11 +72,11 @@ pub(super) fn commit(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.commit(tx, opts)?;
+    let report = j.commit_report(tx, opts)?;
     // The completion is written in the background: the receipt is printed only once
     // it is durable (docs/commit-protocol.md, step 7).
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }
 
 pub(super) fn abort(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -93,9 +93,9 @@ pub(super) fn rollback(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let receipt = j.rollback(tx, opts)?;
+    let report = j.rollback_report(tx, opts)?;
     j.flush()?;
-    out.receipt(&receipt).map(|()| 0)
+    out.receipt(&report).map(|()| 0)
 }
 
 /// `log`: exit 0 whenever the history was listed; batches that need attention are
@@ -127,10 +127,22 @@ fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
         )
     };
     eprint!("{}", out.validation_errors(p));
-    eprintln!(
-        "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
-        p.tx, p.revision
-    );
+    let changes_nothing = p
+        .validation
+        .iter()
+        .any(|i| i.code == "no_changes" && i.severity == ultra_edit::Severity::Error);
+    if changes_nothing {
+        // Not "fix and commit": there is nothing to commit (issue 29, item 8).
+        eprintln!(
+            "ultra-edit: tx {} revision {} changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort {}`, or revise it with a new plan",
+            p.tx, p.revision, p.tx
+        );
+    } else {
+        eprintln!(
+            "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+            p.tx, p.revision
+        );
+    }
     Ok(4)
 }
 
