@@ -220,6 +220,29 @@ impl Soak {
         if r.signal.is_some() || (r.code == Some(7) && !refused_for_attention) {
             return self.settle(&op, landed_batch, rb, expect_side);
         }
+        // A commit or rollback that landed before answers its receipt again with
+        // `"already": true`, exit 0, and writes nothing (issue 29 item 3): the model must
+        // have it landed. (Until the model predicts these itself: it says wrong_state.)
+        if r.code == Some(0) && r.json["already"] == true {
+            let landed = match op {
+                Op::Commit { tx, .. } => self
+                    .m
+                    .txs
+                    .get(&tx)
+                    .is_some_and(|t| t.state == "committed" && t.rollback_of.is_none()),
+                Op::Rollback { x, .. } => self
+                    .m
+                    .txs
+                    .get(&x)
+                    .is_some_and(|t| t.state == "rolled_back"),
+            };
+            ensure!(
+                landed && matches!(pred, Predict::Fail(1, "wrong_state")),
+                "an `already` answer for a batch the model has not landed: {}",
+                r.text
+            );
+            return self.check_disk("after an `already` answer");
+        }
         match (&pred, r.code) {
             (Predict::Land(b), Some(0)) => {
                 let got = r.json["tx"].as_u64();
