@@ -28,6 +28,52 @@ pub struct CommitOptions {
     pub max_preview_age: Option<std::time::Duration>,
 }
 
+/// What a forced rollback did to a file that had changed since the commit it rolled
+/// back ([`Journal::overwritten`]), and where that file's bytes went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Overwritten {
+    /// Root-relative path.
+    pub path: String,
+    /// What the rollback did to it.
+    pub action: OverwriteAction,
+    /// The tx whose revision keeps the bytes the file held (the forced rollback's own
+    /// tx: rolling it back brings them back); `None` when the file was absent.
+    pub kept_in: Option<u64>,
+    /// The tx the rollback undid.
+    pub rolled_back: u64,
+}
+
+/// See [`Overwritten::action`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverwriteAction {
+    /// The file held other bytes (or mode): the rollback wrote the old ones over them.
+    Overwrote,
+    /// The file was absent (deleted or moved since): the rollback re-created it.
+    Recreated,
+    /// The tx created the file and it was rewritten since: the rollback deleted it.
+    Deleted,
+}
+
+impl Overwritten {
+    /// What happened, in words that name no front end, e.g. "the bytes x.txt held
+    /// (changed since tx 3) are kept in tx 7; rolling back tx 7 brings them back".
+    pub fn describe(&self) -> String {
+        let (path, of) = (&self.path, self.rolled_back);
+        match (self.action, self.kept_in) {
+            (OverwriteAction::Recreated, _) | (_, None) => format!(
+                "{path} was absent (deleted or moved since tx {of}); the rollback re-created it"
+            ),
+            (OverwriteAction::Overwrote, Some(k)) => format!(
+                "the bytes {path} held (changed since tx {of}) were overwritten and are kept in tx {k}; rolling back tx {k} brings them back"
+            ),
+            (OverwriteAction::Deleted, Some(k)) => format!(
+                "{path}, which tx {of} created, was rewritten since; the rollback deleted it, and its bytes are kept in tx {k}; rolling back tx {k} brings them back"
+            ),
+        }
+    }
+}
+
 /// Options of [`Journal::rollback`].
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RollbackOptions {
@@ -227,14 +273,11 @@ impl Journal {
         if self.redo_of(by)? != Some(by) {
             return Ok(None);
         }
-        let receipt = self
-            .ws
-            .store
-            .read()?
-            .receipt(c.batch)?
-            .ok_or_else(|| crate::error::JournalError::Missing {
+        let receipt = self.ws.store.read()?.receipt(c.batch)?.ok_or_else(|| {
+            crate::error::JournalError::Missing {
                 what: format!("receipt of batch {} of tx {by}", c.batch),
-            })?;
+            }
+        })?;
         Ok(Some(CommitReport {
             receipt,
             already: true,
@@ -452,11 +495,19 @@ impl Journal {
                         .map(|(f, state, _)| (*f, *state))
                         .collect();
                     let (changed_by, outside) = self.later_writers(tx, &files)?;
+                    // Deleted or moved since, and a forced rollback would re-create it.
+                    let mut absent: Vec<String> = files
+                        .iter()
+                        .filter(|(f, state)| !state.exists() && f.pre.exists())
+                        .map(|(f, _)| f.path.to_string())
+                        .collect();
+                    absent.sort();
                     return Err(Error::StaleRollback {
                         tx,
                         paths: stale,
                         changed_by,
                         outside,
+                        absent,
                     });
                 }
                 let revision = self.rollback_revision(&current)?;
@@ -491,6 +542,48 @@ impl Journal {
             Ok(CommitReport::new(receipt))
         })
         .map_err(|e| self.with_redo(e))
+    }
+
+    /// For the receipt of a forced rollback: each file that had changed since the
+    /// commit it rolled back (its state before the rollback is not that commit's
+    /// post-image), what the rollback did to it and where its bytes are kept (the
+    /// rollback's own tx records them as its snapshot, so rolling that tx back brings
+    /// them back). Empty for any other receipt. Reads the rolled-back tx's batch.
+    ///
+    /// Errors: journal errors reading it.
+    pub fn overwritten(&self, receipt: &Receipt) -> Result<Vec<Overwritten>> {
+        let BatchKind::Rollback { of, forced: true } = receipt.kind else {
+            return Ok(Vec::new());
+        };
+        let r = self.ws.store.read()?;
+        let batch = match r.tx_required(of)?.committed {
+            Some(c) => r.batch(c.batch)?,
+            None => None,
+        };
+        let Some(batch) = batch else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        for f in &receipt.files {
+            let Some(orig) = batch.files.iter().find(|b| b.path == f.path) else {
+                continue;
+            };
+            if orig.post.matches(&f.pre) {
+                continue;
+            }
+            let action = match (f.pre.exists(), f.post.exists()) {
+                (false, _) => OverwriteAction::Recreated,
+                (true, false) => OverwriteAction::Deleted,
+                (true, true) => OverwriteAction::Overwrote,
+            };
+            out.push(Overwritten {
+                path: f.path.to_string(),
+                action,
+                kept_in: f.pre.exists().then_some(receipt.tx),
+                rolled_back: of,
+            });
+        }
+        Ok(out)
     }
 
     /// `e`, where it refuses a rolled-back tx, with the redo checked against the disk:

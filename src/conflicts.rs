@@ -29,12 +29,23 @@ pub const PLAN_LABELS: Labels<'static> = Labels {
     theirs: "latest",
 };
 
+/// Conflict labels of `revert`: `<<<<<<< disk` (what the file holds now, with the
+/// reverts of newer txs applied), `||||||| tx` (what the reverted tx wrote, the common
+/// base), `>>>>>>> before tx` (what the file held before that tx).
+pub const REVERT_LABELS: Labels<'static> = Labels {
+    ours: "disk",
+    base: "tx",
+    theirs: "before tx",
+};
+
 /// The labels a revision's conflict markers carry, told from its recorded plan
-/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`, else
-/// [`PLAN_LABELS`] (a plan merged by `revise --rebase`).
+/// ([`crate::RevisionRecord::plan`]): [`DISK_LABELS`] for a `rebase`,
+/// [`REVERT_LABELS`] for a `revert`, else [`PLAN_LABELS`] (a plan merged by
+/// `revise --rebase`).
 pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
     match serde_json::from_str::<RevisionOrigin>(recorded_plan) {
         Ok(RevisionOrigin::RebaseOntoDisk { .. }) => DISK_LABELS,
+        Ok(RevisionOrigin::RevertOf { .. }) => REVERT_LABELS,
         _ => PLAN_LABELS,
     }
 }
@@ -43,7 +54,7 @@ pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConflictSide {
     /// The label after the marker (`candidate`, `snapshot`, `disk`; or `plan`, `base`,
-    /// `latest` for `revise --rebase`).
+    /// `latest` for `revise --rebase`; or `disk`, `tx`, `before tx` for `revert`).
     pub label: String,
     /// Lines this side has between its marker and the next one.
     pub lines: usize,

@@ -45,6 +45,7 @@ pub mod policy;
 mod rebase;
 mod recovery;
 mod resolution;
+mod revert;
 mod revision;
 pub mod syntax;
 mod tx;
@@ -53,7 +54,7 @@ mod workspace;
 
 pub use attention::AttentionEntry;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use commit::{CommitOptions, CommitReport, RollbackOptions};
+pub use commit::{CommitOptions, CommitReport, OverwriteAction, Overwritten, RollbackOptions};
 pub use conflicts::{ConflictEntry, ConflictSide};
 pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};
@@ -74,6 +75,7 @@ pub use journal::{GcCounts, SCHEMA_VERSION};
 pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
+pub use revert::{AgentRange, RevertOptions};
 pub use tx::{AbortReport, FileSummary, LogEntry, Preview, PreviewOptions, ReviseOptions, Size};
 pub use verify::{Problem, Subject, VerifyReport};
 pub use workspace::{

@@ -58,7 +58,8 @@ impl CommitLock {
             OpenOptions::new()
                 .read(true)
                 .custom_flags(
-                    crate::fs::state_files::no_follow() | rustix::fs::OFlags::DIRECTORY.bits() as i32,
+                    crate::fs::state_files::no_follow()
+                        | rustix::fs::OFlags::DIRECTORY.bits() as i32,
                 )
                 .open(dir)
                 .ctx("open", dir)

@@ -25,8 +25,8 @@ use crate::fs::RelPath;
 use crate::journal::records::{
     FileConflict, FileMeta, FileState, RevisionOrigin, DEFAULT_NEW_FILE_MODE,
 };
-use crate::revision::{self, Working};
 use crate::revision::Preview;
+use crate::revision::{self, Working};
 use crate::workspace::Journal;
 
 use crate::conflicts::{DISK_LABELS, PLAN_LABELS};
@@ -188,6 +188,24 @@ pub(crate) fn merge_onto(
         );
     }
     (out, conflicts)
+}
+
+/// One file's three-way merge, as `rebase` merges it (the one merge every verb that
+/// merges calls): `base`, `ours` and `theirs` are each a file state with its bytes
+/// (`None` when absent). Returns the merged state, its bytes (`None`: the merge
+/// deletes the file) and the conflict, if any, with markers labelled `labels`. The
+/// rules are those of [`Sides::merge`]: bytes and existence per git's rules, the mode
+/// three ways, a binary or existence clash a whole-file conflict whose candidate keeps
+/// `ours`.
+pub(crate) fn merge_file(
+    path: &RelPath,
+    base: (&FileState, Option<&[u8]>),
+    ours: (&FileState, Option<&[u8]>),
+    theirs: (&FileState, Option<&[u8]>),
+    labels: &Labels,
+) -> (FileState, Option<Vec<u8>>, Option<FileConflict>) {
+    let (merged, conflict) = Sides { base, ours, theirs }.merge(path, labels);
+    (merged.state, merged.bytes, conflict)
 }
 
 /// A side's candidate, or `base` when the side does not have the file.

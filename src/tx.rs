@@ -401,6 +401,12 @@ impl Journal {
     /// One entry per tx, newest first; at most `limit` entries when given (`Some(0)`:
     /// none, as `git log -n 0` prints nothing).
     pub fn log(&self, limit: Option<usize>) -> Result<Vec<LogEntry>> {
+        self.log_of(limit, None)
+    }
+
+    /// [`Journal::log`] of the txs whose agent is `agent` (all txs when `None`);
+    /// `limit` counts the entries returned.
+    pub fn log_of(&self, limit: Option<usize>, agent: Option<&str>) -> Result<Vec<LogEntry>> {
         crate::workspace::guarded(|| {
             if limit == Some(0) {
                 return Ok(Vec::new());
@@ -408,6 +414,9 @@ impl Journal {
             let r = self.ws.store.read()?;
             let mut out = Vec::new();
             r.txs_newest_first(|tx| {
+                if agent.is_some_and(|a| tx.agent.as_deref() != Some(a)) {
+                    return Ok(true);
+                }
                 let rev_n = tx
                     .committed
                     .map(|c| c.revision)

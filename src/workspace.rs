@@ -701,7 +701,6 @@ impl Syncer for Fsync {
     }
 }
 
-
 /// [`Error::JournalUnreadable`] when the state directory `dir` exists but this process
 /// may not list it or look up its journal (`EACCES`); `Ok` otherwise, including when it
 /// is absent (the callers then say it is not initialized, or create it).

@@ -68,34 +68,52 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::NothingToRedo { tx, by } => format!(
             "nothing redoes it now: tx {by}'s change is undone already, so the files tx {by} restored hold tx {tx}'s change again (`ultra-edit log` lists the transactions)"
         ),
-        NextStep::ForceRollBack { .. } => match e.paths().len() {
-            1 => format!(
-                "run `{command}` to overwrite it (its current bytes are kept in the journal first)"
-            ),
-            _ => format!(
-                "run `{command}` to overwrite them (their current bytes are kept in the journal first)"
-            ),
-        },
-        NextStep::RollBackLaterFirst { later, tx } => match e {
-            // Several later txs: each is rolled back, newest first, before this one.
-            Error::StaleRollback { changed_by, .. } if changed_by.len() > 1 => {
-                let rest: Vec<String> = changed_by
-                    .iter()
-                    .rev()
-                    .skip(1)
-                    .map(|t| format!("tx {t}"))
-                    .collect();
-                let all: Vec<String> = changed_by.iter().map(u64::to_string).collect();
-                format!(
-                    "roll back the later changes first, newest first (`{command}`, then {}), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing the changes of txs {} there too (their current bytes are kept in the journal first)",
-                    rest.join(", then "),
-                    all.join(", ")
-                )
+        NextStep::ForceRollBack { tx } => {
+            let revert = format!(
+                "run `ultra-edit revert {tx}` to undo only tx {tx}'s change and keep what was written since, or "
+            );
+            match e {
+                Error::StaleRollback { paths, absent, .. } if absent.len() == paths.len() => {
+                    format!(
+                        "{revert}`{command}` to re-create {}",
+                        if absent.len() == 1 { "it" } else { "them" }
+                    )
+                }
+                _ => match e.paths().len() {
+                    1 => format!(
+                        "{revert}`{command}` to overwrite it (its current bytes are kept in the journal first)"
+                    ),
+                    _ => format!(
+                        "{revert}`{command}` to overwrite them (their current bytes are kept in the journal first)"
+                    ),
+                },
             }
-            _ => format!(
-                "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first)"
-            ),
-        },
+        }
+        NextStep::RollBackLaterFirst { later, tx } => {
+            let revert = format!(
+                "; `ultra-edit revert {tx}` undoes only tx {tx}'s change and keeps the later ones"
+            );
+            match e {
+                // Several later txs: each is rolled back, newest first, before this one.
+                Error::StaleRollback { changed_by, .. } if changed_by.len() > 1 => {
+                    let rest: Vec<String> = changed_by
+                        .iter()
+                        .rev()
+                        .skip(1)
+                        .map(|t| format!("tx {t}"))
+                        .collect();
+                    let all: Vec<String> = changed_by.iter().map(u64::to_string).collect();
+                    format!(
+                        "roll back the later changes first, newest first (`{command}`, then {}), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing the changes of txs {} there too (their current bytes are kept in the journal first){revert}",
+                        rest.join(", then "),
+                        all.join(", ")
+                    )
+                }
+                _ => format!(
+                    "roll back the later change first (`{command}`), then tx {tx}; `ultra-edit rollback {tx} --force` would overwrite the file(s) instead, undoing tx {later}'s change there too (their current bytes are kept in the journal first){revert}"
+                ),
+            }
+        }
         NextStep::RollBackAgain { .. } => format!("run `{command}` again"),
         NextStep::PreviewAgain => "preview again (`ultra-edit preview --plan FILE`)".into(),
         NextStep::History { tx } => format!(
@@ -453,11 +471,12 @@ mod tests {
             paths: vec!["a".into()],
             changed_by: vec![2, 3],
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "roll back the later changes first, newest first (`ultra-edit rollback 3`, then tx 2), then tx 1; `ultra-edit rollback 1 --force` would overwrite the file(s) instead, undoing the changes of txs 2, 3 there too (their current bytes are kept in the journal first)"
+                "roll back the later changes first, newest first (`ultra-edit rollback 3`, then tx 2), then tx 1; `ultra-edit rollback 1 --force` would overwrite the file(s) instead, undoing the changes of txs 2, 3 there too (their current bytes are kept in the journal first); `ultra-edit revert 1` undoes only tx 1's change and keeps the later ones"
             )
         );
     }
@@ -470,11 +489,12 @@ mod tests {
             paths: vec!["a".into()],
             changed_by: Vec::new(),
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "run `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to overwrite it (its current bytes are kept in the journal first)"
             )
         );
         let e = Error::StaleRollback {
@@ -482,11 +502,25 @@ mod tests {
             paths: vec!["a".into(), "b".into()],
             changed_by: Vec::new(),
             outside: Vec::new(),
+            absent: Vec::new(),
         };
         assert_eq!(
             hint(&e).as_deref(),
             Some(
-                "run `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to overwrite them (their current bytes are kept in the journal first)"
+            )
+        );
+        let e = Error::StaleRollback {
+            tx: 3,
+            paths: vec!["a".into()],
+            changed_by: Vec::new(),
+            outside: Vec::new(),
+            absent: vec!["a".into()],
+        };
+        assert_eq!(
+            hint(&e).as_deref(),
+            Some(
+                "run `ultra-edit revert 3` to undo only tx 3's change and keep what was written since, or `ultra-edit rollback 3 --force` to re-create it"
             )
         );
     }

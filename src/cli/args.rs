@@ -93,6 +93,17 @@ pub fn parse_since(s: &str) -> Result<Since, String> {
     since_at(s, std::time::SystemTime::now())
 }
 
+/// `revert --since`: [`parse_since`]'s time forms, in ms since the Unix epoch (an
+/// event seq is not a time here).
+pub fn parse_since_time(s: &str) -> Result<u64, String> {
+    match since_at(s, std::time::SystemTime::now())? {
+        Since::Ms(ms) => Ok(ms),
+        Since::Seq(_) => Err(format!(
+            "{s:?} is not a time: give an RFC 3339 time, a date or a duration ago; e.g. 2026-11-30T08:00:00Z, 2026-11-30 or 10m"
+        )),
+    }
+}
+
 fn since_at(s: &str, now: std::time::SystemTime) -> Result<Since, String> {
     if let Ok(seq) = s.parse::<u64>() {
         return Ok(Since::Seq(seq));
@@ -239,11 +250,36 @@ pub enum Command {
         #[arg(long)]
         allow_owner_change: bool,
     },
+    /// Undo committed transactions and keep everyone else's work: a new transaction (a
+    /// preview) whose candidate removes TX's change from the files as they are now, by
+    /// a three-way merge per file (base: what TX wrote; ours: the disk; theirs: what
+    /// the file held before TX). Several TXs (or --agent) are reverted newest first
+    /// into one candidate. Review it with `show`, fix conflicts with `resolve`, apply
+    /// it with `commit`. Exits 4 if it conflicts.
+    Revert {
+        /// Transactions to revert (ids or handles).
+        #[arg(value_parser = parse_tx, required_unless_present = "agent", conflicts_with = "agent")]
+        txs: Vec<ultra_edit::TxRef>,
+        /// Revert every committed transaction of this agent (rollbacks and reverts
+        /// are not counted), newest first.
+        #[arg(long, value_name = "A")]
+        agent: Option<String>,
+        /// With --agent: only transactions created at or after TIME (RFC 3339, e.g.
+        /// 2026-11-30T08:00:00Z; a date, from midnight UTC; or a duration ago: 10m, 2h).
+        #[arg(long, value_name = "TIME", requires = "agent", conflicts_with = "last", value_parser = parse_since_time)]
+        since: Option<u64>,
+        /// With --agent: only its N newest committed transactions.
+        #[arg(long, value_name = "N", requires = "agent")]
+        last: Option<usize>,
+    },
     /// One line per transaction, newest first.
     Log {
         /// At most N transactions (0: none, as `git log -n 0`).
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Only the transactions of this agent.
+        #[arg(long, value_name = "A")]
+        agent: Option<String>,
     },
     /// Run recovery now and report what it did.
     Recover {

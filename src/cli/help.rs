@@ -22,6 +22,7 @@ const JSON_HELP: &[(&str, &str)] = &[
     ("commit", "Print the receipt as one JSON object instead of text: {tx, batch, kind, files: [{path, pre, post}], created_dirs, removed_dirs, bytes_written, at_ms, by_recovery}"),
     ("abort", "Print the transaction record as one JSON object instead of text: {tx, state, revisions, agent, description, …}"),
     ("rollback", "Print the rollback's receipt as one JSON object instead of text: {tx (the new tx), batch, kind: {rollback: {of, forced}}, files: [{path, pre, post}], …}"),
+    ("revert", "Print the revert's revision 0 as one JSON object instead of text: preview's fields (description \"revert of tx N\"; conflict_list names each conflict's file, lines and sides: disk, tx, before tx)"),
     ("log", "Print one JSON object instead of text: {txs: [{tx, handle, created_ms, agent, description, state, files, lines_added, lines_removed, revisions, committed, rollback_of, rolled_back_by, pruned, …}]}"),
     ("recover", "Print the recovery report as one JSON object instead of text: {batches_found, completed, reverted, needs_attention, temps_removed, actions}"),
     ("journal", "Print JSON instead of text; each journal command's help says what it prints"),

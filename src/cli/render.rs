@@ -13,9 +13,9 @@ use super::color::{ColorWhen, Palette, Role};
 use super::diffview;
 use serde_json::json;
 use ultra_edit::{
-    AbortReport, BatchKind, CommitReport, BatchRecord, DumpDetail, DumpEntry, Error, EventKind, FileState,
-    GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt, RecoveryReport, Result,
-    RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
+    AbortReport, BatchKind, BatchRecord, CommitReport, DumpDetail, DumpEntry, Error, EventKind,
+    FileState, GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt,
+    RecoveryReport, Result, RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
 pub struct Out {
@@ -379,7 +379,11 @@ impl Out {
             r.batch,
             r.files.len(),
             r.bytes_written,
-            if report.already { " then; nothing written now" } else { "" }
+            if report.already {
+                " then; nothing written now"
+            } else {
+                ""
+            }
         );
         for f in &r.files {
             s += &format!(
@@ -395,6 +399,33 @@ impl Out {
         }
         for d in &r.removed_dirs {
             s += &format!("  - dir {d}/\n");
+        }
+        emit(&s);
+        Ok(())
+    }
+
+    /// A rollback's receipt and, for a forced one, what it did to each file changed
+    /// since the commit and where its bytes are kept (`--json`: the receipt's fields
+    /// plus `overwritten: [{path, action, kept_in, rolled_back}]`, present when not
+    /// empty).
+    pub fn rollback(
+        &self,
+        r: &CommitReport,
+        overwritten: &[ultra_edit::Overwritten],
+    ) -> Result<()> {
+        if overwritten.is_empty() {
+            return self.receipt(r);
+        }
+        if self.json {
+            let mut v = serde_json::to_value(r).unwrap_or_default();
+            v["overwritten"] = serde_json::to_value(overwritten).unwrap_or_default();
+            emit_json(&v);
+            return Ok(());
+        }
+        self.receipt(r)?;
+        let mut s = String::new();
+        for o in overwritten {
+            s += &format!("note: {}\n", overwritten_note(o));
         }
         emit(&s);
         Ok(())
@@ -1172,5 +1203,23 @@ mod tests {
         assert_eq!(ago(21 * 86_400), "3 weeks ago");
         assert_eq!(ago(90 * 86_400), "2026-10-17");
         assert_eq!(relative_time(now, now + 5000), "in the future");
+    }
+}
+
+/// One line about a file a forced rollback overwrote, re-created or deleted, with the
+/// command that brings its bytes back.
+fn overwritten_note(o: &ultra_edit::Overwritten) -> String {
+    use ultra_edit::OverwriteAction as A;
+    let (path, of) = (shown(&o.path), o.rolled_back);
+    match (o.action, o.kept_in) {
+        (A::Recreated, _) | (_, None) => {
+            format!("{path} was absent (deleted or moved since tx {of}); the rollback re-created it")
+        }
+        (A::Overwrote, Some(k)) => format!(
+            "the bytes {path} held (changed since tx {of}) are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
+        (A::Deleted, Some(k)) => format!(
+            "{path}, which tx {of} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
     }
 }

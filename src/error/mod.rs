@@ -124,6 +124,83 @@ fn later_undone(changed_by: &[u64]) -> String {
     }
 }
 
+/// The message of [`Error::StaleRollback`]: what changed (or is absent), what a forced
+/// rollback does to it, and the revert that keeps the later changes.
+fn stale_rollback(
+    tx: u64,
+    paths: &[String],
+    changed_by: &[u64],
+    outside: &[String],
+    absent: &[String],
+) -> String {
+    let changed: Vec<String> = paths
+        .iter()
+        .filter(|p| !absent.contains(p))
+        .cloned()
+        .collect();
+    let (it, its, was) = if changed.len() == 1 {
+        ("it", "its", "was")
+    } else {
+        ("them", "their", "were")
+    };
+    let is = if absent.len() == 1 { "is" } else { "are" };
+    let what = match (changed.is_empty(), absent.is_empty()) {
+        (_, true) => format!(
+            "{} changed (or {was} deleted) since it was committed",
+            and_list(&changed)
+        ),
+        (true, false) => format!(
+            "{} {is} absent (deleted or moved since it was committed)",
+            and_list(absent)
+        ),
+        (false, false) => format!(
+            "{} changed and {} {is} absent (deleted or moved) since it was committed",
+            and_list(&changed),
+            and_list(absent)
+        ),
+    };
+    let forced = match (changed.is_empty(), absent.is_empty()) {
+        (true, _) => format!(
+            "a forced rollback re-creates {}{}",
+            if absent.len() == 1 { "it" } else { "them" },
+            later_undone(changed_by).trim_end_matches(',')
+        ),
+        (false, true) => format!(
+            "a forced rollback overwrites {it}{} after keeping {its} current bytes in the journal",
+            later_undone(changed_by)
+        ),
+        (false, false) => format!(
+            "a forced rollback overwrites {}{} after keeping {its} current bytes in the journal, and re-creates {}",
+            and_list(&changed),
+            later_undone(changed_by),
+            and_list(absent)
+        ),
+    };
+    format!(
+        "cannot roll back tx {tx}: {what}{}; {forced}; a revert of tx {tx} removes only its own change and keeps {}",
+        later_note(changed_by, outside),
+        if changed_by.is_empty() && outside.is_empty() {
+            "what was written since"
+        } else {
+            "the later changes"
+        }
+    )
+}
+
+/// The message of [`Error::NothingToRevert`].
+fn nothing_to_revert(txs: &[u64], agent: Option<&str>) -> String {
+    match (txs, agent) {
+        ([], Some(a)) => format!(
+            "nothing to revert: agent {a:?} has no committed transaction in the range asked (rolled-back transactions, rollbacks and reverts are not counted); nothing was recorded"
+        ),
+        ([], None) => "nothing to revert: no transaction was named; nothing was recorded".into(),
+        (txs, _) => format!(
+            "nothing to revert: every file {} changed already holds what it held before; nothing was recorded",
+            later_txs(txs).unwrap_or_default()
+        ),
+    }
+}
+
 /// Paths (or any words) as English lists them: `a`, `a and b`, `a, b and c`.
 pub(crate) fn and_list(items: &[String]) -> String {
     match items {
@@ -344,8 +421,18 @@ pub enum Error {
         /// instead (issue 29, item 8).
         blocked: Vec<String>,
     },
+    /// `revert` found nothing to undo; nothing was recorded. With `txs` empty: the
+    /// agent has no committed transaction to revert (in the range asked); else every
+    /// file the txs changed already holds what it held before them.
+    #[error("{}", nothing_to_revert(txs, agent.as_deref()))]
+    NothingToRevert {
+        /// The txs asked for (newest first), empty when an agent has none.
+        txs: Vec<u64>,
+        /// The agent whose txs were asked for, if any.
+        agent: Option<String>,
+    },
     /// Files changed since the commit that is being rolled back; nothing was written.
-    #[error("cannot roll back tx {tx}: {} changed (or {} deleted) since it was committed{}; a forced rollback overwrites {}{} after keeping {} current bytes in the journal", and_list(paths), if paths.len() == 1 { "was" } else { "were" }, later_note(changed_by, outside), if paths.len() == 1 { "it" } else { "them" }, later_undone(changed_by), if paths.len() == 1 { "its" } else { "their" })]
+    #[error("{}", stale_rollback(*tx, paths, changed_by, outside, absent))]
     StaleRollback {
         /// Transaction id being rolled back.
         tx: u64,
@@ -360,6 +447,10 @@ pub enum Error {
         /// outside ultra-edit, and rolling `changed_by` back first would not clear the
         /// refusal (only a forced rollback restores it). Sorted.
         outside: Vec<String>,
+        /// The paths among `paths` that are absent now (deleted or moved since) and
+        /// that a forced rollback would re-create (the tx's pre-image has them).
+        /// Sorted.
+        absent: Vec<String>,
     },
     /// The revision's validation report has errors; nothing was written.
     #[error("tx {tx} revision {revision} failed validation: {}", summary.join("; "))]
@@ -597,6 +688,7 @@ impl Error {
             Error::StaleRollback { .. } => "stale_rollback",
             Error::StaleRevision { .. } => "stale_revision",
             Error::NothingToRebase { .. } => "nothing_to_rebase",
+            Error::NothingToRevert { .. } => "nothing_to_revert",
             Error::NothingToChange { .. } => "nothing_to_change",
             Error::Resolve(ResolveError::MarkersRemain { .. }) => "markers_remain",
             Error::Resolve(ResolveError::Unchanged { .. }) => "nothing_resolved",
@@ -653,6 +745,7 @@ impl Error {
             Error::JournalUnreadable { owner, .. } => NextStep::RunAsJournalOwner { owner: *owner },
             Error::ReadOnly { .. } => NextStep::RemountWritable,
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
+            Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
             Error::UnknownRevision { tx, .. } => NextStep::Show { tx: *tx },
@@ -826,6 +919,7 @@ mod tests {
                 paths: vec!["a".into()],
                 changed_by: vec![4],
                 outside: Vec::new(),
+                absent: Vec::new(),
             },
             Error::OwnerNotKept {
                 tx: 3,
@@ -923,16 +1017,17 @@ mod tests {
                 paths: paths(p),
                 changed_by: Vec::new(),
                 outside: Vec::new(),
+                absent: Vec::new(),
             }
             .to_string()
         };
         assert_eq!(
             rollback(&["a.txt"]),
-            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal"
+            "cannot roll back tx 3: a.txt changed (or was deleted) since it was committed; a forced rollback overwrites it after keeping its current bytes in the journal; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         assert_eq!(
             rollback(&["a.txt", "b.txt"]),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed; a forced rollback overwrites them after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         // Written outside ultra-edit too: said, and the step is the forced rollback, not
         // the later tx's rollback (which would not clear the refusal).
@@ -941,14 +1036,33 @@ mod tests {
             paths: paths(&["a.txt", "b.txt"]),
             changed_by,
             outside: paths(&["b.txt"]),
+            absent: Vec::new(),
         };
         assert_eq!(
             outside(vec![4]).to_string(),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (tx 4 has written there since, and b.txt was also written outside ultra-edit, which rolling tx 4 back would not undo); a forced rollback overwrites them, undoing tx 4's change there too, after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (tx 4 has written there since, and b.txt was also written outside ultra-edit, which rolling tx 4 back would not undo); a forced rollback overwrites them, undoing tx 4's change there too, after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps the later changes"
         );
         assert_eq!(
             outside(Vec::new()).to_string(),
-            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (b.txt was written outside ultra-edit); a forced rollback overwrites them after keeping their current bytes in the journal"
+            "cannot roll back tx 3: a.txt and b.txt changed (or were deleted) since it was committed (b.txt was written outside ultra-edit); a forced rollback overwrites them after keeping their current bytes in the journal; a revert of tx 3 removes only its own change and keeps the later changes"
+        );
+        let absent = |p: &[&str], gone: &[&str]| {
+            Error::StaleRollback {
+                tx: 3,
+                paths: paths(p),
+                changed_by: Vec::new(),
+                outside: Vec::new(),
+                absent: paths(gone),
+            }
+            .to_string()
+        };
+        assert_eq!(
+            absent(&["a.txt"], &["a.txt"]),
+            "cannot roll back tx 3: a.txt is absent (deleted or moved since it was committed); a forced rollback re-creates it; a revert of tx 3 removes only its own change and keeps what was written since"
+        );
+        assert_eq!(
+            absent(&["a.txt", "b.txt"], &["b.txt"]),
+            "cannot roll back tx 3: a.txt changed and b.txt is absent (deleted or moved) since it was committed; a forced rollback overwrites a.txt after keeping its current bytes in the journal, and re-creates b.txt; a revert of tx 3 removes only its own change and keeps what was written since"
         );
         assert_eq!(
             outside(vec![4]).next_step(),

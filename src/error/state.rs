@@ -26,6 +26,8 @@ pub enum Verb {
     Abort,
     /// `rollback`.
     RollBack,
+    /// `revert`.
+    Revert,
 }
 
 impl std::fmt::Display for Verb {
@@ -38,6 +40,7 @@ impl std::fmt::Display for Verb {
             Verb::Show => "be shown",
             Verb::Abort => "be aborted",
             Verb::RollBack => "be rolled back",
+            Verb::Revert => "be reverted",
         })
     }
 }
@@ -117,7 +120,7 @@ impl StateReason {
     /// gc` pruned it is the reason only where the verb needs what gc dropped (`show`,
     /// `rollback`); a pruned committed tx is, for `commit`, first of all committed.
     pub(crate) fn of(rec: &TxRecord, verb: Verb) -> StateReason {
-        if rec.pruned && matches!(verb, Verb::Show | Verb::RollBack) {
+        if rec.pruned && matches!(verb, Verb::Show | Verb::RollBack | Verb::Revert) {
             return StateReason::Pruned;
         }
         match (rec.state, rec.committed, rec.rolled_back_by) {

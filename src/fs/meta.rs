@@ -137,7 +137,6 @@ pub struct FileMeta {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Xattrs(pub Vec<(String, Vec<u8>)>);
 
-
 /// A file's owner and group (`st_uid`, `st_gid`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {

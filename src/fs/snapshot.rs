@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use crate::error::{IoError, Result};
-use crate::fs::{path, EntryKind, FileRead, FileSystem, RelPath};
 use crate::fs::meta::{BlobHash, FileMeta, FileState, Owner, Xattrs};
+use crate::fs::{path, EntryKind, FileRead, FileSystem, RelPath};
 
 /// The state of `rel` on disk and its bytes (`None` when absent). The path is checked
 /// with [`path::check_on_disk`] first, so a symlink or hard-linked file is refused.

@@ -12,9 +12,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::edit::{CandidateDiff, ConflictRegion, Issue};
-use crate::fs::relpath::RelPath;
-pub use crate::fs::meta::{BlobHash, FileMeta, FileState, Owner, Xattrs, DEFAULT_NEW_FILE_MODE};
 pub(crate) use crate::fs::meta::FileStateV3;
+pub use crate::fs::meta::{BlobHash, FileMeta, FileState, Owner, Xattrs, DEFAULT_NEW_FILE_MODE};
+use crate::fs::relpath::RelPath;
 
 /// Lifecycle of a transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,7 +120,8 @@ pub struct RevisionRecord {
     pub created_ms: u64,
     /// The plan as JSON: [`crate::Plan::to_recorded_json`] of the plan given (an edit's
     /// string field over 64 KiB named by size and hash); for a revision made by
-    /// `rollback`, `{"rollback_of":N}`; by `rebase`, `{"rebase_onto_disk":{"from_revision":N}}`.
+    /// `rollback`, `{"rollback_of":N}`; by `rebase`, `{"rebase_onto_disk":{"from_revision":N}}`;
+    /// by `revert`, `{"revert_of":{"txs":[N,…]}}` (revision 0).
     pub plan: String,
     /// Files, sorted by path.
     pub files: Vec<FileRevision>,
@@ -131,9 +132,12 @@ pub struct RevisionRecord {
 }
 
 /// What a revision was made from when no plan made it, recorded as JSON in
-/// [`RevisionRecord::plan`]: `{"rollback_of":N}` or
-/// `{"rebase_onto_disk":{"from_revision":N}}` (serde's external tagging).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// [`RevisionRecord::plan`]: `{"rollback_of":N}`,
+/// `{"rebase_onto_disk":{"from_revision":N}}` or `{"revert_of":{"txs":[N,…]}}`
+/// (serde's external tagging). Recorded as JSON inside the plan string, a new origin
+/// needs no change of the journal's schema, and journals of earlier versions read as
+/// before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RevisionOrigin {
     /// Revision 0 of the rollback of tx N.
@@ -142,6 +146,12 @@ pub enum RevisionOrigin {
     RebaseOntoDisk {
         /// The revision rebased.
         from_revision: u32,
+    },
+    /// Revision 0 of a `revert`: the changes of `txs` (newest first) merged out of
+    /// the disk (docs/design.md, "Revert").
+    RevertOf {
+        /// The txs reverted, newest first.
+        txs: Vec<u64>,
     },
 }
 
@@ -647,7 +657,6 @@ mod blob_ref_tests {
     }
 }
 
-
 #[cfg(test)]
 mod origin_tests {
     use super::RevisionOrigin;
@@ -661,6 +670,10 @@ mod origin_tests {
         assert_eq!(
             RevisionOrigin::RebaseOntoDisk { from_revision: 2 }.to_recorded_json(),
             r#"{"rebase_onto_disk":{"from_revision":2}}"#
+        );
+        assert_eq!(
+            RevisionOrigin::RevertOf { txs: vec![9, 7] }.to_recorded_json(),
+            r#"{"revert_of":{"txs":[9,7]}}"#
         );
     }
 }

@@ -156,10 +156,11 @@ impl ToolError {
                 paths,
                 changed_by,
                 outside,
+                absent,
             } => ToolError::new(
                 "stale_rollback",
                 format!(
-                    "{} changed since tx {tx} was committed{}; nothing was written",
+                    "{} changed since tx {tx} was committed{}{}; nothing was written",
                     crate::error::and_list(paths),
                     match changed_by.as_slice() {
                         [] => String::new(),
@@ -167,15 +168,24 @@ impl ToolError {
                             " (by tx {})",
                             later.iter().map(u64::to_string).collect::<Vec<_>>().join(", tx ")
                         ),
+                    },
+                    match absent.as_slice() {
+                        [] => String::new(),
+                        gone => format!(
+                            "; {} {} absent now (deleted or moved), and a forced rollback re-creates {}",
+                            crate::error::and_list(gone),
+                            if gone.len() == 1 { "is" } else { "are" },
+                            if gone.len() == 1 { "it" } else { "them" }
+                        ),
                     }
                 ),
                 if changed_by.is_empty() || !outside.is_empty() {
-                    "look at the files first (one was also written outside ultra-edit when the message says so); to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)"
+                    format!("to undo only tx {tx}'s change and keep what was written since, call edit_revert with tx={tx} (a preview to review, then edit_commit); look at the files first (one was also written outside ultra-edit when the message says so); to restore the pre-commit bytes anyway, call edit_rollback again with force=true (the current bytes are stored in the journal first, so nothing is lost)")
                 } else {
-                    "roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)"
+                    format!("to undo only tx {tx}'s change and keep the later ones, call edit_revert with tx={tx} (a preview to review, then edit_commit); or roll back the later transaction(s) first (edit_rollback of the newest), then this one; force=true would overwrite the files and undo the later change(s) there too (the current bytes are stored in the journal first)")
                 },
             )
-            .with_example(json!({"tool": "edit_rollback", "tx": id, "agent_id": agent, "force": true})),
+            .with_example(json!({"tool": "edit_revert", "tx": id, "agent_id": agent})),
             Error::StaleRevision { tx, base, latest } => ToolError::new(
                 "stale_revision",
                 format!("the edits were written against revision {base} of preview {tx}, but the latest revision is {latest}"),

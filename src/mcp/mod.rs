@@ -48,7 +48,8 @@ const INSTRUCTIONS: &str = "Transactional file edits for this workspace, journal
 To change a file: edit_preview (m1nd's {file_path, agent_id, new_content}, or a plan of precise edits) \
 returns a preview_id, a diff and a validation report without touching the disk; edit_commit \
 {preview_id, agent_id, confirm: true} writes it (all files or none). edit_rollback {tx: preview_id} \
-undoes a commit exactly. apply_batch writes several whole files at once. If a commit is refused \
+undoes a commit exactly; edit_revert {tx} (or {agent_id} alone: all your commits) undoes only its change \
+and keeps what others wrote since, as a preview to commit. apply_batch writes several whole files at once. If a commit is refused \
 because the file changed on disk (source_modified), call edit_rebase or edit_preview again. \
 journal_log and journal_dump show the history.";
 

@@ -22,7 +22,7 @@ pub struct ToolDef {
 }
 
 /// Every tool, in the order `tools/list` gives them.
-pub const TOOL_NAMES: [&str; 10] = [
+pub const TOOL_NAMES: [&str; 11] = [
     "edit_preview",
     "edit_revise",
     "edit_rebase",
@@ -30,6 +30,7 @@ pub const TOOL_NAMES: [&str; 10] = [
     "edit_abort",
     "edit_commit",
     "edit_rollback",
+    "edit_revert",
     "apply_batch",
     "journal_log",
     "journal_dump",
@@ -47,7 +48,9 @@ const EDIT_ABORT: &str = "Discard an open preview: it accepts nothing further an
 
 const EDIT_COMMIT: &str = "Write a previewed edit to disk: every file of the preview or none, crash-safe, with exact rollback material stored in the journal first. Takes m1nd's {preview_id, agent_id, confirm, reingest?}; confirm must be true (it is your explicit go-ahead), and agent_id must be the agent that made the preview. Refused without writing anything when a file changed on disk since the preview (source_modified: call edit_rebase or edit_preview again), when the preview expired or is unknown (call edit_preview), A retry of a commit that landed already (after a timeout or a lost answer) is not refused: it returns that commit's receipt with already: true and writes nothing (a commit of another revision than the one committed, or of a preview rolled back since, is refused and says so). Returns m1nd's {preview_id, file_path, bytes_written, lines_added, lines_removed, reingested, updated_node_ids, elapsed_ms} plus the receipt (tx, batch, every file's hashes before and after) and already (false when this call wrote the files). To undo it later call edit_rollback with tx = preview_id. If the files were written but the journal could not record the commit (a failing disk), the answer is still the commit, with journal_attention {kind, message, outcome: \"will_land\", hint}: do not retry it.";
 
-const EDIT_ROLLBACK: &str = "Undo a committed edit: restores the exact previous bytes, mode and existence of every file it touched (created files are removed, deleted ones recreated), as a new transaction that is itself journaled and can be rolled back (redo). tx is the preview_id of the commit (or the tx of an earlier rollback, to redo). Refused with stale_rollback if a file changed since the commit; force=true then overwrites it, after storing its current bytes in the journal. Returns the new rollback tx and its receipt, and already: a retried rollback whose rollback landed already returns that rollback's tx and receipt with already: true and writes nothing.";
+const EDIT_ROLLBACK: &str = "Undo a committed edit: restores the exact previous bytes, mode and existence of every file it touched (created files are removed, deleted ones recreated), as a new transaction that is itself journaled and can be rolled back (redo). tx is the preview_id of the commit (or the tx of an earlier rollback, to redo). Refused with stale_rollback if a file changed since the commit: edit_revert then undoes only this edit and keeps the later changes, and force=true overwrites the file after storing its current bytes in the journal. Returns the new rollback tx and its receipt, and already: a retried rollback whose rollback landed already returns that rollback's tx and receipt with already: true and writes nothing; a forced rollback also returns overwritten[] {path, action (overwrote, recreated, deleted), kept_in, message, bring_back}: the tx that keeps each overwritten file's bytes and the edit_rollback call that brings them back.";
+
+const EDIT_REVERT: &str = "Undo committed edits and keep everyone else's work: a new preview whose candidate removes the change of each transaction from the files as they are now, by a three-way merge per file (git's, as edit_rebase merges): lines others changed since are kept. Give tx (a preview_id you committed) or txs (several, reverted newest first into one preview); with neither, every committed transaction of agent_id is reverted (last: only the N newest; since_ms: only those made at or after that time, ms since the Unix epoch; rollbacks and reverts are not counted). A file the transaction created is deleted unless changed since; one it deleted is re-created while still absent; a mode it changed is changed back. Where someone changed the same lines, the candidate holds diff3 conflict markers (<<<<<<< disk, ||||||| tx, =======, >>>>>>> before tx, as git merge-file --diff3 writes them) and conflict_list names them: fix them with edit_revise. Returns edit_preview's shape (description \"revert of tx N\"); nothing is written until edit_commit. Refused with nothing_to_revert when there is nothing to undo.";
 
 const APPLY_BATCH: &str = "Write several whole files in one call, m1nd's {agent_id, edits:[{file_path, new_content, description?}], atomic?, reingest?}, journaled like edit_preview + edit_commit. atomic=true (default) is one transaction: every file is written or none is (a failure on any file, even mid-write, restores the others). atomic=false commits each file as its own transaction and reports each. Returns m1nd's per-file results[] {file_path, success, diff, lines_added, lines_removed, error?} and totals {all_succeeded, files_written, files_total, total_bytes_written, reingested, elapsed_ms}, plus the tx and receipt of each transaction (roll one back with edit_rollback).";
 
@@ -223,6 +226,20 @@ pub fn tool_definitions() -> Vec<ToolDef> {
             ),
             read_only: false,
             writes_files: true,
+        },
+        ToolDef {
+            name: "edit_revert",
+            description: EDIT_REVERT,
+            input_schema: schema(
+                json!({"tx": {"type": ["string", "integer"], "description": "The preview_id of a committed edit to undo."},
+                       "txs": {"type": "array", "items": {"type": ["string", "integer"]}, "description": "Several committed edits to undo, in one preview (reverted newest first)."},
+                       "agent_id": agent_id(),
+                       "last": {"type": "integer", "minimum": 0, "description": "Without tx/txs: only your N newest committed edits."},
+                       "since_ms": {"type": "integer", "minimum": 0, "description": "Without tx/txs: only your committed edits made at or after this time (ms since the Unix epoch)."}}),
+                &["agent_id"],
+            ),
+            read_only: false,
+            writes_files: false,
         },
         ToolDef {
             name: "apply_batch",

@@ -100,6 +100,7 @@ impl EditTools {
             "edit_abort" => self.edit_abort(&a),
             "edit_commit" => self.edit_commit(&a, start),
             "edit_rollback" => self.edit_rollback(&a, start),
+            "edit_revert" => self.edit_revert(&a, start),
             "apply_batch" => self.apply_batch(&a, start),
             "journal_log" => self.journal_log(&a),
             "journal_dump" => self.journal_dump(&a),
@@ -237,8 +238,12 @@ impl EditTools {
             return Ok(None);
         }
         check_agent(&p, agent, "commit")?;
-        let report = self.engine(self.journal.commit_report(tx, CommitOptions::default()), agent)?;
-        let mut out = shapes::commit_json(&self.journal, &p, &report.receipt, None, false, ms(start));
+        let report = self.engine(
+            self.journal.commit_report(tx, CommitOptions::default()),
+            agent,
+        )?;
+        let mut out =
+            shapes::commit_json(&self.journal, &p, &report.receipt, None, false, ms(start));
         out["already"] = json!(report.already);
         out["next_step"] = json!(format!(
             "already committed: preview {} landed before this call (batch {}), and nothing was written now; edit_rollback with tx \"{}\" restores the previous bytes if you mean to undo it",
@@ -302,10 +307,74 @@ impl EditTools {
                 format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx))
             },
         });
+        // A forced rollback: what it did to each file changed since, and where the
+        // bytes it overwrote are kept.
+        let overwritten = self.engine(self.journal.overwritten(&receipt), &agent)?;
+        if !overwritten.is_empty() {
+            out["overwritten"] = Value::Array(
+                overwritten
+                    .iter()
+                    .map(|o| {
+                        let mut v = serde_json::to_value(o).unwrap_or_default();
+                        v["message"] = Value::String(o.describe());
+                        if let Some(k) = o.kept_in {
+                            // The call that brings the bytes back.
+                            v["bring_back"] = json!({"tool": "edit_rollback", "tx": self.journal.handle(k).to_string(), "agent_id": agent});
+                        }
+                        v
+                    })
+                    .collect(),
+            );
+        }
         if let Some(a) = attention {
             out["journal_attention"] = a;
         }
         Ok(out)
+    }
+
+    /// `edit_revert`: `tx` (one handle) or `txs` (several), each a commit of this
+    /// agent (or of no agent); without either, every committed tx of `agent_id`
+    /// (`last`, `since_ms` narrow it). A new preview owned by `agent_id`, in
+    /// edit_preview's shape.
+    fn edit_revert(&self, a: &Args, start: Instant) -> Outcome {
+        let agent = a.agent()?;
+        let mut txs = Vec::new();
+        if a.map.get("tx").is_some_and(|v| !v.is_null()) {
+            txs.push(self.handle(a, "tx", &agent)?);
+        }
+        if let Some(Value::Array(items)) = a.map.get("txs") {
+            for (i, item) in items.iter().enumerate() {
+                let one = Args {
+                    tool: a.tool,
+                    map: Map::from_iter([(String::from("tx"), item.clone())]),
+                };
+                txs.push(
+                    self.handle(&one, "tx", &agent)
+                        .map_err(|e| e.with_detail(json!({"txs_index": i})))?,
+                );
+            }
+        } else if a.map.get("txs").is_some_and(|v| !v.is_null()) {
+            return Err(a.wrong_type("txs", "an array of preview_ids"));
+        }
+        let opts = crate::RevertOptions {
+            agent: Some(agent.clone()),
+        };
+        let p = if txs.is_empty() {
+            let range = crate::AgentRange {
+                since_ms: a.u64("since_ms")?,
+                last: a
+                    .u64("last")?
+                    .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+            };
+            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)?
+        } else {
+            for &tx in &txs {
+                check_agent(&self.show(tx, None, &agent)?, &agent, "revert")?;
+            }
+            let refs: Vec<crate::TxRef> = txs.iter().map(|&t| t.into()).collect();
+            self.engine(self.journal.revert(&refs, opts), &agent)?
+        };
+        Ok(self.preview_out(&p, None, start))
     }
 
     fn apply_batch(&self, a: &Args, start: Instant) -> Outcome {

@@ -653,7 +653,10 @@ fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
     let v = json_of(&out);
     assert_eq!(v["already"], true);
     assert_eq!(v["tx"], 3);
-    assert_eq!(v["kind"], serde_json::json!({"rollback": {"of": 2, "forced": false}}));
+    assert_eq!(
+        v["kind"],
+        serde_json::json!({"rollback": {"of": 2, "forced": false}})
+    );
     // The old content written back by hand: tx 3's change is undone on disk. (A second
     // rollback of tx 1 is refused: its change is tx 3's now, `history.rs`.)
     ws.write("src/b.rs", b"pub fn b() -> u32 {\n    2\n}\n");

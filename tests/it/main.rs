@@ -45,6 +45,7 @@ mod recovery;
 mod regression;
 mod resolve;
 mod retry;
+mod revert;
 mod rollback;
 mod soak;
 mod stress;

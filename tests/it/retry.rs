@@ -5,15 +5,15 @@
 
 use serde_json::json;
 use ultra_edit::{
-    BatchKind, CommitOptions, Error, NextStep, ReviseOptions, RollbackOptions, StateReason,
-    TxState,
+    BatchKind, CommitOptions, Error, NextStep, ReviseOptions, RollbackOptions, StateReason, TxState,
 };
 
 use crate::support::{cli, json_of, plan, receipts_of, text, workspace};
 
 const B_RS: &[u8] = b"pub fn b() -> u32 {\n    2\n}\n";
 const B_RS_3: &[u8] = b"pub fn b() -> u32 {\n    3\n}\n";
-const SET_3: &str = r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#;
+const SET_3: &str =
+    r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#;
 
 /// Every next step that runs a rollback.
 fn is_a_rollback(step: &Option<NextStep>) -> bool {
@@ -37,11 +37,17 @@ fn is_a_rollback(step: &Option<NextStep>) -> bool {
 fn a_retried_commit_answers_already_with_the_first_receipt() {
     let ws = workspace();
     let p = ws.preview(SET_3);
-    let first = ws.journal.commit_report(p.tx, CommitOptions::default()).unwrap();
+    let first = ws
+        .journal
+        .commit_report(p.tx, CommitOptions::default())
+        .unwrap();
     assert!(!first.already);
     assert_eq!(first.receipt.batch, 1);
     ws.journal.flush().unwrap();
-    let again = ws.journal.commit_report(p.tx, CommitOptions::default()).unwrap();
+    let again = ws
+        .journal
+        .commit_report(p.tx, CommitOptions::default())
+        .unwrap();
     assert!(again.already);
     assert_eq!(again.receipt, first.receipt);
     assert_eq!(again.receipt.kind, BatchKind::Commit { revision: 0 });
@@ -57,7 +63,10 @@ fn a_retried_commit_answers_already_with_the_first_receipt() {
         )
         .unwrap();
     assert!(by_number.already);
-    assert_eq!(ws.journal.commit(p.tx, CommitOptions::default()).unwrap(), first.receipt);
+    assert_eq!(
+        ws.journal.commit(p.tx, CommitOptions::default()).unwrap(),
+        first.receipt
+    );
     assert_eq!(ws.read("src/b.rs"), B_RS_3);
     assert_eq!(receipts_of(&ws.journal, p.tx), vec![1]);
     assert_eq!(ws.journal.tx(p.tx).unwrap().state, TxState::Committed);
@@ -82,7 +91,10 @@ fn a_commit_of_another_revision_than_the_committed_one_names_the_one_that_landed
         ..Default::default()
     };
     assert!(!ws.journal.commit_report(p.tx, r0).unwrap().already);
-    let err = ws.journal.commit_report(p.tx, CommitOptions::default()).unwrap_err();
+    let err = ws
+        .journal
+        .commit_report(p.tx, CommitOptions::default())
+        .unwrap_err();
     assert!(
         matches!(
             &err,
@@ -117,8 +129,13 @@ fn a_retried_commit_of_a_rolled_back_tx_is_refused_without_a_rollback_step() {
     let ws = workspace();
     let p = ws.preview(SET_3);
     ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
-    ws.journal.rollback(p.tx, RollbackOptions::default()).unwrap();
-    let err = ws.journal.commit_report(p.tx, CommitOptions::default()).unwrap_err();
+    ws.journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    let err = ws
+        .journal
+        .commit_report(p.tx, CommitOptions::default())
+        .unwrap_err();
     assert!(
         matches!(
             &err,
@@ -149,7 +166,10 @@ fn a_retried_rollback_answers_already_with_the_rollbacks_receipt() {
     let ws = workspace();
     let p = ws.preview(SET_3);
     ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
-    let rb = ws.journal.rollback_report(p.tx, RollbackOptions::default()).unwrap();
+    let rb = ws
+        .journal
+        .rollback_report(p.tx, RollbackOptions::default())
+        .unwrap();
     assert!(!rb.already);
     assert_eq!(rb.receipt.tx, 2);
     assert_eq!(
@@ -160,7 +180,10 @@ fn a_retried_rollback_answers_already_with_the_rollbacks_receipt() {
         }
     );
     ws.journal.flush().unwrap();
-    let again = ws.journal.rollback_report(p.tx, RollbackOptions::default()).unwrap();
+    let again = ws
+        .journal
+        .rollback_report(p.tx, RollbackOptions::default())
+        .unwrap();
     assert!(again.already);
     assert_eq!(again.receipt, rb.receipt);
     assert_eq!(ws.read("src/b.rs"), B_RS);
@@ -225,8 +248,9 @@ fn cli_a_retried_commit_and_rollback_exit_0_with_already() {
 #[test]
 fn mcp_a_retried_commit_and_rollback_answer_already() {
     let ws = workspace();
-    let tools =
-        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(ultra_edit::Journal::open(ws.root()).unwrap()));
+    let tools = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(
+        ultra_edit::Journal::open(ws.root()).unwrap(),
+    ));
     let p = tools
         .call(
             "edit_preview",
@@ -263,17 +287,27 @@ fn no_next_step_is_a_rollback_unless_the_caller_asked_to_undo() {
     let p = ws.preview(SET_3);
     ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
     let other = ws.preview(r#"{"edits":[{"op":"append","path":"run.sh","text":"echo bye\n"}]}"#);
-    ws.journal.commit(other.tx, CommitOptions::default()).unwrap();
-    ws.journal.rollback(other.tx, RollbackOptions::default()).unwrap();
+    ws.journal
+        .commit(other.tx, CommitOptions::default())
+        .unwrap();
+    ws.journal
+        .rollback(other.tx, RollbackOptions::default())
+        .unwrap();
     let fix = plan(r#"{"edits":[{"op":"append","path":"src/a.rs","text":"//\n"}]}"#);
     for tx in [p.tx, other.tx] {
         let errs = [
-            ws.journal.revise(tx, ReviseOptions::default(), &fix).unwrap_err(),
+            ws.journal
+                .revise(tx, ReviseOptions::default(), &fix)
+                .unwrap_err(),
             ws.journal.rebase(tx).unwrap_err(),
             ws.journal.abort(tx).unwrap_err(),
         ];
         for e in &errs {
-            assert!(!is_a_rollback(&e.next_step()), "tx {tx}: {e:?} -> {:?}", e.next_step());
+            assert!(
+                !is_a_rollback(&e.next_step()),
+                "tx {tx}: {e:?} -> {:?}",
+                e.next_step()
+            );
         }
     }
     assert_eq!(
@@ -299,11 +333,18 @@ fn no_next_step_is_a_rollback_unless_the_caller_asked_to_undo() {
     assert_eq!(err["next_step"], json!({"step": "log"}));
     assert_eq!(err["command"], "ultra-edit log");
     // MCP: a revise of a committed preview, a commit of a rolled-back one.
-    let tools =
-        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(ultra_edit::Journal::open(ws.root()).unwrap()));
+    let tools = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(
+        ultra_edit::Journal::open(ws.root()).unwrap(),
+    ));
     for (tool, args) in [
-        ("edit_revise", json!({"agent_id": "dev", "preview_id": "1", "edits": [{"op": "append", "path": "src/a.rs", "text": "//\n"}]})),
-        ("edit_commit", json!({"agent_id": "dev", "preview_id": "2", "confirm": true})),
+        (
+            "edit_revise",
+            json!({"agent_id": "dev", "preview_id": "1", "edits": [{"op": "append", "path": "src/a.rs", "text": "//\n"}]}),
+        ),
+        (
+            "edit_commit",
+            json!({"agent_id": "dev", "preview_id": "2", "confirm": true}),
+        ),
         ("edit_abort", json!({"agent_id": "dev", "preview_id": "1"})),
     ] {
         let e = tools.call(tool, args).unwrap_err();
@@ -343,7 +384,10 @@ fn the_gate_checks_a_file_an_earlier_revision_named() {
     let shown = ws.journal.show(p.tx, None).unwrap();
     assert_eq!(shown.stale_paths, Some(vec!["run.sh".to_string()]));
     assert!(!shown.ready_to_commit);
-    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    let err = ws
+        .journal
+        .commit(p.tx, CommitOptions::default())
+        .unwrap_err();
     assert!(
         matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["run.sh"]),
         "{err:?}"
@@ -363,7 +407,11 @@ fn the_gate_checks_a_file_an_earlier_revision_named() {
     assert!(rebased.ready_to_commit, "{:?}", rebased.validation);
     let receipt = ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
     assert_eq!(
-        receipt.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        receipt
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
         ["src/b.rs"]
     );
     assert_eq!(ws.read("src/b.rs"), B_RS_3);
@@ -388,7 +436,11 @@ fn the_gate_checks_a_file_changed_back_and_lets_an_untouched_one_pass() {
     // Untouched on disk: the commit lands, writing src/b.rs only.
     let receipt = ws.journal.commit(p.tx, CommitOptions::default()).unwrap();
     assert_eq!(
-        receipt.files.iter().map(|f| f.path.as_str()).collect::<Vec<_>>(),
+        receipt
+            .files
+            .iter()
+            .map(|f| f.path.as_str())
+            .collect::<Vec<_>>(),
         ["src/b.rs"]
     );
     // The same, with src/a.rs edited on disk first: stale.
@@ -404,7 +456,10 @@ fn the_gate_checks_a_file_changed_back_and_lets_an_untouched_one_pass() {
         )
         .unwrap();
     ws.write("src/a.rs", b"pub fn a() -> u32 {\n    7\n}\n");
-    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    let err = ws
+        .journal
+        .commit(p.tx, CommitOptions::default())
+        .unwrap_err();
     assert!(
         matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["src/a.rs"]),
         "{err:?}"
@@ -495,7 +550,10 @@ fn nothing_to_rebase_names_commit_only_when_a_commit_can_go_ahead() {
         other => panic!("{other:?}"),
     }
     assert_eq!(err.next_step(), Some(NextStep::Abort { tx: 1 }));
-    let err = ws.journal.commit(p.tx, CommitOptions::default()).unwrap_err();
+    let err = ws
+        .journal
+        .commit(p.tx, CommitOptions::default())
+        .unwrap_err();
     assert_eq!(err.exit_code(), 4);
     assert_eq!(err.next_step(), Some(NextStep::Abort { tx: 1 }));
     // MCP says the same: not edit_commit.

@@ -149,8 +149,8 @@ fn a_rollback_refused_for_an_edit_outside_ultra_edit_does_not_send_the_user_roun
     assert_eq!(
         err.to_string(),
         format!(
-            "cannot roll back tx {}: f.py changed (or was deleted) since it was committed (f.py was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal",
-            first.tx
+            "cannot roll back tx {}: f.py changed (or was deleted) since it was committed (f.py was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal; a revert of tx {} removes only its own change and keeps the later changes",
+            first.tx, first.tx
         )
     );
     assert_eq!(
@@ -207,8 +207,8 @@ fn a_rollback_refused_for_a_later_commit_names_it_and_rolls_back_in_order() {
     assert_eq!(
         err.to_string(),
         format!(
-            "cannot roll back tx {}: src/b.rs changed (or was deleted) since it was committed (tx {} has written there since); a forced rollback overwrites it, undoing tx {}'s change there too, after keeping its current bytes in the journal",
-            first.tx, second.tx, second.tx
+            "cannot roll back tx {}: src/b.rs changed (or was deleted) since it was committed (tx {} has written there since); a forced rollback overwrites it, undoing tx {}'s change there too, after keeping its current bytes in the journal; a revert of tx {} removes only its own change and keeps the later changes",
+            first.tx, second.tx, second.tx, first.tx
         )
     );
     assert_eq!(
@@ -233,8 +233,8 @@ fn a_rollback_refused_for_a_later_commit_names_it_and_rolls_back_in_order() {
     assert_eq!(
         v["error"]["hint"],
         format!(
-            "roll back the later change first (`ultra-edit rollback {}`), then tx {}; `ultra-edit rollback {} --force` would overwrite the file(s) instead, undoing tx {}'s change there too (their current bytes are kept in the journal first)",
-            second.tx, first.tx, first.tx, second.tx
+            "roll back the later change first (`ultra-edit rollback {}`), then tx {}; `ultra-edit rollback {} --force` would overwrite the file(s) instead, undoing tx {}'s change there too (their current bytes are kept in the journal first); `ultra-edit revert {}` undoes only tx {}'s change and keeps the later ones",
+            second.tx, first.tx, first.tx, second.tx, first.tx, first.tx
         )
     );
     ws.journal
@@ -268,7 +268,7 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     // CLI renders it as `--force`).
     assert_eq!(
         err.to_string(),
-        format!("cannot roll back tx {}: src/lib.rs changed (or was deleted) since it was committed (src/lib.rs was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal", p.tx)
+        format!("cannot roll back tx {}: src/lib.rs changed (or was deleted) since it was committed (src/lib.rs was written outside ultra-edit); a forced rollback overwrites it after keeping its current bytes in the journal; a revert of tx {} removes only its own change and keeps the later changes", p.tx, p.tx)
     );
     assert_eq!(
         err.next_step(),

@@ -4,7 +4,8 @@
 //! Seeded random steps against the `ultra-edit` binary (built with `failpoints`) on a
 //! workspace of six paths (two in nested directories, two absent at first): `preview`,
 //! `revise` (also `--base` older, with and without `--rebase`), `rebase`, `commit` (also
-//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `abort`,
+//! `--revision`), `rollback` (also `--force`, and rollbacks of rollbacks), `revert`
+//! (whose candidate the model predicts where the history does not overlap), `abort`,
 //! `recover`, writes by someone else, a batch left needing attention while other txs
 //! try its files (refused: `attention_owns_files`) until `recover --overwrite` or a
 //! put-back settles it, 2–3 concurrent commits, crashes at every
@@ -58,6 +59,7 @@ macro_rules! ensure {
 mod batch;
 mod edits;
 mod model;
+mod revert;
 
 const TARGET_KINDS: &[&str] = &[
     "target_not_found",
@@ -398,8 +400,9 @@ impl Soak {
 
     fn step(&mut self) -> R {
         match self.rng.below(100) {
-            0..=13 => self.preview(),
-            14..=22 => self.revise(),
+            0..=11 => self.preview(),
+            12..=16 => self.revert(),
+            17..=22 => self.revise(),
             23..=26 => self.rebase(),
             27..=39 => {
                 let op = self.pick_commit();
@@ -523,7 +526,9 @@ fn soak_random_operations_against_the_model() {
         }
     }
     println!(
-        "soak: {steps} steps over {seeds} seeds in {:.1} s, no failure",
-        started.elapsed().as_secs_f64()
+        "soak: {steps} steps over {seeds} seeds in {:.1} s, no failure; {} reverts, {} of them predicted exactly by the model",
+        started.elapsed().as_secs_f64(),
+        revert::REVERTS[0].load(std::sync::atomic::Ordering::Relaxed),
+        revert::REVERTS[1].load(std::sync::atomic::Ordering::Relaxed)
     );
 }

@@ -35,6 +35,7 @@ TOOLS = {
     "edit_abort",
     "edit_commit",
     "edit_rollback",
+    "edit_revert",
     "apply_batch",
     "journal_log",
     "journal_dump",

@@ -142,6 +142,7 @@ fn paged(command: &Command) -> bool {
         Command::Preview { .. }
             | Command::Revise { .. }
             | Command::Rebase { .. }
+            | Command::Revert { .. }
             | Command::Show { .. }
             | Command::Log { .. }
             | Command::Journal {
@@ -206,7 +207,13 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             },
             lock_timeout,
         ),
-        Command::Log { limit } => tx::log(out, &j, limit),
+        Command::Revert {
+            txs,
+            agent,
+            since,
+            last,
+        } => tx::revert(out, &j, txs, agent, since, last),
+        Command::Log { limit, agent } => tx::log(out, &j, limit, agent.as_deref()),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
         Command::Serve { preview_ttl } => serve(j, preview_ttl),
         // Handled before the journal is opened (`cli::run`).

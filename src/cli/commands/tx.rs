@@ -1,11 +1,12 @@
-//! The transaction verbs: preview, revise, rebase, show, commit, abort, rollback, log.
+//! The transaction verbs: preview, revise, rebase, show, commit, abort, rollback,
+//! revert, log.
 
 use std::io::{IsTerminal, Read};
 use std::time::Duration;
 
 use ultra_edit::{
-    CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions, Result,
-    ReviseOptions, RollbackOptions,
+    AgentRange, CommitOptions, EditError, Error, IoError, Journal, Plan, Preview, PreviewOptions,
+    Result, RevertOptions, ReviseOptions, RollbackOptions,
 };
 
 use crate::cli::render::Out;
@@ -95,14 +96,37 @@ pub(super) fn rollback(
     j.set_completion_inline(true);
     let report = j.rollback_report(tx, opts)?;
     j.flush()?;
-    out.receipt(&report).map(|()| 0)
+    let overwritten = j.overwritten(&report.receipt)?;
+    out.rollback(&report, &overwritten).map(|()| 0)
 }
 
-/// `log`: exit 0 whenever the history was listed; batches that need attention are
-/// data (`needs_attention` in `--json`, `[batch needs_attention]` on the tx's line),
-/// not an exit code (docs/design.md, "CLI contract").
-pub(super) fn log(out: &Out, j: &Journal, limit: Option<usize>) -> Result<i32> {
-    out.log(&j.log(limit)?, &j.needs_attention()?, limit).map(|()| 0)
+/// `log [--agent A]`: exit 0 whenever the history was listed; batches that need
+/// attention are data (`needs_attention` in `--json`, `[batch needs_attention]` on the
+/// tx's line), not an exit code (docs/design.md, "CLI contract").
+pub(super) fn log(
+    out: &Out,
+    j: &Journal,
+    limit: Option<usize>,
+    agent: Option<&str>,
+) -> Result<i32> {
+    out.log(&j.log_of(limit, agent)?, &j.needs_attention()?, limit).map(|()| 0)
+}
+
+/// `revert TX…` or `revert --agent A [--since TIME | --last N]`: the new tx's revision
+/// 0, printed as `preview` prints one (exit 4 when it conflicts).
+pub(super) fn revert(
+    out: &Out,
+    j: &Journal,
+    txs: Vec<ultra_edit::TxRef>,
+    agent: Option<String>,
+    since_ms: Option<u64>,
+    last: Option<usize>,
+) -> Result<i32> {
+    let p = match agent {
+        Some(a) => j.revert_agent(&a, AgentRange { since_ms, last }, RevertOptions::default())?,
+        None => j.revert(&txs, RevertOptions::default())?,
+    };
+    previewed(out, &p)
 }
 
 /// Print a new revision. It is recorded either way, but one whose validation has

@@ -1,0 +1,314 @@
+//! `revert`: undo committed transactions and keep everyone else's work
+//! (docs/design.md, "Revert").
+//!
+//! A revert is a new transaction, an open preview at revision 0, whose candidate
+//! removes the change of each reverted tx from the current disk by a three-way merge
+//! per file, the one `rebase` uses ([`crate::rebase::merge_file`]): base = the tx's
+//! post-image, ours = the disk (with the reverts of newer txs already applied),
+//! theirs = the tx's pre-image. A change nobody touched since comes out as the
+//! pre-image; lines others changed since are kept; where both changed the same lines
+//! the candidate holds git's diff3 markers, labelled
+//! [`crate::conflicts::REVERT_LABELS`], and the revision lists the conflict (`resolve`
+//! works on it as on a rebase's).
+//!
+//! File cases, as the merge decides them (plus one rule of its own, below):
+//! - a file the tx created: deleted if it still holds the tx's bytes and mode, else a
+//!   modify/delete conflict (the candidate keeps the disk's bytes);
+//! - a file the tx deleted: re-created with its old bytes and mode while it is still
+//!   absent; if it exists again (with other bytes), a whole-file conflict — the one
+//!   rule of this module: the merge alone would mark an add/add conflict line by line,
+//!   against an empty base;
+//! - a mode the tx changed: changed back unless changed since; both changed it: a
+//!   whole-file conflict (the candidate keeps the disk's mode);
+//! - binary content: the old bytes unless changed since, else a whole-file conflict.
+//!
+//! Several txs are reverted newest first into one candidate. The revert's owner and
+//! extended attributes of a file that exists on disk are the disk's (bytes and mode
+//! are merged; owner and attributes are not); a re-created file gets the pre-image's.
+//!
+//! The origin is recorded in the new tx: its description `revert of tx N` (what `log`
+//! prints) and its revision 0's plan `{"revert_of":{"txs":[N,…]}}`
+//! ([`RevisionOrigin::RevertOf`]), so the journal's schema is unchanged.
+
+use std::collections::BTreeMap;
+
+use crate::conflicts::REVERT_LABELS;
+use crate::error::{Error, Result, Verb};
+use crate::fs::snapshot;
+use crate::fs::RelPath;
+use crate::journal::records::{
+    BatchRecord, FileConflict, FileState, RevisionOrigin, TxRecord, TxState,
+};
+use crate::rebase::merge_file;
+use crate::revision::Preview;
+use crate::revision::{self, RevisionContent, Working};
+use crate::workspace::Journal;
+
+/// Options of [`Journal::revert`] and [`Journal::revert_agent`].
+#[derive(Debug, Clone, Default)]
+pub struct RevertOptions {
+    /// The agent recorded for the revert's tx (default: none; for
+    /// [`Journal::revert_agent`], the agent whose work it reverts).
+    pub agent: Option<String>,
+}
+
+/// Which committed txs of one agent [`Journal::revert_agent`] reverts: every one by
+/// default; those created at or after `since_ms`; at most the `last` newest. Both
+/// together: the `last` newest of those since `since_ms`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentRange {
+    /// Only txs created at or after this time (ms since the Unix epoch).
+    pub since_ms: Option<u64>,
+    /// Only the `last` newest (0 selects none, which is [`Error::NothingToRevert`]).
+    pub last: Option<usize>,
+}
+
+impl Journal {
+    /// Revert the committed txs `txs` (in any order; reverted newest first) into one
+    /// new tx: an open preview whose revision 0 removes their changes from the disk
+    /// by a three-way merge per file (module docs). Nothing outside `.ultra-edit/` is
+    /// written; review it with `show`, fix conflicts with `resolve` or `revise`,
+    /// apply it with `commit`, undo it later with `rollback`.
+    ///
+    /// Errors: [`Error::UnknownTx`]; [`Error::WrongState`] (verb `revert`) for a tx
+    /// that is not committed (open, aborted, rolled back) or was pruned by `journal
+    /// gc`; [`Error::NothingToRevert`] when no tx is named or every file already holds
+    /// what it held before them (nothing recorded); path and I/O errors reading the
+    /// disk.
+    pub fn revert(&self, txs: &[crate::TxRef], opts: RevertOptions) -> Result<Preview> {
+        crate::workspace::guarded(|| {
+            let mut numbers = Vec::with_capacity(txs.len());
+            for t in txs {
+                numbers.push(self.tx_number(t.clone())?);
+            }
+            self.revert_numbers(numbers, None, opts)
+        })
+    }
+
+    /// Revert every committed tx of `agent` in `range`, newest first, into one new tx
+    /// (as [`Journal::revert`]). Counted: txs in state committed whose agent is
+    /// `agent`, except rollbacks and reverts (undoing those would redo what they
+    /// undid). The new tx's agent is `opts.agent`, else `agent`.
+    ///
+    /// Errors: [`Error::NothingToRevert`] when the agent has no such tx in the range,
+    /// and those of [`Journal::revert`].
+    pub fn revert_agent(
+        &self,
+        agent: &str,
+        range: AgentRange,
+        opts: RevertOptions,
+    ) -> Result<Preview> {
+        crate::workspace::guarded(|| {
+            let txs = self.agent_txs(agent, range)?;
+            if txs.is_empty() {
+                return Err(Error::NothingToRevert {
+                    txs: Vec::new(),
+                    agent: Some(agent.to_string()),
+                });
+            }
+            let opts = RevertOptions {
+                agent: opts.agent.or_else(|| Some(agent.to_string())),
+            };
+            self.revert_numbers(txs, Some(agent), opts)
+        })
+    }
+
+    /// The committed txs of `agent` in `range`, newest first (see
+    /// [`Journal::revert_agent`]).
+    fn agent_txs(&self, agent: &str, range: AgentRange) -> Result<Vec<u64>> {
+        let r = self.ws.store.read()?;
+        let mut out = Vec::new();
+        let limit = range.last.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(out);
+        }
+        r.txs_newest_first(|t| {
+            if range.since_ms.is_some_and(|s| t.created_ms < s) {
+                return Ok(false);
+            }
+            if t.state == TxState::Committed
+                && t.agent.as_deref() == Some(agent)
+                && t.rollback_of.is_none()
+                && !t.pruned
+                && !is_revert(&r, &t)?
+            {
+                out.push(t.tx);
+            }
+            Ok(out.len() < limit)
+        })?;
+        Ok(out)
+    }
+
+    fn revert_numbers(
+        &self,
+        mut txs: Vec<u64>,
+        agent: Option<&str>,
+        opts: RevertOptions,
+    ) -> Result<Preview> {
+        self.ws.writable()?;
+        txs.sort_unstable_by(|a, b| b.cmp(a));
+        txs.dedup();
+        if txs.is_empty() {
+            return Err(Error::NothingToRevert {
+                txs,
+                agent: agent.map(str::to_string),
+            });
+        }
+        let r = self.ws.store.read()?;
+        let mut batches: Vec<BatchRecord> = Vec::with_capacity(txs.len());
+        for &tx in &txs {
+            let rec = r.tx_required(tx)?;
+            batches.push(committed_batch(&r, &rec)?);
+        }
+        let mut files: BTreeMap<RelPath, Working> = BTreeMap::new();
+        let mut conflicts: BTreeMap<RelPath, FileConflict> = BTreeMap::new();
+        for batch in &batches {
+            for f in &batch.files {
+                let w = match files.entry(f.path.clone()) {
+                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
+                    std::collections::btree_map::Entry::Vacant(e) => {
+                        let (state, bytes, xattrs) =
+                            snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
+                        e.insert(Working {
+                            snapshot: state,
+                            snapshot_bytes: bytes.clone(),
+                            snapshot_xattrs: xattrs,
+                            candidate: state,
+                            candidate_bytes: bytes,
+                            text_op_on_binary: false,
+                            notes: Vec::new(),
+                            keep: false,
+                        })
+                    }
+                };
+                let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+                    s.hash().map(|h| r.blob_required(&h)).transpose()
+                };
+                let (post, pre) = (load(&f.post)?, load(&f.pre)?);
+                let (state, bytes, conflict) = revert_file(
+                    &f.path,
+                    batch.tx,
+                    (&f.post, post.as_deref()),
+                    (&w.candidate, w.candidate_bytes.as_deref()),
+                    (&f.pre, pre.as_deref()),
+                );
+                w.candidate = state;
+                w.candidate_bytes = bytes;
+                if let Some(c) = conflict {
+                    match conflicts.entry(f.path.clone()) {
+                        std::collections::btree_map::Entry::Vacant(e) => {
+                            e.insert(c);
+                        }
+                        std::collections::btree_map::Entry::Occupied(mut e) => {
+                            // An older tx's conflict in a file a newer one conflicted
+                            // in already: both reasons; the regions are the last
+                            // merge's, whose output is the candidate.
+                            let old = e.get_mut();
+                            old.reason = format!("{}; {}", old.reason, c.reason);
+                            if !c.regions.is_empty() {
+                                old.regions = c.regions;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // A candidate equal to the disk is no change (its owner and attributes are the
+        // disk's, not a pre-image's).
+        for w in files.values_mut() {
+            if w.candidate_bytes == w.snapshot_bytes && w.candidate.mode() == w.snapshot.mode() {
+                w.candidate = w.snapshot;
+            }
+        }
+        // A whole-file conflict whose candidate keeps the disk changes nothing, yet it
+        // is recorded: the conflict is what the person must decide.
+        let conflicted = !conflicts.is_empty();
+        let content = RevisionContent::of(files, conflicts.into_values().collect(), &self.policy);
+        if content.changes_nothing() && !conflicted {
+            return Err(Error::NothingToRevert {
+                txs,
+                agent: agent.map(str::to_string),
+            });
+        }
+        let summary = content.summary();
+        let description = match txs.as_slice() {
+            [one] => format!("revert of tx {one}"),
+            many => format!(
+                "revert of txs {}",
+                many.iter()
+                    .map(u64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let plan = RevisionOrigin::RevertOf { txs }.to_recorded_json();
+        drop(r);
+        let (tx, rev) = self.ws.store.write(|w| {
+            let tx = w.create_tx(opts.agent.clone(), Some(description.clone()), None)?;
+            revision::record_revision(w, tx.tx, 0, None, plan.clone(), content)
+        })?;
+        Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
+    }
+}
+
+/// Whether `t` is a revert: its revision 0 was made by `revert`.
+fn is_revert(r: &crate::journal::Reader, t: &TxRecord) -> Result<bool> {
+    Ok(r.revision(t.tx, 0)?.is_some_and(|rev| {
+        matches!(
+            serde_json::from_str::<RevisionOrigin>(&rev.plan),
+            Ok(RevisionOrigin::RevertOf { .. })
+        )
+    }))
+}
+
+/// The batch that committed `rec`, if it can be reverted: committed, not pruned.
+fn committed_batch(r: &crate::journal::Reader, rec: &TxRecord) -> Result<BatchRecord> {
+    match (rec.state, rec.committed) {
+        (TxState::Committed, Some(c)) if !rec.pruned => r.batch(c.batch)?.ok_or_else(|| {
+            crate::error::JournalError::Missing {
+                what: format!("batch {} of tx {}", c.batch, rec.tx),
+            }
+            .into()
+        }),
+        _ => Err(Error::wrong_state(rec, Verb::Revert)),
+    }
+}
+
+/// One file of one reverted tx: the merge of `base` (what the tx wrote), `ours` (the
+/// disk, or the candidate so far) and `theirs` (what the file held before the tx).
+fn revert_file(
+    path: &RelPath,
+    tx: u64,
+    base: (&FileState, Option<&[u8]>),
+    ours: (&FileState, Option<&[u8]>),
+    theirs: (&FileState, Option<&[u8]>),
+) -> (FileState, Option<Vec<u8>>, Option<FileConflict>) {
+    // Deleted by the tx, present again with other bytes: a whole-file conflict (see
+    // the module docs); the candidate keeps the disk's file.
+    if let (None, Some(o), Some(t)) = (base.1, ours.1, theirs.1) {
+        if o != t {
+            return (
+                *ours.0,
+                Some(o.to_vec()),
+                Some(FileConflict {
+                    path: path.clone(),
+                    reason: format!(
+                        "reverting tx {tx}: tx {tx} deleted it and it exists again with other bytes; the candidate keeps the file on disk"
+                    ),
+                    regions: Vec::new(),
+                }),
+            );
+        }
+    }
+    let (mut state, bytes, conflict) = merge_file(path, base, ours, theirs, &REVERT_LABELS);
+    // Owner and attributes: the disk's where the file exists there.
+    if let (FileState::File { meta, .. }, Some(disk)) = (&mut state, ours.0.meta()) {
+        meta.owner = disk.owner;
+        meta.xattrs = disk.xattrs;
+    }
+    let conflict = conflict.map(|mut c| {
+        c.reason = format!("reverting tx {tx}: {}", c.reason);
+        c
+    });
+    (state, bytes, conflict)
+}
