@@ -47,6 +47,8 @@ mod recovery;
 mod resolution;
 mod revert;
 mod revision;
+#[cfg(feature = "sandbox")]
+pub mod sandbox;
 pub mod syntax;
 mod tx;
 mod verify;
@@ -62,17 +64,20 @@ pub use error::{
     Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
     ResolveError, Result, StateReason, Transition, Verb,
 };
+#[cfg(feature = "sandbox")]
+pub use error::{RefusedPath, SandboxError};
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
 pub use interdiff::{Interdiff, InterdiffFile};
 pub use interrupt::Interrupt;
 pub use journal::records::{
-    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommitRef, Event,
-    EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite, Owner, Receipt,
-    RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs, DEFAULT_NEW_FILE_MODE,
+    BatchFile, BatchKind, BatchRecord, BatchState, BlobHash, BlobRef, BlobRole, CommandOrigin,
+    CommitRef, Event, EventKind, FileConflict, FileMeta, FileRevision, FileState, ForeignWrite,
+    Owner, Receipt, RevisionOrigin, RevisionRecord, StateChange, TxRecord, TxState, Xattrs,
+    DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
-pub use policy::{Identical, Markers, Policy, SamePath, SyntaxErrors};
+pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};
 pub use revert::{AgentRange, RevertOptions};

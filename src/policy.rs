@@ -33,6 +33,22 @@ pub struct Policy {
     /// set it to [`SyntaxErrors::Allow`] for one plan.
     #[serde(default)]
     pub syntax_errors: SyntaxErrors,
+    /// A check command (`--check CMD`, feature `sandbox`) that fails on the candidate.
+    /// Default [`Checks::Refuse`]: validation error `check_failed`.
+    #[serde(default)]
+    pub check_failed: Checks,
+}
+
+/// [`Policy::check_failed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checks {
+    /// A failing check is a validation error (`check_failed`): the revision cannot be
+    /// committed.
+    #[default]
+    Refuse,
+    /// It is a warning (`check_failed`): the revision may be committed.
+    Allow,
 }
 
 /// [`Policy::identical_content`].

@@ -41,6 +41,16 @@ impl Journal {
     /// is `commit` only then: after a rebase that left nothing to change, `abort`), path and I/O errors reading the disk. Conflicts are not errors: see the
     /// module docs.
     pub fn rebase(&self, tx: impl Into<crate::TxRef>) -> Result<Preview> {
+        self.rebase_with(tx, None)
+    }
+
+    /// [`Journal::rebase`] with the issues `extra` finds in the merged files added to
+    /// the validation (a check command run again on the rebased candidate).
+    pub(crate) fn rebase_with(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        extra: revision::Extra<'_>,
+    ) -> Result<Preview> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
             let tx = self.tx_number(tx)?;
@@ -126,6 +136,10 @@ impl Journal {
                 from_revision: latest.revision,
             }
             .to_recorded_json();
+            let issues = match extra {
+                Some(f) => f(&out)?,
+                None => Vec::new(),
+            };
             let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,
@@ -134,6 +148,7 @@ impl Journal {
                 out,
                 conflicts,
                 &self.policy,
+                issues,
             )?;
             Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })

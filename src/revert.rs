@@ -223,7 +223,12 @@ impl Journal {
         // A whole-file conflict whose candidate keeps the disk changes nothing, yet it
         // is recorded: the conflict is what the person must decide.
         let conflicted = !conflicts.is_empty();
-        let content = RevisionContent::of(files, conflicts.into_values().collect(), &self.policy);
+        let content = RevisionContent::of_with(
+            files,
+            conflicts.into_values().collect(),
+            &self.policy,
+            Vec::new(),
+        );
         if content.changes_nothing() && !conflicted {
             return Err(Error::NothingToRevert {
                 txs,

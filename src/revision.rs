@@ -76,6 +76,12 @@ pub struct Preview {
     /// lines from the journal's blobs (it reads each file's two images).
     #[serde(default)]
     pub summary: Vec<FileSummary>,
+    /// The shell command this revision was captured from (`preview --run`, `revise
+    /// --run`, `run`; feature `sandbox`, docs/commands.md), with its exit status,
+    /// duration and output tail; `None` for a revision made by a plan, a rollback or a
+    /// rebase.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandOrigin>,
 }
 
 impl Preview {
@@ -103,6 +109,7 @@ impl Preview {
             conflicts: rev.conflicts,
             summary: Vec::new(),
             stale_paths: None,
+            command: RevisionOrigin::command_of(&rev.plan),
         }
     }
 
@@ -355,6 +362,11 @@ pub(crate) fn build(
     Ok(out)
 }
 
+/// Issues added to a revision's validation by its maker, from the files as built
+/// (a check command's `check_passed` / `check_failed`, src/sandbox/check.rs).
+pub(crate) type Extra<'a> =
+    Option<&'a dyn Fn(&BTreeMap<RelPath, Working>) -> Result<Vec<edit::Issue>>>;
+
 /// Record `files` as the next revision of `txrec`, built on revision `base`. Fails
 /// with [`Error::WrongState`] if the tx changed since `txrec` was read.
 pub(crate) fn append(
@@ -365,9 +377,10 @@ pub(crate) fn append(
     files: BTreeMap<RelPath, Working>,
     conflicts: Vec<FileConflict>,
     policy: &crate::Policy,
+    extra: Vec<edit::Issue>,
 ) -> Result<(TxRecord, RevisionRecord, Vec<FileSummary>)> {
     let tx = txrec.tx;
-    let content = RevisionContent::of(files, conflicts, policy);
+    let content = RevisionContent::of_with(files, conflicts, policy, extra);
     let summary = content.summary();
     let (txrec, rev) = ws.store.write(|w| {
         let now = w.tx(tx)?;
@@ -445,10 +458,15 @@ impl RevisionContent {
     /// `policy` may make `no_changes`, `conflict_markers` and `syntax_error` warnings
     /// ([`crate::Policy`]); the report recorded with the revision is what `commit`
     /// checks, so the choice is recorded with it.
-    pub fn of(
+    ///
+    /// `extra` issues (a check's outcome, src/sandbox/check.rs) join the validation
+    /// before the policy is applied (a `check_failed` error becomes a warning under
+    /// [`crate::Checks::Allow`]).
+    pub fn of_with(
         files: BTreeMap<RelPath, Working>,
         conflicts: Vec<FileConflict>,
         policy: &crate::Policy,
+        extra: Vec<edit::Issue>,
     ) -> Self {
         let entries: Vec<(&RelPath, &Working)> = files.iter().collect();
         let checks: Vec<FileCheck<'_>> = entries
@@ -493,16 +511,24 @@ impl RevisionContent {
             changed.extend(diff);
         }
         validation.extend(edit::validate::no_changes(&checks));
+        validation.extend(extra);
         for issue in &mut validation {
             let allowed = match issue.code.as_str() {
                 "no_changes" => policy.identical_content == crate::Identical::Allow,
                 "conflict_markers" => policy.conflict_markers == crate::Markers::Allow,
                 "syntax_error" => policy.syntax_errors == crate::SyntaxErrors::Allow,
+                "check_failed" => policy.check_failed == crate::Checks::Allow,
                 _ => false,
             };
             if allowed && issue.code == "syntax_error" {
                 issue.message.push_str(
                     " (allowed by the policy's \"syntax_errors\": \"allow\", so it does not \
+                     block a commit)",
+                );
+            }
+            if allowed && issue.code == "check_failed" {
+                issue.message.push_str(
+                    " (allowed by the policy's \"check_failed\": \"allow\", so it does not \
                      block a commit)",
                 );
             }
@@ -732,7 +758,8 @@ mod tests {
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
         files.insert(rel("new.txt"), working(None, Some(b"n\n")));
-        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
+        let content =
+            RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
         let changed: Vec<&str> = content.changed.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(changed, ["new.txt"]);
         assert_eq!(content.changed[0].diff.lines_added, 1);
@@ -745,7 +772,8 @@ mod tests {
         // Nothing changes at all: a no_changes error, so not ready to commit.
         let mut files = BTreeMap::new();
         files.insert(rel("same.txt"), working(Some(b"x\n"), Some(b"x\n")));
-        let content = RevisionContent::of(files, Vec::new(), &crate::Policy::default());
+        let content =
+            RevisionContent::of_with(files, Vec::new(), &crate::Policy::default(), Vec::new());
         assert!(content.changed.is_empty());
         assert!(edit::has_errors(&content.validation));
     }

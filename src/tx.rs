@@ -100,13 +100,30 @@ impl Journal {
     /// [`PreviewOptions::refuse_nothing_to_change`], a plan that changes nothing is
     /// [`Error::NothingToChange`] and nothing is recorded.
     pub fn preview_with(&self, plan: &Plan, opts: PreviewOptions) -> Result<Preview> {
+        self.preview_recorded(plan, opts, None, None)
+    }
+
+    /// [`Journal::preview_with`], recording `recorded` instead of the plan's JSON when
+    /// given (a command's origin), and adding to the validation what `extra` finds in
+    /// the built files (a check command's outcome).
+    pub(crate) fn preview_recorded(
+        &self,
+        plan: &Plan,
+        opts: PreviewOptions,
+        recorded: Option<String>,
+        extra: revision::Extra<'_>,
+    ) -> Result<Preview> {
         crate::workspace::guarded(|| {
             self.ws.writable()?;
             let policy = plan.policy.unwrap_or(self.policy);
             let plan = &plan.checked_with(&policy)?;
             let files = revision::build(&self.ws, plan, BTreeMap::new())?;
-            let plan_json = plan.to_recorded_json();
-            let content = RevisionContent::of(files, Vec::new(), &policy);
+            let plan_json = recorded.clone().unwrap_or_else(|| plan.to_recorded_json());
+            let issues = match extra {
+                Some(f) => f(&files)?,
+                None => Vec::new(),
+            };
+            let content = RevisionContent::of_with(files, Vec::new(), &policy, issues);
             if opts.refuse_nothing_to_change && content.changes_nothing() {
                 return Err(Error::NothingToChange {
                     paths: content.paths(),
@@ -141,6 +158,20 @@ impl Journal {
         tx: impl Into<crate::TxRef>,
         opts: ReviseOptions,
         plan: &Plan,
+    ) -> Result<Preview> {
+        self.revise_recorded(tx, opts, plan, None, None)
+    }
+
+    /// [`Journal::revise`], recording `recorded` instead of the plan's JSON when given,
+    /// with the issues `extra` finds in the built files added to the validation (see
+    /// [`Journal::preview_recorded`]).
+    pub(crate) fn revise_recorded(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        opts: ReviseOptions,
+        plan: &Plan,
+        recorded: Option<String>,
+        extra: revision::Extra<'_>,
     ) -> Result<Preview> {
         let tx = tx.into();
         crate::workspace::guarded(|| {
@@ -209,14 +240,19 @@ impl Journal {
                 }
             }
             conflicts.sort_by(|a, b| a.path.cmp(&b.path));
+            let issues = match extra {
+                Some(f) => f(&files)?,
+                None => Vec::new(),
+            };
             let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,
                 latest.revision,
-                plan.to_recorded_json(),
+                recorded.clone().unwrap_or_else(|| plan.to_recorded_json()),
                 files,
                 conflicts,
                 &policy,
+                issues,
             )?;
             Ok(Preview::new(self.id(), &txrec, rev).with_summary(summary))
         })

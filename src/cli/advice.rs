@@ -178,7 +178,22 @@ pub fn command(step: &NextStep) -> Option<String> {
 /// The hint of an error that has no next step in the library but a fix the CLI can
 /// name: a `--plan` file it could not read.
 fn refusal_hint(e: &Error) -> Option<String> {
+    use ultra_edit::SandboxError;
     match e {
+        Error::Sandbox(SandboxError::CommandFailed { .. }) => Some(
+            "fix the command, or pass --keep-on-failure to record what it wrote anyway".into(),
+        ),
+        Error::Sandbox(SandboxError::TimedOut { .. }) => {
+            Some("pass a longer --timeout SECS (default 600)".into())
+        }
+        Error::Sandbox(SandboxError::OutOfScope { .. }) => Some(
+            "without --strict those writes are dropped with a warning; or change the command".into(),
+        ),
+        Error::Sandbox(SandboxError::NothingChanged { dropped_ignored, .. })
+            if *dropped_ignored > 0 =>
+        {
+            Some("pass --include-ignored to keep the paths the ignore rules dropped".into())
+        }
         Error::Io(io) if io.op == super::commands::READ_PLAN => {
             let stdin = "or `--plan -` to read the plan from standard input";
             Some(match io.source.kind() {

@@ -52,11 +52,11 @@ pub fn parse_tx(s: &str) -> Result<ultra_edit::TxRef, String> {
 /// `--allow CODE`: only `syntax_error`; anything else is a usage error that says what
 /// allows the rest.
 pub fn parse_allow(s: &str) -> Result<String, String> {
-    if s == "syntax_error" {
+    if s == "syntax_error" || s == "check_failed" {
         return Ok(s.into());
     }
     Err(
-        "not a validation error --allow can allow; the only one is syntax_error (a merge \
+        "not a validation error --allow can allow; those are syntax_error and check_failed (a merge \
          conflict must be resolved; conflict markers and an empty revision must be fixed, \
          or allowed by a policy: the plan's own \"policy\" field, see `ultra-edit help \
          plan`, or the journal's)"
@@ -125,6 +125,34 @@ fn since_at(s: &str, now: std::time::SystemTime) -> Result<Since, String> {
     Ok(Since::Ms(ms))
 }
 
+/// The options of a command run on the root's overlay (`--run`, `run`) and of a check
+/// (`--check`): docs/commands.md.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CommandArgs {
+    /// Run CMD on an overlay view of the disk with the new candidate applied and
+    /// throw away what it writes: exit 0 records `check_passed`, anything else the
+    /// validation error `check_failed`, which blocks `commit` (unless --allow
+    /// check_failed).
+    #[arg(long, value_name = "CMD")]
+    pub check: Option<String>,
+    /// Seconds the command (and the check, each) may run before it is killed and
+    /// nothing is recorded (default 600).
+    #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+    pub timeout: Option<f64>,
+    /// Record what a command that exits non-zero wrote (default: nothing is
+    /// recorded, error command_failed, exit 8).
+    #[arg(long)]
+    pub keep_on_failure: bool,
+    /// Keep the paths the repository's .gitignore files and .git/info/exclude ignore
+    /// (default: dropped and counted).
+    #[arg(long)]
+    pub include_ignored: bool,
+    /// Refuse a command that wrote under .git/, .jj/, .hg/, .svn/ or the state
+    /// directory (default: those writes are dropped with a warning).
+    #[arg(long)]
+    pub strict: bool,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Create .ultra-edit/ (journal, commit lock, a .gitignore inside).
@@ -138,10 +166,17 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
         /// A validation error this revision may have without blocking `commit` (recorded
-        /// as a warning); only `syntax_error`, which sets the plan's policy
-        /// `"syntax_errors": "allow"`.
+        /// as a warning): `syntax_error` (the plan's policy `"syntax_errors": "allow"`)
+        /// or `check_failed` (`"check_failed": "allow"`).
         #[arg(long = "allow", value_name = "CODE", value_parser = parse_allow)]
         allow: Vec<String>,
+        /// Instead of a plan, run CMD (`sh -c CMD`) on a copy-on-write view of the
+        /// root and preview what it wrote there (docs/commands.md). Writes outside
+        /// the root are neither captured nor prevented.
+        #[arg(long, value_name = "CMD", conflicts_with = "plan")]
+        run: Option<String>,
+        #[command(flatten)]
+        cmd: CommandArgs,
     },
     /// Add a revision to TX: a plan applied to the latest revision's candidates
     /// (`ultra-edit help plan`). Prints what it changed since the previous revision;
@@ -161,10 +196,17 @@ pub enum Command {
         #[arg(long, default_value = "-")]
         plan: String,
         /// A validation error this revision may have without blocking `commit` (recorded
-        /// as a warning); only `syntax_error`, which sets the plan's policy
-        /// `"syntax_errors": "allow"`.
+        /// as a warning): `syntax_error` or `check_failed`.
         #[arg(long = "allow", value_name = "CODE", value_parser = parse_allow)]
         allow: Vec<String>,
+        /// Instead of a plan, run CMD (`sh -c CMD`) on a copy-on-write view of the
+        /// root with the latest revision's candidates applied, and record what it
+        /// changed as the next revision. Writes outside the root are neither captured
+        /// nor prevented.
+        #[arg(long, value_name = "CMD", conflicts_with_all = ["plan", "base", "rebase"])]
+        run: Option<String>,
+        #[command(flatten)]
+        cmd: CommandArgs,
     },
     /// Show a revision: snapshots, candidate diff (the whole change against the
     /// snapshot), conflicts, validation. With --from/--to: the interdiff, what revision
@@ -205,6 +247,32 @@ pub enum Command {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
+        /// Run CMD on the rebased candidate (see `preview --check`).
+        #[arg(long, value_name = "CMD")]
+        check: Option<String>,
+        /// Seconds the check may run (default 600).
+        #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+        timeout: Option<f64>,
+    },
+    /// Run CMD on a copy-on-write view of the root, preview what it wrote there and
+    /// commit it in one step; prints the receipt (the tx rolls back as any other).
+    /// One word after `--` is a command line as is; several are quoted for the shell
+    /// and joined. Writes outside the root are neither captured nor prevented.
+    /// Exits 8 if the command fails, 4 if the revision has validation errors (the
+    /// tx stays open, uncommitted).
+    Run {
+        /// The command: `run -- 'sed -i s/a/b/ f'` or `run -- sed -i s/a/b/ f`.
+        #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+        command: Vec<String>,
+        #[command(flatten)]
+        cmd: CommandArgs,
+        /// A validation error the revision may have without blocking the commit:
+        /// `syntax_error` or `check_failed`.
+        #[arg(long = "allow", value_name = "CODE", value_parser = parse_allow)]
+        allow: Vec<String>,
+        /// Seconds to wait for the commit lock (0 to 86400; fractions allowed).
+        #[arg(long, default_value_t = 10.0, value_parser = parse_lock_timeout)]
+        lock_timeout: f64,
     },
     /// Edit TX's candidates in an editor ($VISUAL, else $EDITOR, else vi) and record
     /// the saved files as a new revision: PATH alone, else the files a rebase left
@@ -305,6 +373,13 @@ pub enum Command {
         /// limit, previews are durable).
         #[arg(long)]
         preview_ttl: Option<u64>,
+        /// Let clients run shell commands in the workspace's sandbox: the edit_run
+        /// tool and the check argument of edit_preview, edit_revise and edit_rebase
+        /// (docs/commands.md). Without it they are not listed and a call is refused
+        /// (commands_not_allowed). A command's writes outside the root are neither
+        /// captured nor prevented.
+        #[arg(long)]
+        allow_commands: bool,
     },
 }
 

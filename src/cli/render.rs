@@ -19,7 +19,7 @@ use ultra_edit::{
 };
 
 pub struct Out {
-    json: bool,
+    pub json: bool,
     palette: Palette,
     /// Standard output was a terminal when the command started (before a pager took it).
     terminal: bool,
@@ -345,6 +345,7 @@ impl Out {
             let word = match i.severity {
                 Severity::Error => self.palette.paint(Role::Error, word),
                 Severity::Warning => self.palette.paint(Role::Warning, word),
+                Severity::Note => word.to_string(),
             };
             s += &format!("{word}: {}{at}: {}\n", i.code, i.message);
         }
@@ -816,6 +817,9 @@ fn preview_head(p: &Preview) -> String {
             .unwrap_or_default(),
         standing(p)
     );
+    if let Some(c) = &p.command {
+        s += &command_line(c);
+    }
     if let Some(b) = p.needs_attention {
         s += &format!("  batch {b} needs attention: a file holds bytes that are neither its old nor its new content; put it back and run `ultra-edit recover`, or run `ultra-edit recover --overwrite`\n");
     }
@@ -826,6 +830,27 @@ fn preview_head(p: &Preview) -> String {
             f.path,
             f.diff.lines_added,
             f.diff.lines_removed
+        );
+    }
+    s
+}
+
+/// The origin of a revision a command made: `  command: `CMD` exited 0 in 12 ms`, and
+/// what the scope rules dropped.
+fn command_line(c: &ultra_edit::CommandOrigin) -> String {
+    let how = match c.status {
+        Some(s) => format!("exited {s}"),
+        None => "was killed by a signal".into(),
+    };
+    let mut s = format!(
+        "  command: `{}` {how} in {} ms\n",
+        shown(&c.command),
+        c.duration_ms
+    );
+    if c.dropped_vcs > 0 || c.dropped_ignored > 0 {
+        s += &format!(
+            "  dropped: {} path(s) under .git/ .jj/ .hg/ .svn/ or the state directory, {} ignored path(s)\n",
+            c.dropped_vcs, c.dropped_ignored
         );
     }
     s
@@ -904,6 +929,7 @@ fn severity(s: Severity) -> &'static str {
     match s {
         Severity::Warning => "warning",
         Severity::Error => "error",
+        Severity::Note => "note",
     }
 }
 

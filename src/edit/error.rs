@@ -259,6 +259,33 @@ pub enum EditError {
         last_line: usize,
     },
 
+    /// A symbol op whose result the checks of docs/symbols.md ("What a symbol op may
+    /// not change") refuse: `check` is `"indentation_mismatch"` (Python text that
+    /// cannot be moved as one block to the definition's depth), `"symbol_scope_changed"`
+    /// (a definition would move to another scope) or `"empty_block"` (a Python block
+    /// would hold no statement). Nothing is changed.
+    #[error(
+        "edit #{} ({op} in {path}) on {symbol:?}: {check} at line {line}: {detail}",
+        .index.saturating_add(1)
+    )]
+    SymbolCheckFailed {
+        /// File path as written in the plan.
+        path: String,
+        /// Operation name, e.g. `"replace_symbol"`.
+        op: &'static str,
+        /// The symbol path as written in the plan.
+        symbol: String,
+        /// 0-based plan index of the edit.
+        index: usize,
+        /// The check that failed, also the error's [`EditError::code`].
+        check: &'static str,
+        /// 1-based line it concerns: of the base for an indentation mismatch (the
+        /// definition's signature), of the result for the others.
+        line: usize,
+        /// What would go wrong, naming what moved, and what to do.
+        detail: String,
+    },
+
     /// A symbol op on a file whose definitions cannot be known: a language without a
     /// grammar, or a file too large to parse.
     #[error(
@@ -322,6 +349,7 @@ impl EditError {
             EditError::SymbolNotFound { .. } => "symbol_not_found",
             EditError::AmbiguousSymbol { .. } => "ambiguous_symbol",
             EditError::SymbolNotSplicable { .. } => "symbol_not_splicable",
+            EditError::SymbolCheckFailed { check, .. } => check,
             EditError::UnsupportedLanguage { .. } => "unsupported_language",
             EditError::SyntaxFeatureDisabled { .. } => "syntax_feature_disabled",
         }
@@ -338,6 +366,7 @@ impl EditError {
                 | EditError::SymbolNotFound { .. }
                 | EditError::AmbiguousSymbol { .. }
                 | EditError::SymbolNotSplicable { .. }
+                | EditError::SymbolCheckFailed { .. }
                 | EditError::AmbiguousTarget { .. }
                 | EditError::OccurrenceOutOfRange { .. }
                 | EditError::LineOutOfRange { .. }
@@ -359,6 +388,7 @@ impl EditError {
             | EditError::SymbolNotFound { index, .. }
             | EditError::AmbiguousSymbol { index, .. }
             | EditError::SymbolNotSplicable { index, .. }
+            | EditError::SymbolCheckFailed { index, .. }
             | EditError::UnsupportedLanguage { index, .. }
             | EditError::SyntaxFeatureDisabled { index, .. }
             | EditError::FileNotFound { index, .. }
@@ -433,6 +463,7 @@ impl EditError {
             | EditError::SymbolNotFound { path, .. }
             | EditError::AmbiguousSymbol { path, .. }
             | EditError::SymbolNotSplicable { path, .. }
+            | EditError::SymbolCheckFailed { path, .. }
             | EditError::UnsupportedLanguage { path, .. }
             | EditError::SyntaxFeatureDisabled { path, .. } => Some(path),
             EditError::InvalidPlan { .. } | EditError::UnresolvedTargets { .. } => None,
@@ -451,6 +482,7 @@ impl EditError {
                 EditError::AmbiguousSymbol { candidates, .. } => {
                     candidates.iter().map(|c| c.start_line).collect()
                 }
+                EditError::SymbolCheckFailed { line, .. } => vec![*line],
                 _ => Vec::new(),
             },
             candidates: match e {

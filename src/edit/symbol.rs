@@ -13,6 +13,12 @@
 //! (`\r\n` when the definition's last line, or else the file's first line, ends so).
 //! At the end of a file without a final newline that stays so: the terminator goes
 //! before the inserted text instead. Nothing outside the range changes.
+//!
+//! Before that the text is written in the file's line endings when it has one
+//! convention, and moved to the definition's depth ([`reindent`]); after it, the result
+//! of the one splice is checked (`SymbolEdit::checked`): Python blocks left empty and
+//! definitions moved to another scope (docs/symbols.md, "Indentation" and "What a
+//! symbol op may not change").
 
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -95,29 +101,248 @@ impl SymbolEdit<'_> {
             .get(..def.end)
             .unwrap_or_default()
             .ends_with(b"\n");
-        Ok(match action {
+        let indent = leading_indent(self.base.get(def.signature_start..).unwrap_or_default());
+        let (range, text) = match action {
             Action::Replace(content) => {
-                let text = whole_lines(content, terminator);
+                let content = self.prepared(content, def, indent)?;
+                let text = whole_lines_owned(content, terminator);
                 let text = match at_eof_without_newline {
-                    true => Cow::Owned(without_final_terminator(&text).to_vec()),
+                    true => without_final_terminator(&text).to_vec(),
                     false => text,
                 };
                 (def.signature_start..def.end, text)
             }
-            Action::InsertBefore(text) => (
-                def.trivia_start..def.trivia_start,
-                whole_lines(text, terminator),
-            ),
+            Action::InsertBefore(text) => {
+                let text = self.prepared(text, def, indent)?;
+                (
+                    def.trivia_start..def.trivia_start,
+                    whole_lines_owned(text, terminator),
+                )
+            }
             Action::InsertAfter(text) => {
-                let text = whole_lines(text, terminator);
+                let text = whole_lines_owned(self.prepared(text, def, indent)?, terminator);
                 let text = match at_eof_without_newline {
-                    true => Cow::Owned([terminator, without_final_terminator(&text)].concat()),
+                    true => [terminator, without_final_terminator(&text)].concat(),
                     false => text,
                 };
                 (def.end..def.end, text)
             }
-            Action::Delete => (def.trivia_start..def.end, Cow::Borrowed(&b""[..])),
-        })
+            Action::Delete => (def.trivia_start..def.end, Vec::new()),
+        };
+        let text = self.checked(defs, def, action, range.clone(), text, indent, terminator)?;
+        Ok((range, Cow::Owned(text)))
+    }
+
+    /// `text` in the file's line-ending convention ([`uniform_terminator`]) and
+    /// re-indented to `indent` ([`reindent`]).
+    ///
+    /// # Errors
+    /// [`EditError::SymbolCheckFailed`] (`indentation_mismatch`): Python text whose
+    /// lines are not all at or below the depth of its first line.
+    fn prepared(&self, text: &str, def: &Definition, indent: &[u8]) -> Result<Vec<u8>, EditError> {
+        let text = match uniform_terminator(self.base) {
+            Some(t) => with_terminators(text.as_bytes(), t),
+            None => text.as_bytes().to_vec(),
+        };
+        match reindent(&text, indent) {
+            Reindented::Same => Ok(text),
+            Reindented::Moved(moved) => Ok(moved),
+            Reindented::Inconsistent { line } if self.is_python() => {
+                Err(self.check_failed(
+                    "indentation_mismatch",
+                    def.signature_line,
+                    format!(
+                        "line {line} of the new text is indented less than its first line, so \
+                         it cannot be moved as one block to the definition's depth ({} \
+                         columns, line {}); in Python that would change which block each line \
+                         belongs to. Indent every line of the text relative to its first line \
+                         (docs/symbols.md, \"Indentation\")",
+                        indent.len(),
+                        def.signature_line
+                    ),
+                ))
+            }
+            // In a brace language indentation does not change the meaning: kept as written.
+            Reindented::Inconsistent { .. } => Ok(text),
+        }
+    }
+
+    fn is_python(&self) -> bool {
+        syntax::Language::of_path(self.path) == Some(syntax::Language::Python)
+    }
+
+    fn check_failed(&self, check: &'static str, line: usize, detail: String) -> EditError {
+        EditError::SymbolCheckFailed {
+            path: self.path.into(),
+            op: self.op,
+            symbol: self.symbol.into(),
+            index: self.index,
+            check,
+            line,
+            detail,
+        }
+    }
+
+    /// The text of the splice `range` ← `text` once the candidate it makes (the base
+    /// with this one splice) is checked by the language's rules and for scope changes
+    /// (docs/symbols.md, "What a symbol op may not change"):
+    /// - Python: a block the splice leaves without a statement (a class's only method
+    ///   deleted) gets `pass` on a delete, and is refused (`empty_block`) otherwise;
+    /// - when the candidate parses cleanly, every definition outside the splice keeps its
+    ///   path, and the definitions of the new text sit in the scope of the one it
+    ///   replaces or is inserted next to (`symbol_scope_changed`).
+    #[allow(clippy::too_many_arguments)]
+    fn checked(
+        &self,
+        defs: &[Definition],
+        def: &Definition,
+        action: Action<'_>,
+        range: Range<usize>,
+        text: Vec<u8>,
+        indent: &[u8],
+        terminator: &[u8],
+    ) -> Result<Vec<u8>, EditError> {
+        let candidate = |text: &[u8]| {
+            [
+                self.base.get(..range.start).unwrap_or_default(),
+                text,
+                self.base.get(range.end..).unwrap_or_default(),
+            ]
+            .concat()
+        };
+        let mut text = text;
+        let mut after = candidate(&text);
+        // Parsed incrementally from the base's tree; the checks below reuse the tree.
+        let _ = syntax::parse_errors_since(self.path, &after, Some(self.base));
+        if self.is_python() {
+            let before = syntax::empty_blocks(self.path, self.base);
+            let mut now = syntax::empty_blocks(self.path, &after);
+            if now.len() > before.len() && matches!(action, Action::Delete) {
+                // At the end of a file without a final newline, that stays so.
+                let open_end = range.end == self.base.len() && !self.base.ends_with(b"\n");
+                let end: &[u8] = if open_end { b"" } else { terminator };
+                text = [indent, b"pass", end].concat();
+                after = candidate(&text);
+                now = syntax::empty_blocks(self.path, &after);
+            }
+            if now.len() > before.len() {
+                let line = now
+                    .iter()
+                    .find(|l| !before.contains(l))
+                    .copied()
+                    .unwrap_or(def.signature_line);
+                return Err(self.check_failed(
+                    "empty_block",
+                    line,
+                    format!(
+                        "the block opened on line {line} of the result would hold no \
+                         statement, which Python rejects (IndentationError: expected an \
+                         indented block) although the parser accepts it; give the new text \
+                         a statement (`pass` at least) or delete the enclosing definition"
+                    ),
+                ));
+            }
+        }
+        self.scope_check(defs, def, &range, &text, &after)?;
+        Ok(text)
+    }
+
+    /// The `symbol_scope_changed` check of [`Self::checked`] on `after` (the base with
+    /// `range` replaced by `text`); skipped when `after` does not parse cleanly (its
+    /// `syntax_error` is the finding then).
+    fn scope_check(
+        &self,
+        defs: &[Definition],
+        def: &Definition,
+        range: &Range<usize>,
+        text: &[u8],
+        after: &[u8],
+    ) -> Result<(), EditError> {
+        let report = syntax::parse_errors_since(self.path, after, Some(self.base));
+        if report.is_none_or(|r| r.errors > 0) {
+            return Ok(());
+        }
+        let Ok(new_defs) = syntax::outline(self.path, after) else {
+            return Ok(());
+        };
+        let removed = range.end - range.start;
+        let moved_to = |at: usize| match at < range.start {
+            true => Some(at),
+            false if at >= range.end => Some(at - removed + text.len()),
+            false => None,
+        };
+        // A definition belongs to the old or new text when its signature starts there.
+        let inside_old = |d: &Definition| (range.start..range.end).contains(&d.signature_start);
+        let new_end = range.start + text.len();
+        let inside_new = |d: &Definition| (range.start..new_end).contains(&d.signature_start);
+        let mut moved: Vec<String> = Vec::new();
+        let mut first_line = None;
+        for old in defs.iter().filter(|d| !inside_old(d)) {
+            let Some(at) = moved_to(old.signature_start) else {
+                continue;
+            };
+            let now = new_defs
+                .iter()
+                .find(|d| d.signature_start == at && !inside_new(d));
+            match now {
+                Some(now) if now.path == old.path => {}
+                Some(now) => {
+                    first_line.get_or_insert(now.signature_line);
+                    moved.push(format!("{:?} would become {:?}", old.path, now.path));
+                }
+                None => {
+                    first_line.get_or_insert(old.signature_line);
+                    moved.push(format!("{:?} would no longer be a definition", old.path));
+                }
+            }
+        }
+        // The scope the new text belongs in: the definition around the target.
+        let scope_of = |all: &[Definition], d: &Definition| -> Option<usize> {
+            all.iter()
+                .filter(|e| {
+                    e.signature_start <= d.signature_start
+                        && e.end >= d.end
+                        && (e.signature_start, e.end) != (d.signature_start, d.end)
+                })
+                .max_by_key(|e| e.signature_start)
+                .map(|e| e.signature_start)
+        };
+        let expected = scope_of(defs, def).and_then(moved_to);
+        let added: Vec<&Definition> = new_defs.iter().filter(|d| inside_new(d)).collect();
+        for d in &added {
+            let around = scope_of(&new_defs, d);
+            let nested_in_new = around.is_some_and(|a| a >= range.start && a < new_end);
+            if nested_in_new || around == expected {
+                continue;
+            }
+            first_line.get_or_insert(d.signature_line);
+            let scope = |at: Option<usize>| match at {
+                None => "the top level".to_string(),
+                Some(at) => new_defs
+                    .iter()
+                    .find(|e| e.signature_start == at)
+                    .map_or("?".into(), |e| format!("{:?}", e.path)),
+            };
+            moved.push(format!(
+                "the new text's {:?} would be in {}, not in {}",
+                d.path.rsplit('.').next().unwrap_or(&d.path),
+                scope(around),
+                scope(expected)
+            ));
+        }
+        match moved.is_empty() {
+            true => Ok(()),
+            false => Err(self.check_failed(
+                "symbol_scope_changed",
+                first_line.unwrap_or(def.signature_line),
+                format!(
+                    "the result parses, but definitions change scope: {}; check the new \
+                     text's indentation and brackets (it must open and close its own \
+                     blocks) and resend",
+                    moved.join("; ")
+                ),
+            )),
+        }
     }
 
     /// The definition named by `symbol` and `occurrence`.
@@ -188,6 +413,29 @@ impl SymbolEdit<'_> {
         if !same_name.is_empty() {
             return format!("did you mean {}? {address}", list(&same_name));
         }
+        if let Some((parent, name)) = self.symbol.rsplit_once('.') {
+            let prefix = format!("{parent}.");
+            let mut members: Vec<&str> = defs
+                .iter()
+                .filter_map(|d| d.path.strip_prefix(&prefix).map(|m| (d, m)))
+                .filter(|(_, m)| !m.contains('.'))
+                .map(|(d, _)| d.path.as_str())
+                .collect();
+            members.dedup();
+            if !members.is_empty() {
+                let near = |m: &&str| {
+                    let own = m.rsplit('.').next().unwrap_or(m);
+                    edit_distance(own, name) <= (name.chars().count() / 3).max(2)
+                };
+                let mut close: Vec<&str> = members.iter().copied().filter(near).collect();
+                close.sort_by_key(|m| edit_distance(m.rsplit('.').next().unwrap_or(m), name));
+                let all = format!("the members of {parent:?} are {}", list(&members));
+                return match close.is_empty() {
+                    true => format!("{all}; {address}"),
+                    false => format!("did you mean {}? {all}; {address}", list(&close)),
+                };
+            }
+        }
         let mut top: Vec<&str> = defs
             .iter()
             .filter(|d| !d.path.contains('.'))
@@ -256,11 +504,118 @@ fn without_final_terminator(text: &[u8]) -> &[u8] {
 }
 
 /// `text` ending with a line terminator: `terminator` is added when it has none.
-fn whole_lines<'e>(text: &'e str, terminator: &[u8]) -> Cow<'e, [u8]> {
-    match text.ends_with('\n') {
-        true => Cow::Borrowed(text.as_bytes()),
-        false => Cow::Owned([text.as_bytes(), terminator].concat()),
+fn whole_lines_owned(mut text: Vec<u8>, terminator: &[u8]) -> Vec<u8> {
+    if !text.ends_with(b"\n") {
+        text.extend_from_slice(terminator);
     }
+    text
+}
+
+/// The spaces and tabs that start `line`.
+fn leading_indent(line: &[u8]) -> &[u8] {
+    let n = line
+        .iter()
+        .take_while(|b| **b == b' ' || **b == b'\t')
+        .count();
+    &line[..n]
+}
+
+/// The line terminator of a file whose lines all end the same way: `\r\n` when every
+/// `\n` follows a `\r`, `\n` when none does; `None` for a file with both, or with no
+/// line terminator at all.
+pub(crate) fn uniform_terminator(bytes: &[u8]) -> Option<&'static [u8]> {
+    let (mut lf, mut crlf) = (false, false);
+    for i in memchr::memchr_iter(b'\n', bytes) {
+        match i > 0 && bytes[i - 1] == b'\r' {
+            true => crlf = true,
+            false => lf = true,
+        }
+        if lf && crlf {
+            return None;
+        }
+    }
+    match (lf, crlf) {
+        (true, false) => Some(b"\n"),
+        (false, true) => Some(b"\r\n"),
+        _ => None,
+    }
+}
+
+/// `text` with each line terminator (`\n` or `\r\n`) written as `terminator`.
+fn with_terminators(text: &[u8], terminator: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for line in text.split_inclusive(|b| *b == b'\n') {
+        match line.strip_suffix(b"\n") {
+            Some(body) => {
+                out.extend_from_slice(body.strip_suffix(b"\r").unwrap_or(body));
+                out.extend_from_slice(terminator);
+            }
+            None => out.extend_from_slice(line),
+        }
+    }
+    out
+}
+
+/// What [`reindent`] made of a text.
+#[derive(Debug, PartialEq, Eq)]
+enum Reindented {
+    /// Already at the depth (or no line with text): unchanged.
+    Same,
+    /// Moved to the depth.
+    Moved(Vec<u8>),
+    /// A line (1-based in the text) is not indented at least as its first line with
+    /// text, by the same characters: the text cannot move as one block.
+    Inconsistent { line: usize },
+}
+
+/// The indentation rule of the symbol ops (docs/symbols.md, "Indentation"): the text's
+/// depth is the indentation (spaces and tabs) of its first line that holds anything
+/// but whitespace; when every such line starts with that same indentation, it is
+/// replaced by `indent` (the definition's own) on each of them, and blank lines stay
+/// as written. Lines inside a multi-line string are lines like any other.
+fn reindent(text: &[u8], indent: &[u8]) -> Reindented {
+    let blank = |l: &[u8]| l.iter().all(u8::is_ascii_whitespace);
+    let lines: Vec<&[u8]> = text.split_inclusive(|b| *b == b'\n').collect();
+    let Some(first) = lines.iter().find(|l| !blank(l)) else {
+        return Reindented::Same;
+    };
+    let depth = leading_indent(first);
+    let mut out = Vec::with_capacity(text.len() + lines.len() * indent.len());
+    for (n, line) in lines.iter().enumerate() {
+        if blank(line) {
+            out.extend_from_slice(line);
+            continue;
+        }
+        match line.strip_prefix(depth) {
+            Some(rest) => {
+                out.extend_from_slice(indent);
+                out.extend_from_slice(rest);
+            }
+            None => return Reindented::Inconsistent { line: n + 1 },
+        }
+    }
+    match depth == indent {
+        true => Reindented::Same,
+        false => Reindented::Moved(out),
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 #[cfg(all(test, feature = "syntax"))]

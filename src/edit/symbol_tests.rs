@@ -680,7 +680,15 @@ mod model {
     }
 
     /// The expected bytes of `op` on the definition at (trivia, signature, last).
-    fn expected(base: &[u8], op: u8, text: &str, span: (usize, usize, usize)) -> Vec<u8> {
+    /// `pass`: the definition is its block's only statement, in Python (a delete
+    /// leaves `pass` in its place).
+    fn expected(
+        base: &[u8],
+        op: u8,
+        text: &str,
+        span: (usize, usize, usize),
+        pass: bool,
+    ) -> Vec<u8> {
         let (trivia, signature, last) = span;
         let mut lines = split(base);
         let bom = base.starts_with(b"\xEF\xBB\xBF");
@@ -697,7 +705,26 @@ mod model {
         } else {
             b"\n"
         };
-        let mut t = text.as_bytes().to_vec();
+        // The file's convention (every model file has one), then the definition's depth.
+        let file_term: &[u8] = if crlf_of(&lines[0]) { b"\r\n" } else { b"\n" };
+        let indent: Vec<u8> = lines[signature - 1]
+            .iter()
+            .skip(if signature == 1 && bom { 3 } else { 0 })
+            .take_while(|b| **b == b' ')
+            .copied()
+            .collect();
+        let mut t = Vec::new();
+        for line in text.as_bytes().split_inclusive(|b| *b == b'\n') {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            let body = body.strip_suffix(b"\r").unwrap_or(body);
+            if !body.is_empty() {
+                t.extend_from_slice(&indent);
+            }
+            t.extend_from_slice(body);
+            if line.ends_with(b"\n") {
+                t.extend_from_slice(file_term);
+            }
+        }
         if !t.ends_with(b"\n") {
             t.extend_from_slice(term);
         }
@@ -747,7 +774,12 @@ mod model {
             }
             _ => {
                 let head = keep_bom(&mut lines, trivia);
-                [joined(&lines[..trivia - 1]), head, joined(&lines[last..])].concat()
+                let pass = match (pass, eof_open) {
+                    (false, _) => Vec::new(),
+                    (true, true) => [&indent[..], b"pass"].concat(),
+                    (true, false) => [&indent[..], b"pass", term].concat(),
+                };
+                [joined(&lines[..trivia - 1]), head, pass, joined(&lines[last..])].concat()
             }
         }
     }
@@ -779,7 +811,15 @@ mod model {
                 _ => delete(path, &symbol),
             };
             let got = apply_bytes(path, &base, serde_json::json!([edit]));
-            let want = expected(&base, op, text, (trivia, signature, last));
+            let pass = lang == 0 && symbol.contains('.');
+            if pass && op == 0 && matches!(text, "# one\n# two\n" | "\n") {
+                // The only method of a class replaced by no statement: Python would
+                // reject the empty class body.
+                let refused = matches!(got, Err(EditError::SymbolCheckFailed { check: "empty_block", .. }));
+                prop_assert!(refused, "{:?}", got);
+                return Ok(());
+            }
+            let want = expected(&base, op, text, (trivia, signature, last), pass);
             prop_assert_eq!(
                 got.map(|b| String::from_utf8_lossy(&b).into_owned()),
                 Ok(String::from_utf8_lossy(&want).into_owned()),
@@ -915,4 +955,233 @@ mod hostile {
             }
         }
     }
+}
+
+/// The check an edit failed with, and its line, from a [`EditError::SymbolCheckFailed`].
+fn check_of(e: Result<String, EditError>) -> (&'static str, usize, String) {
+    match e {
+        Err(EditError::SymbolCheckFailed {
+            check,
+            line,
+            detail,
+            ..
+        }) => (check, line, detail),
+        other => panic!("not a symbol check: {other:?}"),
+    }
+}
+
+const PY_ACCOUNT: &str = "class Account:\n    def bump(self):\n        self.n += 1\n\n    def next(self):\n        return self.n\n";
+
+/// Issue 33 item 1: content written at column 0 for a method is moved to the
+/// method's depth, so the method stays in its class and the next one stays a method.
+#[test]
+fn symbol_content_at_another_depth_is_reindented() {
+    assert_eq!(
+        apply(
+            "a.py",
+            PY_ACCOUNT,
+            serde_json::json!([replace("a.py", "Account.bump", "def bump(self):\n    self.n += 2\n")])
+        )
+        .as_deref(),
+        Ok("class Account:\n    def bump(self):\n        self.n += 2\n\n    def next(self):\n        return self.n\n")
+    );
+    // Deeper than the definition, with a blank line: moved up, the blank line kept.
+    assert_eq!(
+        apply(
+            "a.py",
+            PY_ACCOUNT,
+            serde_json::json!([after("a.py", "Account.bump", "\n        def mid(self):\n            pass\n")])
+        )
+        .as_deref(),
+        Ok("class Account:\n    def bump(self):\n        self.n += 1\n\n    def mid(self):\n        pass\n\n    def next(self):\n        return self.n\n")
+    );
+    // Brace languages get the same rule.
+    let rs = "impl Journal {\n    fn open() {}\n}\n";
+    assert_eq!(
+        apply(
+            "j.rs",
+            rs,
+            serde_json::json!([replace("j.rs", "Journal.open", "fn open() {\n    2\n}")])
+        )
+        .as_deref(),
+        Ok("impl Journal {\n    fn open() {\n        2\n    }\n}\n")
+    );
+    // A brace language keeps text whose lines are not at one depth as written.
+    assert_eq!(
+        apply(
+            "j.rs",
+            rs,
+            serde_json::json!([replace("j.rs", "Journal.open", "fn open() {\n 2\n    }")])
+        )
+        .as_deref(),
+        Ok("impl Journal {\n    fn open() {\n     2\n        }\n}\n")
+    );
+}
+
+/// Issue 33 item 1: Python text with a line indented less than its first line cannot
+/// be moved as one block: refused, naming the line.
+#[test]
+fn python_text_at_no_one_depth_is_an_indentation_mismatch() {
+    let (check, line, detail) = check_of(apply(
+        "a.py",
+        PY_ACCOUNT,
+        serde_json::json!([replace("a.py", "Account.bump", "    def bump(self):\n  x = 1\n")]),
+    ));
+    assert_eq!((check, line), ("indentation_mismatch", 2));
+    assert!(
+        detail.starts_with("line 2 of the new text is indented less than its first line"),
+        "{detail}"
+    );
+}
+
+/// Issue 33 item 1: a result that parses but moves a definition to another scope is
+/// refused with `symbol_scope_changed`, naming what moved.
+#[test]
+fn a_definition_that_changes_scope_is_refused() {
+    let ts = "class K {\n  m() {}\n  n() {}\n}\n";
+    let (check, line, detail) = check_of(apply(
+        "k.ts",
+        ts,
+        serde_json::json!([replace("k.ts", "K.m", "  m() {}\n}\nclass L {\n")]),
+    ));
+    assert_eq!((check, line), ("symbol_scope_changed", 5));
+    assert_eq!(
+        detail,
+        "the result parses, but definitions change scope: \"K.n\" would become \"L.n\"; the \
+         new text's \"L\" would be in the top level, not in \"K\"; check the new text's \
+         indentation and brackets (it must open and close its own blocks) and resend"
+    );
+    // Within its scope a rename is a replacement like any other.
+    assert_eq!(
+        apply("k.ts", ts, serde_json::json!([replace("k.ts", "K.m", "  k() {}\n")])).as_deref(),
+        Ok("class K {\n  k() {}\n  n() {}\n}\n")
+    );
+}
+
+/// Issue 33 item 1: a misspelt member gets "did you mean" among its class's members.
+#[test]
+fn a_misspelt_member_is_matched_among_its_class_members() {
+    match apply(
+        "a.py",
+        PY_ACCOUNT,
+        serde_json::json!([delete("a.py", "Account.bmup")]),
+    ) {
+        Err(EditError::SymbolNotFound { hint, .. }) => assert_eq!(
+            hint,
+            "did you mean \"Account.bump\"? the members of \"Account\" are \"Account.bump\", \
+             \"Account.next\"; a symbol is the names of its enclosing definitions and its own, \
+             joined with '.' (docs/symbols.md)"
+        ),
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Issue 33 item 2: deleting the only statement of a Python block leaves `pass`, at
+/// the definition's depth (Python rejects an empty block, tree-sitter does not).
+#[test]
+fn deleting_the_only_definition_of_a_block_leaves_pass() {
+    assert_eq!(
+        apply(
+            "a.py",
+            "class A:\n    def f(self):\n        pass\n\n\nx = 1\n",
+            serde_json::json!([delete("a.py", "A.f")])
+        )
+        .as_deref(),
+        Ok("class A:\n    pass\n\n\nx = 1\n")
+    );
+    assert_eq!(
+        apply(
+            "b.py",
+            "if X:\n    def f():\n        pass\nelse:\n    y = 1\n",
+            serde_json::json!([delete("b.py", "f")])
+        )
+        .as_deref(),
+        Ok("if X:\n    pass\nelse:\n    y = 1\n")
+    );
+    // A block that keeps a statement gets none.
+    assert_eq!(
+        apply("a.py", PY_ACCOUNT, serde_json::json!([delete("a.py", "Account.bump")])).as_deref(),
+        Ok("class Account:\n\n    def next(self):\n        return self.n\n")
+    );
+}
+
+/// Issue 33 item 2: other ops that would empty a block are refused (`empty_block`).
+#[test]
+fn replacing_a_block_s_only_statement_by_comments_is_refused() {
+    let (check, line, _) = check_of(apply(
+        "a.py",
+        "class A:\n    def f(self):\n        pass\n\n\nx = 1\n",
+        serde_json::json!([replace("a.py", "A.f", "# gone\n")]),
+    ));
+    assert_eq!((check, line), ("empty_block", 1));
+}
+
+/// Issue 33 item 3: a comment on the first line of a block leads the definition
+/// under it: delete takes it, insert_before goes above it.
+#[test]
+fn a_comment_opening_a_block_is_its_first_definitions_trivia() {
+    let base = "if X:\n    # about f\n    def f():\n        pass\n    y = 1\n";
+    assert_eq!(
+        apply("a.py", base, serde_json::json!([delete("a.py", "f")])).as_deref(),
+        Ok("if X:\n    y = 1\n")
+    );
+    assert_eq!(
+        apply("a.py", base, serde_json::json!([before("a.py", "f", "g = 0")])).as_deref(),
+        Ok("if X:\n    g = 0\n    # about f\n    def f():\n        pass\n    y = 1\n")
+    );
+    let class = "class A:\n    # about f\n    def f(self):\n        pass\n\n    def g(self):\n        pass\n";
+    assert_eq!(
+        apply("a.py", class, serde_json::json!([delete("a.py", "A.f")])).as_deref(),
+        Ok("class A:\n\n    def g(self):\n        pass\n")
+    );
+}
+
+/// Issue 33 item 3: comment lines indented under a definition after its last statement
+/// are not part of it (docs/symbols.md): replace keeps them.
+#[test]
+fn trailing_comments_after_the_last_statement_are_kept() {
+    let base = "def f():\n    x = 1\n    # trailing\n\n    # more\ny = 2\n";
+    assert_eq!(
+        apply("a.py", base, serde_json::json!([replace("a.py", "f", "def f():\n    x = 2\n")]))
+            .as_deref(),
+        Ok("def f():\n    x = 2\n    # trailing\n\n    # more\ny = 2\n")
+    );
+    assert_eq!(
+        apply("a.py", base, serde_json::json!([delete("a.py", "f")])).as_deref(),
+        Ok("    # trailing\n\n    # more\ny = 2\n")
+    );
+}
+
+/// Issue 33 item 4: symbol text is written in the file's line-ending convention when
+/// the file has one.
+#[test]
+fn symbol_text_takes_the_files_line_endings() {
+    assert_eq!(
+        apply(
+            "x.rs",
+            "fn a() {}\r\nfn b() {}\r\n",
+            serde_json::json!([replace("x.rs", "b", "fn b() {\n    1\n}\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\r\nfn b() {\r\n    1\r\n}\r\n")
+    );
+    assert_eq!(
+        apply(
+            "x.rs",
+            "fn a() {}\nfn b() {}\n",
+            serde_json::json!([after("x.rs", "a", "fn c() {\r\n}\r\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\nfn c() {\n}\nfn b() {}\n")
+    );
+    // A file that mixes them already: the text stays as written.
+    assert_eq!(
+        apply(
+            "x.rs",
+            "fn a() {}\r\nfn b() {}\n",
+            serde_json::json!([after("x.rs", "a", "fn c() {\n}\n")])
+        )
+        .as_deref(),
+        Ok("fn a() {}\r\nfn c() {\n}\nfn b() {}\n")
+    );
 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::lines::lines;
 
-/// How serious an [`Issue`] is: errors block a commit, warnings do not.
+/// How serious an [`Issue`] is: errors block a commit, warnings and notes do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -13,6 +13,9 @@ pub enum Severity {
     Warning,
     /// Blocks a commit.
     Error,
+    /// An outcome recorded for the reader (a check command that passed,
+    /// `check_passed`); blocks nothing.
+    Note,
 }
 
 /// One validation finding.
@@ -59,6 +62,10 @@ impl FileCheck<'_> {
 /// - `conflict_markers` (error): the candidate has more conflict-marker lines
 ///   (see [`conflict_marker_lines`]) than the source; the message gives the
 ///   1-based line of the first new one.
+/// - `mixed_line_endings` (warning): every line of `before` ended with `\n`, or every
+///   one with `\r\n`, and lines of `after` end the other way; the message lists them
+///   (1-based, the first 10). Symbol ops convert their text to the file's convention
+///   (docs/plan.md, "Line endings"), so this comes from text ops.
 /// - `binary_content_edited` (warning): `text_op_on_binary`.
 /// - `syntax_error` (error): the candidate of a Rust, Python, JavaScript,
 ///   TypeScript/TSX or Go file (by extension) has parse errors and the file had none
@@ -134,6 +141,7 @@ pub fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
         // The revision that removes them is checked.
         issues.extend(syntax_issue(file));
     }
+    issues.extend(line_ending_issue(file));
     if file.text_op_on_binary {
         issues.push(issue(
             "binary_content_edited",
@@ -143,6 +151,49 @@ pub fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
         ));
     }
     issues
+}
+
+/// The `mixed_line_endings` warning: the file's lines all ended one way (`\n`, or
+/// `\r\n`) and some lines of the candidate end the other way. The message names the
+/// convention and the first lines (1-based, in the candidate) that break it.
+fn line_ending_issue(file: &FileCheck<'_>) -> Option<Issue> {
+    const SHOWN: usize = 10;
+    let (before, after) = (file.before?, file.after?);
+    let want = super::symbol::uniform_terminator(before)?;
+    if super::symbol::uniform_terminator(after) == Some(want) {
+        return None;
+    }
+    let crlf = want == b"\r\n";
+    let odd: Vec<usize> = memchr::memchr_iter(b'\n', after)
+        .enumerate()
+        .filter(|&(_, i)| (i > 0 && after[i - 1] == b'\r') != crlf)
+        .map(|(n, _)| n + 1)
+        .collect();
+    if odd.is_empty() {
+        return None;
+    }
+    let mut shown: Vec<String> = odd.iter().take(SHOWN).map(usize::to_string).collect();
+    if odd.len() > SHOWN {
+        shown.push(format!("… ({} in all)", odd.len()));
+    }
+    let (own, other) = match crlf {
+        true => ("CRLF (\\r\\n)", "LF (\\n)"),
+        false => ("LF (\\n)", "CRLF (\\r\\n)"),
+    };
+    let path = file.path;
+    Some(issue(
+        "mixed_line_endings",
+        Severity::Warning,
+        path,
+        format!(
+            "{path}: every line ended with {own} before this revision, but line{} {} of the \
+             candidate end{} with {other}; write the new text with {own} line endings \
+             (symbol ops convert it themselves), or keep this if the mix is meant",
+            if odd.len() == 1 { "" } else { "s" },
+            shown.join(", "),
+            if odd.len() == 1 { "s" } else { "" },
+        ),
+    ))
 }
 
 /// The `syntax_error` error or `syntax_errors_increased` warning of a changed file.
@@ -352,6 +403,27 @@ mod tests {
         issues.iter().map(|i| i.code.as_str()).collect()
     }
 
+    /// Issue 33 item 4: text that leaves a uniform file with mixed line endings is
+    /// never silent.
+    #[test]
+    fn mixed_line_endings_in_a_uniform_file_are_a_warning() {
+        let issues = validate(&[check(Some(b"a\r\nb\r\n"), Some(b"a\r\nx\ny\nb\r\n"))]);
+        assert_eq!(codes(&issues), ["mixed_line_endings"]);
+        assert_eq!(issues[0].severity, Severity::Warning);
+        assert_eq!(
+            issues[0].message,
+            "f: every line ended with CRLF (\\r\\n) before this revision, but lines 2, 3 of \
+             the candidate end with LF (\\n); write the new text with CRLF (\\r\\n) line \
+             endings (symbol ops convert it themselves), or keep this if the mix is meant"
+        );
+        let issues = validate(&[check(Some(b"a\nb\n"), Some(b"a\nb\r\n"))]);
+        assert_eq!(codes(&issues), ["mixed_line_endings"]);
+        assert!(issues[0].message.contains("but line 2 of the candidate ends with CRLF"), "{}", issues[0].message);
+        // A file that mixed them already, or stays uniform: nothing.
+        assert_eq!(codes(&validate(&[check(Some(b"a\r\nb\n"), Some(b"a\nb\r\nc\n"))])), Vec::<&str>::new());
+        assert_eq!(codes(&validate(&[check(Some(b"a\r\n"), Some(b"a\r\nb\r\n"))])), Vec::<&str>::new());
+    }
+
     #[test]
     fn clean_change_has_no_issues() {
         let issues = validate(&[check(Some(b"a\n"), Some(b"b\n"))]);
@@ -363,7 +435,8 @@ mod tests {
     fn conflict_markers_detected_with_line() {
         let after = b"a\n<<<<<<< HEAD\nx\n=======\r\ny\n>>>>>>> branch\n";
         let issues = validate(&[check(Some(b"a\n"), Some(after))]);
-        assert_eq!(codes(&issues), ["conflict_markers"]);
+        // The CRLF line in an LF file is a warning of its own (issue 33 item 4).
+        assert_eq!(codes(&issues), ["conflict_markers", "mixed_line_endings"]);
         assert_eq!(issues[0].severity, Severity::Error);
         assert!(
             issues[0].message.contains("line 2"),

@@ -18,6 +18,8 @@ mod io;
 mod journal;
 mod path;
 mod resolve;
+#[cfg(feature = "sandbox")]
+mod sandbox;
 mod state;
 
 use std::path::PathBuf;
@@ -27,6 +29,8 @@ pub use io::IoError;
 pub use journal::{JournalError, Transition};
 pub use path::PathError;
 pub use resolve::{MarkedFile, ResolveError};
+#[cfg(feature = "sandbox")]
+pub use sandbox::{RefusedPath, SandboxError};
 pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 
 use crate::edit::EditError;
@@ -237,6 +241,10 @@ pub enum Error {
     /// `resolve` recorded nothing (markers remain, nothing changed, the editor failed).
     #[error(transparent)]
     Resolve(#[from] ResolveError),
+    /// A command run on the workspace's overlay recorded nothing (feature `sandbox`).
+    #[cfg(feature = "sandbox")]
+    #[error(transparent)]
+    Sandbox(#[from] SandboxError),
     /// A `journal gc` policy that keeps nothing in particular.
     #[error("invalid retention policy: {message}")]
     InvalidPolicy {
@@ -625,6 +633,8 @@ impl Error {
             Error::NeedsAttention { .. }
             | Error::AttentionOwnsFiles { .. }
             | Error::OverwriteUndoesCommit { .. } => 7,
+            #[cfg(feature = "sandbox")]
+            Error::Sandbox(e) => e.exit_code(),
             // 128 + SIGINT, as a shell reports a process ended by Ctrl-C.
             Error::Interrupted { .. } => 130,
             _ => 1,
@@ -671,6 +681,8 @@ impl Error {
             Error::Journal(JournalError::HandleFailed { .. }) => "journal_handle_failed",
             Error::Journal(_) => "journal",
             Error::Io(_) => "io",
+            #[cfg(feature = "sandbox")]
+            Error::Sandbox(e) => e.kind(),
             Error::NotInitialized { .. } => "not_initialized",
             Error::HalfMadeJournal { .. } => "half_made_journal",
             Error::JournalUnreadable { .. } => "journal_unreadable",
@@ -872,6 +884,12 @@ impl Error {
                 Attention::CompletionNotRecorded { files, .. } => files.clone(),
                 _ => Vec::new(),
             },
+            #[cfg(feature = "sandbox")]
+            Error::Sandbox(SandboxError::Unrepresentable { paths }) => {
+                paths.iter().map(|p| p.path.clone()).collect()
+            }
+            #[cfg(feature = "sandbox")]
+            Error::Sandbox(SandboxError::OutOfScope { paths }) => paths.clone(),
             _ => Vec::new(),
         }
     }

@@ -133,10 +133,10 @@ pub struct RevisionRecord {
 
 /// What a revision was made from when no plan made it, recorded as JSON in
 /// [`RevisionRecord::plan`]: `{"rollback_of":N}`,
-/// `{"rebase_onto_disk":{"from_revision":N}}` or `{"revert_of":{"txs":[N,…]}}`
-/// (serde's external tagging). Recorded as JSON inside the plan string, a new origin
-/// needs no change of the journal's schema, and journals of earlier versions read as
-/// before.
+/// `{"rebase_onto_disk":{"from_revision":N}}`, `{"revert_of":{"txs":[N,…]}}` or
+/// `{"command":{…}}` (serde's external tagging). Recorded as JSON inside the plan
+/// string, a new origin needs no change of the journal's schema, and journals of
+/// earlier versions read as before.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RevisionOrigin {
@@ -153,6 +153,45 @@ pub enum RevisionOrigin {
         /// The txs reverted, newest first.
         txs: Vec<u64>,
     },
+    /// `preview --run` / `revise --run` / `run`: what a shell command wrote on the
+    /// workspace's overlay (docs/commands.md).
+    Command(CommandOrigin),
+}
+
+/// The command a revision was captured from ([`RevisionOrigin::Command`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandOrigin {
+    /// The command line, as given to `sh -c`.
+    pub command: String,
+    /// Its exit status (`None` when a signal ended it).
+    pub status: Option<i32>,
+    /// How long it ran, in milliseconds (wall clock, from spawn to exit).
+    pub duration_ms: u64,
+    /// The last 64 KiB of its standard output and standard error, as read (lossy
+    /// UTF-8).
+    pub output_tail: String,
+    /// Changes dropped by the scope rules: under `.git/`, `.jj/`, `.hg/`, `.svn/` or
+    /// the state directory.
+    #[serde(default)]
+    pub dropped_vcs: u64,
+    /// Changes dropped because the repository's ignore rules ignore them.
+    #[serde(default)]
+    pub dropped_ignored: u64,
+}
+
+impl RevisionOrigin {
+    /// The command origin recorded in `recorded_plan` ([`RevisionRecord::plan`]), if
+    /// a command made the revision; `None` for a plan, a rollback or a rebase. Parses
+    /// only a JSON object that starts with the `command` key.
+    pub fn command_of(recorded_plan: &str) -> Option<CommandOrigin> {
+        if !recorded_plan.starts_with("{\"command\"") {
+            return None;
+        }
+        match serde_json::from_str(recorded_plan) {
+            Ok(RevisionOrigin::Command(c)) => Some(c),
+            _ => None,
+        }
+    }
 }
 
 impl RevisionOrigin {

@@ -19,6 +19,7 @@
 //! stays open, shared with other processes (the CLI, other agents' servers), for the
 //! server's lifetime; recovery ran when it was opened.
 
+mod commands;
 mod errors;
 pub mod frame;
 mod schemas;
@@ -36,8 +37,9 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
+pub use commands::EDIT_RUN;
 pub use errors::ToolError;
-pub use schemas::{tool_definitions, ToolDef, TOOL_NAMES};
+pub use schemas::{tool_definitions, tool_definitions_for, ToolDef, TOOL_NAMES};
 pub use shapes::{CandidateDiffReport, PreviewValidationReport, SourceFileSnapshot};
 pub use tools::{EditTools, ReingestFn};
 
@@ -58,6 +60,10 @@ journal_log and journal_dump show the history.";
 pub struct ServeOptions {
     /// Refuse previews older than this (default: none, previews are durable).
     pub preview_ttl: Option<Duration>,
+    /// Let clients run shell commands: the `edit_run` tool and the `check` argument
+    /// (feature `sandbox`; `serve --allow-commands`). Default `false`: `edit_run` is
+    /// not listed and both are refused with `commands_not_allowed`.
+    pub allow_commands: bool,
 }
 
 /// Builds the tools anew over a journal opened again ([`McpServer::with_reopen`]).
@@ -129,9 +135,10 @@ impl McpServer {
     }
 }
 
-/// The tool list as rmcp types, with annotations (read-only, destructive).
-pub fn rmcp_tools() -> Vec<Tool> {
-    tool_definitions()
+/// The tool list as rmcp types, with annotations (read-only, destructive); with
+/// `commands`, `edit_run` and the `check` arguments too ([`tool_definitions_for`]).
+pub fn rmcp_tools(commands: bool) -> Vec<Tool> {
+    tool_definitions_for(commands)
         .into_iter()
         .map(|d| {
             let annotations = ToolAnnotations::new()
@@ -168,11 +175,15 @@ impl ServerHandler for McpServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> std::result::Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(rmcp_tools()))
+        Ok(ListToolsResult::with_all_items(rmcp_tools(
+            self.tools().commands_allowed(),
+        )))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        rmcp_tools().into_iter().find(|t| t.name == name)
+        rmcp_tools(self.tools().commands_allowed())
+            .into_iter()
+            .find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -190,7 +201,9 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        if !TOOL_NAMES.contains(&name.as_str()) {
+        // `edit_run` is answered by the tools either way: a server that does not allow
+        // commands refuses it with `commands_not_allowed`, naming the flag.
+        if !TOOL_NAMES.contains(&name.as_str()) && name != EDIT_RUN {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {name:?}; tools/list lists them: {}",
@@ -223,7 +236,9 @@ pub fn serve(journal: Journal, opts: ServeOptions) -> Result<()> {
     // state directory (`--state-dir`) there.
     let state = journal.state_dir().to_path_buf();
     let state_dir = (state != root.join(".ultra-edit")).then_some(state);
-    let tools = EditTools::new(Arc::new(journal)).with_preview_ttl(opts.preview_ttl);
+    let tools = EditTools::new(Arc::new(journal))
+        .with_preview_ttl(opts.preview_ttl)
+        .with_commands(opts.allow_commands);
     let reopen_root = root.clone();
     let server = McpServer::new(tools).with_reopen(move || {
         let j = Journal::open_with(
@@ -233,7 +248,9 @@ pub fn serve(journal: Journal, opts: ServeOptions) -> Result<()> {
                 ..Default::default()
             },
         )?;
-        Ok(EditTools::new(Arc::new(j)).with_preview_ttl(opts.preview_ttl))
+        Ok(EditTools::new(Arc::new(j))
+            .with_preview_ttl(opts.preview_ttl)
+            .with_commands(opts.allow_commands))
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

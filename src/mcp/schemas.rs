@@ -137,15 +137,43 @@ fn edit_item() -> Value {
     })
 }
 
-/// Every tool with its schema.
+/// Every tool with its schema, as a server that does not run commands lists them.
 pub fn tool_definitions() -> Vec<ToolDef> {
+    tool_definitions_for(false)
+}
+
+/// Every tool with its schema; with `commands` (a server started with
+/// `--allow-commands`, feature `sandbox`), `edit_run` last and a `check` argument on
+/// `edit_preview`, `edit_revise` and `edit_rebase`.
+pub fn tool_definitions_for(commands: bool) -> Vec<ToolDef> {
+    let mut defs = base_definitions();
+    if commands && cfg!(feature = "sandbox") {
+        for d in &mut defs {
+            if matches!(d.name, "edit_preview" | "edit_revise" | "edit_rebase") {
+                if let Some(Value::Object(props)) = d.input_schema.get_mut("properties") {
+                    props.insert("check".into(), super::commands::check_schema());
+                }
+            }
+        }
+        defs.push(ToolDef {
+            name: super::commands::EDIT_RUN,
+            description: super::commands::EDIT_RUN_DESCRIPTION,
+            input_schema: super::commands::edit_run_schema(),
+            read_only: false,
+            writes_files: false,
+        });
+    }
+    defs
+}
+
+fn base_definitions() -> Vec<ToolDef> {
     let edits = json!({"type": "array", "items": edit_item(), "description": "The edits, applied against one base (the disk for edit_preview, the latest candidate for edit_revise); overlapping edits are refused."});
     let description = json!({"type": "string", "description": "What the change is for; recorded in the journal."});
     let file_path = json!({"type": "string", "description": "m1nd shape: the file to replace (or create), relative to the workspace root or absolute inside it."});
     let new_content =
         json!({"type": "string", "description": "m1nd shape: the file's complete new content."});
     let revision = json!({"type": "integer", "minimum": 0, "description": "Revision number (default: for a committed preview the revision committed, else the latest)."});
-    let allow = json!({"type": "array", "items": {"enum": ["syntax_error"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): only \"syntax_error\" (it sets the plan's policy \"syntax_errors\": \"allow\"), for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now."});
+    let allow = json!({"type": "array", "items": {"enum": ["syntax_error", "check_failed"]}, "description": "Validation errors this revision may have without blocking edit_commit (recorded as warnings): \"syntax_error\" (it sets the plan's policy \"syntax_errors\": \"allow\"), for a Rust/Python/JavaScript/TypeScript/Go file meant to stay unparsable for now, and \"check_failed\" (a check command that fails)."});
     let tx = json!({"type": ["string", "integer"], "description": "Transaction id: the preview_id of the commit to undo."});
     vec![
         ToolDef {

@@ -230,6 +230,7 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
         "validation_issues": p.validation,
         "conflicts": p.conflicts,
         "conflict_list": p.conflict_list,
+        "command": p.command,
         "next_step": next_step(p, validation),
     })
 }

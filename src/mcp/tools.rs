@@ -29,6 +29,7 @@ pub struct EditTools {
     preview_ttl: Option<Duration>,
     reingest: Option<ReingestFn>,
     policy: Option<crate::Policy>,
+    allow_commands: bool,
 }
 
 /// What an agent's call resolved to.
@@ -42,7 +43,22 @@ impl EditTools {
             preview_ttl: None,
             reingest: None,
             policy: None,
+            allow_commands: false,
         }
+    }
+
+    /// Let clients run shell commands: `edit_run` and the `check` argument (feature
+    /// `sandbox`, docs/commands.md). Default `false`: both are refused with
+    /// `commands_not_allowed`, and [`super::tool_definitions_for`] leaves them out.
+    /// Without the feature, `true` changes nothing.
+    pub fn with_commands(mut self, allow: bool) -> Self {
+        self.allow_commands = allow && cfg!(feature = "sandbox");
+        self
+    }
+
+    /// Whether [`EditTools::with_commands`] allowed commands.
+    pub fn commands_allowed(&self) -> bool {
+        self.allow_commands
     }
 
     /// Refuse to continue (commit, revise, rebase) a preview made longer than `ttl`
@@ -104,6 +120,7 @@ impl EditTools {
             "apply_batch" => self.apply_batch(&a, start),
             "journal_log" => self.journal_log(&a),
             "journal_dump" => self.journal_dump(&a),
+            super::commands::EDIT_RUN => self.edit_run(&a, start),
             _ => Err(ToolError::new(
                 "unknown_tool",
                 format!("there is no tool {name:?}"),
@@ -121,20 +138,100 @@ impl EditTools {
 
     fn edit_preview(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
+        let check = self.check(a)?;
         let (plan, focus) = self.plan(a, &agent)?;
-        let p = self.engine(self.journal.preview(&plan), &agent)?;
+        let p = match check {
+            #[cfg(feature = "sandbox")]
+            Some(check) => self.engine(
+                self.journal
+                    .preview_checked(&plan, crate::PreviewOptions::default(), &check),
+                &agent,
+            )?,
+            _ => self.engine(self.journal.preview(&plan), &agent)?,
+        };
         Ok(self.preview_out(&p, focus.as_deref(), start))
+    }
+
+    /// The `check` argument, refused unless commands are allowed.
+    #[cfg(feature = "sandbox")]
+    fn check(&self, a: &Args) -> Result<Option<crate::sandbox::CheckOptions>, ToolError> {
+        let Some(command) = a.str("check")? else {
+            return Ok(None);
+        };
+        if !self.allow_commands {
+            return Err(super::commands::not_allowed("the check argument"));
+        }
+        let mut c = crate::sandbox::CheckOptions::new(command);
+        if let Some(secs) = a.u64("timeout_secs")? {
+            c.timeout = Duration::from_secs(secs.max(1));
+        }
+        Ok(Some(c))
+    }
+
+    /// The `check` argument: without the feature, refused whenever given.
+    #[cfg(not(feature = "sandbox"))]
+    fn check(&self, a: &Args) -> Result<Option<()>, ToolError> {
+        match a.str("check")? {
+            None => Ok(None),
+            Some(_) => Err(super::commands::not_allowed("the check argument")),
+        }
+    }
+
+    /// `edit_run`: a command's writes as a preview (or a revision of `preview_id`).
+    #[cfg(feature = "sandbox")]
+    fn edit_run(&self, a: &Args, start: Instant) -> Outcome {
+        if !self.allow_commands {
+            return Err(super::commands::not_allowed("edit_run"));
+        }
+        let agent = a.agent()?;
+        let Some(command) = a.str("command")? else {
+            return Err(ToolError::invalid_args(
+                a.tool,
+                "command is missing: the shell command line to run",
+                json!({"agent_id": agent, "command": "sed -i 's/old/new/' src/lib.rs"}),
+            ));
+        };
+        let mut opts = crate::sandbox::RunOptions::new(command);
+        opts.check = self.check(a)?;
+        if let Some(secs) = a.u64("timeout_secs")? {
+            opts.timeout = Duration::from_secs(secs.max(1));
+        }
+        opts.keep_on_failure = a.bool("keep_on_failure")?.unwrap_or(false);
+        opts.include_ignored = a.bool("include_ignored")?.unwrap_or(false);
+        opts.strict = a.bool("strict")?.unwrap_or(false);
+        opts.agent = Some(agent.clone());
+        opts.cwd = Some(self.journal.root().to_path_buf());
+        opts.policy = self.policy;
+        let p = if a.map.contains_key("preview_id") {
+            let (tx, _) = self.open_handle(a, &agent, true)?;
+            self.engine(self.journal.revise_run(tx, &opts), &agent)?
+        } else {
+            self.engine(self.journal.preview_run(&opts), &agent)?
+        };
+        Ok(self.preview_out(&p, None, start))
+    }
+
+    #[cfg(not(feature = "sandbox"))]
+    fn edit_run(&self, _a: &Args, _start: Instant) -> Outcome {
+        Err(super::commands::not_allowed("edit_run"))
     }
 
     fn edit_revise(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
         let (tx, _) = self.open_handle(a, &agent, true)?;
+        let check = self.check(a)?;
         let (plan, focus) = self.plan(a, &agent)?;
         let opts = ReviseOptions {
             base: a.u64("base_revision")?.map(|n| n as u32),
             rebase: a.bool("rebase")?.unwrap_or(false),
         };
-        let p = self.engine(self.journal.revise(tx, opts, &plan), &agent)?;
+        let p = match check {
+            #[cfg(feature = "sandbox")]
+            Some(check) => {
+                self.engine(self.journal.revise_checked(tx, opts, &plan, &check), &agent)?
+            }
+            _ => self.engine(self.journal.revise(tx, opts, &plan), &agent)?,
+        };
         let interdiff = self.engine(
             self.journal
                 .interdiff(tx, p.revision.saturating_sub(1), p.revision),
@@ -148,7 +245,11 @@ impl EditTools {
     fn edit_rebase(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
         let (tx, _) = self.open_handle(a, &agent, true)?;
-        let p = self.engine(self.journal.rebase(tx), &agent)?;
+        let p = match self.check(a)? {
+            #[cfg(feature = "sandbox")]
+            Some(check) => self.engine(self.journal.rebase_checked(tx, &check), &agent)?,
+            _ => self.engine(self.journal.rebase(tx), &agent)?,
+        };
         Ok(self.preview_out(&p, None, start))
     }
 
@@ -565,11 +666,14 @@ impl EditTools {
     /// else the journal's); any other code is [`crate::edit::EditError::InvalidPlan`].
     fn allow(&self, a: &Args, agent: &str, plan: &mut Plan) -> Result<(), ToolError> {
         let codes = a.strings("allow")?;
-        if let Some(code) = codes.iter().find(|c| *c != "syntax_error") {
+        if let Some(code) = codes
+            .iter()
+            .find(|c| *c != "syntax_error" && *c != "check_failed")
+        {
             let e = crate::edit::EditError::InvalidPlan {
                 message: format!(
-                    "\"allow\": {code:?} is not a validation error a plan may allow; the only \
-                     one is \"syntax_error\" (a merge conflict must be resolved; conflict \
+                    "\"allow\": {code:?} is not a validation error a plan may allow; those \
+                     are \"syntax_error\" and \"check_failed\" (a merge conflict must be resolved; conflict \
                      markers and an empty revision must be fixed, unless the server's policy \
                      allows them: its host's, or the journal's)"
                 ),
@@ -578,7 +682,12 @@ impl EditTools {
         }
         if !codes.is_empty() {
             let mut policy = plan.policy.unwrap_or(self.journal.policy());
-            policy.syntax_errors = crate::SyntaxErrors::Allow;
+            for c in &codes {
+                match c.as_str() {
+                    "syntax_error" => policy.syntax_errors = crate::SyntaxErrors::Allow,
+                    _ => policy.check_failed = crate::Checks::Allow,
+                }
+            }
             plan.policy = Some(policy);
         }
         Ok(())

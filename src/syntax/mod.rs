@@ -170,6 +170,27 @@ fn outline_around_of(_: Language, _: &[u8], _: &[usize]) -> Vec<Definition> {
     Vec::new()
 }
 
+/// The 1-based lines of the headers (`class A:`, `if x:`, `else:` …) of the Python
+/// blocks of `bytes` (the content of `path`) that hold no statement (comments are not
+/// statements): the parser accepts such a block, Python rejects it ("expected an
+/// indented block"). Empty for a file of another language or one that is not parsed.
+pub fn empty_blocks(path: &str, bytes: &[u8]) -> Vec<usize> {
+    match Language::of_path(path) {
+        Some(Language::Python) if bytes.len() <= PARSE_MAX_BYTES => empty_blocks_of(bytes),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(feature = "syntax")]
+fn empty_blocks_of(bytes: &[u8]) -> Vec<usize> {
+    tree::empty_python_blocks(bytes)
+}
+
+#[cfg(not(feature = "syntax"))]
+fn empty_blocks_of(_: &[u8]) -> Vec<usize> {
+    Vec::new()
+}
+
 /// The parse errors of a file: how many, and where the first one is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ParseReport {

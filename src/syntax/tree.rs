@@ -388,7 +388,19 @@ fn outline_of(
             if !visit(child) {
                 continue;
             }
-            if let Some(first) = leading_trivia(parsed, &children[..i], *child) {
+            let own = leading_trivia(parsed, &children[..i], *child);
+            // The comments between a block's opener (`if x:`) and its first statement
+            // are the block's siblings, not its children: they lead the block's first
+            // definition, after any trivia of its own inside the block.
+            let run_from_start = match own {
+                None => i == 0,
+                Some(first) => children.first().is_some_and(|c| parsed.start(*c) == first),
+            };
+            let lead = match run_from_start && node.kind() == "block" {
+                true => trivia.get(&node.id()).copied().or(own),
+                false => own,
+            };
+            if let Some(first) = lead {
                 trivia.insert(child.id(), first);
             }
             visited.push(*child);
@@ -412,13 +424,14 @@ fn definition(
     let outer = found.outer;
     let signature = signature_start(parsed, outer);
     let first = first_trivia.unwrap_or(parsed.start(outer));
-    let end_byte = parsed.end(outer);
-    let last_line = parsed.last_line(outer);
+    let last = last_statement(outer);
+    let end_byte = parsed.end(last);
+    let last_line = parsed.last_line(last);
     let before = parsed
         .bytes
         .get(parsed.line_start(first)..first)
         .unwrap_or_default();
-    let line_end = parsed.line_end(end_byte.saturating_sub(1).max(parsed.start(outer)));
+    let line_end = parsed.line_end(end_byte.saturating_sub(1).max(parsed.start(last)));
     let after = parsed.bytes.get(end_byte..line_end).unwrap_or_default();
     let shared_line = if !before.iter().all(u8::is_ascii_whitespace) {
         Some(parsed.line_of(first))
@@ -442,6 +455,24 @@ fn definition(
             .has_error()
             .then(|| first_error(outer).map(|e| parsed.line_of(parsed.start(e))))
             .flatten(),
+    }
+}
+
+/// The node whose end is the end of `node` without the comments that close it: a
+/// Python block takes in the comment lines indented under it after its last statement,
+/// which are not part of the definition (docs/symbols.md, "The extent of a
+/// definition"). Descends through the last child that is not a comment.
+fn last_statement(node: Node<'_>) -> Node<'_> {
+    let mut at = node;
+    loop {
+        let last = (0..at.child_count())
+            .rev()
+            .filter_map(|i| at.child(i))
+            .find(|c| !c.kind().contains("comment"));
+        match last {
+            Some(child) => at = child,
+            None => return at,
+        }
     }
 }
 
@@ -520,6 +551,43 @@ fn leading_trivia(parsed: &Parsed<'_>, before: &[Node<'_>], node: Node<'_>) -> O
 fn is_inner_doc(parsed: &Parsed<'_>, node: Node<'_>) -> bool {
     let text = parsed.text(node);
     text.starts_with(b"//!") || text.starts_with(b"/*!") || text.starts_with(b"#!")
+}
+
+/// See [`super::empty_blocks`]: every `block` node without a named child that is not a
+/// comment, by the line of the node that opens it (its parent's first line).
+pub(super) fn empty_python_blocks(bytes: &[u8]) -> Vec<usize> {
+    let Some(parsed) = parse(Language::Python, bytes) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    let mut cursor = parsed.tree.root_node().walk();
+    let mut header: Vec<Node<'_>> = Vec::new();
+    loop {
+        let node = cursor.node();
+        if node.kind() == "block" {
+            let mut c = node.walk();
+            let statements = node
+                .named_children(&mut c)
+                .any(|n| !n.kind().contains("comment"));
+            if !statements {
+                let opener = header.last().copied().unwrap_or(node);
+                lines.push(parsed.line_of(parsed.start(opener)));
+            }
+        }
+        if cursor.goto_first_child() {
+            header.push(node);
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                return lines;
+            }
+            header.pop();
+        }
+    }
 }
 
 /// The first error or missing-token node under `node`, in document order.

@@ -81,6 +81,7 @@ deleted file mode 100600
 -pub fn b() -> u32 {{
 -    2
 -}}
+warning: mixed_line_endings crlf.txt: crlf.txt: every line ended with CRLF (\\r\\n) before this revision, but line 2 of the candidate ends with LF (\\n); write the new text with CRLF (\\r\\n) line endings (symbol ops convert it themselves), or keep this if the mix is meant
 ",
         short(b"\0\x01\x02"),
         short(b"\0\x01\x02\x03")

@@ -47,6 +47,7 @@ mod resolve;
 mod retry;
 mod revert;
 mod rollback;
+mod sandbox;
 mod soak;
 mod stress;
 mod syncs;

@@ -226,7 +226,7 @@ fn rust_dropped_brace_is_a_syntax_error_and_commit_is_refused() {
             "kind": "usage",
             "exit_code": 2,
             "message": "invalid value 'no_changes' for '--allow <CODE>': not a \
-                validation error --allow can allow; the only one is syntax_error (a merge \
+                validation error --allow can allow; those are syntax_error and check_failed (a merge \
                 conflict must be resolved; conflict markers and an empty revision must be \
                 fixed, or allowed by a policy: the plan's own \"policy\" field, see \
                 `ultra-edit help plan`, or the journal's)",
@@ -373,4 +373,132 @@ fn symbol_errors_exit_with_their_kinds() {
         );
     }
     assert_eq!(ws.read("a.rs"), b"const A: u8 = 1; const B: u8 = 2;\n");
+}
+
+// Issue 33 items 1-4 (symbol edits and line endings), through the CLI and MCP.
+
+const PY_ACCOUNT: &[u8] = b"class Account:\n    def bump(self):\n        self.n += 1\n\n    def next(self):\n        return self.n\n";
+
+/// Item 1: a method's content written at column 0 is moved to the method's depth; it
+/// stays in its class, and the method after it stays a method.
+#[test]
+fn issue33_method_content_at_column_0_stays_in_its_class() {
+    both_ways(
+        "account.py",
+        PY_ACCOUNT,
+        json!([{"op": "replace_symbol", "path": "account.py", "symbol": "Account.bump",
+                "content": "def bump(self):\n    self.n += 2\n"}]),
+        b"class Account:\n    def bump(self):\n        self.n += 2\n\n    def next(self):\n        return self.n\n",
+    );
+}
+
+/// Item 1: a result that moves a definition to another scope is refused
+/// (`symbol_scope_changed`, exit 6), naming what moved, and nothing changes; Python
+/// text at no one depth is `indentation_mismatch`; a misspelt member gets its class's
+/// members.
+#[test]
+fn issue33_scope_changes_and_indentation_mismatches_are_refused() {
+    let ws = workspace();
+    let ts = b"class K {\n  m() {}\n  n() {}\n}\n";
+    ws.write("k.ts", ts);
+    let edits = json!([{"op": "replace_symbol", "path": "k.ts", "symbol": "K.m",
+                        "content": "  m() {}\n}\nclass L {\n"}]);
+    let (code, v) = preview(&ws, &json!({"edits": edits}));
+    assert_eq!(code, 6, "{v}");
+    assert_eq!(v["error"]["kind"], "symbol_scope_changed", "{v}");
+    let failure = &v["error"]["failures"][0];
+    assert_eq!(failure["kind"], "symbol_scope_changed");
+    assert_eq!(failure["edit"], 1);
+    assert_eq!(failure["lines"], json!([5]));
+    let message = failure["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("\"K.n\" would become \"L.n\"; the new text's \"L\" would be in the top level, not in \"K\""),
+        "{message}"
+    );
+    let e = tools(&ws)
+        .call("edit_preview", json!({"agent_id": "a", "edits": edits}))
+        .err()
+        .unwrap_or_else(|| panic!("scope change accepted"));
+    assert_eq!(e.kind, "symbol_scope_changed");
+    assert_eq!(e.detail["failures"][0]["lines"], json!([5]), "{e:?}");
+    assert_eq!(ws.read("k.ts"), ts);
+
+    ws.write("account.py", PY_ACCOUNT);
+    let edits = json!([{"op": "replace_symbol", "path": "account.py", "symbol": "Account.bump",
+                        "content": "    def bump(self):\n  x = 1\n"}]);
+    let (code, v) = preview(&ws, &json!({"edits": edits}));
+    assert_eq!(code, 6, "{v}");
+    assert_eq!(v["error"]["kind"], "indentation_mismatch", "{v}");
+    assert_eq!(v["error"]["failures"][0]["lines"], json!([2]), "{v}");
+    let e = tools(&ws)
+        .call("edit_preview", json!({"agent_id": "a", "edits": edits}))
+        .err()
+        .unwrap_or_else(|| panic!("indentation mismatch accepted"));
+    assert_eq!(e.kind, "indentation_mismatch");
+
+    let edits = json!([{"op": "delete_symbol", "path": "account.py", "symbol": "Account.bmup"}]);
+    let (code, v) = preview(&ws, &json!({"edits": edits}));
+    assert_eq!(code, 6, "{v}");
+    assert_eq!(v["error"]["kind"], "symbol_not_found", "{v}");
+    let message = v["error"]["failures"][0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("did you mean \"Account.bump\"? the members of \"Account\" are \"Account.bump\", \"Account.next\""),
+        "{message}"
+    );
+    assert_eq!(ws.read("account.py"), PY_ACCOUNT);
+}
+
+/// Item 2: deleting a class's only method leaves `pass`, which Python needs.
+#[test]
+fn issue33_deleting_the_only_method_leaves_pass() {
+    both_ways(
+        "a.py",
+        b"class A:\n    def f(self):\n        pass\n\n\nx = 1\n",
+        json!([{"op": "delete_symbol", "path": "a.py", "symbol": "A.f"}]),
+        b"class A:\n    pass\n\n\nx = 1\n",
+    );
+}
+
+/// Item 3: the comment on a block's first line goes with its definition; trailing
+/// comment lines stay on replace.
+#[test]
+fn issue33_block_opening_and_trailing_comments() {
+    both_ways(
+        "a.py",
+        b"if X:\n    # about f\n    def f():\n        pass\n    y = 1\n",
+        json!([{"op": "delete_symbol", "path": "a.py", "symbol": "f"}]),
+        b"if X:\n    y = 1\n",
+    );
+    both_ways(
+        "b.py",
+        b"def f():\n    x = 1\n    # trailing\ny = 2\n",
+        json!([{"op": "replace_symbol", "path": "b.py", "symbol": "f",
+                "content": "def f():\n    x = 2\n"}]),
+        b"def f():\n    x = 2\n    # trailing\ny = 2\n",
+    );
+}
+
+/// Item 4: symbol text takes a uniform file's line endings; a text op that mixes
+/// them is previewed with the warning `mixed_line_endings`, naming the lines.
+#[test]
+fn issue33_line_endings_are_converted_or_warned() {
+    both_ways(
+        "x.rs",
+        b"fn a() {}\r\nfn b() {}\r\n",
+        json!([{"op": "replace_symbol", "path": "x.rs", "symbol": "b",
+                "content": "fn b() {\n    1\n}\n"}]),
+        b"fn a() {}\r\nfn b() {\r\n    1\r\n}\r\n",
+    );
+    let ws = workspace();
+    ws.write("n.txt", b"one\r\ntwo\r\n");
+    let edits = json!([{"op": "insert_after", "path": "n.txt", "anchor": "one\r\n", "text": "new\n"}]);
+    let (code, v) = preview(&ws, &json!({"edits": edits}));
+    assert_eq!(code, 0, "{v}");
+    let warning = json!({"code": "mixed_line_endings", "severity": "warning", "path": "n.txt",
+        "message": "n.txt: every line ended with CRLF (\\r\\n) before this revision, but line 2 of the candidate ends with LF (\\n); write the new text with CRLF (\\r\\n) line endings (symbol ops convert it themselves), or keep this if the mix is meant"});
+    assert_eq!(v["validation"], json!([warning.clone()]), "{v}");
+    let r = tools(&ws)
+        .call("edit_preview", json!({"agent_id": "a", "edits": edits}))
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(r["validation_issues"], json!([warning]), "{r}");
 }

@@ -7,6 +7,7 @@
 
 mod journal;
 mod resolve;
+mod sandbox;
 mod tx;
 
 pub use tx::READ_PLAN;
@@ -115,6 +116,9 @@ fn run(out: &Out, cli: Cli, root: &Path) -> Result<i32> {
         &cli.command,
         interrupt.clone(),
     )?;
+    // What a command run on the overlay left behind when its process was killed
+    // (docs/commands.md, "Safety"): a readdir when there is nothing.
+    ultra_edit::sandbox::sweep(j.state_dir());
     if requested() {
         // The signal came while recovery on open settled a batch, which finished first.
         eprintln!("ultra-edit: interrupted (recovery on open finished first)");
@@ -154,15 +158,28 @@ fn paged(command: &Command) -> bool {
 fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> {
     match cli.command {
         Command::Init => Ok(0),
-        Command::Preview { plan, allow } => tx::preview(out, &j, &plan, allow),
+        Command::Preview {
+            plan,
+            allow,
+            run,
+            cmd,
+        } => sandbox::preview(out, &j, &plan, allow, run, cmd),
         Command::Revise {
             tx,
             base,
             rebase,
             plan,
             allow,
-        } => tx::revise(out, &j, tx, base, rebase, &plan, allow),
-        Command::Rebase { tx } => tx::rebase(out, &j, tx),
+            run,
+            cmd,
+        } => sandbox::revise(out, &j, tx, base, rebase, &plan, allow, run, cmd),
+        Command::Rebase { tx, check, timeout } => sandbox::rebase(out, &j, tx, check, timeout),
+        Command::Run {
+            command,
+            cmd,
+            allow,
+            lock_timeout,
+        } => sandbox::run(out, &mut j, command, cmd, allow, lock_timeout),
         Command::Show {
             tx,
             revision,
@@ -215,7 +232,10 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
         } => tx::revert(out, &j, txs, agent, since, last),
         Command::Log { limit, agent } => tx::log(out, &j, limit, agent.as_deref()),
         Command::Recover { overwrite } => recover(out, &j, overwrite),
-        Command::Serve { preview_ttl } => serve(j, preview_ttl),
+        Command::Serve {
+            preview_ttl,
+            allow_commands,
+        } => serve(j, preview_ttl, allow_commands),
         // Handled before the journal is opened (`cli::run`).
         Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
@@ -315,11 +335,12 @@ fn recover(out: &Out, j: &Journal, overwrite: bool) -> Result<i32> {
 }
 
 /// `serve`: the MCP server on standard input/output, until the client goes away.
-fn serve(j: Journal, preview_ttl: Option<u64>) -> Result<i32> {
+fn serve(j: Journal, preview_ttl: Option<u64>, allow_commands: bool) -> Result<i32> {
     ultra_edit::mcp::serve(
         j,
         ultra_edit::mcp::ServeOptions {
             preview_ttl: preview_ttl.map(Duration::from_secs),
+            allow_commands,
         },
     )
     .map(|()| 0)

@@ -131,6 +131,16 @@ pub(super) fn revert(
 
 /// Print a new revision. It is recorded either way, but one whose validation has
 /// errors exits 4 (validation failed) so that a script does not go on to commit it.
+pub(super) fn previewed_pub(out: &Out, p: &Preview) -> Result<i32> {
+    previewed(out, p)
+}
+
+pub(super) fn revised(out: &Out, j: &Journal, p: &Preview) -> Result<i32> {
+    let d = j.interdiff(p.tx, p.revision.saturating_sub(1), p.revision)?;
+    out.revised(p, &d)?;
+    exit_for(out, p)
+}
+
 pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
     out.made(p)?;
     exit_for(out, p)
@@ -182,6 +192,10 @@ pub const READ_PLAN: &str = "read plan";
 /// command's `--allow` codes, which clap checked are `syntax_error`,
 /// [`crate::cli::args::parse_allow`]) sets [`ultra_edit::Policy::syntax_errors`] to
 /// allow in the plan's policy (the plan's own `"policy"`, else the journal's).
+pub(super) fn read_plan_pub(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
+    read_plan(j, src, allow)
+}
+
 fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
     if src == "-" && std::io::stdin().is_terminal() {
         return Err(EditError::InvalidPlan {
@@ -214,10 +228,27 @@ fn read_plan(j: &Journal, src: &str, allow: Vec<String>) -> Result<Plan> {
         .into());
     }
     let mut plan = Plan::from_json(&bytes)?;
-    if !allow.is_empty() {
-        let mut policy = plan.policy.unwrap_or(j.policy());
-        policy.syntax_errors = ultra_edit::SyntaxErrors::Allow;
-        plan.policy = Some(policy);
-    }
+    plan.policy = allowed(j, plan.policy, &allow);
     Ok(plan)
+}
+
+/// The policy with the `--allow` codes set to allow (`syntax_error`, `check_failed`);
+/// `given` unchanged when there are none.
+pub(super) fn allowed(
+    j: &Journal,
+    given: Option<ultra_edit::Policy>,
+    allow: &[String],
+) -> Option<ultra_edit::Policy> {
+    if allow.is_empty() {
+        return given;
+    }
+    let mut policy = given.unwrap_or(j.policy());
+    for a in allow {
+        match a.as_str() {
+            "syntax_error" => policy.syntax_errors = ultra_edit::SyntaxErrors::Allow,
+            "check_failed" => policy.check_failed = ultra_edit::Checks::Allow,
+            _ => {}
+        }
+    }
+    Some(policy)
 }

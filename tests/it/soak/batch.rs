@@ -220,25 +220,14 @@ impl Soak {
         if r.signal.is_some() || (r.code == Some(7) && !refused_for_attention) {
             return self.settle(&op, landed_batch, rb, expect_side);
         }
-        // A commit or rollback that landed before answers its receipt again with
-        // `"already": true`, exit 0, and writes nothing (issue 29 item 3): the model must
-        // have it landed. (Until the model predicts these itself: it says wrong_state.)
-        if r.code == Some(0) && r.json["already"] == true {
-            let landed = match op {
-                Op::Commit { tx, .. } => self
-                    .m
-                    .txs
-                    .get(&tx)
-                    .is_some_and(|t| t.state == "committed" && t.rollback_of.is_none()),
-                Op::Rollback { x, .. } => self
-                    .m
-                    .txs
-                    .get(&x)
-                    .is_some_and(|t| t.state == "rolled_back"),
-            };
+        // A rollback that landed before answers its receipt again with `"already":
+        // true`, exit 0, and writes nothing (issue 29 item 3): the model must have the
+        // tx rolled back (a retried commit is matched below).
+        if let (Some(0), true, Op::Rollback { x, .. }) = (r.code, r.json["already"] == true, &op) {
+            let landed = self.m.txs.get(x).is_some_and(|t| t.state == "rolled_back");
             ensure!(
                 landed && matches!(pred, Predict::Fail(1, "wrong_state")),
-                "an `already` answer for a batch the model has not landed: {}",
+                "an `already` answer for a rollback the model has not landed: {}",
                 r.text
             );
             return self.check_disk("after an `already` answer");
@@ -254,6 +243,17 @@ impl Soak {
                 let b = b.clone();
                 self.land(&op, b, rb);
                 self.check_disk("after a successful batch")
+            }
+            // A retried commit of the revision that landed answers that commit's
+            // receipt with `already` and writes nothing (issue 29, item 3); the model
+            // does not keep which revision landed, so the answer says which.
+            (Predict::Fail(1, "wrong_state"), Some(0))
+                if r.json["already"] == true
+                    && matches!(op, Op::Commit { tx, .. }
+                        if self.m.txs.get(&tx).is_some_and(|t| t.state == "committed")
+                            && r.json["tx"].as_u64() == Some(tx)) =>
+            {
+                self.check_disk("after a retried commit")
             }
             (Predict::Fail(code, kind), _) => {
                 if matches!(fault, Fault::Inject(_)) && r.code == Some(1) && r.kind() == "journal" {
@@ -288,7 +288,9 @@ impl Soak {
         let foreign = (forced || self.rng.chance(25)).then(|| {
             // Often a file of the batch: the way a batch comes to need attention.
             let p = match batch.len() as u64 {
-                n @ 1.. if forced || self.rng.chance(50) => batch[self.rng.below(n) as usize].path.as_str(),
+                n @ 1.. if forced || self.rng.chance(50) => {
+                    batch[self.rng.below(n) as usize].path.as_str()
+                }
                 _ => self.rng.pick(&PATHS),
             };
             let p = PATHS.iter().copied().find(|q| *q == p).unwrap_or(PATHS[0]);
@@ -437,7 +439,11 @@ impl Soak {
             cands: BTreeMap::new(),
         };
         let rev = self.revision(&r, id, None, &exp, &BTreeMap::new(), false)?;
-        ensure!(rev.ok, "a preview of an owned file is ready to commit: {}", r.text);
+        ensure!(
+            rev.ok,
+            "a preview of an owned file is ready to commit: {}",
+            r.text
+        );
         self.m.new_tx(id, rev, None);
         let op = Op::Commit { tx: id, rev: None };
         ensure!(
@@ -487,7 +493,10 @@ impl Soak {
         let tx = ready[self.rng.below(ready.len() as u64) as usize];
         self.attention_step = true;
         let fp = "batch::after_commit_point=return".to_string();
-        let r = self.batch(Op::Commit { tx, rev: None }, Fault::Crash(fp, Some(Side::Post)));
+        let r = self.batch(
+            Op::Commit { tx, rev: None },
+            Fault::Crash(fp, Some(Side::Post)),
+        );
         self.attention_step = false;
         r
     }

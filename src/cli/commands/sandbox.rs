@@ -1,0 +1,172 @@
+//! `preview --run`, `revise --run`, `run --`, and `--check` on preview, revise and
+//! rebase: the CLI over `ultra_edit::sandbox` (docs/commands.md).
+
+use std::time::Duration;
+
+use ultra_edit::sandbox::{CheckOptions, Passthrough, RunOptions, DEFAULT_TIMEOUT};
+use ultra_edit::{CommitOptions, Journal, PreviewOptions, Result, ReviseOptions};
+
+use super::tx;
+use crate::cli::args::CommandArgs;
+use crate::cli::render::Out;
+
+/// The command's output goes to this process's stdout and stderr; under `--json`
+/// both go to stderr, so that stdout holds the JSON object alone.
+fn passthrough(out: &Out) -> Passthrough {
+    if out.json {
+        Passthrough::Stderr
+    } else {
+        Passthrough::Both
+    }
+}
+
+fn timeout(a: &CommandArgs) -> Duration {
+    a.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64)
+}
+
+fn check_of(out: &Out, a: &CommandArgs) -> Option<CheckOptions> {
+    a.check.as_ref().map(|c| CheckOptions {
+        command: c.clone(),
+        timeout: timeout(a),
+        passthrough: passthrough(out),
+        cwd: None,
+    })
+}
+
+fn run_options(
+    out: &Out,
+    j: &Journal,
+    command: String,
+    a: &CommandArgs,
+    allow: &[String],
+) -> RunOptions {
+    RunOptions {
+        command,
+        timeout: timeout(a),
+        keep_on_failure: a.keep_on_failure,
+        include_ignored: a.include_ignored,
+        strict: a.strict,
+        check: check_of(out, a),
+        passthrough: passthrough(out),
+        cwd: None,
+        agent: None,
+        policy: tx::allowed(j, None, allow),
+    }
+}
+
+/// `preview --run CMD`, or `preview --plan P --check CMD`.
+pub(super) fn preview(
+    out: &Out,
+    j: &Journal,
+    plan: &str,
+    allow: Vec<String>,
+    run: Option<String>,
+    a: CommandArgs,
+) -> Result<i32> {
+    if let Some(command) = run {
+        let p = j.preview_run(&run_options(out, j, command, &a, &allow))?;
+        return tx::previewed_pub(out, &p);
+    }
+    match check_of(out, &a) {
+        Some(check) => {
+            let plan = tx::read_plan_pub(j, plan, allow)?;
+            let opts = PreviewOptions {
+                refuse_nothing_to_change: true,
+            };
+            tx::previewed_pub(out, &j.preview_checked(&plan, opts, &check)?)
+        }
+        None => tx::preview(out, j, plan, allow),
+    }
+}
+
+/// `revise TX --run CMD`, or `revise TX --plan P --check CMD`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn revise(
+    out: &Out,
+    j: &Journal,
+    txr: ultra_edit::TxRef,
+    base: Option<u32>,
+    rebase: bool,
+    plan: &str,
+    allow: Vec<String>,
+    run: Option<String>,
+    a: CommandArgs,
+) -> Result<i32> {
+    if let Some(command) = run {
+        let p = j.revise_run(txr, &run_options(out, j, command, &a, &allow))?;
+        return tx::revised(out, j, &p);
+    }
+    match check_of(out, &a) {
+        Some(check) => {
+            let plan = tx::read_plan_pub(j, plan, allow)?;
+            let p = j.revise_checked(txr, ReviseOptions { base, rebase }, &plan, &check)?;
+            tx::revised(out, j, &p)
+        }
+        None => tx::revise(out, j, txr, base, rebase, plan, allow),
+    }
+}
+
+/// `rebase TX --check CMD`.
+pub(super) fn rebase(
+    out: &Out,
+    j: &Journal,
+    txr: ultra_edit::TxRef,
+    check: Option<String>,
+    secs: Option<f64>,
+) -> Result<i32> {
+    match check {
+        Some(command) => {
+            let check = CheckOptions {
+                command,
+                timeout: secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
+                passthrough: passthrough(out),
+                cwd: None,
+            };
+            tx::previewed_pub(out, &j.rebase_checked(txr, &check)?)
+        }
+        None => tx::rebase(out, j, txr),
+    }
+}
+
+/// A command line from `run -- WORDS`: one word as is, several quoted for `sh` and
+/// joined with spaces.
+pub fn command_line(words: &[String]) -> String {
+    if let [one] = words {
+        return one.clone();
+    }
+    words
+        .iter()
+        .map(|w| {
+            if !w.is_empty()
+                && w.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,+@%^".contains(&b))
+            {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `run -- CMD`: preview the command's writes and commit them; prints the receipt.
+pub(super) fn run(
+    out: &Out,
+    j: &mut Journal,
+    words: Vec<String>,
+    a: CommandArgs,
+    allow: Vec<String>,
+    lock_timeout: f64,
+) -> Result<i32> {
+    j.set_lock_timeout(Duration::from_secs_f64(lock_timeout.clamp(0.0, 86_400.0)));
+    j.set_completion_inline(true);
+    let opts = run_options(out, j, command_line(&words), &a, &allow);
+    let p = j.preview_run(&opts)?;
+    if !p.ready_to_commit {
+        return tx::previewed_pub(out, &p);
+    }
+    let report = j.commit_report(p.tx, CommitOptions::default())?;
+    j.flush()?;
+    out.receipt(&report).map(|()| 0)
+}
