@@ -137,6 +137,9 @@ pub struct Journal {
     completion_inline: bool,
     /// Where `init` moved a half-made journal ([`Journal::half_made_moved_aside`]).
     half_made_aside: Option<PathBuf>,
+    /// The root the journal was made for, when the workspace was moved from there
+    /// ([`Journal::moved_from`]).
+    moved_from: Option<PathBuf>,
 }
 
 /// A batch in flight that recovery could not settle on open because the journal is on
@@ -332,12 +335,37 @@ impl Journal {
             store.set_clock(clock);
         }
         let identity = store.identity()?;
+        // The state directory's device and inode: a move keeps them, a copy does not.
+        let here = fs::metadata(&dir).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.dev(), m.ino())
+        });
         let made_for = match identity.made_for {
+            // A journal made by an earlier version learns its state directory at its root.
+            // So does one restored in place from a backup (a new directory).
+            Some(r)
+                if r == root
+                    && identity.state_dir != here
+                    && here.is_some()
+                    && !store.is_read_only() =>
+            {
+                Some(store.record_root(&root, here)?)
+            }
             Some(r) => Some(r),
-            None if !store.is_read_only() => Some(store.record_root(&root)?),
+            None if !store.is_read_only() => Some(store.record_root(&root, here)?),
             None => None,
         };
-        let copied_from = made_for.filter(|m| *m != root);
+        // Opened at another root: moved (the same state directory: the history keeps
+        // its identity and its handles) or copied (another directory: another history).
+        // Without a recorded state directory the two cannot be told apart: a copy.
+        // (A state directory outside the root does not travel with the tree: the same
+        // directory given for another root is another workspace, refused below.)
+        let moved = match (&made_for, identity.state_dir, here) {
+            (Some(m), Some(recorded), Some(now)) => !external && *m != root && recorded == now,
+            _ => false,
+        };
+        let copied_from = made_for.clone().filter(|m| *m != root && !moved);
+        let moved_from = made_for.clone().filter(|_| moved);
         if let (true, Some(made_for)) = (external, &copied_from) {
             // A state directory outside the root does not travel with the tree: one
             // made for another root is another workspace's history.
@@ -362,13 +390,15 @@ impl Journal {
             reingest: None,
             opened_recovery: None,
             unrecovered: Vec::new(),
-            id: JournalId::derive(&identity.nonce, &root_for_id),
+            // A moved journal keeps the id of the root it was made for.
+            id: JournalId::derive(&identity.nonce, moved_from.as_deref().unwrap_or(&root_for_id)),
             nonce: identity.nonce,
             copied_from,
             max_preview_age: opts.max_preview_age,
             policy: opts.policy,
             completion_inline: false,
             half_made_aside: None,
+            moved_from,
         };
         if j.ws.store.is_read_only() {
             // Recovery writes; on read-only media it is reported, not attempted.
@@ -444,6 +474,17 @@ impl Journal {
     /// "Handles"). `None` for a journal at the root it was made for.
     pub fn copied_from(&self) -> Option<&Path> {
         self.copied_from.as_deref()
+    }
+
+    /// The root the journal was made for, when the workspace was moved from there to
+    /// [`Journal::root`] (`mv`, within one filesystem): the state directory is the same
+    /// directory (its device and inode, recorded in the journal, are unchanged), so the
+    /// history keeps its identity: [`Journal::id`] is the one its handles were made
+    /// with, and they work here. `None` at the root it was made for, and for a copy
+    /// ([`Journal::copied_from`]). A move across filesystems copies the directory, and
+    /// is a copy here (docs/design.md, "Handles").
+    pub fn moved_from(&self) -> Option<&Path> {
+        self.moved_from.as_deref()
     }
 
     /// The tx number `tx` names in this journal: a bare number as is, a handle if it

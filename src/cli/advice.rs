@@ -23,6 +23,13 @@ pub fn hint(e: &Error) -> Option<String> {
             _ => "run `ultra-edit init` in the workspace's root directory, or pass --root DIR".into(),
         },
         NextStep::Log => match e {
+            Error::ForeignHandle {
+                original_root: Some(root),
+                ..
+            } => format!(
+                "this journal is a copy of the one made at {} (a move to another filesystem copies it too, and cannot be told apart): if the original is still there, run the command there; here the same transactions have this journal's handles (the same tx numbers), which `ultra-edit log --json` lists",
+                root.display()
+            ),
             Error::ForeignHandle { .. } => "run the command on the journal that made the handle (its --root, and --state-dir if it has one); `ultra-edit log --json` lists this journal's handles".into(),
             _ => "`ultra-edit log` lists the transactions".into(),
         },

@@ -337,24 +337,41 @@ impl Store {
             use std::os::unix::ffi::OsStrExt;
             PathBuf::from(std::ffi::OsStr::from_bytes(v.value()))
         });
-        Ok(Identity { nonce, made_for })
+        let state_dir = t.get("state_dir")?.and_then(|v| dev_ino(v.value()));
+        Ok(Identity {
+            nonce,
+            made_for,
+            state_dir,
+        })
     }
 
     /// Record `root` as the root the journal was made for, unless one is recorded:
-    /// the first writable open of a journal does it. Returns the recorded root.
-    pub fn record_root(&self, root: &Path) -> Result<PathBuf> {
+    /// the first writable open of a journal does it. With `state_dir` (the state
+    /// directory's device and inode, [`Identity::state_dir`]), record it too when the
+    /// recorded root is `root` and another (or none) is recorded: a journal made by an
+    /// earlier version gets it on its first writable open at its own root, and a backup
+    /// restored in place (a new directory) on its first one after. Returns the recorded
+    /// root. One write transaction; none when there is nothing to record.
+    pub fn record_root(&self, root: &Path, state_dir: Option<(u64, u64)>) -> Result<PathBuf> {
         use std::os::unix::ffi::OsStrExt;
         let txn = self.rw()?.begin_write()?;
         let recorded = {
             let mut t = txn.open_table(migrations::v0005_journal_id::IDENTITY)?;
             let existing = t.get("root")?.map(|v| v.value().to_vec());
-            match existing {
+            let recorded = match existing {
                 Some(bytes) => PathBuf::from(std::ffi::OsStr::from_bytes(&bytes)),
                 None => {
                     t.insert("root", root.as_os_str().as_bytes())?;
                     root.to_path_buf()
                 }
+            };
+            let stored = t.get("state_dir")?.and_then(|v| dev_ino(v.value()));
+            if let (Some((dev, ino)), true) = (state_dir, recorded == root && stored != state_dir) {
+                let mut v = dev.to_le_bytes().to_vec();
+                v.extend_from_slice(&ino.to_le_bytes());
+                t.insert("state_dir", v.as_slice())?;
             }
+            recorded
         };
         txn.commit()?;
         Ok(recorded)
@@ -423,6 +440,17 @@ pub struct Identity {
     pub nonce: Vec<u8>,
     /// The canonical root the journal was made for (its first writable open).
     pub made_for: Option<PathBuf>,
+    /// The state directory's device and inode (`st_dev`, `st_ino`) recorded at that
+    /// root: a move (`mv`, within one filesystem) keeps them, a copy does not. `None`
+    /// for a journal not yet opened writable at its root by a version that records it.
+    pub state_dir: Option<(u64, u64)>,
+}
+
+/// The (device, inode) of a recorded `state_dir` value (16 bytes, little-endian).
+fn dev_ino(v: &[u8]) -> Option<(u64, u64)> {
+    let dev = u64::from_le_bytes(v.get(..8)?.try_into().ok()?);
+    let ino = u64::from_le_bytes(v.get(8..16)?.try_into().ok()?);
+    Some((dev, ino))
 }
 
 /// The schema version recorded in `meta` (0 for a journal without tables).

@@ -473,3 +473,75 @@ fn hints_under_a_state_dir_repeat_the_root_and_the_state_dir() {
     );
     assert_eq!(fs::read(root.path().join("f.txt")).unwrap(), b"outside\n");
 }
+
+/// Issue 29 item 5: `mv ws ws2` keeps the history's identity (the state directory is the
+/// same directory: its device and inode, recorded in the journal, are unchanged), so
+/// handles made before the move work after it, in the library and the CLI; a copy used
+/// beside it is still another history (a new directory) and refuses them; moved back,
+/// it is what it was.
+#[test]
+fn a_moved_workspace_keeps_its_handles_and_a_copy_beside_it_does_not() {
+    let base = tempfile::tempdir().unwrap();
+    let base_path = base.path().canonicalize().unwrap();
+    let (ws, ws2, ws3) = (base_path.join("ws"), base_path.join("ws2"), base_path.join("ws3"));
+    fs::create_dir(&ws).unwrap();
+    fs::write(ws.join("f.txt"), b"a\n").unwrap();
+    fs::write(ws.join("g.txt"), b"g\n").unwrap();
+    let j = Journal::init(&ws).unwrap();
+    let id = j.id();
+    let prev = |path: &str, content: &str| {
+        j.preview(&plan(&format!(
+            r#"{{"edits":[{{"op":"replace_file","path":"{path}","content":"{content}"}}]}}"#
+        )))
+        .unwrap()
+    };
+    let p = prev("f.txt", "moved\\n");
+    let q = prev("g.txt", "by the cli\\n");
+    drop(j);
+
+    fs::rename(&ws, &ws2).unwrap();
+    let j = Journal::open(&ws2).unwrap();
+    assert_eq!(j.id(), id, "a move keeps the id");
+    assert_eq!(j.copied_from(), None);
+    assert_eq!(j.moved_from(), Some(ws.as_path()));
+    assert_eq!(j.handle(p.tx), p.handle);
+    j.commit(p.handle, Default::default()).unwrap();
+    j.flush().unwrap();
+    assert_eq!(fs::read(ws2.join("f.txt")).unwrap(), b"moved\n");
+    drop(j);
+    let out = cli(&ws2, &["--json", "commit", &q.handle.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(json_of(&out)["tx"], q.tx);
+    assert_eq!(fs::read(ws2.join("g.txt")).unwrap(), b"by the cli\n");
+    let out = cli(&ws2, &["--json", "log"], None);
+    assert_eq!(
+        json_of(&out)["txs"][0]["handle"],
+        json!(q.handle.to_string()),
+        "log prints the same handles"
+    );
+
+    // A copy beside it: another history; the moved original's handles are refused there.
+    fs::create_dir(&ws3).unwrap();
+    crate::support::copy_dir(&ws2, &ws3);
+    let c = Journal::open(&ws3).unwrap();
+    assert_ne!(c.id(), id);
+    assert_eq!(c.copied_from(), Some(ws.as_path()));
+    assert_eq!(c.moved_from(), None);
+    assert!(matches!(
+        c.rollback(p.handle, Default::default()),
+        Err(Error::ForeignHandle { .. })
+    ));
+    drop(c);
+    let out = cli(&ws3, &["--json", "rollback", &p.handle.to_string()], None);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(json_of(&out)["error"]["kind"], "foreign_handle");
+    assert_eq!(fs::read(ws3.join("f.txt")).unwrap(), b"moved\n");
+
+    // Moved back: as it was.
+    fs::rename(&ws2, &ws).unwrap();
+    let j = Journal::open(&ws).unwrap();
+    assert_eq!((j.id(), j.copied_from(), j.moved_from()), (id, None, None));
+    j.rollback(p.handle, Default::default()).unwrap();
+    j.flush().unwrap();
+    assert_eq!(fs::read(ws.join("f.txt")).unwrap(), b"a\n");
+}

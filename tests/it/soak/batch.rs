@@ -290,6 +290,18 @@ impl Soak {
         if r.signal.is_some() || (r.code == Some(7) && !refused_for_attention) {
             return self.settle(&op, landed_batch, rb, expect_side);
         }
+        // A rollback that landed before answers its receipt again with `"already":
+        // true`, exit 0, and writes nothing (issue 29 item 3): the model must have the
+        // tx rolled back (a retried commit is matched below).
+        if let (Some(0), true, Op::Rollback { x, .. }) = (r.code, r.json["already"] == true, &op) {
+            let landed = self.m.txs.get(x).is_some_and(|t| t.state == "rolled_back");
+            ensure!(
+                landed && matches!(pred, Predict::Fail(1, "wrong_state")),
+                "an `already` answer for a rollback the model has not landed: {}",
+                r.text
+            );
+            return self.check_disk("after an `already` answer");
+        }
         match (&pred, r.code) {
             (Predict::Land(b), Some(0)) => {
                 let got = r.json["tx"].as_u64();
