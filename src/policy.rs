@@ -172,7 +172,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_presets_are_all_refuse_and_all_allow() {
+    fn the_presets_are_all_refuse_and_all_allow_but_a_failing_check() {
         assert_eq!(Policy::strict(), Policy::default());
         let p = Policy::permissive();
         assert_eq!(
@@ -192,7 +192,8 @@ mod tests {
         assert_eq!(
             serde_json::to_value(p).unwrap(),
             serde_json::json!({"identical_content": "allow", "conflict_markers": "allow",
-                "same_path_twice": "last_write_wins", "syntax_errors": "allow"})
+                "same_path_twice": "last_write_wins", "syntax_errors": "allow",
+                "check_failed": "refuse"})
         );
         assert_eq!(
             Policy::strict().with_syntax_errors(SyntaxErrors::Allow),
