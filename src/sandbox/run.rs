@@ -354,12 +354,8 @@ impl Journal {
             policy: opts.policy,
         };
         let recorded = RevisionOrigin::Command(cap.origin).to_recorded_json();
-        let extra = |files: &BTreeMap<RelPath, Working>| -> Result<Vec<Issue>> {
-            let mut issues = cap.warnings.clone();
-            if let Some(check) = &opts.check {
-                issues.extend(super::check::run_check(self, check, files)?);
-            }
-            Ok(issues)
+        let extra = |files: &BTreeMap<RelPath, Working>| {
+            captured_issues(self, &cap.warnings, opts.check.as_ref(), files)
         };
         self.preview_recorded(
             &plan,
@@ -387,12 +383,8 @@ impl Journal {
             policy: opts.policy,
         };
         let recorded = RevisionOrigin::Command(cap.origin).to_recorded_json();
-        let extra = |files: &BTreeMap<RelPath, Working>| -> Result<Vec<Issue>> {
-            let mut issues = cap.warnings.clone();
-            if let Some(check) = &opts.check {
-                issues.extend(super::check::run_check(self, check, files)?);
-            }
-            Ok(issues)
+        let extra = |files: &BTreeMap<RelPath, Working>| {
+            captured_issues(self, &cap.warnings, opts.check.as_ref(), files)
         };
         self.revise_recorded(
             tx,
@@ -418,4 +410,20 @@ impl Journal {
         let receipt = self.commit(preview.tx, commit)?;
         Ok((preview, receipt))
     }
+}
+
+/// The issues a captured revision's validation gets besides the usual ones: the
+/// capture's warnings (what the scope rules dropped), then the outcome of `check`
+/// run on the candidate `files`, if one was asked for.
+fn captured_issues(
+    journal: &Journal,
+    warnings: &[Issue],
+    check: Option<&super::CheckOptions>,
+    files: &BTreeMap<RelPath, Working>,
+) -> Result<Vec<Issue>> {
+    let mut issues = warnings.to_vec();
+    if let Some(check) = check {
+        issues.extend(super::check::run_check(journal, check, files)?);
+    }
+    Ok(issues)
 }
