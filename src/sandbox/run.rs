@@ -179,8 +179,20 @@ impl Journal {
             }
             .into());
         }
-        let found = capture::scan(&layers.upper, &root)?;
+        let mut found = capture::scan(&layers.upper, &root)?;
         drop(layers);
+        // A file the prelude wrote where the disk has none lives only in the upper
+        // layer: when the command removes it (`rm`, or `mv` away), overlayfs removes it
+        // outright and leaves no whiteout. Absent from the upper layer, it is a deletion
+        // of the prior candidate.
+        for (rel, w) in prior {
+            if w.candidate.exists()
+                && w.candidate != w.snapshot
+                && !found.changes.contains_key(rel.as_str())
+            {
+                found.changes.insert(rel.as_str().to_string(), Found::Deleted);
+            }
+        }
         let mut scope = Scope::new(&root, &state_dir);
         let (mut vcs, mut ignored) = (Vec::new(), Vec::new());
         let mut keep = |path: &str, vcs: &mut Vec<String>, ignored: &mut Vec<String>| match scope

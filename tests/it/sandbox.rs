@@ -379,6 +379,56 @@ fn revise_run_works_on_the_plans_candidate() {
     assert_eq!(ws.read("src/c.rs"), b"pub fn c() {}\n// c\n");
 }
 
+/// A file that only the candidate holds (an earlier revision created it) lives only in
+/// the overlay's upper layer; removing it there leaves no whiteout. `rm` of it must
+/// still be a deletion, and `mv` a rename, not a copy.
+#[test]
+fn revise_run_deletes_and_moves_a_file_only_the_candidate_holds() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let run = |tx: u64, cmd: &str| {
+        ws.journal
+            .revise_run(
+                tx,
+                &RunOptions {
+                    cwd: Some(ws.root().to_path_buf()),
+                    ..RunOptions::new(cmd)
+                },
+            )
+            .unwrap()
+    };
+    let created = r#"{"edits":[{"op":"create_file","path":"src/c.rs","content":"pub fn c() {}\n"}]}"#;
+    // rm: the candidate no longer has the file, so the tx changes nothing and says so.
+    let p = ws.preview(created);
+    match ws.journal.revise_run(
+        p.tx,
+        &RunOptions {
+            cwd: Some(ws.root().to_path_buf()),
+            ..RunOptions::new("rm src/c.rs")
+        },
+    ) {
+        Ok(r) => {
+            let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+            assert!(!paths.contains(&"src/c.rs"), "{paths:?}");
+            assert!(r.files.is_empty(), "{:?}", r.files);
+            assert_eq!(r.revision, 1);
+        }
+        Err(e) => panic!("rm of the candidate-only file: {e}"),
+    }
+    ws.journal.abort(p.tx).unwrap();
+    assert!(!ws.path("src/c.rs").exists());
+    // mv: a rename, not a copy.
+    let p = ws.preview(created);
+    let r = run(p.tx, "mv src/c.rs src/d.rs");
+    let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["src/d.rs"]);
+    committed(&ws, p.tx);
+    assert!(!ws.path("src/c.rs").exists());
+    assert_eq!(ws.read("src/d.rs"), b"pub fn c() {}\n");
+}
+
 #[test]
 fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
     let ws = workspace();
