@@ -131,8 +131,8 @@ fn since_at(s: &str, now: std::time::SystemTime) -> Result<Since, String> {
 pub struct CommandArgs {
     /// Run CMD on an overlay view of the disk with the new candidate applied and
     /// throw away what it writes: exit 0 records `check_passed`, anything else the
-    /// validation error `check_failed`, which blocks `commit` (unless --allow
-    /// check_failed).
+    /// validation error `check_failed`, which blocks `commit` (unless the revision
+    /// was made with --allow check_failed: the verdict is recorded with it).
     #[arg(long, value_name = "CMD")]
     pub check: Option<String>,
     /// Seconds the command (and the check, each) may run before it is killed and

@@ -16,7 +16,7 @@ pub fn run() -> i32 {
     let parsed = help::command()
         .try_get_matches()
         .and_then(|m| <args::Cli as clap::FromArgMatches>::from_arg_matches(&m));
-    let cli = match parsed {
+    let cli = match parsed.and_then(run_options_before_the_command) {
         Ok(cli) => cli,
         Err(e) => return usage(e),
     };
@@ -40,6 +40,27 @@ pub fn run() -> i32 {
             error.exit_code()
         }
     }
+}
+
+/// `run`'s command takes every word after `run`'s own options, hyphens too (so
+/// `run -- sed -i …` works). A command whose first word is an option (`run --plan F`,
+/// `run --check C` after the command) is run's option misplaced, never a shell command
+/// (`sh -c '--plan F'` fails): a usage error that says where run's options go.
+fn run_options_before_the_command(cli: args::Cli) -> Result<args::Cli, clap::Error> {
+    if let args::Command::Run { command, .. } = &cli.command {
+        if let Some(first) = command.first().filter(|w| w.starts_with('-')) {
+            return Err(help::command().error(
+                clap::error::ErrorKind::UnknownArgument,
+                format!(
+                    "`{first}` is not an option of `run` here, and a command cannot start with it: \
+                     put run's options before `--` and the command after it \
+                     (`ultra-edit run [OPTIONS] -- CMD`); to commit an edit plan, \
+                     `ultra-edit preview --plan FILE` then `ultra-edit commit TX`"
+                ),
+            ));
+        }
+    }
+    Ok(cli)
 }
 
 /// A command line clap refused (exit 2), or `--help` / `--version` (exit 0). Under

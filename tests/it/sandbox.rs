@@ -537,6 +537,27 @@ fn a_committed_run_rolls_back_to_exact_bytes_and_modes_and_the_rollback_rolls_ba
     assert_eq!(ws.tree(), after);
 }
 
+/// `run --plan F` is `run`'s option misplaced, not a shell command: a usage error
+/// (exit 2) that runs nothing and names where the options go (a new-user trial ran
+/// `sh -c '--plan F'` and got exit 8).
+#[test]
+fn run_with_an_option_in_place_of_the_command_is_a_usage_error() {
+    let ws = workspace();
+    let before = ws.tree();
+    let out = cli(ws.root(), &["--json", "run", "--plan", "p.json"], None);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "usage");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("`--plan` is not an option of `run` here"),
+        "{message}"
+    );
+    assert!(message.contains("ultra-edit run [OPTIONS] -- CMD"), "{message}");
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
 #[test]
 fn cli_run_prints_the_receipt_and_show_log_and_dump_name_the_command() {
     let ws = workspace();

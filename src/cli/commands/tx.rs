@@ -152,7 +152,19 @@ fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
     if p.ready_to_commit {
         return Ok(0);
     }
-    let how = if p.conflict_list.is_empty() {
+    let check_failed = p
+        .validation
+        .iter()
+        .any(|i| i.code == "check_failed" && i.severity == ultra_edit::Severity::Error);
+    let how = if check_failed {
+        // A check's verdict is recorded with the revision, so the step that runs is a
+        // new revision: one that changes the candidate and checks it again, or one
+        // made with the failure allowed (the commit then lets it through).
+        format!(
+            "`ultra-edit revise {tx} --plan FIX.json --check CMD` (or `--run CMD --check CMD`) to change the candidate and check it again; to commit despite the failing check, make the revision with `--allow check_failed`",
+            tx = p.tx
+        )
+    } else if p.conflict_list.is_empty() {
         format!("`ultra-edit revise {}`", p.tx)
     } else {
         format!(
