@@ -6,7 +6,9 @@
 pub struct RefusedPath {
     /// Root-relative path.
     pub path: String,
-    /// `symlink`, `fifo`, `socket`, `device` or `hard_link`.
+    /// What the command made: `symlink`, `fifo`, `socket`, `device`, `hard_link` or
+    /// `non_utf8_name`; or what it removed that a plan cannot delete:
+    /// `removed_symlink`, `removed_special_file`.
     pub kind: String,
 }
 
@@ -52,10 +54,10 @@ pub enum SandboxError {
         /// The command line.
         command: String,
     },
-    /// The command made symlinks, FIFOs, sockets, device files or hard links, which
-    /// the plan format cannot represent (it holds regular files with their bytes and
-    /// permission bits only).
-    #[error("the command made {}, which a transaction cannot hold (it records regular files only); nothing was recorded. Make them outside ultra-edit, or change the command", paths.iter().map(|p| format!("{} ({})", p.path, p.kind)).collect::<Vec<_>>().join(", "))]
+    /// The command made symlinks, FIFOs, sockets, device files or hard links, or
+    /// removed a symlink or special file, which the plan format cannot represent (it
+    /// holds regular files with their bytes and permission bits only).
+    #[error("the command made or removed {}, which a transaction cannot hold (it records regular files only); nothing was recorded. Make or remove them outside ultra-edit, or change the command", paths.iter().map(|p| format!("{} ({})", p.path, p.kind)).collect::<Vec<_>>().join(", "))]
     Unrepresentable {
         /// The paths, sorted, with their kinds.
         paths: Vec<RefusedPath>,

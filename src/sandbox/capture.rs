@@ -154,7 +154,23 @@ fn deleted_below(
 ) -> Result<(), IoError> {
     let Some(low) = low else { return Ok(()) };
     if !low.is_dir() {
-        c.changes.insert(rel.to_string(), Found::Deleted);
+        let ft = low.file_type();
+        if ft.is_file() {
+            c.changes.insert(rel.to_string(), Found::Deleted);
+        } else {
+            // A plan deletes regular files only: the removal of a symbolic link or a
+            // special file cannot be recorded, and dropping it would commit part of
+            // what the command did.
+            c.refused.push(RefusedPath {
+                path: rel.to_string(),
+                kind: if ft.is_symlink() {
+                    "removed_symlink"
+                } else {
+                    "removed_special_file"
+                }
+                .into(),
+            });
+        }
         return Ok(());
     }
     if depth > MAX_DEPTH {

@@ -37,7 +37,10 @@ impl Layers {
                 let _ = rustix::rand::getrandom(&mut b, rustix::rand::GetRandomFlags::empty());
                 u32::from_le_bytes(b)
             };
-            let dir = runs.join(format!("run-{pid}-{nonce:08x}"));
+            // Made under a name `sweep` passes over until it is whole: locked, with
+            // its layers (a sweep by another process between the `mkdir` and the
+            // `flock` would take it for a dead run's and remove it).
+            let dir = runs.join(format!(".new-run-{pid}-{nonce:08x}"));
             match fs::create_dir(&dir) {
                 Ok(()) => break dir,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 16 => n += 1,
@@ -60,6 +63,21 @@ impl Layers {
         let work = dir.join("work");
         fs::create_dir(&upper).ctx("mkdir", &upper)?;
         fs::create_dir(&work).ctx("mkdir", &work)?;
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_start_matches(".new-").to_string())
+            .unwrap_or_default();
+        let whole = runs.join(name);
+        if let Err(source) = fs::rename(&dir, &whole) {
+            remove_tree(&dir);
+            return Err(crate::error::IoError {
+                op: "rename",
+                path: dir,
+                source,
+            }
+            .into());
+        }
+        let (dir, upper, work) = (whole.clone(), whole.join("upper"), whole.join("work"));
         Ok(Layers {
             dir,
             upper,
@@ -109,7 +127,22 @@ pub fn sweep(state_dir: &Path) -> usize {
     let mut removed = 0;
     for e in rd.flatten() {
         let dir = e.path();
-        if !e.file_name().to_string_lossy().starts_with("run-") {
+        let name = e.file_name().to_string_lossy().into_owned();
+        // A run still being set up is `.new-run-…` until it is locked and whole; one
+        // left by a process that died in those few steps is removed once it is a
+        // minute old.
+        let half_made = name.starts_with(".new-run-");
+        if half_made {
+            let young = e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_none_or(|age| age < std::time::Duration::from_secs(60));
+            if young {
+                continue;
+            }
+        } else if !name.starts_with("run-") {
             continue;
         }
         let held = match fs::File::open(dir.join("lock")) {

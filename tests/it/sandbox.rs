@@ -349,6 +349,45 @@ fn made_symlinks_and_fifos_are_refused_by_name() {
     assert!(ws.journal.log(None).unwrap().is_empty());
 }
 
+/// Removing a symbolic link or a FIFO cannot be recorded by a plan: the whole run is
+/// refused, by name, rather than committed without that removal (found by a breaker:
+/// `rm lnk; echo new > new.txt` committed new.txt and kept lnk, exit 0).
+#[test]
+fn removed_symlinks_and_fifos_are_refused_by_name_not_dropped() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    std::os::unix::fs::symlink("run.sh", ws.path("lnk")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(ws.path("pipe"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    match ws.journal.preview_run(&RunOptions {
+        cwd: Some(ws.root().to_path_buf()),
+        ..RunOptions::new("rm lnk pipe; echo new > new.txt")
+    }) {
+        Err(Error::Sandbox(SandboxError::Unrepresentable { paths })) => {
+            let got: Vec<(&str, &str)> = paths
+                .iter()
+                .map(|p| (p.path.as_str(), p.kind.as_str()))
+                .collect();
+            assert_eq!(
+                got,
+                [("lnk", "removed_symlink"), ("pipe", "removed_special_file")]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // (No `ws.tree()` here: reading the FIFO would block.)
+    assert!(std::fs::symlink_metadata(ws.path("lnk")).unwrap().file_type().is_symlink());
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(ws.path("pipe")).unwrap().file_type().is_fifo());
+    assert!(!ws.path("new.txt").exists());
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
 #[test]
 fn revise_run_works_on_the_plans_candidate() {
     let ws = workspace();
