@@ -123,6 +123,12 @@ fn a_batch_that_needs_attention_owns_its_files() {
 /// the foreign bytes. `recover --overwrite` must not write tx 1's content over tx 2's.
 #[test]
 fn overwrite_never_writes_over_a_later_commit() {
+    if !rustix::process::geteuid().is_root() {
+        // Recovery would have to write files the fixture recorded as root's
+        // (`recovery_needs_owner`), as in fixture_v5.
+        eprintln!("skipped: the fixture's files were recorded as root's");
+        return;
+    }
     let dir = fixture("attention-v6");
     let root = dir.path();
     let read = |rel: &str| std::fs::read(root.join(rel)).unwrap();
