@@ -187,7 +187,10 @@ fn overwrite_undoes_no_commit(l: &Locked<'_>, id: u64) -> Result<()> {
             return Ok(());
         }
         for (path, state) in &found {
-            if b.files.iter().any(|w| &w.path == path && w.post.matches(state)) {
+            if b.files
+                .iter()
+                .any(|w| &w.path == path && w.post.matches(state))
+            {
                 paths.push(path.to_string());
                 later.push(b.tx);
             }

@@ -432,7 +432,9 @@ fn base_mismatch(e: &edit::Edit, base: &FileState) -> Option<String> {
             None
         }
         (None, Some(_)) => Some(format!("expected no file, found {found}")),
-        (Some((hash, Some(n))), _) => Some(format!("expected blake3 {hash} ({n} bytes), found {found}")),
+        (Some((hash, Some(n))), _) => {
+            Some(format!("expected blake3 {hash} ({n} bytes), found {found}"))
+        }
         (Some((hash, None)), _) => Some(format!("expected blake3 {hash}, found {found}")),
     }
 }

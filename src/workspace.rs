@@ -391,7 +391,10 @@ impl Journal {
             opened_recovery: None,
             unrecovered: Vec::new(),
             // A moved journal keeps the id of the root it was made for.
-            id: JournalId::derive(&identity.nonce, moved_from.as_deref().unwrap_or(&root_for_id)),
+            id: JournalId::derive(
+                &identity.nonce,
+                moved_from.as_deref().unwrap_or(&root_for_id),
+            ),
             nonce: identity.nonce,
             copied_from,
             max_preview_age: opts.max_preview_age,
@@ -776,7 +779,6 @@ pub(crate) fn check_state_files(dir: &Path) -> Result<()> {
     }
     Ok(())
 }
-
 
 /// Make `dir/journal.redb` a whole journal before `init` opens it, so that a power cut
 /// anywhere in `init` leaves either no journal or a working one (docs/commit-protocol.md,

@@ -996,7 +996,8 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
                 foreign,
                 ..
             } => {
-                err["owner"] = json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+                err["owner"] =
+                    json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
                 err["paths"] = json!(paths);
             }
             Error::OverwriteUndoesCommit {

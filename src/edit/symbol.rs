@@ -147,21 +147,19 @@ impl SymbolEdit<'_> {
         match reindent(&text, indent) {
             Reindented::Same => Ok(text),
             Reindented::Moved(moved) => Ok(moved),
-            Reindented::Inconsistent { line } if self.is_python() => {
-                Err(self.check_failed(
-                    "indentation_mismatch",
-                    def.signature_line,
-                    format!(
-                        "line {line} of the new text is indented less than its first line, so \
+            Reindented::Inconsistent { line } if self.is_python() => Err(self.check_failed(
+                "indentation_mismatch",
+                def.signature_line,
+                format!(
+                    "line {line} of the new text is indented less than its first line, so \
                          it cannot be moved as one block to the definition's depth ({} \
                          columns, line {}); in Python that would change which block each line \
                          belongs to. Indent every line of the text relative to its first line \
                          (docs/symbols.md, \"Indentation\")",
-                        indent.len(),
-                        def.signature_line
-                    ),
-                ))
-            }
+                    indent.len(),
+                    def.signature_line
+                ),
+            )),
             // In a brace language indentation does not change the meaning: kept as written.
             Reindented::Inconsistent { .. } => Ok(text),
         }

@@ -779,7 +779,13 @@ mod model {
                     (true, true) => [&indent[..], b"pass"].concat(),
                     (true, false) => [&indent[..], b"pass", term].concat(),
                 };
-                [joined(&lines[..trivia - 1]), head, pass, joined(&lines[last..])].concat()
+                [
+                    joined(&lines[..trivia - 1]),
+                    head,
+                    pass,
+                    joined(&lines[last..]),
+                ]
+                .concat()
             }
         }
     }
@@ -1025,7 +1031,11 @@ fn python_text_at_no_one_depth_is_an_indentation_mismatch() {
     let (check, line, detail) = check_of(apply(
         "a.py",
         PY_ACCOUNT,
-        serde_json::json!([replace("a.py", "Account.bump", "    def bump(self):\n  x = 1\n")]),
+        serde_json::json!([replace(
+            "a.py",
+            "Account.bump",
+            "    def bump(self):\n  x = 1\n"
+        )]),
     ));
     assert_eq!((check, line), ("indentation_mismatch", 2));
     assert!(
@@ -1053,7 +1063,12 @@ fn a_definition_that_changes_scope_is_refused() {
     );
     // Within its scope a rename is a replacement like any other.
     assert_eq!(
-        apply("k.ts", ts, serde_json::json!([replace("k.ts", "K.m", "  k() {}\n")])).as_deref(),
+        apply(
+            "k.ts",
+            ts,
+            serde_json::json!([replace("k.ts", "K.m", "  k() {}\n")])
+        )
+        .as_deref(),
         Ok("class K {\n  k() {}\n  n() {}\n}\n")
     );
 }
@@ -1100,7 +1115,12 @@ fn deleting_the_only_definition_of_a_block_leaves_pass() {
     );
     // A block that keeps a statement gets none.
     assert_eq!(
-        apply("a.py", PY_ACCOUNT, serde_json::json!([delete("a.py", "Account.bump")])).as_deref(),
+        apply(
+            "a.py",
+            PY_ACCOUNT,
+            serde_json::json!([delete("a.py", "Account.bump")])
+        )
+        .as_deref(),
         Ok("class Account:\n\n    def next(self):\n        return self.n\n")
     );
 }
@@ -1126,7 +1146,12 @@ fn a_comment_opening_a_block_is_its_first_definitions_trivia() {
         Ok("if X:\n    y = 1\n")
     );
     assert_eq!(
-        apply("a.py", base, serde_json::json!([before("a.py", "f", "g = 0")])).as_deref(),
+        apply(
+            "a.py",
+            base,
+            serde_json::json!([before("a.py", "f", "g = 0")])
+        )
+        .as_deref(),
         Ok("if X:\n    g = 0\n    # about f\n    def f():\n        pass\n    y = 1\n")
     );
     let class = "class A:\n    # about f\n    def f(self):\n        pass\n\n    def g(self):\n        pass\n";
@@ -1142,8 +1167,12 @@ fn a_comment_opening_a_block_is_its_first_definitions_trivia() {
 fn trailing_comments_after_the_last_statement_are_kept() {
     let base = "def f():\n    x = 1\n    # trailing\n\n    # more\ny = 2\n";
     assert_eq!(
-        apply("a.py", base, serde_json::json!([replace("a.py", "f", "def f():\n    x = 2\n")]))
-            .as_deref(),
+        apply(
+            "a.py",
+            base,
+            serde_json::json!([replace("a.py", "f", "def f():\n    x = 2\n")])
+        )
+        .as_deref(),
         Ok("def f():\n    x = 2\n    # trailing\n\n    # more\ny = 2\n")
     );
     assert_eq!(

@@ -418,10 +418,22 @@ mod tests {
         );
         let issues = validate(&[check(Some(b"a\nb\n"), Some(b"a\nb\r\n"))]);
         assert_eq!(codes(&issues), ["mixed_line_endings"]);
-        assert!(issues[0].message.contains("but line 2 of the candidate ends with CRLF"), "{}", issues[0].message);
+        assert!(
+            issues[0]
+                .message
+                .contains("but line 2 of the candidate ends with CRLF"),
+            "{}",
+            issues[0].message
+        );
         // A file that mixed them already, or stays uniform: nothing.
-        assert_eq!(codes(&validate(&[check(Some(b"a\r\nb\n"), Some(b"a\nb\r\nc\n"))])), Vec::<&str>::new());
-        assert_eq!(codes(&validate(&[check(Some(b"a\r\n"), Some(b"a\r\nb\r\n"))])), Vec::<&str>::new());
+        assert_eq!(
+            codes(&validate(&[check(Some(b"a\r\nb\n"), Some(b"a\nb\r\nc\n"))])),
+            Vec::<&str>::new()
+        );
+        assert_eq!(
+            codes(&validate(&[check(Some(b"a\r\n"), Some(b"a\r\nb\r\n"))])),
+            Vec::<&str>::new()
+        );
     }
 
     #[test]

@@ -29,9 +29,9 @@ pub(crate) use gc::gc_dropped_images;
 pub use gc::GcCounts;
 pub use migrations::SCHEMA_VERSION;
 pub use reader::Reader;
+pub(crate) use store::file_is_half_made;
 pub(crate) use store::on_read_only_media;
 pub use store::{Identity, Store};
-pub(crate) use store::file_is_half_made;
 pub use transitions::ChainLink;
 pub use writer::Writer;
 

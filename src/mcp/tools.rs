@@ -149,7 +149,10 @@ impl EditTools {
             )?,
             _ => self.engine(self.journal.preview(&plan), &agent)?,
         };
-        Ok(with_base_check(self.preview_out(&p, focus.as_deref(), start), &p))
+        Ok(with_base_check(
+            self.preview_out(&p, focus.as_deref(), start),
+            &p,
+        ))
     }
 
     /// The `check` argument, refused unless commands are allowed.

@@ -190,7 +190,9 @@ impl Journal {
                 && w.candidate != w.snapshot
                 && !found.changes.contains_key(rel.as_str())
             {
-                found.changes.insert(rel.as_str().to_string(), Found::Deleted);
+                found
+                    .changes
+                    .insert(rel.as_str().to_string(), Found::Deleted);
             }
         }
         let mut scope = Scope::new(&root, &state_dir);

@@ -98,7 +98,10 @@ fn a_batch_that_needs_attention_owns_its_files() {
         v["error"]["owner"],
         serde_json::json!({"batch": 2, "tx": t1, "files": ["f.txt", "g.txt"], "foreign": ["f.txt"]})
     );
-    assert_eq!(v["error"]["next_step"], serde_json::json!({"step": "recover_foreign"}));
+    assert_eq!(
+        v["error"]["next_step"],
+        serde_json::json!({"step": "recover_foreign"})
+    );
     let out = run_ue(ws.root(), &["rollback", &t0.to_string()], None);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));
 
@@ -142,13 +145,19 @@ fn overwrite_never_writes_over_a_later_commit() {
         "{e:?}"
     );
     assert_eq!(e.exit_code(), 7);
-    assert_eq!(e.next_step(), Some(NextStep::DecideByHand { tx: 1, batch: 1 }));
+    assert_eq!(
+        e.next_step(),
+        Some(NextStep::DecideByHand { tx: 1, batch: 1 })
+    );
     assert_eq!(
         e.to_string(),
         "batch 1 of tx 1 needs a person: f.txt holds the new content of later committed tx 2, and overwriting it would undo that commit while the journal still shows it committed; nothing was changed"
     );
     assert_eq!(read("f.txt"), b"T2\n", "tx 2's content stays");
-    assert_eq!(j.log(None).unwrap()[1].batch_state, Some(BatchState::NeedsAttention));
+    assert_eq!(
+        j.log(None).unwrap()[1].batch_state,
+        Some(BatchState::NeedsAttention)
+    );
     drop(j);
     let out = run_ue(root, &["--json", "recover", "--overwrite"], None);
     assert_eq!(out.status.code(), Some(7), "{}", text(&out));

@@ -519,7 +519,10 @@ fn a_missing_plan_file_has_a_hint() {
         )
     );
     let log = cli(ws.root(), &["--json", "log"], None);
-    assert_eq!(json_of(&log), serde_json::json!({"txs": [], "needs_attention": []}));
+    assert_eq!(
+        json_of(&log),
+        serde_json::json!({"txs": [], "needs_attention": []})
+    );
 }
 
 /// A usage error under `--json`: the error on one line as `message` (no `error: `, no
@@ -802,7 +805,10 @@ fn cli_a_plan_file_given_without_plan_gets_a_tip_naming_plan() {
     );
     // Nothing was recorded.
     let log = cli(ws.root(), &["--json", "log"], None);
-    assert_eq!(json_of(&log), serde_json::json!({"txs": [], "needs_attention": []}));
+    assert_eq!(
+        json_of(&log),
+        serde_json::json!({"txs": [], "needs_attention": []})
+    );
 }
 
 /// `journal stats` and `journal verify` say in words what each size counts; the JSON
@@ -913,7 +919,10 @@ fn cli_log_limit_zero_lists_nothing() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "");
     assert_eq!(String::from_utf8_lossy(&out.stderr), "");
     let out = cli(ws.root(), &["--json", "log", "--limit", "0"], None);
-    assert_eq!(json_of(&out), serde_json::json!({"txs": [], "needs_attention": []}));
+    assert_eq!(
+        json_of(&out),
+        serde_json::json!({"txs": [], "needs_attention": []})
+    );
     let out = cli(ws.root(), &["--json", "log", "--limit", "1"], None);
     let txs: Vec<u64> = json_of(&out)["txs"]
         .as_array()

@@ -286,7 +286,10 @@ fn a_half_made_journal_is_moved_aside_by_init() {
     let aside = root.join(".ultra-edit/journal.redb.half-made");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains(&format!("moved aside to {}", aside.canonicalize().unwrap().display())),
+        stderr.contains(&format!(
+            "moved aside to {}",
+            aside.canonicalize().unwrap().display()
+        )),
         "{stderr}"
     );
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("initialized "));

@@ -483,7 +483,11 @@ fn hints_under_a_state_dir_repeat_the_root_and_the_state_dir() {
 fn a_moved_workspace_keeps_its_handles_and_a_copy_beside_it_does_not() {
     let base = tempfile::tempdir().unwrap();
     let base_path = base.path().canonicalize().unwrap();
-    let (ws, ws2, ws3) = (base_path.join("ws"), base_path.join("ws2"), base_path.join("ws3"));
+    let (ws, ws2, ws3) = (
+        base_path.join("ws"),
+        base_path.join("ws2"),
+        base_path.join("ws3"),
+    );
     fs::create_dir(&ws).unwrap();
     fs::write(ws.join("f.txt"), b"a\n").unwrap();
     fs::write(ws.join("g.txt"), b"g\n").unwrap();

@@ -253,5 +253,8 @@ fn refused_paths_have_a_hint() {
         );
     }
     let log = cli(ws.root(), &["--json", "log"], None);
-    assert_eq!(json_of(&log), serde_json::json!({"txs": [], "needs_attention": []}));
+    assert_eq!(
+        json_of(&log),
+        serde_json::json!({"txs": [], "needs_attention": []})
+    );
 }

@@ -748,12 +748,19 @@ fn a_cut_at_each_sync_of_init_leaves_no_journal_or_a_working_one() {
                 ..Default::default()
             },
         )
-        .unwrap_or_else(|e| panic!("k={k} ({len} durable bytes; {:?}): init after the cut: {e}", power.log()));
+        .unwrap_or_else(|e| {
+            panic!(
+                "k={k} ({len} durable bytes; {:?}): init after the cut: {e}",
+                power.log()
+            )
+        });
         assert_eq!(j.log(None).unwrap().len(), 0, "k={k}");
         fs.put_file("f.txt", b"a\n", 0o644);
         fs.sync_all();
         let p = j
-            .preview(&plan(r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#))
+            .preview(&plan(
+                r#"{"edits":[{"op":"replace_file","path":"f.txt","content":"b\n"}]}"#,
+            ))
             .unwrap();
         j.commit(p.tx, Default::default()).unwrap();
         j.flush().unwrap();

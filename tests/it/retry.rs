@@ -623,8 +623,13 @@ fn a_whole_file_write_with_an_expected_base_is_refused_when_the_file_moved_on() 
         r#"{{"edits":[{{"op":"replace_file","path":"src/b.rs","content":"x\n","expected_base":{{"content_hash":"{}","bytes":27}}}}]}}"#,
         hex(B_RS_3)
     ));
-    assert!(matches!(ws.journal.preview(&wrong_size), Err(Error::BaseChanged { .. })));
-    let not_new = plan(r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":{"file_exists":false}}]}"#);
+    assert!(matches!(
+        ws.journal.preview(&wrong_size),
+        Err(Error::BaseChanged { .. })
+    ));
+    let not_new = plan(
+        r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"x\n","expected_base":{"file_exists":false}}]}"#,
+    );
     let err = ws.journal.preview(&not_new).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -651,7 +656,10 @@ fn a_whole_file_write_with_an_expected_base_is_refused_when_the_file_moved_on() 
     );
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     assert_eq!(json_of(&out)["error"]["kind"], "base_changed");
-    assert_eq!(json_of(&out)["error"]["next_step"], json!({"step": "preview_again"}));
+    assert_eq!(
+        json_of(&out)["error"]["next_step"],
+        json!({"step": "preview_again"})
+    );
 }
 
 /// MCP: two agents read `seed` and each write the whole file with `apply_batch`. With
@@ -698,7 +706,11 @@ fn mcp_two_agents_writing_a_file_they_both_read_the_second_is_refused() {
         "{}",
         e.message
     );
-    assert_eq!(ws.read("seed"), b"seed\nA\n", "the first agent's update stays");
+    assert_eq!(
+        ws.read("seed"),
+        b"seed\nA\n",
+        "the first agent's update stays"
+    );
     // edit_preview's whole-file form is refused the same way.
     let e = tools
         .call(

@@ -381,9 +381,15 @@ fn removed_symlinks_and_fifos_are_refused_by_name_not_dropped() {
         other => panic!("{other:?}"),
     }
     // (No `ws.tree()` here: reading the FIFO would block.)
-    assert!(std::fs::symlink_metadata(ws.path("lnk")).unwrap().file_type().is_symlink());
+    assert!(std::fs::symlink_metadata(ws.path("lnk"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
     use std::os::unix::fs::FileTypeExt;
-    assert!(std::fs::symlink_metadata(ws.path("pipe")).unwrap().file_type().is_fifo());
+    assert!(std::fs::symlink_metadata(ws.path("pipe"))
+        .unwrap()
+        .file_type()
+        .is_fifo());
     assert!(!ws.path("new.txt").exists());
     assert!(ws.journal.log(None).unwrap().is_empty());
 }
@@ -438,7 +444,8 @@ fn revise_run_deletes_and_moves_a_file_only_the_candidate_holds() {
             )
             .unwrap()
     };
-    let created = r#"{"edits":[{"op":"create_file","path":"src/c.rs","content":"pub fn c() {}\n"}]}"#;
+    let created =
+        r#"{"edits":[{"op":"create_file","path":"src/c.rs","content":"pub fn c() {}\n"}]}"#;
     // rm: the candidate no longer has the file, so the tx changes nothing and says so.
     let p = ws.preview(created);
     match ws.journal.revise_run(
@@ -592,7 +599,10 @@ fn run_with_an_option_in_place_of_the_command_is_a_usage_error() {
         message.starts_with("`--plan` is not an option of `run` here"),
         "{message}"
     );
-    assert!(message.contains("ultra-edit run [OPTIONS] -- CMD"), "{message}");
+    assert!(
+        message.contains("ultra-edit run [OPTIONS] -- CMD"),
+        "{message}"
+    );
     assert_eq!(ws.tree(), before);
     assert!(ws.journal.log(None).unwrap().is_empty());
 }

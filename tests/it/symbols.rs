@@ -440,7 +440,9 @@ fn issue33_scope_changes_and_indentation_mismatches_are_refused() {
     let (code, v) = preview(&ws, &json!({"edits": edits}));
     assert_eq!(code, 6, "{v}");
     assert_eq!(v["error"]["kind"], "symbol_not_found", "{v}");
-    let message = v["error"]["failures"][0]["message"].as_str().unwrap_or_default();
+    let message = v["error"]["failures"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
     assert!(
         message.contains("did you mean \"Account.bump\"? the members of \"Account\" are \"Account.bump\", \"Account.next\""),
         "{message}"
@@ -491,7 +493,8 @@ fn issue33_line_endings_are_converted_or_warned() {
     );
     let ws = workspace();
     ws.write("n.txt", b"one\r\ntwo\r\n");
-    let edits = json!([{"op": "insert_after", "path": "n.txt", "anchor": "one\r\n", "text": "new\n"}]);
+    let edits =
+        json!([{"op": "insert_after", "path": "n.txt", "anchor": "one\r\n", "text": "new\n"}]);
     let (code, v) = preview(&ws, &json!({"edits": edits}));
     assert_eq!(code, 0, "{v}");
     let warning = json!({"code": "mixed_line_endings", "severity": "warning", "path": "n.txt",

@@ -57,7 +57,11 @@ impl Soak {
                 .collect()
         };
         let (committed, rolled_back) = (pool("committed"), pool("rolled_back"));
-        let op = match (committed.is_empty(), rolled_back.is_empty(), self.rng.chance(50)) {
+        let op = match (
+            committed.is_empty(),
+            rolled_back.is_empty(),
+            self.rng.chance(50),
+        ) {
             (false, _, true) | (false, true, _) => {
                 let tx = self.rng.pick(&committed);
                 // Mostly the revision committed; sometimes the latest.
@@ -92,7 +96,10 @@ impl Soak {
                 };
                 let asked = rev.map_or(t.revs.len() - 1, |n| n as usize);
                 // A retry of the commit that landed: its receipt, "already".
-                if t.state == "committed" && t.rollback_of.is_none() && t.committed_rev == Some(asked) {
+                if t.state == "committed"
+                    && t.rollback_of.is_none()
+                    && t.committed_rev == Some(asked)
+                {
                     return Predict::Already(tx);
                 }
                 if t.state != "open" || t.rollback_of.is_some() {
@@ -108,7 +115,12 @@ impl Soak {
                     return Predict::Fail(7, "attention_owns_files");
                 }
                 // Every file any revision up to this one named (issue 29, item 4).
-                if self.m.gated(tx, asked).iter().any(|(p, s)| *s != self.m.disk(p)) {
+                if self
+                    .m
+                    .gated(tx, asked)
+                    .iter()
+                    .any(|(p, s)| *s != self.m.disk(p))
+                {
                     return Predict::Fail(3, "stale_snapshot");
                 }
                 Predict::Land(r.batch())
@@ -122,7 +134,8 @@ impl Soak {
                 if let (true, Some(by)) = (t.state == "rolled_back", t.rolled_back_by) {
                     if let Some(b) = self.m.txs.get(&by).filter(|b| b.state == "committed") {
                         let files = b.batch.as_deref().unwrap_or_default();
-                        if files.is_empty() || !files.iter().all(|f| f.pre == self.m.disk(&f.path)) {
+                        if files.is_empty() || !files.iter().all(|f| f.pre == self.m.disk(&f.path))
+                        {
                             return Predict::Already(by);
                         }
                     }
@@ -166,7 +179,8 @@ impl Soak {
         match *op {
             Op::Commit { tx, rev } => {
                 let latest = self.m.txs[&tx].revs.len() - 1;
-                self.m.land_commit(tx, rev.map_or(latest, |n| n as usize), batch)
+                self.m
+                    .land_commit(tx, rev.map_or(latest, |n| n as usize), batch)
             }
             Op::Rollback { x, .. } => {
                 if !self.m.txs.contains_key(&rb) {
@@ -260,7 +274,9 @@ impl Soak {
             // Answered before the lock, from the journal: nothing written, whatever the
             // fault (a kill may land before the answer).
             if r.signal.is_none()
-                && !(matches!(fault, Fault::Inject(_)) && r.code == Some(1) && r.kind() == "journal")
+                && !(matches!(fault, Fault::Inject(_))
+                    && r.code == Some(1)
+                    && r.kind() == "journal")
             {
                 r.expect(0, &[])?;
                 ensure!(
@@ -272,7 +288,11 @@ impl Soak {
             }
             let rec = self.run(&["--json", "recover"], None);
             rec.expect(0, &[])?;
-            ensure!(rec.json["batches_found"] == 0, "a retry left a batch: {}", rec.json);
+            ensure!(
+                rec.json["batches_found"] == 0,
+                "a retry left a batch: {}",
+                rec.json
+            );
             return self.check_disk("after a retry that landed already");
         }
         if let (Predict::Fail(code, kind), true) = (&pred, r.signal.is_some()) {

@@ -267,14 +267,19 @@ impl Soak {
             None if snap.hash.is_none() => json!({"op": "delete_file", "path": p}),
             None => return self.revise(),
             Some(bytes) => match String::from_utf8(bytes) {
-                Ok(text) => json!({"op": "write_file", "path": p, "content": text, "mode": format!("{:04o}", snap.mode)}),
+                Ok(text) => {
+                    json!({"op": "write_file", "path": p, "content": text, "mode": format!("{:04o}", snap.mode)})
+                }
                 Err(_) => return self.revise(),
             },
         };
         let plan = json!({"agent": "soak", "description": "change back", "edits": [edit]});
         let file = self.plan_file(&plan);
         self.note(format!("revise {tx} (change {p} back) {plan}"));
-        let r = self.run(&["--json", "revise", &tx.to_string(), "--plan", &file], None);
+        let r = self.run(
+            &["--json", "revise", &tx.to_string(), "--plan", &file],
+            None,
+        );
         self.check_disk("after revise")?;
         let exp = Expect {
             bad: false,
