@@ -188,7 +188,12 @@ impl Journal {
                     gate::Refused::Fails,
                 )?;
                 if !stale.is_empty() {
-                    return Err(Error::StaleSnapshot { tx, paths: stale });
+                    let writers = gate::writers(&locked, tx, &stale)?;
+                    return Err(Error::StaleSnapshot {
+                        tx,
+                        paths: stale,
+                        writers,
+                    });
                 }
                 gate::keep_owners(&locked, tx, &mut files, opts.allow_owner_change)?;
                 gate::keep_acls(&locked, tx, &files)?;
@@ -707,7 +712,7 @@ type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
 /// step is live through a redo in turn). `None` when `tx`'s change is its own: never
 /// rolled back, or (in a journal written before this check) rolled back again since.
 /// Reads the txs newer than each step, newest first.
-fn redone(r: &Reader, tx: u64) -> Result<Option<(u64, u64)>> {
+pub(crate) fn redone(r: &Reader, tx: u64) -> Result<Option<(u64, u64)>> {
     let mut found: Option<(u64, u64)> = None;
     let mut step = tx;
     let mut seen = BTreeSet::from([tx]);

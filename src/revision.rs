@@ -99,6 +99,18 @@ pub struct Preview {
 }
 
 impl Preview {
+    /// The error a commit of this revision would be refused with for its validation
+    /// errors ([`Error::ValidationFailed`], with the same summary lines), `None` when
+    /// its validation report has no error. Front ends report a recorded revision that
+    /// is not ready with it (the CLI's `--json` `error` object at exit 4).
+    pub fn validation_error(&self) -> Option<Error> {
+        edit::has_errors(&self.validation).then(|| Error::ValidationFailed {
+            tx: self.tx,
+            revision: self.revision,
+            summary: error_summary(&self.validation),
+        })
+    }
+
     pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,

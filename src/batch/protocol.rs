@@ -61,12 +61,17 @@ impl StepError {
             StepError::Stale(path) => Error::StaleSnapshot {
                 tx: rec.tx,
                 paths: vec![path],
+                writers: Vec::new(),
             },
             StepError::Journal(e) => e,
             StepError::Interrupted => Error::Interrupted {
                 tx: rec.tx,
                 batch: rec.batch,
                 temps_left: left.into_iter().map(String::from).collect(),
+                rollback_of: match rec.kind {
+                    BatchKind::Rollback { of, .. } => Some(of),
+                    _ => None,
+                },
             },
         }
     }

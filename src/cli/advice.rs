@@ -135,7 +135,13 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::DecideByHand { tx, batch } => format!(
             "this needs a person: decide what the file(s) should hold. To keep the later commit's content, copy the file(s) aside first; to give them batch {batch}'s content, move them aside (or put back the bytes the batch found, which `ultra-edit journal dump --tx {tx}` lists) and run `ultra-edit recover --overwrite`"
         ),
-        NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
+        NextStep::Retry => match e.tx() {
+            Some(tx) => format!(
+                "run the command again (`{}`); `ultra-edit show {tx}` tells the tx's state",
+                rerun()
+            ),
+            None => format!("run the command again (`{}`)", rerun()),
+        },
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
         NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
@@ -175,6 +181,29 @@ pub fn command(step: &NextStep) -> Option<String> {
     })
 }
 
+/// The command line of a next step for this process: [`command`], and for
+/// [`NextStep::Retry`] this process's own command line ([`rerun`]), which runs as it
+/// did. `None` for a step that needs more than a command.
+pub fn command_for(step: &NextStep) -> Option<String> {
+    match step {
+        NextStep::Retry => Some(rerun()),
+        _ => command(step),
+    }
+}
+
+/// This process's command line as one a shell runs again: `ultra-edit` and each
+/// argument as a shell word ([`super::commands::shell_word`]).
+pub fn rerun() -> String {
+    rerun_of(std::env::args_os().skip(1))
+}
+
+fn rerun_of(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    std::iter::once("ultra-edit".to_string())
+        .chain(args.map(|a| super::commands::shell_word(Path::new(&a))))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The hint of an error that has no next step in the library but a fix the CLI can
 /// name: a `--plan` file it could not read.
 fn refusal_hint(e: &Error) -> Option<String> {
@@ -210,6 +239,9 @@ fn refusal_hint(e: &Error) -> Option<String> {
             })
         }
         Error::Path(p) => path_hint(p),
+        Error::InvalidPolicy { .. } => Some(
+            "`ultra-edit journal gc --keep-last 100 --dry-run` lists what keeping the 100 newest transactions would prune, and changes nothing".into(),
+        ),
         Error::NothingToChange { .. } => Some(
             "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway".into(),
         ),

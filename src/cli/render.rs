@@ -198,19 +198,26 @@ impl Out {
     /// `show`: a recorded revision, its validation errors included (a report, not an
     /// error of the command).
     pub fn preview(&self, p: &Preview) -> Result<()> {
-        self.revision(p, true)
+        self.revision(p, true, None)
     }
 
     /// A revision the command just made (`preview`, `rebase`, `resolve`): as `show`
     /// prints it, but without its validation errors, which go to standard error with
-    /// the command's own error ([`validation_errors`]).
-    pub fn made(&self, p: &Preview) -> Result<()> {
-        self.revision(p, false)
+    /// the command's own error ([`validation_errors`]). `error`: the command's
+    /// `--json` error object when the revision is not ready (exit 4,
+    /// [`error_object`]), printed as the object's `error` field.
+    pub fn made(&self, p: &Preview, error: Option<serde_json::Value>) -> Result<()> {
+        self.revision(p, false, error)
     }
 
-    fn revision(&self, p: &Preview, with_errors: bool) -> Result<()> {
+    fn revision(
+        &self,
+        p: &Preview,
+        with_errors: bool,
+        error: Option<serde_json::Value>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(p);
+            emit_json(&with_error(p, error));
             return Ok(());
         }
         let mut s = preview_head(p);
@@ -224,10 +231,16 @@ impl Out {
 
     /// A revision made by `revise`: the whole change's file list, then what it changed
     /// relative to the previous revision (`interdiff`), the conflicts and validation.
-    /// `--json`: the revision's object with an `interdiff` field.
-    pub fn revised(&self, p: &Preview, interdiff: &Interdiff) -> Result<()> {
+    /// `--json`: the revision's object with an `interdiff` field, and an `error` field
+    /// when it is not ready (as [`Out::made`]).
+    pub fn revised(
+        &self,
+        p: &Preview,
+        interdiff: &Interdiff,
+        error: Option<serde_json::Value>,
+    ) -> Result<()> {
         if self.json {
-            let mut v = serde_json::to_value(p).unwrap_or_default();
+            let mut v = with_error(p, error);
             if let Some(obj) = v.as_object_mut() {
                 obj.insert(
                     "interdiff".into(),
@@ -963,66 +976,16 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
         });
     let notes = std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()));
     if json {
-        let mut err =
-            json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+        let mut err = error_object(e, hint.as_deref(), invocation);
         if !notes.is_empty() {
             err["notes"] = json!(notes);
-        }
-        if let Some(h) = &hint {
-            err["hint"] = json!(h);
-        }
-        if let Some(step) = e.next_step() {
-            // The command line that takes that step, when it is one (the step's name is
-            // the library's: `roll_back` is `ultra-edit rollback`).
-            if let Some(command) = super::advice::command(&step) {
-                err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
-            }
-            err["next_step"] = json!(step);
         }
         if !misplaced.is_empty() {
             err["misplaced"] = json!(misplaced);
         }
-        if let Error::NeedsAttention { attention, .. } = e {
-            err["attention"] = json!(attention);
-            err["outcome"] = json!(attention.outcome());
-        }
-        // The batch that needs attention, as data: which one, its files, what blocks it.
-        match e {
-            Error::AttentionOwnsFiles {
-                batch,
-                batch_tx,
-                paths,
-                files,
-                foreign,
-                ..
-            } => {
-                err["owner"] =
-                    json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
-                err["paths"] = json!(paths);
-            }
-            Error::OverwriteUndoesCommit {
-                batch,
-                paths,
-                later,
-                ..
-            } => {
-                err["batch"] = json!(batch);
-                err["paths"] = json!(paths);
-                err["later"] = json!(later);
-                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
-            }
-            _ => {}
-        }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
-        }
-        // Each missing or ambiguous target of the plan: edit (1-based), path, lines.
-        if let Error::Edit(edit) = e {
-            let failures = edit.failures();
-            if let (false, Some(obj)) = (failures.is_empty(), v["error"].as_object_mut()) {
-                obj.insert("failures".into(), json!(failures));
-            }
         }
         emit_json(&v);
     }
@@ -1033,6 +996,82 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
     for n in &notes {
         eprintln!("note: {n}");
     }
+}
+
+/// A revision's `--json` object, with `error` (and its `exit_code` at the top, as a
+/// failed command's object has `tx`) when the command fails with it.
+fn with_error(p: &Preview, error: Option<serde_json::Value>) -> serde_json::Value {
+    let mut v = serde_json::to_value(p).unwrap_or_default();
+    if let (Some(err), Some(obj)) = (error, v.as_object_mut()) {
+        obj.insert("error".into(), err);
+    }
+    v
+}
+
+/// The `--json` error object of `e`: `{kind, message, exit_code, hint?, command?,
+/// next_step?, attention?, outcome?, owner?, paths?, batch?, later?, failures?}`.
+/// `hint` is the CLI's words for the next step; `next_step` the library's step as data
+/// (`{"step": "commit", "tx": 3}`), and `command` the command line that takes it, when
+/// it is one, starting with `invocation`. Used for a failed command ([`error`]) and for
+/// a recorded revision that is not ready (`preview`, `revise`, `rebase` at exit 4:
+/// the `error` field of the revision's object).
+pub fn error_object(e: &Error, hint: Option<&str>, invocation: &str) -> serde_json::Value {
+    let mut err = json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+    if let Some(h) = hint {
+        err["hint"] = json!(h);
+    }
+    if let Some(step) = e.next_step() {
+        // The command line that takes that step, when it is one (the step's name is
+        // the library's: `roll_back` is `ultra-edit rollback`).
+        if let Some(command) = super::advice::command_for(&step) {
+            err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
+        }
+        err["next_step"] = json!(step);
+    }
+    if let Error::NeedsAttention { attention, .. } = e {
+        err["attention"] = json!(attention);
+        err["outcome"] = json!(attention.outcome());
+    }
+    // The batch that needs attention, as data: which one, its files, what blocks it.
+    match e {
+        // Who changed each stale file: a tx of this journal (and its agent), or
+        // `"tx": null` for a writer outside ultra-edit.
+        Error::StaleSnapshot { writers, .. } if !writers.is_empty() => {
+            err["changed_by"] = json!(writers);
+        }
+        Error::AttentionOwnsFiles {
+            batch,
+            batch_tx,
+            paths,
+            files,
+            foreign,
+            ..
+        } => {
+            err["owner"] =
+                json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+            err["paths"] = json!(paths);
+        }
+        Error::OverwriteUndoesCommit {
+            batch,
+            paths,
+            later,
+            ..
+        } => {
+            err["batch"] = json!(batch);
+            err["paths"] = json!(paths);
+            err["later"] = json!(later);
+            err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+        }
+        _ => {}
+    }
+    // Each missing or ambiguous target of the plan: edit (1-based), path, lines.
+    if let Error::Edit(edit) = e {
+        let failures = edit.failures();
+        if !failures.is_empty() {
+            err["failures"] = json!(failures);
+        }
+    }
+    err
 }
 
 /// Notes a command leaves for the error it is about to return (`resolve`: where the
