@@ -167,6 +167,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Show { tx } => format!("ultra-edit show {tx}"),
         NextStep::Rebase { tx } => format!("ultra-edit rebase {tx}"),
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
+        NextStep::NothingToRedo { .. } => "ultra-edit log".into(),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
         NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
@@ -186,7 +187,8 @@ pub fn command(step: &NextStep) -> Option<String> {
 /// did. `None` for a step that needs more than a command.
 pub fn command_for(step: &NextStep) -> Option<String> {
     match step {
-        NextStep::Retry => Some(rerun()),
+        NextStep::Retry | NextStep::WaitForLock => Some(rerun()),
+        NextStep::AllowOwnerChange { .. } => Some(format!("{} --allow-owner-change", rerun())),
         _ => command(step),
     }
 }
@@ -398,6 +400,10 @@ mod tests {
             (NextStep::Show { tx: 3 }, Some("ultra-edit show 3")),
             (NextStep::Rebase { tx: 3 }, Some("ultra-edit rebase 3")),
             (NextStep::ReviseOnLatest { tx: 3, latest: 1 }, None),
+            (
+                NextStep::NothingToRedo { tx: 3, by: 4 },
+                Some("ultra-edit log"),
+            ),
             (NextStep::Resolve { tx: 3 }, Some("ultra-edit resolve 3")),
             (NextStep::Revise { tx: 3 }, Some("ultra-edit revise 3")),
             (NextStep::Commit { tx: 3 }, Some("ultra-edit commit 3")),
@@ -436,6 +442,73 @@ mod tests {
                     });
                 assert!(parsed.is_ok(), "{line}: {parsed:?}");
             }
+        }
+    }
+
+    /// Issue 33, item 9: every step that names a transaction, and every step that is
+    /// "the same command again", has a command line for this process that the CLI
+    /// parses; the steps without one need a person or a new plan (their hint says what).
+    #[test]
+    fn every_next_step_that_can_be_a_command_has_one_that_parses() {
+        let with_command = [
+            NextStep::Init,
+            NextStep::Log,
+            NextStep::Show { tx: 3 },
+            NextStep::Rebase { tx: 3 },
+            NextStep::Resolve { tx: 3 },
+            NextStep::Revise { tx: 3 },
+            NextStep::Commit { tx: 3 },
+            NextStep::Abort { tx: 3 },
+            NextStep::RollBack { tx: 3 },
+            NextStep::Redo { by: 4 },
+            NextStep::NothingToRedo { tx: 3, by: 4 },
+            NextStep::ForceRollBack { tx: 3 },
+            NextStep::RollBackLaterFirst { later: 4, tx: 3 },
+            NextStep::RollBackAgain { of: 3 },
+            NextStep::History { tx: 3 },
+            NextStep::Recover,
+            NextStep::Retry,
+            NextStep::WaitForLock,
+            NextStep::AllowOwnerChange { tx: 3 },
+        ];
+        let parses = |line: &str| {
+            // The test binary's own arguments stand for the command line of a rerun:
+            // only the steps that are one fixed command are parsed.
+            super::super::help::command()
+                .try_get_matches_from(line.split(' '))
+                .and_then(|m| {
+                    <super::super::args::Cli as clap::FromArgMatches>::from_arg_matches(&m)
+                })
+                .is_ok()
+        };
+        for step in with_command {
+            let line = command_for(&step);
+            assert!(line.is_some(), "{step:?} has no command");
+            if let Some(fixed) = command(&step) {
+                assert!(parses(&fixed), "{step:?}: {fixed}");
+            }
+        }
+        assert_eq!(
+            rerun_of(["commit", "3"].iter().map(Into::into)),
+            "ultra-edit commit 3"
+        );
+        assert_eq!(
+            rerun_of(["--root", "my dir", "rollback", "2"].iter().map(Into::into)),
+            "ultra-edit --root 'my dir' rollback 2"
+        );
+        // A plan to write first (against the latest revision): the hint says which.
+        for step in [
+            NextStep::ReviseOnLatest { tx: 3, latest: 1 },
+            NextStep::PreviewAgain,
+            NextStep::RecoverForeign,
+            NextStep::DecideByHand { tx: 3, batch: 2 },
+            NextStep::RemountWritable,
+            NextStep::RunAsJournalOwner { owner: 0 },
+            NextStep::RecoverAsOwner { uid: 0 },
+            NextStep::MountWithAcls,
+            NextStep::RepairJournal,
+        ] {
+            assert_eq!(command_for(&step), None, "{step:?}");
         }
     }
 

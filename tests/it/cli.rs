@@ -673,6 +673,7 @@ fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
             "exit_code": 1,
             "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
             "hint": hint,
+            "command": "ultra-edit log",
             "next_step": {"step": "nothing_to_redo", "tx": 2, "by": 3},
         }})
     );

@@ -5,6 +5,7 @@ mod support;
 #[cfg(feature = "syntax")]
 mod symbols;
 
+mod answers;
 mod attention;
 mod causes;
 mod cli;
