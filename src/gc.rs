@@ -97,6 +97,10 @@ pub struct JournalStats {
     pub revisions: u64,
     /// Blobs stored.
     pub blobs: u64,
+    /// The blobs' full lengths, each distinct content once: what the blobs hold as
+    /// file content (`journal verify` reports the same figure under the same name).
+    #[serde(default)]
+    pub blob_bytes_content: u64,
     /// Bytes the blob store holds, each distinct piece once: inline blobs, every
     /// chunk, every manifest page (schema v6), and each manifest's own list of hashes
     /// (32 bytes a hash). redb's page overhead is not included: the file's growth is
@@ -267,6 +271,7 @@ impl Journal {
             })?;
             s.blobs = r.blob_count()?;
             s.blob_bytes_unique = r.stored_blob_bytes()?;
+            s.blob_bytes_content = r.blob_content_bytes()?;
             r.scan_receipts(|_, _| {
                 s.receipts += 1;
                 Ok(())

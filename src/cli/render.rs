@@ -574,9 +574,9 @@ impl Out {
             return;
         }
         let mut s = format!(
-            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length), {} batch(es), {} receipt(s), {} event(s)\n",
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length) stored in {} bytes (each distinct chunk, inline blob, manifest page and hash list once), {} batch(es), {} receipt(s), {} event(s)\n",
             if v.ok { "ok" } else { "DAMAGED" },
-            v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
+            v.txs, v.revisions, v.blobs, v.blob_bytes_content, v.blob_bytes_unique, v.batches, v.receipts, v.events
         );
         for p in &v.problems {
             s += &format!("  problem: {p}\n");
@@ -666,12 +666,13 @@ impl Out {
             None => "size unknown".into(),
         };
         emit(&format!(
-            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
+            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  content     {} bytes (the blobs' full lengths, each distinct content once: what journal verify reports as file content)\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
             s.schema_version,
             s.txs,
             s.txs_pruned,
             s.revisions,
             s.blobs,
+            s.blob_bytes_content,
             s.blob_bytes_unique,
             s.blob_bytes_referenced,
             s.batches,

@@ -512,3 +512,28 @@ fn a_slow_commit_on_a_terminal_draws_progress() {
     assert!(!quick.contains("writing the files"), "{quick:?}");
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    20\n}\n");
 }
+
+/// `journal stats` and `journal verify` report the same size figures under the same
+/// names: the content (each distinct blob at full length) and what the store holds
+/// (each distinct chunk once), which differ once a large file shares chunks.
+#[test]
+fn stats_and_verify_name_the_same_sizes_alike() {
+    let ws = workspace();
+    let big: String = (0..8000)
+        .map(|i| format!("line {i} of a large file\n"))
+        .collect();
+    ws.write("big.txt", big.as_bytes());
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":"line 4000 of","new":"LINE 4000 of"}]}"#,
+    );
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    let stats = json_of(&cli(ws.root(), &["--json", "journal", "stats"], None));
+    let verify = json_of(&cli(ws.root(), &["--json", "journal", "verify"], None));
+    let content = 2 * big.len() as u64;
+    assert_eq!(stats["blob_bytes_content"], content);
+    assert_eq!(verify["blob_bytes_content"], content);
+    assert_eq!(verify["blob_bytes_unique"], stats["blob_bytes_unique"]);
+    let unique = stats["blob_bytes_unique"].as_u64().unwrap();
+    assert!(unique < content, "{unique} of {content}");
+    assert_eq!(stats["blob_bytes_referenced"], 2 * content);
+}
