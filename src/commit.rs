@@ -515,7 +515,7 @@ impl Journal {
                         absent,
                     });
                 }
-                let revision = self.rollback_revision(&current)?;
+                let revision = self.rollback_revision(&current, (tx, batch.batch))?;
                 let mut new = NewBatch {
                     kind: BatchKind::Rollback {
                         of: tx,
@@ -671,12 +671,20 @@ impl Journal {
     fn rollback_revision(
         &self,
         current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
+        (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
         let mut pres = Vec::with_capacity(current.len());
         for (f, _, _) in current {
             pres.push(match f.pre.hash() {
-                Some(h) => Some(reader.blob_required(&h)?),
+                Some(h) => Some(reader.blob_required(&h).map_err(|e| {
+                    e.needed_by(|| {
+                        format!(
+                            "the pre-image of {} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores",
+                            f.path
+                        )
+                    })
+                })?),
                 None => None,
             });
         }

@@ -277,9 +277,16 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Rel
 /// existing snapshot's bytes are `None` until [`load_snapshot`].
 pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let r = ws.store.read()?;
-    let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+    let load = |s: &FileState, path: &RelPath| -> Result<Option<Vec<u8>>> {
         match s.hash() {
-            Some(h) => Ok(Some(r.blob_required(&h)?)),
+            Some(h) => Ok(Some(r.blob_required(&h).map_err(|e| {
+                e.needed_by(|| {
+                    format!(
+                        "the candidate of {path} in revision {} of tx {}",
+                        rev.revision, rev.tx
+                    )
+                })
+            })?)),
             None => Ok(None),
         }
     };
@@ -292,7 +299,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 snapshot_bytes: None,
                 snapshot_xattrs: None,
                 candidate: f.candidate,
-                candidate_bytes: load(&f.candidate)?,
+                candidate_bytes: load(&f.candidate, &f.path)?,
                 text_op_on_binary: false,
                 notes: Vec::new(),
                 keep: false,

@@ -259,7 +259,17 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
-        let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let bytes = reader
+            .blob_required(&hash)
+            .map_err(|e| {
+                e.needed_by(|| {
+                    format!(
+                        "the new content of {} that batch {} of tx {} writes",
+                        f.path, rec.batch, rec.tx
+                    )
+                })
+            })
+            .map_err(StepError::Journal)?;
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
         ws.fs

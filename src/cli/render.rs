@@ -173,16 +173,28 @@ impl Out {
     /// Batches that recovery could not settle on open (read-only media, or a recovery
     /// that failed under a reading verb): on standard error, so that `--json` output
     /// stays one object.
-    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch]) {
+    ///
+    /// A full disk is named as such, with what to free: the bytes recovery writes, on
+    /// the filesystem of `root` (issue 33, item 12).
+    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch], root: &Path) {
         for b in pending {
             let (why, fix) = match &b.recovery_failed {
                 None => (
                     "cannot run because the journal is on a read-only filesystem".to_string(),
-                    "Remount read-write and run `ultra-edit recover`.",
+                    "Remount read-write and run `ultra-edit recover`.".to_string(),
+                ),
+                Some(e) if b.disk_full => (
+                    format!("failed here because the disk is full ({e})"),
+                    format!(
+                        "Free at least {} byte(s) on the filesystem of {} (`df -h {}` shows its space; recovery writes that much file content there, each file as a temp before its rename), then run `ultra-edit recover`.",
+                        b.bytes_to_write,
+                        root.display(),
+                        super::commands::shell_word(root)
+                    ),
                 ),
                 Some(e) => (
                     format!("failed here ({e})"),
-                    "Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.",
+                    "Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.".to_string(),
                 ),
             };
             eprintln!(

@@ -537,3 +537,27 @@ fn stats_and_verify_name_the_same_sizes_alike() {
     assert!(unique < content, "{unique} of {content}");
     assert_eq!(stats["blob_bytes_referenced"], 2 * content);
 }
+
+// ---- item 12: damage names what needs it ----------------------------------------------
+
+/// A rollback that needs a damaged blob names the file, batch and tx that need it,
+/// not only the blob's hash; nothing is written.
+#[test]
+fn a_damaged_blob_names_the_file_batch_and_tx_that_need_it() {
+    let original = b"ORIGINAL-PRECIOUS-CONTENT-0123456789\n".repeat(4);
+    let (dir, tx) = crate::support::with_damaged_blob(&original);
+    let out = cli(dir.path(), &["--json", "rollback", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "journal");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("journal record in table blob_manifests is damaged: "),
+        "{message}"
+    );
+    assert!(
+        message.contains(" (it is the pre-image of f.txt in batch 1 of tx 1, which this rollback of tx 1 restores); "),
+        "{message}"
+    );
+    assert_eq!(std::fs::read(dir.path().join("f.txt")).unwrap(), b"new\n");
+}
