@@ -229,7 +229,12 @@ impl Out {
         error: Option<serde_json::Value>,
     ) -> Result<()> {
         if self.json {
-            emit_json(&with_error(p, error));
+            // Without an error the revision is written as it is (no JSON tree of a
+            // large file's diff is built).
+            match error {
+                None => emit_json(p),
+                error => emit_json(&with_error(p, error)),
+            }
             return Ok(());
         }
         let mut s = preview_head(p);

@@ -292,12 +292,18 @@ fn a_recovery_that_fails_leaves_no_temp_and_does_not_stop_readers() {
     let note = String::from_utf8_lossy(&out.stderr).into_owned();
     let (before, after) = (
         format!(
-            "ultra-edit: batch 1 of tx {tx} (committing) was interrupted and needs recovery, which failed here (write temp {}/.ue-1-0-",
+            "ultra-edit: batch 1 of tx {tx} (committing) was interrupted and needs recovery, which failed here because the disk is full (write temp {}/.ue-1-0-",
             ws.root().display()
         ),
-        ".tmp: No space left on device (os error 28)); until it runs, f.txt may hold old, new or mixed content. Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.\n",
+        format!(
+            ".tmp: No space left on device (os error 28)); until it runs, f.txt may hold old, new or mixed content. Free at least 2 byte(s) on the filesystem of {0} (`df -h {0}` shows its space; recovery writes that much file content there, each file as a temp before its rename), then run `ultra-edit recover`.\n",
+            ws.root().display()
+        ),
     );
-    assert!(note.starts_with(&before) && note.ends_with(after), "{note}");
+    assert!(
+        note.starts_with(&before) && note.ends_with(&after),
+        "{note}"
+    );
     assert_eq!(note.len(), before.len() + 16 + after.len(), "{note}");
     assert!(String::from_utf8_lossy(&out.stdout).starts_with(&format!("tx {tx} ")));
     assert_eq!(temps_in(&ws), Vec::<String>::new(), "no half-written temp");
