@@ -147,15 +147,18 @@ fn a_large_file_preview_and_commit_stay_within_three_times_its_size() {
 struct BigFileRun {
     preview_took: std::time::Duration,
     commit_took: std::time::Duration,
+    rollback_took: std::time::Duration,
     baseline_rss: Option<u64>,
     preview_rss: Option<u64>,
     revise_rss: Option<u64>,
     commit_rss: Option<u64>,
+    rollback_rss: Option<u64>,
 }
 
 /// Preview and commit, through the CLI, two edits of a `mib` MiB text file (32-byte
 /// numbered lines, every 1000th ending in CRLF with non-ASCII bytes, no final newline),
-/// and require the exact bytes on disk.
+/// and require the exact bytes on disk; then roll the commit back and require the
+/// original bytes (their blake3).
 fn big_file_run(mib: usize) -> BigFileRun {
     let ws = workspace();
     let lines = mib * 1024 * 1024 / 32;
@@ -240,13 +243,35 @@ fn big_file_run(mib: usize) -> BigFileRun {
         got.len(),
         expect.len()
     );
+    drop((got, expect));
+    // The rollback brings back exactly the original bytes: the same blake3.
+    let original = blake3::hash(&big);
+    let original_len = big.len();
+    drop(big);
+    let t0 = Instant::now();
+    let (out, rollback_rss) = peak_rss_kib(ws.root(), &["--json", "rollback", &tx.to_string()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rollback_took = t0.elapsed();
+    let back = ws.read("big.txt");
+    assert_eq!(back.len(), original_len, "{mib} MiB rollback: length");
+    assert_eq!(
+        blake3::hash(&back),
+        original,
+        "{mib} MiB rollback is not byte-exact"
+    );
     BigFileRun {
         preview_took,
         commit_took,
+        rollback_took,
         baseline_rss,
         preview_rss,
         revise_rss,
         commit_rss,
+        rollback_rss,
     }
 }
 
