@@ -11,17 +11,18 @@ One run, every figure side by side with its baseline measured moments apart:
   commit    `ultra-edit commit` of it, against `cp` + `fsync` of the file
   rollback  `ultra-edit rollback` of that commit, against `cp` + `fsync`
   memory    peak RSS (GNU time, %M) of each of the three, against 1.25x the file + 32 MB
-  per file  `ultra-edit commit` of a one-line edit to each of N files of 4 KiB (N = 1000
-            and 10000, in 100 directories), ms per file, and the same per file for a
-            process doing the fsync floor on the same files (temp, fsync, rename, each
-            directory fsynced once), so that what the disk itself adds per file at 10000
-            shows beside ours
+  per file  `ultra-edit commit` of a one-line edit to each of N files of 4 KiB in one
+            directory (N = 1000 and 10000), ms per file, and the same per file for the
+            fsync floor as a process on the same files (benches/floor.c: temp, fsync,
+            rename each, the directory fsynced once), so that what the filesystem itself
+            adds per file at 10000 shows beside ours
   1 GiB     (--gib) preview, commit and rollback of a 1 GiB file: completion and peak RSS
 
     python3 benches/large.py                 # the full run (minutes)
-    python3 benches/large.py --reps 5        # more repetitions (medians)
+    python3 benches/large.py --reps 5        # more repetitions of the large file (medians)
+    python3 benches/large.py --file-reps 3   # more of the n-file commits (default 1, after a warm-up)
     python3 benches/large.py --gib           # also the 1 GiB file (about 4 GiB of disk)
-    python3 benches/large.py --short         # CI (.ci/run): 8 MiB, 100/1000 files, 1 rep
+    python3 benches/large.py --short         # CI (.ci/run): 2.7 MB, 10/100 files, 1 rep, debug build
     UE=path/to/ultra-edit python3 benches/large.py
 
 The binary is `$UE`, else the release build (built here with `cargo build --release`),
@@ -44,8 +45,10 @@ def arg(name, default):
 SHORT = "--short" in sys.argv
 GIB = "--gib" in sys.argv
 REPS = int(arg("--reps", "1" if SHORT else "3"))
-LINES = int(arg("--lines", "150000" if SHORT else "2000000"))
-FILES = [int(x) for x in arg("--files", "100,1000" if SHORT else "1000,10000").split(",")]
+LINES = int(arg("--lines", "50000" if SHORT else "2000000"))
+FILES = [int(x) for x in arg("--files", "10,100" if SHORT else "1000,10000").split(",")]
+FILE_REPS = int(arg("--file-reps", "1"))
+FLOOR = []
 
 
 def binary():
@@ -134,64 +137,68 @@ def big_file(lines, reps, work):
 
 
 def files_commit(n, reps, work):
-    """ms per file of a CLI commit of n one-line edits (preview untimed), and of the
-    fsync floor as a process on the same files."""
+    """ms per file of a CLI commit of a one-line edit to each of n files of 4 KiB in one
+    directory (preview untimed), and of the fsync floor as a process on the same files
+    (benches/floor.c: temp, fsync, rename each, then the directory's fsync), as
+    benches/compare.sh lays them out."""
     root = os.path.join(work, f"files{n}")
+    os.makedirs(root)
     body = "".join(f"    let value_{i} = compute({i}); // line {i}\n" for i in range(110))[:4096]
     for i in range(n):
-        d = os.path.join(root, f"d{i % 100:02d}")
-        os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, f"f{i:05d}.rs"), "w") as f:
+        with open(os.path.join(root, f"f{i:04d}.rs"), "w") as f:
             f.write(body)
     subprocess.run([UE, "--root", root, "init"], check=True, stdout=subprocess.DEVNULL)
     plan = os.path.join(work, f"plan{n}.json")
-    floor = os.path.join(work, "floor.py")
-    with open(floor, "w") as f:
-        f.write(FLOOR)
     ours, base = [], []
     for rep in range(reps + 1):
         with open(plan, "w") as f:
-            json.dump({"edits": [{"op": "replace_lines", "path": f"d{i % 100:02d}/f{i:05d}.rs",
+            json.dump({"edits": [{"op": "replace_lines", "path": f"f{i:04d}.rs",
                                   "start": 1, "end": 1, "content": f"// rep {rep}\n"}
                                  for i in range(n)]}, f)
         _, _, out = ue(root, "preview", "--plan", plan)
         t, _, _ = ue(root, "commit", str(json.loads(out)["tx"]))
-        tf, _, _ = timed([sys.executable, floor, root, str(n), f"// floor {rep}\n"])
+        tf, _, _ = timed([*FLOOR, "sync", root, str(n), f"// floor {rep}\n" + body[:4000]])
         if rep > 0:  # the first is a warm-up
             ours.append(t * 1e3 / n); base.append(tf * 1e3 / n)
     shutil.rmtree(root)
     return statistics.median(ours), statistics.median(base)
 
 
-FLOOR = r'''
+def floor_cmd(work):
+    """benches/floor.c built with gcc, else the same steps in Python."""
+    exe = os.path.join(work, "ue-floor")
+    if shutil.which("gcc") and subprocess.run(
+            ["gcc", "-O2", "-o", exe, os.path.join(HERE, "floor.c")]).returncode == 0:
+        return [exe]
+    src = os.path.join(work, "floor.py")
+    with open(src, "w") as f:
+        f.write(FLOOR_PY)
+    return [sys.executable, src]
+
+
+FLOOR_PY = r'''
 import os, sys
-root, n, first = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-dirs = set()
+mode, root, n, content = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4].encode()
+dfd = os.open(root, os.O_RDONLY)
 for i in range(n):
-    d = os.path.join(root, f"d{i % 100:02d}")
-    p = os.path.join(d, f"f{i:05d}.rs")
-    with open(p, "rb") as f:
-        rest = f.read().split(b"\n", 1)[1]
-    tmp = p + ".floor"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    os.write(fd, first.encode() + rest)
+    fd = os.open(f".floor-{i}.tmp", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=dfd)
+    os.write(fd, content)
     os.fsync(fd)
     os.close(fd)
-    os.rename(tmp, p)
-    dirs.add(d)
-for d in sorted(dirs):
-    fd = os.open(d, os.O_RDONLY)
-    os.fsync(fd)
-    os.close(fd)
+for i in range(n):
+    os.rename(f".floor-{i}.tmp", f"f{i:04d}.rs", src_dir_fd=dfd, dst_dir_fd=dfd)
+os.fsync(dfd)
 '''
 
 
 def main():
+    global FLOOR
     work = tempfile.mkdtemp(prefix="ue-large-", dir=os.environ.get("TMPDIR", "/tmp"))
     try:
+        FLOOR = floor_cmd(work)
         load = open("/proc/loadavg").read().split()[:3]
         size, med, peak = big_file(LINES, REPS, work)
-        per = {n: files_commit(n, REPS, work) for n in FILES}
+        per = {n: files_commit(n, FILE_REPS, work) for n in FILES}
         gib = None
         if GIB:
             gib = big_file((1 << 30) // 54, 1, work)
@@ -226,6 +233,7 @@ def main():
         print(f"| commit ms per file, {b} files (fsync floor as a process) | {ob:.3f} ms | {fb:.3f} ms | {ob / fb:.2f}× | | |")
         row(f"commit ms per file, {b} files ÷ {a} files", ob, oa, "ms", 1.2)
         print(f"| the floor's ms per file, {b} files ÷ {a} files | {fb:.3f} ms | {fa:.3f} ms | {fb / fa:.2f}× | | |")
+        print(f"| commit ÷ floor per file, {b} files against {a} files | {ob / fb:.2f}× | {oa / fa:.2f}× | {(ob / fb) / (oa / fa):.2f}× | | |")
     if gib:
         gsize, gmed, gpeak = gib
         bound = 1.25 * gsize + 32e6
