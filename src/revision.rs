@@ -752,13 +752,17 @@ pub(crate) fn record_revision(
         let Some(working) = content.files.get(&f.path) else {
             continue;
         };
-        for (state, bytes) in [
-            (&working.snapshot, &working.snapshot_bytes),
-            (&working.candidate, &working.candidate_bytes),
-        ] {
-            if let (Some(hash), Some(bytes)) = (state.hash(), bytes) {
-                w.put_blob_hashed(hash, bytes)?;
-            }
+        let snapshot = working
+            .snapshot
+            .hash()
+            .zip(working.snapshot_bytes.as_deref());
+        if let Some((hash, bytes)) = snapshot {
+            w.put_blob_hashed(hash, bytes)?;
+        }
+        // The candidate differs from its snapshot where the plan edited it: only that
+        // region is chunked and hashed (`Writer::put_blob_like`).
+        if let (Some(hash), Some(bytes)) = (working.candidate.hash(), &working.candidate_bytes) {
+            w.put_blob_like(hash, bytes, snapshot)?;
         }
         if let Some(xattrs) = &working.snapshot_xattrs {
             w.put_blob(xattrs)?;
