@@ -546,14 +546,18 @@ fn join_candidates(candidates: &[SymbolCandidate]) -> String {
     let parts: Vec<String> = candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            format!(
+        .map(|(i, c)| match c.matched.as_str() {
+            "exact_path" | "" => format!(
                 "{}: {} at lines {}-{}",
                 i + 1,
                 c.kind,
                 c.start_line,
                 c.end_line
-            )
+            ),
+            other => format!(
+                "also {} at lines {}-{} ({other}, score {}; not picked by occurrence)",
+                c.kind, c.start_line, c.end_line, c.score
+            ),
         })
         .collect();
     parts.join(", ")

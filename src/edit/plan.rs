@@ -1478,7 +1478,7 @@ mod tests {
             ),
             (
                 r#"{"op": "rename", "path": "f.txt"}"#,
-                "edit #3: \"op\": unknown variant `rename`, expected one of `replace_text`, `replace_lines`, `insert_before`, `insert_after`, `prepend`, `append`, `replace_file`, `create_file`, `write_file`, `delete_file`, `replace_symbol`, `insert_before_symbol`, `insert_after_symbol`, `delete_symbol` (at line 4 column 15)",
+                "edit #3: \"op\": unknown variant `rename`, expected one of `replace_text`, `replace_lines`, `insert_before`, `insert_after`, `prepend`, `append`, `replace_file`, `create_file`, `write_file`, `delete_file`, `replace_symbol`, `insert_before_symbol`, `insert_after_symbol`, `delete_symbol`, `replace_body`, `insert_field`, `insert_variant`, `replace_arm` (at line 4 column 15)",
             ),
             (
                 r#"{"path": "f.txt"}"#,
@@ -1504,6 +1504,45 @@ mod tests {
             invalid_message(r#"{"edits": [{"op": "delete_file", "path": "a"}], "agent": 3}"#),
             format!("invalid type: integer `3`, expected a string at line 1 column 58; {TAIL}")
         );
+    }
+
+    #[test]
+    fn target_ops_parse_check_and_record() {
+        let json = r#"{"edits": [
+          {"op":"replace_body","path":"a.rs","symbol":"f","content":"x\n","occurrence":2},
+          {"op":"insert_field","path":"a.rs","symbol":"S","text":"a: u8","position":"first"},
+          {"op":"insert_variant","path":"a.rs","symbol":"E","text":"B","position":{"after":"A"}},
+          {"op":"replace_arm","path":"a.rs","symbol":"f","pattern":"None","content":"None => 0"}]}"#;
+        let plan = Plan::from_json(json.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            plan.edits[2],
+            Edit::InsertVariant {
+                path: "a.rs".into(),
+                symbol: "E".into(),
+                text: "B".into(),
+                position: Position::After("A".into()),
+                occurrence: None,
+            }
+        );
+        let recorded: serde_json::Value =
+            serde_json::from_str(&plan.to_recorded_json()).unwrap_or_default();
+        assert_eq!(recorded["edits"][1]["position"], "first");
+        assert_eq!(
+            recorded["edits"][2]["position"],
+            serde_json::json!({"after": "A"})
+        );
+        assert_eq!(recorded["edits"][3]["pattern"], "None");
+        let again =
+            Plan::from_json(plan.to_recorded_json().as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again.edits, plan.edits);
+        let bad = r#"{"edits": [{"op":"replace_arm","path":"a.rs","symbol":"f","pattern":" ","content":"x"}]}"#;
+        let e = Plan::from_json(bad.as_bytes())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("\"pattern\" is empty"), "{e}");
+        let bad = r#"{"edits": [{"op":"insert_field","path":"a.rs","symbol":"S","text":"a","position":"middle"}]}"#;
+        assert!(Plan::from_json(bad.as_bytes()).is_err());
     }
 
     #[test]
