@@ -13,7 +13,8 @@
 //!   `let __ue_probe = 1;`, first in a body (the line above it ends with `{`).
 //! - Go: needs `gofmt`; skipped (and said so) when it is not installed.
 //!
-//! Bounds: `UE_DIFF_FILES` files (default 30) and `UE_DIFF_FUNCTIONS` functions
+//! Bounds: `UE_DIFF_FILES` files (default 30), `UE_DIFF_PER_FILE` functions of each
+//! (default 10, evenly spaced over the file's) and `UE_DIFF_FUNCTIONS` functions in all
 //! (default 300) per language, files up to 200 KB, 240 s per language.
 
 use std::collections::BTreeMap;
@@ -227,7 +228,7 @@ fn rust_only_probe_added(before: &str, after: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn run(lang: &str, files: &[PathBuf], max_functions: usize) -> Counts {
+fn run(lang: &str, files: &[PathBuf], max_functions: usize, per_file: usize) -> Counts {
     let mut counts = Counts::default();
     let ws = workspace();
     let rel = format!("probe.{lang}");
@@ -258,7 +259,8 @@ fn run(lang: &str, files: &[PathBuf], max_functions: usize) -> Counts {
             .iter()
             .filter(|d| matches!(d.kind, "function" | "method"))
             .collect();
-        for (i, def) in functions.iter().enumerate() {
+        let step = (functions.len() / per_file.max(1)).max(1);
+        for (i, def) in functions.iter().enumerate().step_by(step).take(per_file) {
             if counts.functions >= max_functions || started.elapsed() > BUDGET {
                 break 'files;
             }
@@ -368,6 +370,7 @@ fn report(lang: &str, counts: &Counts) {
 fn differential_replace_body_on_real_code() {
     let files = limit("UE_DIFF_FILES", 30);
     let functions = limit("UE_DIFF_FUNCTIONS", 300);
+    let per_file = limit("UE_DIFF_PER_FILE", 10);
     let python: Vec<PathBuf> = std::fs::read_dir("/usr/lib")
         .map(|d| {
             d.flatten()
@@ -380,13 +383,13 @@ fn differential_replace_body_on_real_code() {
                 .collect()
         })
         .unwrap_or_default();
-    let py = run("py", &sample(&python, "py", 0, files), functions);
+    let py = run("py", &sample(&python, "py", 0, files), functions, per_file);
     report("Python", &py);
     let home = std::env::var("HOME").unwrap_or_default();
     let registry: Vec<PathBuf> = std::fs::read_dir(Path::new(&home).join(".cargo/registry/src"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    let rs = run("rs", &sample(&registry, "rs", 3, files), functions);
+    let rs = run("rs", &sample(&registry, "rs", 3, files), functions, per_file);
     report("Rust", &rs);
     let go = Command::new("gofmt").arg("-h").output().is_ok();
     println!(
