@@ -389,7 +389,12 @@ fn differential_replace_body_on_real_code() {
     let registry: Vec<PathBuf> = std::fs::read_dir(Path::new(&home).join(".cargo/registry/src"))
         .map(|d| d.flatten().map(|e| e.path()).collect())
         .unwrap_or_default();
-    let rs = run("rs", &sample(&registry, "rs", 3, files), functions, per_file);
+    let rs = run(
+        "rs",
+        &sample(&registry, "rs", 3, files),
+        functions,
+        per_file,
+    );
     report("Rust", &rs);
     let go = Command::new("gofmt").arg("-h").output().is_ok();
     println!(
