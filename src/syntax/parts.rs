@@ -98,7 +98,7 @@ pub struct Arm {
     /// Its pattern as written: a Rust arm's text before `=>` (guard included), a Go
     /// case's text between `case` and `:`, or `default`.
     pub pattern: String,
-    /// First byte of the arm (attributes included).
+    /// First byte of the arm's pattern (attributes above it are not part of it).
     pub start: usize,
     /// Just after its last statement or its comma.
     pub end: usize,

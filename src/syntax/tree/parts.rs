@@ -382,9 +382,13 @@ fn arm(parsed: &Parsed<'_>, case: Node<'_>, last: bool) -> Arm {
         "match_arm" => parsed.end(case),
         _ => parsed.end(last_statement(case)),
     };
+    // Attributes above a Rust arm stay, as those above a definition do.
+    let start = case
+        .child_by_field_name("pattern")
+        .map_or(parsed.start(case), |p| parsed.start(p));
     Arm {
         pattern,
-        start: parsed.start(case),
+        start,
         end,
         comma: parsed.text(case).ends_with(b","),
         last,
