@@ -2,6 +2,7 @@
 
 mod support;
 
+mod differential;
 #[cfg(feature = "syntax")]
 mod symbols;
 
