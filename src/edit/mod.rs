@@ -24,6 +24,7 @@ pub mod error;
 mod line_myers;
 mod lines;
 pub mod merge;
+mod near_miss;
 pub mod plan;
 pub mod resolve;
 mod symbol;
