@@ -532,7 +532,9 @@ impl RevisionContent {
     /// checks, so the choice is recorded with it.
     ///
     /// `extra` issues (a check's outcome, src/sandbox/check.rs) join the validation
-    /// before the policy is applied (a `check_failed` error becomes a warning under
+    /// before the policy is applied; a `no_changes` one among them replaces the
+    /// generic `no_changes` error's wording when the revision changes nothing, and is
+    /// dropped otherwise (a `check_failed` error becomes a warning under
     /// [`crate::Checks::Allow`]).
     pub fn of_with(
         files: BTreeMap<RelPath, Working>,
@@ -582,7 +584,14 @@ impl RevisionContent {
             validation.extend(issues);
             changed.extend(diff);
         }
-        validation.extend(edit::validate::no_changes(&checks));
+        // A `no_changes` issue among `extra` is the maker's wording of it (a rebase
+        // whose merge equals the disk says so), used only when nothing changes.
+        let (worded, extra): (Vec<_>, Vec<_>) =
+            extra.into_iter().partition(|i| i.code == "no_changes");
+        validation.extend(
+            edit::validate::no_changes(&checks)
+                .map(|generic| worded.into_iter().next().unwrap_or(generic)),
+        );
         validation.extend(extra);
         for issue in &mut validation {
             let allowed = match issue.code.as_str() {

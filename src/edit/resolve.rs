@@ -140,6 +140,7 @@ pub fn apply_file_edits(
             plan: edits,
             outline: &outline,
             line_index: line_index.as_ref(),
+            explain: true,
         };
         match target.resolve(edit, &mut splices) {
             Ok(note) => notes.extend(note),
@@ -279,6 +280,9 @@ struct Target<'a> {
     outline: &'a Outline,
     /// The file's line table, when several edits address lines.
     line_index: Option<&'a LineIndex>,
+    /// Whether a failure explains itself ([`Target::why_not_found`]); off while
+    /// another edit is applied alone to explain one (no hint of a hint).
+    explain: bool,
 }
 
 impl Target<'_> {
@@ -437,7 +441,11 @@ impl Target<'_> {
             op: self.op,
             needle: display_needle(needle),
             index: self.index,
-            hint: self.why_not_found(needle),
+            hint: if self.explain {
+                self.why_not_found(needle)
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -512,6 +520,7 @@ impl Target<'_> {
             let target = Target {
                 index: other,
                 op: edit.op_name(),
+                explain: false,
                 ..*self
             };
             let mut splices = Vec::new();
