@@ -357,11 +357,16 @@ pub(crate) fn build(
         let cand = match edit::apply_file_edits(&rel, base, &edits) {
             Ok(cand) => cand,
             Err(e) if e.is_target_failure() => {
-                unresolved.push(e);
+                unresolved.push(crate::access::with_near_path(ws.fs.as_ref(), &rel, e));
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
+        let mut notes = cand.notes;
+        // A file the plan creates whose name is a near miss of an existing one.
+        if cand.exists && !base_state.exists() && !snapshot.exists() {
+            notes.extend(crate::access::new_file_near_existing(ws.fs.as_ref(), &rel));
+        }
         // The old candidate is no longer needed; the snapshot may now be loaded.
         let mut snapshot_bytes = snapshot_bytes;
         if prior_file.take().is_some() {
@@ -395,7 +400,7 @@ pub(crate) fn build(
                 candidate,
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
-                notes: cand.notes,
+                notes,
                 keep: false,
             },
         );
@@ -408,6 +413,20 @@ pub(crate) fn build(
         return Err(e.into());
     }
     file_under_file(&out)?;
+    // Permissions, seen now rather than as a failed rename at commit: on the first
+    // changed file of each path (notes are rebuilt with every revision).
+    let changed: Vec<(&RelPath, &FileState)> = out
+        .iter()
+        .filter(|(_, w)| w.snapshot != w.candidate)
+        .map(|(rel, w)| (rel, &w.snapshot))
+        .collect();
+    let issues = crate::access::permission_issues(ws.fs.as_ref(), &changed);
+    for issue in issues {
+        let rel = RelPath::parse(&issue.path).ok();
+        if let Some(w) = rel.and_then(|rel| out.get_mut(&rel)) {
+            w.notes.push(issue);
+        }
+    }
     Ok(out)
 }
 
@@ -618,6 +637,15 @@ impl RevisionContent {
             }
         }
         validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
+        if policy.read_only_files == crate::ReadOnlyFiles::Refuse {
+            for issue in validation.iter_mut().filter(|i| i.code == "read_only_file") {
+                issue.severity = edit::Severity::Error;
+                issue.message.push_str(
+                    " (an error under the policy's \"read_only_files\": \"refuse\": the \
+                     revision cannot be committed)",
+                );
+            }
+        }
         validation.extend(conflicts.iter().map(conflict_issue));
         RevisionContent {
             files,

@@ -96,6 +96,7 @@ pub fn apply_file_edits(
                 path: path.into(),
                 op: edit.op_name(),
                 index,
+                near: None,
             }),
         };
     };
@@ -244,6 +245,7 @@ fn apply_whole_file(
             path: path.into(),
             op: edit.op_name(),
             index,
+            near: None,
         }),
         Edit::DeleteFile { .. } => Ok(Some(absent())),
         _ => Ok(Some(whole_file_candidate(edit)?)),
@@ -1108,6 +1110,7 @@ mod tests {
             path: "f".into(),
             op,
             index: 0,
+            near: None,
         };
         let e = err(None, &[replace_text("f", "a", "b", None)]);
         assert_eq!(e, fnf("replace_text"));

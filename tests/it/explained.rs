@@ -309,3 +309,239 @@ fn a_rebase_onto_a_disk_that_holds_the_change_says_so_and_what_to_do() {
         "{r}"
     );
 }
+
+// ---- item 6: paths --------------------------------------------------------------------
+
+/// The `failures[0]` of a refused `--json` preview of one edit of `path`.
+fn missing(ws: &Ws, path: &str) -> Value {
+    let (code, v) = preview(
+        ws,
+        &json!({"edits": [{"op": "replace_text", "path": path, "old": "a", "new": "b"}]}),
+    );
+    assert_eq!(code, 6, "{v}");
+    assert_eq!(v["error"]["kind"], "file_not_found", "{v}");
+    v["error"]["failures"][0].clone()
+}
+
+#[test]
+fn a_missing_path_points_at_the_existing_name_it_nearly_matches() {
+    let ws = workspace();
+    // NFD on disk, NFC in the plan.
+    ws.write("cafe\u{301}.txt", b"a\n");
+    ws.write("notes.txt", b"a\n");
+    let cases = [
+        ("src/Lib.rs", "src/lib.rs", "only by case"),
+        ("Src/lib.rs", "src/lib.rs", "only by case"),
+        (
+            "caf\u{e9}.txt",
+            "cafe\u{301}.txt",
+            "only by Unicode normalization (NFC against NFD)",
+        ),
+        ("notes.txt ", "notes.txt", "only by whitespace at the end"),
+        ("src/lbi.rs", "src/lib.rs", "by 1 character"),
+        ("READEM.md", "README.md", "by 1 character"),
+    ];
+    for (path, existing, differs) in cases {
+        let f = missing(&ws, path);
+        assert_eq!(
+            f["near"],
+            json!({"existing": existing, "differs": differs}),
+            "{path:?}: {f}"
+        );
+        let m = message(&f);
+        assert!(
+            m.contains(&format!(
+                "did you mean {existing:?}? It exists, and the names differ {differs} — write \
+                 that name to edit it"
+            )),
+            "{path:?}: {m}"
+        );
+    }
+    // The path is quoted where a trailing space would not show.
+    let m = message(&missing(&ws, "notes.txt "));
+    assert!(
+        m.starts_with(
+            "edit #1 (replace_text of \"notes.txt \"): \"notes.txt \" does not exist, and \
+             replace_text needs an existing file; did you mean \"notes.txt\"?"
+        ),
+        "{m}"
+    );
+    // Nothing near: the message is as before.
+    let f = missing(&ws, "zzz/none.rs");
+    assert_eq!(f.get("near"), None, "{f}");
+    // MCP says the same.
+    let e = mcp_refused(
+        &ws,
+        json!([{"op": "replace_text", "path": "src/Lib.rs", "old": "a", "new": "b"}]),
+    );
+    assert_eq!(e.kind, "file_not_found");
+    assert!(
+        e.message
+            .contains("did you mean \"src/lib.rs\"? It exists, and the names differ only by case"),
+        "{e}"
+    );
+    assert_eq!(
+        e.to_json()["failures"][0]["near"]["existing"],
+        "src/lib.rs",
+        "{}",
+        e.to_json()
+    );
+}
+
+#[test]
+fn a_new_file_named_like_an_existing_one_is_previewed_with_a_warning() {
+    let ws = workspace();
+    let warned = |v: &Value| issue(v, "new_file_near_existing");
+    // MCP's whole-file form: src/Lib.rs does not exist, src/lib.rs does.
+    let t = tools(&ws);
+    let v = t
+        .call(
+            "edit_preview",
+            json!({"agent_id": "a", "file_path": "src/Lib.rs", "new_content": "x\n"}),
+        )
+        .unwrap();
+    let w = warned(&v);
+    assert_eq!(w["severity"], "warning");
+    assert_eq!(w["path"], "src/Lib.rs");
+    assert_eq!(
+        w["message"],
+        "\"src/Lib.rs\" is a new file, but \"src/lib.rs\" exists and the names differ only \
+         by case: check that the plan means a new file — to edit the existing one, write \
+         its name"
+    );
+    // The CLI's create_file, with a missing letter.
+    let (code, v) = preview(
+        &ws,
+        &json!({"edits": [{"op": "create_file", "path": "READM.md", "content": "x\n"}]}),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        warned(&v)["message"]
+            .as_str()
+            .unwrap()
+            .contains("but \"README.md\" exists and the names differ by 1 character"),
+        "{v}"
+    );
+    // A new file whose name differs by one substituted letter is not a near miss.
+    let (code, v) = preview(
+        &ws,
+        &json!({"edits": [{"op": "create_file", "path": "src/c.rs", "content": "pub fn c() {}\n"}]}),
+    );
+    assert_eq!(code, 0, "{v}");
+    assert!(
+        !v["validation"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|i| i["code"] == "new_file_near_existing"),
+        "{v}"
+    );
+}
+
+// ---- item 7: permissions at preview time ----------------------------------------------
+
+#[test]
+fn a_file_without_write_bits_is_previewed_with_a_warning_a_policy_can_make_an_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    ws.write("locked.txt", b"old\n");
+    std::fs::set_permissions(
+        ws.path("locked.txt"),
+        std::fs::Permissions::from_mode(0o444),
+    )
+    .unwrap();
+    let edit = json!({"op": "replace_text", "path": "locked.txt", "old": "old", "new": "new"});
+    // Told from the mode bits: the same as root (whom the kernel lets write) and not.
+    let (code, v) = preview(&ws, &json!({"edits": [edit.clone()]}));
+    assert_eq!(code, 0, "{v}");
+    let w = issue(&v, "read_only_file");
+    assert_eq!(w["severity"], "warning");
+    assert_eq!(w["path"], "locked.txt");
+    assert_eq!(
+        w["message"],
+        "\"locked.txt\" has mode 444, without write bits: the commit replaces it all the \
+         same (by rename, which the directory's permission allows, not the file's) and keeps \
+         mode 444; check that this file is meant to change (a policy with \
+         \"read_only_files\": \"refuse\" makes this an error)"
+    );
+    let tx = v["tx"].as_u64().unwrap().to_string();
+    let out = cli(ws.root(), &["commit", &tx], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(ws.read("locked.txt"), b"new\n");
+    assert_eq!(ws.mode("locked.txt") & 0o7777, 0o444);
+    // The plan's policy makes it an error.
+    let (code, v) = preview(
+        &ws,
+        &json!({"policy": {"read_only_files": "refuse"},
+                "edits": [{"op": "replace_text", "path": "locked.txt", "old": "new", "new": "newer"}]}),
+    );
+    assert_eq!(code, 4, "{v}");
+    let e = issue(&v, "read_only_file");
+    assert_eq!(e["severity"], "error");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("(an error under the policy's \"read_only_files\": \"refuse\": the revision cannot be committed)"),
+        "{e}"
+    );
+    // MCP: the same warning.
+    let p = tools(&ws)
+        .call(
+            "edit_preview",
+            json!({"agent_id": "a", "file_path": "locked.txt", "new_content": "mcp\n"}),
+        )
+        .unwrap();
+    assert_eq!(issue(&p, "read_only_file")["severity"], "warning", "{p}");
+}
+
+/// Root passes `faccessat` whatever the mode bits, so this runs only as another user
+/// (scripts/test-as-user.sh runs the suite as uid 65534); as root it says it skipped.
+#[test]
+fn a_directory_the_process_cannot_write_is_reported_by_the_preview() {
+    use std::os::unix::fs::PermissionsExt;
+    if rustix::process::geteuid().is_root() {
+        eprintln!("skipped: root may write any directory; runs as a non-root user");
+        return;
+    }
+    let ws = workspace();
+    ws.write("shut/f.txt", b"old\n");
+    let dir = ws.path("shut");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o555)).unwrap();
+    struct Reopen(std::path::PathBuf);
+    impl Drop for Reopen {
+        fn drop(&mut self) {
+            let _ = std::fs::set_permissions(&self.0, std::fs::Permissions::from_mode(0o755));
+        }
+    }
+    let _reopen = Reopen(dir);
+    let plan = json!({"edits": [{"op": "replace_text", "path": "shut/f.txt", "old": "old", "new": "new"}]});
+    let (code, v) = preview(&ws, &plan);
+    assert_eq!(code, 4, "{v}");
+    let e = issue(&v, "directory_not_writable");
+    assert_eq!(e["severity"], "error");
+    assert_eq!(e["path"], "shut/f.txt");
+    let uid = rustix::process::geteuid().as_raw();
+    assert_eq!(
+        e["message"],
+        format!(
+            "\"shut\" (where \"shut/f.txt\" is) is not writable by this process (uid {uid}): \
+             the directory must be writable: a commit replaces the file by rename (or \
+             creates it there) — give the process write and search permission on it (chmod \
+             u+wx, or run as its owner), then preview again"
+        )
+    );
+    // Nothing was written, and MCP reports the same before any commit.
+    assert_eq!(ws.read("shut/f.txt"), b"old\n");
+    let p = tools(&ws)
+        .call(
+            "edit_preview",
+            json!({"agent_id": "a", "file_path": "shut/f.txt", "new_content": "mcp\n"}),
+        )
+        .unwrap();
+    assert_eq!(
+        issue(&p, "directory_not_writable")["severity"],
+        "error",
+        "{p}"
+    );
+}
