@@ -3,8 +3,6 @@
 //! Every message says what was wrong and what to do next, so that a person or an
 //! agent can fix the plan without reading the source.
 
-use crate::fs::near::NearPath;
-
 /// Why an edit plan could not be parsed or resolved.
 ///
 /// Plan indices (`first`, `second`) are 0-based positions in the plan's `edits`
@@ -141,7 +139,7 @@ pub enum EditError {
         /// 0-based plan index of the (first) edit of the path.
         index: usize,
         /// An existing path that differs only by case, Unicode normalization,
-        /// whitespace at the end or a typo ([`crate::fs::near::near_path`]); the
+        /// whitespace at the end or a typo (`fs::near::near_path` finds it); the
         /// message says "did you mean" it. Set by the preview, which sees the disk.
         near: Option<NearPath>,
     },
@@ -443,6 +441,17 @@ impl EditError {
             message: message.into(),
         }
     }
+}
+
+/// An existing path close to a plan's path that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NearPath {
+    /// The existing path, relative to the root (the missing component replaced by the
+    /// existing name; the components after it kept as written).
+    pub existing: String,
+    /// How the names differ, in words: `only by case`, `only by Unicode normalization
+    /// (NFC against NFD)`, `only by whitespace at the end`, `by 1 character`.
+    pub differs: String,
 }
 
 /// One failed target of a plan, as `--json` errors and MCP tool errors list them

@@ -31,7 +31,7 @@ mod symbol;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
-pub use error::{EditError, SymbolCandidate, TargetFailure};
+pub use error::{EditError, NearPath, SymbolCandidate, TargetFailure};
 pub(crate) use lines::count_lines;
 pub use merge::{merge3, merge3_styled, ConflictRegion, ConflictStyle, Labels, MergeResult};
 pub use plan::{Edit, ExpectedBase, Occurrence, Plan};

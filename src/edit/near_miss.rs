@@ -19,6 +19,9 @@ enum Ignore {
 /// the generic hint (the search is on the failure path only, but stays bounded).
 const MAX_NEEDLE_LINES: usize = 200;
 
+/// Most inner-line comparisons of one near-miss search; past it, no near miss is named.
+const MAX_LINE_COMPARISONS: usize = 1 << 20;
+
 fn is_blank(b: &u8) -> bool {
     *b == b' ' || *b == b'\t'
 }
@@ -51,7 +54,7 @@ fn lines(bytes: &[u8]) -> Vec<&[u8]> {
 /// under `how`: the first needle line as the end of a base line, the middle ones
 /// whole, the last as the start of a base line (a needle of one line: anywhere in a
 /// line). `None` when nowhere.
-fn find(base: &[&[u8]], needle: &[&[u8]], how: Ignore) -> Option<usize> {
+fn find(base: &[&[u8]], needle: &[&[u8]], how: Ignore, budget: &mut usize) -> Option<usize> {
     let k = needle.len();
     if k == 0 || k > base.len() {
         return None;
@@ -64,7 +67,10 @@ fn find(base: &[&[u8]], needle: &[&[u8]], how: Ignore) -> Option<usize> {
         }
         let last = norm(needle[k - 1], how);
         norm(base[j], how).ends_with(first)
-            && (1..k - 1).all(|i| norm(base[j + i], how) == norm(needle[i], how))
+            && (1..k - 1).all(|i| {
+                *budget = budget.saturating_sub(1);
+                *budget > 0 && norm(base[j + i], how) == norm(needle[i], how)
+            })
             && norm(base[j + k - 1], how).starts_with(last)
     })
 }
@@ -113,10 +119,18 @@ pub(crate) fn whitespace(base: &[u8], needle: &[u8]) -> Option<String> {
     if n.len() > MAX_NEEDLE_LINES || n.iter().all(|l| trim_start(l).is_empty()) {
         return None;
     }
+    // One line without spaces or tabs at its ends matches a line with them ignored
+    // only where it matches byte for byte, which the exact search ruled out: no scan.
+    if n.len() == 1 && trim_end(trim_start(n[0])).len() == n[0].len() {
+        return None;
+    }
     let b = lines(base);
+    // Lines compared inside a candidate match, over all three ways: a file of many
+    // equal lines cannot make the search quadratic.
+    let mut budget = MAX_LINE_COMPARISONS;
     let (how, at) = [Ignore::Trailing, Ignore::Indentation, Ignore::Both]
         .into_iter()
-        .find_map(|how| find(&b, &n, how).map(|at| (how, at)))?;
+        .find_map(|how| find(&b, &n, how, &mut budget).map(|at| (how, at)))?;
     // The first line whose whitespace differs, and on which side.
     let k = n.len();
     let ws_lead = |s: &[u8]| s.len() - trim_start(s).len();

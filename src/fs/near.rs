@@ -6,18 +6,8 @@
 
 use unicode_normalization::UnicodeNormalization;
 
+pub use crate::edit::NearPath;
 use crate::fs::{EntryKind, FileSystem, RelPath};
-
-/// An existing path close to a plan's path that does not exist.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct NearPath {
-    /// The existing path, relative to the root (the missing component replaced by the
-    /// existing name; the components after it kept as written).
-    pub existing: String,
-    /// How the names differ, in words: `only by case`, `only by Unicode normalization
-    /// (NFC against NFD)`, `only by whitespace at the end`, `by 1 character`.
-    pub differs: String,
-}
 
 /// Which differences count as a near miss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
