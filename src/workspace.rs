@@ -485,7 +485,7 @@ impl Journal {
     /// history keeps its identity: [`Journal::id`] is the one its handles were made
     /// with, and they work here. `None` at the root it was made for, and for a copy
     /// ([`Journal::copied_from`]). A move across filesystems copies the directory, and
-    /// is a copy here (docs/design.md, "Handles").
+    /// is a copy here (docs/embedding.md, "Handles").
     pub fn moved_from(&self) -> Option<&Path> {
         self.moved_from.as_deref()
     }
