@@ -24,6 +24,7 @@ pub mod error;
 mod line_myers;
 mod lines;
 pub mod merge;
+mod near_miss;
 pub mod plan;
 pub mod resolve;
 mod symbol;
@@ -31,7 +32,7 @@ mod target;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
-pub use error::{EditError, SymbolCandidate, TargetFailure};
+pub use error::{EditError, NearPath, SymbolCandidate, TargetFailure};
 pub(crate) use lines::count_lines;
 pub use merge::{merge3, merge3_styled, ConflictRegion, ConflictStyle, Labels, MergeResult};
 pub use plan::{Edit, ExpectedBase, Occurrence, Plan, Position};
