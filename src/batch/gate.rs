@@ -28,8 +28,8 @@ pub(crate) fn stale_paths<'a>(
 ) -> Result<Vec<String>> {
     let mut stale = Vec::new();
     for (rel, want) in expected {
-        match snapshot::read_state(ws.fs.as_ref(), &ws.root, rel) {
-            Ok((found, _, _)) if want.matches(&found) => {}
+        match snapshot::state_of(ws.fs.as_ref(), &ws.root, rel) {
+            Ok((found, _)) if want.matches(&found) => {}
             Ok(_) => stale.push(rel.to_string()),
             Err(Error::Path(_)) if refused == Refused::IsStale => stale.push(rel.to_string()),
             Err(e) => return Err(e),

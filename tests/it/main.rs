@@ -2,6 +2,7 @@
 
 mod support;
 
+mod differential;
 #[cfg(feature = "syntax")]
 mod symbols;
 
@@ -16,6 +17,7 @@ mod diffs;
 mod edges;
 mod embedding;
 mod enospc;
+mod explained;
 mod fidelity;
 mod fidelity_acl;
 mod fidelity_init;
