@@ -357,7 +357,8 @@ struct Step {
 /// from the newer's post-image to that merge. When nothing else wrote the file in
 /// between (the older left exactly what the newer found), that is the older's
 /// pre-image. A merge that conflicts (another tx changed the same lines in between)
-/// keeps the steps apart.
+/// keeps the steps apart, and so does any step in which the file is absent on one of
+/// the three sides without being joined exactly.
 fn squash(path: &RelPath, steps: Vec<Step>) -> Vec<Step> {
     let mut out: Vec<Step> = Vec::with_capacity(steps.len());
     for step in steps {
@@ -368,6 +369,13 @@ fn squash(path: &RelPath, steps: Vec<Step>) -> Vec<Step> {
         if same_content(&newer.pre.0, &step.post.0) {
             newer.pre = step.pre;
             newer.txs.extend(step.txs);
+            continue;
+        }
+        // Existence changes join only exactly (above): the merge would take a file
+        // the older tx deleted and someone re-created as an add/add against an empty
+        // base, where `revert_file` asks the person (a whole-file conflict).
+        if step.post.1.is_none() || newer.pre.1.is_none() || step.pre.1.is_none() {
+            out.push(step);
             continue;
         }
         let (state, bytes, conflict) = merge_file(

@@ -1204,6 +1204,33 @@ fn back_to_back_txs_of_one_file_conflict_once_against_the_oldest_pre_image() {
     );
 }
 
+/// Joining a tx that deleted a file with a newer one that wrote it again is done
+/// only when nothing came between: re-created by someone else in between, the file
+/// is the whole-file conflict of a single revert ("exists again with other bytes"),
+/// not a silent merge against an empty base.
+#[test]
+fn a_file_deleted_then_recreated_by_someone_else_is_not_joined_across() {
+    let ws = workspace();
+    ws.write("d.txt", b"x\n");
+    let t1 = commit(&ws, r#"{"edits":[{"op":"delete_file","path":"d.txt"}]}"#);
+    ws.write("d.txt", b"");
+    let t2 = commit(
+        &ws,
+        r#"{"edits":[{"op":"write_file","path":"d.txt","content":"y\n"}]}"#,
+    );
+    let p = ws
+        .journal
+        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(candidate(&ws, &p, "d.txt"), Some((Vec::new(), 0o644)));
+    assert_eq!(p.conflicts.len(), 1);
+    assert_eq!(
+        p.conflicts[0].reason,
+        format!("reverting tx {t1}: tx {t1} deleted it and it exists again with other bytes; the candidate keeps the file on disk")
+    );
+    assert!(!p.ready_to_commit);
+}
+
 /// A file whose change was undone by hand already is left out of the revert's
 /// revision (hbreak): no `candidate_equals_source` warning about edits nobody wrote,
 /// and a file the tx created that is gone again is not listed either.
