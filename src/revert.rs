@@ -173,7 +173,18 @@ impl Journal {
         for batch in &batches {
             for f in &batch.files {
                 let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
-                    s.hash().map(|h| r.blob_required(&h)).transpose()
+                    s.hash()
+                        .map(|h| {
+                            r.blob_required(&h).map_err(|e| {
+                                e.needed_by(|| {
+                                    format!(
+                                        "an image of {} in batch {} of tx {}, which the revert merges",
+                                        f.path, batch.batch, batch.tx
+                                    )
+                                })
+                            })
+                        })
+                        .transpose()
                 };
                 let (post, pre) = (load(&f.post)?, load(&f.pre)?);
                 steps.entry(f.path.clone()).or_default().push(Step {
