@@ -124,6 +124,12 @@ impl Store {
 
     /// The journal on a read-only filesystem: opened without modifying it, if it
     /// exists, is of this version's schema, and needs no crash repair by redb.
+    /// Open the journal file `path` for reading only, writing nothing (no repair, no
+    /// migration): to read its identity, say. Errors: as [`Store::open`].
+    pub(crate) fn open_for_reading(path: &Path) -> Result<Store> {
+        Self::open_read_only(path, false)
+    }
+
     fn open_read_only(path: &Path, create: bool) -> Result<Store> {
         let read_only = |what| Error::ReadOnly {
             path: path.to_path_buf(),
