@@ -165,6 +165,20 @@ impl Journal {
         self.revise_recorded(tx, opts, plan, None, Some(&extra))
     }
 
+    /// [`Journal::resolve`] with `check` run on the resolved revision's candidate (see
+    /// [`Journal::preview_checked`]). Errors: those of `resolve` and of the check.
+    pub fn resolve_checked(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        on: u32,
+        edited: &[(String, Vec<u8>)],
+        opts: crate::ResolveOptions,
+        check: &CheckOptions,
+    ) -> Result<Preview> {
+        let (tx, revise, plan) = self.resolved_plan(tx, on, edited, opts)?;
+        self.revise_checked(tx, revise, &plan, check)
+    }
+
     /// [`Journal::rebase`] with `check` run again on the rebased candidate (see
     /// [`Journal::preview_checked`]).
     pub fn rebase_checked(

@@ -49,6 +49,7 @@ mod retry;
 mod revert;
 mod rollback;
 mod sandbox;
+mod sandbox_config;
 mod soak;
 mod stress;
 mod syncs;

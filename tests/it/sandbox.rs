@@ -15,7 +15,7 @@ use crate::support::*;
 
 /// Whether the sandbox works here. Where it does not, the probe must fail with the
 /// typed `sandbox_unavailable` error (naming a cause and a setting), never pass.
-fn available(ws: &Ws) -> bool {
+pub(crate) fn available(ws: &Ws) -> bool {
     match ws.journal.preview_run(&RunOptions::new("exit 0")) {
         Err(Error::Sandbox(SandboxError::NothingChanged { .. })) => true,
         Err(Error::Sandbox(e @ SandboxError::Unavailable { .. })) => {
