@@ -14,6 +14,7 @@ use super::ns::{self, Passthrough, PreludeOp};
 use super::scope::{Scope, Verdict};
 use crate::edit::{Edit, ExpectedBase, Issue, Plan, Severity};
 use crate::error::{RefusedPath, Result, SandboxError, Verb};
+use crate::failpoint::crash_point;
 use crate::fs::RelPath;
 use crate::journal::records::{CommandOrigin, Receipt, RevisionOrigin};
 use crate::revision::Working;
@@ -170,6 +171,8 @@ impl Journal {
             interrupt: self.ws.interrupt.as_deref(),
         };
         let out = ns::run(spec, &layers.upper, &layers.work)?;
+        // Crash tests: the command ran, its writes are in the upper directory only.
+        crash_point!("sandbox::after_command");
         if !out.success() && !opts.keep_on_failure {
             return Err(SandboxError::CommandFailed {
                 command: opts.command.clone(),
@@ -180,6 +183,8 @@ impl Journal {
             .into());
         }
         let mut found = capture::scan(&layers.upper, &root)?;
+        // Crash tests: the upper directory is read, the layers not yet removed.
+        crash_point!("sandbox::after_scan");
         drop(layers);
         // A file the prelude wrote where the disk has none lives only in the upper
         // layer: when the command removes it (`rm`, or `mv` away), overlayfs removes it

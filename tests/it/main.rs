@@ -50,6 +50,7 @@ mod revert;
 mod rollback;
 mod sandbox;
 mod sandbox_config;
+mod sandbox_kill;
 mod soak;
 mod stress;
 mod syncs;

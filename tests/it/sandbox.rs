@@ -844,7 +844,11 @@ mod mcp {
         assert_eq!(plain, TOOL_NAMES);
         let allowed = list(&["serve", "--allow-commands"]);
         assert_eq!(allowed.last().map(String::as_str), Some(EDIT_RUN));
-        assert_eq!(allowed.len(), TOOL_NAMES.len() + 1);
+        assert_eq!(
+            allowed[allowed.len() - 2..],
+            [ultra_edit::mcp::EDIT_CONFIG, EDIT_RUN]
+        );
+        assert_eq!(allowed.len(), TOOL_NAMES.len() + 2);
     }
 }
 
