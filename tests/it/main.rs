@@ -36,6 +36,7 @@ mod journal;
 mod lockholder;
 mod m1nd_compat;
 mod m1nd_registry;
+mod nested_roots;
 mod pager;
 mod paths;
 mod people;
