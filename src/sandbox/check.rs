@@ -23,7 +23,10 @@ use crate::tx::{Preview, PreviewOptions, ReviseOptions};
 use crate::workspace::Journal;
 
 /// A check command ([`Journal::preview_checked`], [`super::RunOptions::check`]).
+/// `#[non_exhaustive]`: start from [`CheckOptions::new`] and set fields with the
+/// `with_*` methods (or assign them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckOptions {
     /// The command line, run as `sh -c COMMAND`; exit 0 passes.
     pub command: String,
@@ -46,6 +49,22 @@ impl CheckOptions {
             passthrough: Passthrough::None,
             cwd: None,
         }
+    }
+
+    /// [`CheckOptions::timeout`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    /// [`CheckOptions::passthrough`].
+    pub fn with_passthrough(mut self, passthrough: Passthrough) -> Self {
+        self.passthrough = passthrough;
+        self
+    }
+    /// [`CheckOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
     }
 }
 

@@ -22,8 +22,10 @@ use crate::tx::{Preview, PreviewOptions, ReviseOptions};
 use crate::workspace::Journal;
 
 /// What to run and how ([`Journal::preview_run`], [`Journal::revise_run`],
-/// [`Journal::run`]).
+/// [`Journal::run`]). `#[non_exhaustive]`: start from [`RunOptions::new`] and set
+/// fields with the `with_*` methods (or assign them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The command line, run as `sh -c COMMAND`.
     pub command: String,
@@ -66,6 +68,52 @@ impl RunOptions {
             agent: None,
             policy: None,
         }
+    }
+
+    /// [`RunOptions::timeout`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    /// [`RunOptions::keep_on_failure`].
+    pub fn with_keep_on_failure(mut self, keep: bool) -> Self {
+        self.keep_on_failure = keep;
+        self
+    }
+    /// [`RunOptions::include_ignored`].
+    pub fn with_include_ignored(mut self, include: bool) -> Self {
+        self.include_ignored = include;
+        self
+    }
+    /// [`RunOptions::strict`].
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+    /// [`RunOptions::check`].
+    pub fn with_check(mut self, check: super::CheckOptions) -> Self {
+        self.check = Some(check);
+        self
+    }
+    /// [`RunOptions::passthrough`].
+    pub fn with_passthrough(mut self, passthrough: Passthrough) -> Self {
+        self.passthrough = passthrough;
+        self
+    }
+    /// [`RunOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// [`RunOptions::agent`].
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+    /// [`RunOptions::policy`].
+    pub fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = Some(policy);
+        self
     }
 }
 

@@ -54,11 +54,11 @@ struct Host {
 impl Host {
     fn new(roots: &[PathBuf], runtime: &Path, clock: &ManualClock) -> Host {
         let clock = clock.clone();
-        let registry = Registry::with_options(runtime.join("ultra-edit"), move || OpenOptions {
-            clock: Some(Arc::new(clock.clone())),
-            max_preview_age: Some(TTL),
-            policy: Policy::permissive(),
-            ..Default::default()
+        let registry = Registry::with_options(runtime.join("ultra-edit"), move || {
+            OpenOptions::default()
+                .with_clock(Arc::new(clock.clone()))
+                .with_max_preview_age(TTL)
+                .with_policy(Policy::permissive())
         })
         .unwrap();
         Host {
@@ -390,9 +390,8 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let registry = Registry::with_options(runtime.path().join("host"), || OpenOptions {
-        lock_timeout: Duration::from_millis(300),
-        ..Default::default()
+    let registry = Registry::with_options(runtime.path().join("host"), || {
+        OpenOptions::default().with_lock_timeout(Duration::from_millis(300))
     })
     .unwrap();
     let host = registry.open_or_create(&root).unwrap();
@@ -404,10 +403,7 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     let second_dir = runtime.path().join("second");
     let second = Journal::init_with(
         &root,
-        OpenOptions {
-            state_dir: Some(second_dir.clone()),
-            ..Default::default()
-        },
+        OpenOptions::default().with_state_dir(second_dir.clone()),
     )
     .unwrap();
     assert_ne!(second.id(), host.id());

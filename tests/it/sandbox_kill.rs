@@ -99,11 +99,11 @@ fn background_jobs_and_setsid_escapees_end_with_the_command() {
     );
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            timeout: Duration::from_secs(60),
-            ..RunOptions::new(command)
-        })
+        .preview_run(
+            &RunOptions::new(command)
+                .with_cwd(ws.root().to_path_buf())
+                .with_timeout(Duration::from_secs(60)),
+        )
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["new.txt"]);

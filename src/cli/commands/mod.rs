@@ -266,10 +266,8 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
 /// `init`: create `.ultra-edit/` in `--root` (default: the current directory), or the
 /// `--state-dir` given.
 fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<i32> {
-    let opts = OpenOptions {
-        state_dir,
-        ..Default::default()
-    };
+    let mut opts = OpenOptions::default();
+    opts.state_dir = state_dir;
     let root = root.unwrap_or_else(|| PathBuf::from("."));
     // Whether a journal was there already: `init` is idempotent, and says which it
     // did (as `git init` says "Reinitialized existing").
@@ -312,13 +310,11 @@ fn open(
 ) -> Result<Journal> {
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(command, Command::Recover { .. });
-    let opts = OpenOptions {
-        recover: recover_on_open,
-        state_dir,
-        for_reading: reads_only(command),
-        interrupt,
-        ..Default::default()
-    };
+    let mut opts = OpenOptions::default()
+        .with_recover(recover_on_open)
+        .with_for_reading(reads_only(command));
+    opts.state_dir = state_dir;
+    opts.interrupt = interrupt;
     let j = Journal::open_with(root, opts)?;
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);

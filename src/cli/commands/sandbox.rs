@@ -41,12 +41,11 @@ pub(super) fn check_to_run(
             None => return Ok(None),
         },
     };
-    Ok(Some(CheckOptions {
-        command,
-        timeout: secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
-        passthrough: passthrough(out),
-        cwd: None,
-    }))
+    Ok(Some(
+        CheckOptions::new(command)
+            .with_timeout(secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64))
+            .with_passthrough(passthrough(out)),
+    ))
 }
 
 fn check_of(out: &Out, j: &Journal, a: &CommandArgs) -> Result<Option<CheckOptions>> {
@@ -60,18 +59,15 @@ fn run_options(
     a: &CommandArgs,
     allow: &[String],
 ) -> Result<RunOptions> {
-    Ok(RunOptions {
-        command,
-        timeout: timeout(a),
-        keep_on_failure: a.keep_on_failure,
-        include_ignored: a.include_ignored,
-        strict: a.strict,
-        check: check_of(out, j, a)?,
-        passthrough: passthrough(out),
-        cwd: None,
-        agent: None,
-        policy: tx::allowed(j, None, allow),
-    })
+    let mut opts = RunOptions::new(command)
+        .with_timeout(timeout(a))
+        .with_keep_on_failure(a.keep_on_failure)
+        .with_include_ignored(a.include_ignored)
+        .with_strict(a.strict)
+        .with_passthrough(passthrough(out));
+    opts.check = check_of(out, j, a)?;
+    opts.policy = tx::allowed(j, None, allow);
+    Ok(opts)
 }
 
 /// `preview --run CMD`, or `preview --plan P --check CMD`.
