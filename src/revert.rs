@@ -182,7 +182,18 @@ impl Journal {
                     }
                 };
                 let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
-                    s.hash().map(|h| r.blob_required(&h)).transpose()
+                    s.hash()
+                        .map(|h| {
+                            r.blob_required(&h).map_err(|e| {
+                                e.needed_by(|| {
+                                    format!(
+                                        "an image of {} in batch {} of tx {}, which the revert merges",
+                                        f.path, batch.batch, batch.tx
+                                    )
+                                })
+                            })
+                        })
+                        .transpose()
                 };
                 let (post, pre) = (load(&f.post)?, load(&f.pre)?);
                 let (state, bytes, conflict) = revert_file(

@@ -107,7 +107,7 @@ impl Edit {
 
     /// This `write_file` or `replace_file` with the blake3 (64 hex digits) of the
     /// content the writer read: the preview refuses it (`base_changed`) when the file
-    /// holds anything else (docs/plan.md, "expected_base"). Other ops are returned
+    /// holds anything else (docs/plan.md, "Expected base"). Other ops are returned
     /// unchanged.
     pub fn with_expected_base(mut self, blake3_hex: impl Into<String>) -> Edit {
         if let Edit::WriteFile { expected_base, .. } | Edit::ReplaceFile { expected_base, .. } =

@@ -1,7 +1,7 @@
 //! Errors as data: why a verb does not fit a transaction's state ([`StateReason`]),
 //! what a batch that needs attention left on disk ([`Attention`], [`Outcome`]), and the
 //! next step ([`NextStep`]) that the CLI, the MCP server and an embedder each put in
-//! their own words (docs/architecture.md, "Errors").
+//! their own words (docs/embedding.md, "Errors as data").
 
 use serde::{Deserialize, Serialize};
 

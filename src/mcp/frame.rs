@@ -9,7 +9,7 @@
 //! the line is skipped, and rmcp is handed instead a small request in its place —
 //! `tools/call` of [`TOO_LARGE_TOOL`] with the id the client gave, found in the
 //! line's first bytes — which the server answers with an error naming the limit
-//! (docs/embedding.md, "Serve it to agents"). Without an id in the first
+//! (README.md, "Serve it to agents (MCP)"). Without an id in the first
 //! [`HEAD_BYTES`] the placeholder carries none, and rmcp answers "Invalid request".
 
 use std::pin::Pin;

@@ -528,19 +528,16 @@ fn another_handle_reads_verifies_and_recovers_while_a_completion_is_pending() {
         let recovering = s.spawn(|| b.recover());
         let aborting = s.spawn(|| b.abort(tx));
         std::thread::sleep(Duration::from_millis(200));
-        // As uid 65534 (CI's second run) both returned at once after this round's
-        // merges, finding no batch and changing nothing; still to explain, so the wait
-        // is checked as root only. What they answer is checked for both.
-        let root = rustix::process::geteuid().is_root();
-        if !root {
-            eprintln!("not checked as a normal user: that recover and abort wait for A's lock");
-        }
-        if root && (recovering.is_finished() || aborting.is_finished()) {
+        // Recovery needs the commit lock, which A's completion holds: it waits. Abort
+        // does not take the commit lock (docs/embedding.md: aborting one tx never waits
+        // for another tx's batch); it waits at most for the journal write that A's
+        // completion may have begun, so whether it has returned by now depends on
+        // the scheduling, and only its answer is checked.
+        if recovering.is_finished() {
             gate.set(true);
             panic!(
-                "recover or abort returned while A's lock was held: {:?} {:?}",
-                recovering.join(),
-                aborting.join()
+                "recover returned while A's lock was held: {:?}",
+                recovering.join()
             );
         }
         gate.set(true);

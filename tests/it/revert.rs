@@ -1075,7 +1075,7 @@ fn mcp_agents_revert_their_own_work_and_rollbacks_say_where_bytes_went() {
     tools
         .call(
             "edit_rollback",
-            serde_json::json!({"agent_id": "bob", "tx": v["overwritten"][0]["bring_back"]["tx"]}),
+            serde_json::json!({"agent_id": "bob", "preview_id": v["overwritten"][0]["bring_back"]["preview_id"]}),
         )
         .unwrap();
     assert_eq!(ws.read("s.txt"), b"1\nB2\n3\nB4\n5\nsix\n7\n");
