@@ -37,11 +37,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let open = |root: &Path, name: &str| {
         Journal::init_with(
             root,
-            OpenOptions {
-                state_dir: Some(runtime.path().join(name)),
-                max_preview_age: Some(TTL),
-                ..Default::default()
-            },
+            OpenOptions::default()
+                .with_state_dir(runtime.path().join(name))
+                .with_max_preview_age(TTL),
         )
     };
     let a = open(repo_a.path(), "root-a")?;

@@ -19,10 +19,10 @@ pub struct Edits {
 
 impl Edits {
     pub fn new(roots: Vec<PathBuf>, runtime_dir: &Path) -> Res<Edits> {
-        let registry = Registry::with_options(runtime_dir.join("ultra-edit"), || OpenOptions {
-            max_preview_age: Some(Duration::from_secs(300)),
-            policy: Policy::permissive(),
-            ..Default::default()
+        let registry = Registry::with_options(runtime_dir.join("ultra-edit"), || {
+            OpenOptions::default()
+                .with_max_preview_age(Duration::from_secs(300))
+                .with_policy(Policy::permissive())
         })?;
         Ok(Edits { roots, registry })
     }

@@ -156,7 +156,17 @@ impl Journal {
             }
             self.ws.writable()?;
             let max_age = opts.max_preview_age.or(self.max_preview_age);
-            let rev = self.committable_revision(tx, opts.revision, max_age)?;
+            // A batch of this tx in flight (another handle or process committing it,
+            // its completion not yet recorded) is no refusal: wait for its lock below,
+            // and answer its receipt as `already` once it has landed (a retried commit).
+            let rev = match self.committable_revision(tx, opts.revision, max_age) {
+                Ok(rev) => Some(rev),
+                Err(Error::WrongState {
+                    reason: StateReason::BatchInFlight { .. },
+                    ..
+                }) => None,
+                Err(e) => return Err(e),
+            };
             let receipt = {
                 let locked = self.lock()?;
                 crash_point!("batch::after_lock");
@@ -167,6 +177,12 @@ impl Journal {
                 if let Some(done) = self.already_committed(tx, opts.revision)? {
                     return Ok(done);
                 }
+                let rev = match rev {
+                    Some(rev) => rev,
+                    // The batch in flight was settled without landing (recovery
+                    // reverted it): the tx is open again, commit it as asked.
+                    None => self.committable_revision(tx, opts.revision, max_age)?,
+                };
                 let (_, txrec) = self.committable_tx(tx, max_age)?;
                 let mut files: Vec<BatchFile> = rev
                     .files

@@ -23,7 +23,17 @@
 //!    and the holder's pid (docs/embedding.md, "One root, one journal"). Nothing is
 //!    written in the root: `flock` needs only a descriptor of the directory.
 //!
-//! The kernel releases all three when the holder's file descriptors close, so a holder
+//! 4. a *shared* `flock` on every directory above the root (its parent up to `/`), top
+//!    down: nested roots. A commit over `/a` holds `/a` exclusively (3.), and a commit
+//!    over `/a/b` holds `/a` shared, so the two never run at once, whichever came
+//!    first, whether or not their files overlap (a journal over `/a` may write files
+//!    under `/a/b`). Sibling roots (`/a/x` and `/a/y`) both hold `/a` shared and do not
+//!    wait for each other. No deadlock: a process waits for a directory above its root
+//!    only, so two waiters would each need the other's root above its own. A
+//!    directory this user cannot open (a parent of mode 0711) is skipped: nesting
+//!    across it is not detected (docs/embedding.md, "Nested roots").
+//!
+//! The kernel releases them all when the holder's file descriptors close, so a holder
 //! that dies never blocks anyone.
 
 use std::fs::{File, OpenOptions};
@@ -47,6 +57,8 @@ pub struct CommitLock {
     _dir: File,
     file: File,
     _root: File,
+    /// Shared locks on the directories above the root, top down (module docs, 4.).
+    _above: Vec<File>,
 }
 
 impl CommitLock {
@@ -137,10 +149,20 @@ impl CommitLock {
                 }));
             }
         };
+        let above = match lock_above(root, start, timeout) {
+            Ok(above) => above,
+            Err(e) => {
+                let _ = FileExt::unlock(&root_file);
+                let _ = FileExt::unlock(&file);
+                let _ = FileExt::unlock(&dir_file);
+                return Err(e);
+            }
+        };
         let mut lock = CommitLock {
             _dir: dir_file,
             file,
             _root: root_file,
+            _above: above,
         };
         lock.write_pid();
         Ok(lock)
@@ -170,6 +192,9 @@ impl Drop for CommitLock {
     /// execs, and closing our descriptors alone would leave the locks held that long.
     fn drop(&mut self) {
         let _ = self.file.set_len(0);
+        for f in self._above.iter().rev() {
+            let _ = FileExt::unlock(f);
+        }
         let _ = FileExt::unlock(&self._root);
         let _ = FileExt::unlock(&self.file);
         let _ = FileExt::unlock(&self._dir);
@@ -216,6 +241,54 @@ fn lock_at(
         }
         std::thread::sleep(Duration::from_millis(POLL_MS));
     }
+}
+
+/// Shared locks on every directory above `root`, from `/` down to its parent, each
+/// waited for until `timeout` since `start` (module docs, 4.). A directory that cannot
+/// be opened is skipped. Errors: [`Error::LockTimeout`] naming the directory (the
+/// root of another journal, committing) and its holder; an I/O error of `flock`.
+fn lock_above(root: &Path, start: Instant, timeout: Duration) -> Result<Vec<File>> {
+    let mut above: Vec<&Path> = root.ancestors().skip(1).collect();
+    above.reverse();
+    let mut held = Vec::with_capacity(above.len());
+    let release = |held: &Vec<File>| {
+        for f in held.iter().rev() {
+            let _ = FileExt::unlock(f);
+        }
+    };
+    for dir in above {
+        let opened = OpenOptions::new()
+            .read(true)
+            .custom_flags(rustix::fs::OFlags::DIRECTORY.bits() as i32)
+            .open(dir);
+        let Ok(file) = opened else { continue };
+        loop {
+            match FileExt::try_lock_shared(&file) {
+                Ok(()) => break,
+                Err(e) if e.raw_os_error() == fs2::lock_contended_error().raw_os_error() => {}
+                Err(source) => {
+                    release(&held);
+                    return Err(IoError {
+                        op: "flock",
+                        path: dir.into(),
+                        source,
+                    }
+                    .into());
+                }
+            }
+            if start.elapsed() >= timeout {
+                release(&held);
+                return Err(Error::LockTimeout {
+                    path: dir.to_path_buf(),
+                    waited_ms: start.elapsed().as_millis() as u64,
+                    holder: flock_holder(dir),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(POLL_MS));
+        }
+        held.push(file);
+    }
+    Ok(held)
 }
 
 /// Whether `file` is still the inode at `path` (same device and inode number).

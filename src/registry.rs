@@ -8,7 +8,8 @@
 //!   its journal id: `{"version":1,"roots":[{"root":"/srv/a","state_dir":"H/roots/…",
 //!   "journal":"3f9a2c1b7d4e8a60"}]}`. Written whole to `H/index.json.new`, synced and
 //!   renamed over it (then `H` synced), under an exclusive `flock` of `H/index.lock`,
-//!   so two hosts sharing `H` never lose each other's entries.
+//!   so two hosts sharing `H` never lose each other's entries. A damaged index is
+//!   rebuilt from `H/roots/` on its first read (`Registry::rebuild_locked`).
 //! - `H/roots/<hex>/`: the state directory of a root (journal, commit lock), where
 //!   `<hex>` is the blake3 of the canonical root path's bytes, as 64 lowercase hex
 //!   digits (`printf '%s' /srv/a | b3sum`): a rule fixed by this crate, the same on
@@ -77,6 +78,7 @@ pub struct Registry {
     dir: PathBuf,
     make_options: MakeOptions,
     open: Mutex<HashMap<PathBuf, Arc<Journal>>>,
+    notes: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for Registry {
@@ -121,6 +123,7 @@ impl Registry {
             dir,
             make_options: Box::new(options),
             open: Mutex::new(HashMap::new()),
+            notes: Mutex::new(Vec::new()),
         })
     }
 
@@ -190,6 +193,13 @@ impl Registry {
         Ok(roots)
     }
 
+    /// What this registry value repaired, oldest first, in words for a log: today, a
+    /// damaged index rebuilt from `H/roots/` (which file the damaged one was moved to,
+    /// how many roots were found, which state directories were skipped and why).
+    pub fn notes(&self) -> Vec<String> {
+        self.notes.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
     /// The canonical roots whose journal this registry value holds open, sorted.
     pub fn opened(&self) -> Vec<PathBuf> {
         let mut roots: Vec<PathBuf> = self.lock_open().keys().cloned().collect();
@@ -253,10 +263,29 @@ impl Registry {
     }
 
     fn read_index(&self) -> Result<Index> {
+        match self.read_index_raw()? {
+            Ok(index) => Ok(index),
+            Err(_) => {
+                let lock = self.lock_index()?;
+                // Another host sharing the directory may have rebuilt it meanwhile.
+                let index = match self.read_index_raw()? {
+                    Ok(index) => index,
+                    Err(why) => self.rebuild_locked(&why)?,
+                };
+                let _ = FileExt::unlock(&lock);
+                Ok(index)
+            }
+        }
+    }
+
+    /// The index as stored: `Ok(Err(why))` when its bytes are not a valid index (the
+    /// caller rebuilds it); an index of another version is an error, not rebuilt (a
+    /// newer ultra-edit wrote it, and rebuilding would drop what that one recorded).
+    fn read_index_raw(&self) -> Result<std::result::Result<Index, String>> {
         let path = self.index_path();
         let bytes = match fs::read(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Index::default()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Ok(Index::default())),
             Err(source) => {
                 return Err(crate::error::IoError {
                     op: "read",
@@ -266,10 +295,10 @@ impl Registry {
                 .into())
             }
         };
-        let index: Index = serde_json::from_slice(&bytes).map_err(|e| Error::Registry {
-            path: path.clone(),
-            reason: format!("its index is not valid ({e}); move it away: the registry records each root again when it is next opened, and handles of roots not yet reopened are unknown until then"),
-        })?;
+        let index: Index = match serde_json::from_slice(&bytes) {
+            Ok(index) => index,
+            Err(e) => return Ok(Err(e.to_string())),
+        };
         if index.version != INDEX_VERSION {
             return Err(Error::Registry {
                 path,
@@ -279,12 +308,11 @@ impl Registry {
                 ),
             });
         }
-        Ok(index)
+        Ok(Ok(index))
     }
 
-    /// Put `entry` in the index (replacing the root's old entry), atomically, under the
-    /// index lock.
-    fn record(&self, entry: KnownRoot) -> Result<()> {
+    /// The index lock (`H/index.lock`), held exclusively until the file is dropped.
+    fn lock_index(&self) -> Result<fs::File> {
         let lock_path = self.dir.join("index.lock");
         let lock = fs::OpenOptions::new()
             .create(true)
@@ -293,14 +321,119 @@ impl Registry {
             .open(&lock_path)
             .ctx("open", &lock_path)?;
         lock.lock_exclusive().ctx("flock", &lock_path)?;
-        let mut index = self.read_index()?;
+        Ok(lock)
+    }
+
+    /// Rebuild a damaged index (`why`: what is wrong with it) from `H/roots/`, under
+    /// the index lock: the damaged file is kept as `H/index.json.damaged`, and each
+    /// `H/roots/<hex>/` holding a journal whose recorded root's key is `<hex>` becomes
+    /// an entry again (its journal id derived from the journal's identity, so handles
+    /// it made route again). A root whose state directory is its own
+    /// `<root>/.ultra-edit/` is not under `H/roots/`: it is recorded again when it is
+    /// next opened. What was done is kept in [`Registry::notes`].
+    fn rebuild_locked(&self, why: &str) -> Result<Index> {
+        let path = self.index_path();
+        let damaged = self.dir.join("index.json.damaged");
+        fs::rename(&path, &damaged).ctx("rename", &damaged)?;
+        let mut index = Index {
+            version: INDEX_VERSION,
+            roots: Vec::new(),
+        };
+        let mut skipped = Vec::new();
+        let roots_dir = self.dir.join(ROOTS_DIR);
+        let entries = match fs::read_dir(&roots_dir) {
+            Ok(e) => e
+                .collect::<std::io::Result<Vec<_>>>()
+                .ctx("read dir", &roots_dir)?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(source) => {
+                return Err(crate::error::IoError {
+                    op: "read dir",
+                    path: roots_dir,
+                    source,
+                }
+                .into())
+            }
+        };
+        let mut dirs: Vec<PathBuf> = entries.into_iter().map(|e| e.path()).collect();
+        dirs.sort();
+        for state_dir in dirs {
+            let file = state_dir.join("journal.redb");
+            if !file.is_file() {
+                continue;
+            }
+            let found =
+                crate::journal::Store::open_for_reading(&file).and_then(|store| store.identity());
+            let identity = match found {
+                Ok(identity) => identity,
+                Err(e) => {
+                    skipped.push(format!("{}: {e}", state_dir.display()));
+                    continue;
+                }
+            };
+            let Some(root) = identity.made_for else {
+                skipped.push(format!(
+                    "{}: its journal records no root",
+                    state_dir.display()
+                ));
+                continue;
+            };
+            if state_dir.file_name() != Some(std::ffi::OsStr::new(&root_key(&root))) {
+                skipped.push(format!(
+                    "{}: its journal was made for {}, whose directory is another",
+                    state_dir.display(),
+                    root.display()
+                ));
+                continue;
+            }
+            index.roots.push(KnownRoot {
+                journal: JournalId::derive(&identity.nonce, &root),
+                root,
+                state_dir,
+            });
+        }
+        index.roots.sort_by(|a, b| a.root.cmp(&b.root));
+        self.write_index_locked(&index)?;
+        let mut note = format!(
+            "the registry's index {} was damaged ({why}): moved to {} and rebuilt from {} with {} root(s); roots whose journal is in their own .ultra-edit/ are recorded again when next opened",
+            path.display(),
+            damaged.display(),
+            self.dir.join(ROOTS_DIR).display(),
+            index.roots.len()
+        );
+        if !skipped.is_empty() {
+            note += &format!("; skipped: {}", skipped.join("; "));
+        }
+        self.notes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(note);
+        Ok(index)
+    }
+
+    /// Put `entry` in the index (replacing the root's old entry), atomically, under the
+    /// index lock.
+    fn record(&self, entry: KnownRoot) -> Result<()> {
+        let lock = self.lock_index()?;
+        let mut index = match self.read_index_raw()? {
+            Ok(index) => index,
+            Err(why) => self.rebuild_locked(&why)?,
+        };
         index.version = INDEX_VERSION;
         index.roots.retain(|e| e.root != entry.root);
         index.roots.push(entry);
         index.roots.sort_by(|a, b| a.root.cmp(&b.root));
+        self.write_index_locked(&index)?;
+        let _ = FileExt::unlock(&lock);
+        Ok(())
+    }
+
+    /// Write `index` whole to `H/index.json.new`, sync it, rename it over the index
+    /// and sync `H`. The caller holds the index lock.
+    fn write_index_locked(&self, index: &Index) -> Result<()> {
         let path = self.index_path();
         let tmp = self.dir.join("index.json.new");
-        let mut bytes = serde_json::to_vec_pretty(&index).map_err(|e| Error::Registry {
+        let mut bytes = serde_json::to_vec_pretty(index).map_err(|e| Error::Registry {
             path: path.clone(),
             reason: format!("its index could not be encoded ({e})"),
         })?;
@@ -312,7 +445,6 @@ impl Registry {
         fs::File::open(&self.dir)
             .and_then(|d| d.sync_all())
             .ctx("fsync dir", &self.dir)?;
-        let _ = FileExt::unlock(&lock);
         Ok(())
     }
 }

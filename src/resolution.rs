@@ -143,6 +143,19 @@ impl Journal {
         edited: &[(String, Vec<u8>)],
         opts: ResolveOptions,
     ) -> Result<Preview> {
+        let (tx, revise, plan) = self.resolved_plan(tx, on, edited, opts)?;
+        self.revise(tx, revise, &plan)
+    }
+
+    /// What [`Journal::resolve`] records, before it is recorded: the tx, the revise
+    /// options and the plan (the `--check` variant records it with a check).
+    pub(crate) fn resolved_plan(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        on: u32,
+        edited: &[(String, Vec<u8>)],
+        opts: ResolveOptions,
+    ) -> Result<(u64, ReviseOptions, Plan)> {
         let tx = self.tx_number(tx)?;
         let shown = self.show(tx, Some(on))?;
         let mut edits = Vec::new();
@@ -202,7 +215,7 @@ impl Journal {
             base: Some(on),
             rebase: false,
         };
-        self.revise(tx, opts, &plan)
+        Ok((tx, opts, plan))
     }
 }
 

@@ -47,7 +47,10 @@ pub struct RecoverOptions {
     pub overwrite: bool,
 }
 
-/// How to open a [`Journal`].
+/// How to open a [`Journal`]. `#[non_exhaustive]`: start from
+/// [`OpenOptions::default`] and set fields with the `with_*` methods (or assign them),
+/// so a field added later does not break a host's code.
+#[non_exhaustive]
 pub struct OpenOptions {
     /// The filesystem layer (default: [`StdFs`] confined to the root). Tests inject
     /// faults through it.
@@ -108,6 +111,59 @@ impl Default for OpenOptions {
             for_reading: false,
             interrupt: None,
         }
+    }
+}
+
+impl OpenOptions {
+    /// [`OpenOptions::fs`]: the filesystem layer.
+    pub fn with_fs(mut self, fs: Arc<dyn FileSystem>) -> Self {
+        self.fs = Some(fs);
+        self
+    }
+    /// [`OpenOptions::lock_timeout`].
+    pub fn with_lock_timeout(mut self, timeout: Duration) -> Self {
+        self.lock_timeout = timeout;
+        self
+    }
+    /// [`OpenOptions::recover`].
+    pub fn with_recover(mut self, recover: bool) -> Self {
+        self.recover = recover;
+        self
+    }
+    /// [`OpenOptions::journal_backend`].
+    pub fn with_journal_backend(mut self, backend: Box<dyn redb::StorageBackend>) -> Self {
+        self.journal_backend = Some(backend);
+        self
+    }
+    /// [`OpenOptions::state_dir`].
+    pub fn with_state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+    /// [`OpenOptions::clock`].
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+    /// [`OpenOptions::max_preview_age`].
+    pub fn with_max_preview_age(mut self, age: Duration) -> Self {
+        self.max_preview_age = Some(age);
+        self
+    }
+    /// [`OpenOptions::policy`].
+    pub fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+    /// [`OpenOptions::for_reading`].
+    pub fn with_for_reading(mut self, for_reading: bool) -> Self {
+        self.for_reading = for_reading;
+        self
+    }
+    /// [`OpenOptions::interrupt`].
+    pub fn with_interrupt(mut self, interrupt: Arc<crate::Interrupt>) -> Self {
+        self.interrupt = Some(interrupt);
+        self
     }
 }
 

@@ -135,6 +135,9 @@ pub struct CommandArgs {
     /// was made with --allow check_failed: the verdict is recorded with it).
     #[arg(long, value_name = "CMD")]
     pub check: Option<String>,
+    /// Run no check, not even the journal's default check (`ultra-edit config check`).
+    #[arg(long, conflicts_with = "check")]
+    pub no_check: bool,
     /// Seconds the command (and the check, each) may run before it is killed and
     /// nothing is recorded (default 600).
     #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
@@ -247,9 +250,13 @@ pub enum Command {
         /// Transaction id.
         #[arg(value_parser = parse_tx)]
         tx: ultra_edit::TxRef,
-        /// Run CMD on the rebased candidate (see `preview --check`).
+        /// Run CMD on the rebased candidate (see `preview --check`; default: the
+        /// journal's default check, `ultra-edit config check`).
         #[arg(long, value_name = "CMD")]
         check: Option<String>,
+        /// Run no check, not even the journal's default check.
+        #[arg(long, conflicts_with = "check")]
+        no_check: bool,
         /// Seconds the check may run (default 600).
         #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
         timeout: Option<f64>,
@@ -295,6 +302,16 @@ pub enum Command {
         /// is removed once they are recorded.
         #[arg(long, value_name = "DIR")]
         from: Option<std::path::PathBuf>,
+        /// Run CMD on the resolved candidate (see `preview --check`; default: the
+        /// journal's default check, `ultra-edit config check`).
+        #[arg(long, value_name = "CMD")]
+        check: Option<String>,
+        /// Run no check, not even the journal's default check.
+        #[arg(long, conflicts_with = "check")]
+        no_check: bool,
+        /// Seconds the check may run (default 600).
+        #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+        timeout: Option<f64>,
     },
     /// Abort an open transaction (one aborted already: nothing changes, exit 0).
     Abort {
@@ -356,6 +373,14 @@ pub enum Command {
         #[arg(long)]
         overwrite: bool,
     },
+    /// The journal's settings: `config check CMD` stores a default check that
+    /// preview, revise, rebase, resolve and run use when no --check is given
+    /// (--no-check skips it); `config check --unset` removes it; `config show` prints
+    /// the settings.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
+    },
     /// Inspect the journal.
     Journal {
         #[command(subcommand)]
@@ -381,6 +406,26 @@ pub enum Command {
         #[arg(long)]
         allow_commands: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ConfigCommand {
+    /// Store CMD as the journal's default check (`sh -c CMD` on each new candidate,
+    /// docs/commands.md), or remove it with --unset. Nothing is run now.
+    Check {
+        /// The check command line.
+        #[arg(
+            value_name = "CMD",
+            required_unless_present = "unset",
+            conflicts_with = "unset"
+        )]
+        command: Option<String>,
+        /// Remove the default check.
+        #[arg(long)]
+        unset: bool,
+    },
+    /// Print the journal's settings (`check: …`, or `check: (none)`).
+    Show,
 }
 
 #[derive(Subcommand, Debug)]

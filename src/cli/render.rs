@@ -50,13 +50,13 @@ fn shown(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-fn emit(s: &str) {
+pub(crate) fn emit(s: &str) {
     let mut o = std::io::stdout().lock();
     let _ = o.write_all(s.as_bytes());
     let _ = o.flush();
 }
 
-fn emit_json(v: &impl Serialize) {
+pub(crate) fn emit_json(v: &impl Serialize) {
     emit(&format!(
         "{}\n",
         serde_json::to_string(v).unwrap_or_default()

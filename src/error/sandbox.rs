@@ -80,6 +80,13 @@ pub enum SandboxError {
         /// Changes dropped as ignored by the repository's ignore rules.
         dropped_ignored: u64,
     },
+    /// A command line of whitespace only (a default check, say): nothing was run or
+    /// stored.
+    #[error("{what} is empty; give a command line (`sh -c` runs it)")]
+    EmptyCommand {
+        /// What was empty (`the default check`).
+        what: String,
+    },
     /// The MCP server was started without `--allow-commands` (or an embedder did not
     /// enable commands): no command runs.
     #[error("running commands is not allowed: {what} needs the server to be started with --allow-commands (an embedder: enable commands in the server options); nothing was run")]
@@ -109,6 +116,7 @@ impl SandboxError {
             SandboxError::OutOfScope { .. } => "out_of_scope",
             SandboxError::CommandsNotAllowed { .. } => "commands_not_allowed",
             SandboxError::NothingChanged { .. } => "nothing_to_change",
+            SandboxError::EmptyCommand { .. } => "empty_command",
         }
     }
 

@@ -42,6 +42,10 @@ const BATCHES: TableDefinition<u64, &[u8]> = TableDefinition::new("batches");
 const INFLIGHT: TableDefinition<u64, ()> = TableDefinition::new("inflight");
 const RECEIPTS: TableDefinition<u64, &[u8]> = TableDefinition::new("receipts");
 const EVENTS: TableDefinition<u64, &[u8]> = TableDefinition::new("events");
+/// The journal's settings (`&str` → raw bytes; docs/on-disk-format.md): `check`, the
+/// default check command (UTF-8). Created by the first setting written; a journal
+/// without it has no settings, and a version that does not know it ignores it.
+const SETTINGS: TableDefinition<&str, &[u8]> = TableDefinition::new("settings");
 
 /// An event as stored (its seq is the key).
 #[derive(Serialize, Deserialize)]

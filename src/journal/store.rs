@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use redb::{ConcurrencyMode, ReadableDatabase, ReadableTable};
 
 use super::pending::Pending;
-use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION};
+use super::{migrations, Reader, Writer, EVENTS, META, SCHEMA_VERSION, SETTINGS};
 use crate::error::{Error, IoContext, JournalError, Result};
 use std::sync::Arc;
 
@@ -124,6 +124,12 @@ impl Store {
 
     /// The journal on a read-only filesystem: opened without modifying it, if it
     /// exists, is of this version's schema, and needs no crash repair by redb.
+    /// Open the journal file `path` for reading only, writing nothing (no repair, no
+    /// migration): to read its identity, say. Errors: as [`Store::open`].
+    pub(crate) fn open_for_reading(path: &Path) -> Result<Store> {
+        Self::open_read_only(path, false)
+    }
+
     fn open_read_only(path: &Path, create: bool) -> Result<Store> {
         let read_only = |what| Error::ReadOnly {
             path: path.to_path_buf(),
@@ -375,6 +381,39 @@ impl Store {
         };
         txn.commit()?;
         Ok(recorded)
+    }
+
+    /// The journal setting `key` (table `settings`), `None` when it is not set (or the
+    /// journal has never had a setting).
+    pub fn setting(&self, key: &str) -> Result<Option<Vec<u8>>> {
+        let r = self.read()?;
+        let t = match r.txn.open_table(SETTINGS) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => return Ok(None),
+            Err(e) => return Err(e.into()),
+        };
+        let v = t.get(key)?.map(|v| v.value().to_vec());
+        Ok(v)
+    }
+
+    /// Set the journal setting `key` to `value` (`None`: remove it), in one durable
+    /// write transaction. Errors: those of a journal write.
+    pub fn set_setting(&self, key: &str, value: Option<&[u8]>) -> Result<()> {
+        self.pending.wait();
+        let txn = self.rw()?.begin_write()?;
+        {
+            let mut t = txn.open_table(SETTINGS)?;
+            match value {
+                Some(v) => {
+                    t.insert(key, v)?;
+                }
+                None => {
+                    t.remove(key)?;
+                }
+            }
+        }
+        txn.commit()?;
+        Ok(())
     }
 
     /// A consistent read view.

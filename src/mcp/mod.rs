@@ -37,7 +37,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
-pub use commands::EDIT_RUN;
+pub use commands::{EDIT_CONFIG, EDIT_RUN};
 pub use errors::ToolError;
 pub use schemas::{tool_definitions, tool_definitions_for, ToolDef, TOOL_NAMES};
 pub use shapes::{CandidateDiffReport, PreviewValidationReport, SourceFileSnapshot};
@@ -201,9 +201,9 @@ impl ServerHandler for McpServer {
                 None,
             ));
         }
-        // `edit_run` is answered by the tools either way: a server that does not allow
+        // `edit_run` and `edit_config` are answered by the tools either way: a server that does not allow
         // commands refuses it with `commands_not_allowed`, naming the flag.
-        if !TOOL_NAMES.contains(&name.as_str()) && name != EDIT_RUN {
+        if !TOOL_NAMES.contains(&name.as_str()) && name != EDIT_RUN && name != EDIT_CONFIG {
             return Err(ErrorData::invalid_params(
                 format!(
                     "unknown tool {name:?}; tools/list lists them: {}",

@@ -163,8 +163,8 @@ pub fn tool_definitions() -> Vec<ToolDef> {
 }
 
 /// Every tool with its schema; with `commands` (a server started with
-/// `--allow-commands`, feature `sandbox`), `edit_run` last and a `check` argument on
-/// `edit_preview`, `edit_revise` and `edit_rebase`.
+/// `--allow-commands`, feature `sandbox`), `edit_config` and `edit_run` last, and
+/// `check` and `no_check` arguments on `edit_preview`, `edit_revise` and `edit_rebase`.
 pub fn tool_definitions_for(commands: bool) -> Vec<ToolDef> {
     let mut defs = base_definitions();
     if commands && cfg!(feature = "sandbox") {
@@ -172,9 +172,17 @@ pub fn tool_definitions_for(commands: bool) -> Vec<ToolDef> {
             if matches!(d.name, "edit_preview" | "edit_revise" | "edit_rebase") {
                 if let Some(Value::Object(props)) = d.input_schema.get_mut("properties") {
                     props.insert("check".into(), super::commands::check_schema());
+                    props.insert("no_check".into(), super::commands::no_check_schema());
                 }
             }
         }
+        defs.push(ToolDef {
+            name: super::commands::EDIT_CONFIG,
+            description: super::commands::EDIT_CONFIG_DESCRIPTION,
+            input_schema: super::commands::edit_config_schema(),
+            read_only: false,
+            writes_files: false,
+        });
         defs.push(ToolDef {
             name: super::commands::EDIT_RUN,
             description: super::commands::EDIT_RUN_DESCRIPTION,

@@ -121,6 +121,7 @@ impl EditTools {
             "journal_log" => self.journal_log(&a),
             "journal_dump" => self.journal_dump(&a),
             super::commands::EDIT_RUN => self.edit_run(&a, start),
+            super::commands::EDIT_CONFIG => self.edit_config(&a),
             _ => Err(ToolError::new(
                 "unknown_tool",
                 format!("there is no tool {name:?}"),
@@ -158,15 +159,26 @@ impl EditTools {
         ))
     }
 
-    /// The `check` argument, refused unless commands are allowed.
+    /// The check to run: the `check` argument (refused unless commands are allowed),
+    /// else, when commands are allowed and `no_check` is not true, the journal's
+    /// default check (`edit_config`); a server that does not allow commands runs no
+    /// default check.
     #[cfg(feature = "sandbox")]
     fn check(&self, a: &Args) -> Result<Option<crate::sandbox::CheckOptions>, ToolError> {
-        let Some(command) = a.str("check")? else {
-            return Ok(None);
-        };
-        if !self.allow_commands {
+        let given = a.str("check")?;
+        if given.is_some() && !self.allow_commands {
             return Err(super::commands::not_allowed("the check argument"));
         }
+        if !self.allow_commands || a.bool("no_check")?.unwrap_or(false) {
+            return Ok(None);
+        }
+        let command = match given {
+            Some(c) => c,
+            None => match self.engine(self.journal.default_check(), "")? {
+                Some(c) => c,
+                None => return Ok(None),
+            },
+        };
         let mut c = crate::sandbox::CheckOptions::new(command);
         if let Some(secs) = a.u64("timeout_secs")? {
             c.timeout = Duration::from_secs(secs.max(1));
@@ -220,6 +232,35 @@ impl EditTools {
     #[cfg(not(feature = "sandbox"))]
     fn edit_run(&self, _a: &Args, _start: Instant) -> Outcome {
         Err(super::commands::not_allowed("edit_run"))
+    }
+
+    /// `edit_config`: show the journal's default check, or set (`check`) or remove
+    /// (`unset`) it; refused unless commands are allowed.
+    #[cfg(feature = "sandbox")]
+    fn edit_config(&self, a: &Args) -> Outcome {
+        if !self.allow_commands {
+            return Err(super::commands::not_allowed("edit_config"));
+        }
+        let agent = a.agent()?;
+        let check = a.str("check")?;
+        let unset = a.bool("unset")?.unwrap_or(false);
+        if unset && check.is_some() {
+            return Err(ToolError::invalid_args(
+                a.tool,
+                "give check or unset, not both",
+                json!({"agent_id": agent, "unset": true}),
+            ));
+        }
+        if unset || check.is_some() {
+            self.engine(self.journal.set_default_check(check.as_deref()), &agent)?;
+        }
+        let check = self.engine(self.journal.default_check(), &agent)?;
+        Ok(json!({"check": check}))
+    }
+
+    #[cfg(not(feature = "sandbox"))]
+    fn edit_config(&self, _a: &Args) -> Outcome {
+        Err(super::commands::not_allowed("edit_config"))
     }
 
     fn edit_revise(&self, a: &Args, start: Instant) -> Outcome {

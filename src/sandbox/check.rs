@@ -4,8 +4,10 @@
 //! refuses, unless the policy's `check_failed` is `allow`).
 //!
 //! Everything the check writes stays in the overlay and is removed with it, build
-//! artifacts too (`target/`, `node_modules/`): the real tree is never written, at the
-//! price of a cold build directory in every check (docs/commands.md, "Checks").
+//! artifacts too (`target/`, `node_modules/`): the real tree is never written. The
+//! check sees the real tree's build directory through the overlay's lower layer, so it
+//! is as warm as the user's last build and pays for copying up what it rewrites
+//! (measured: docs/commands.md, "Checks").
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -21,7 +23,10 @@ use crate::tx::{Preview, PreviewOptions, ReviseOptions};
 use crate::workspace::Journal;
 
 /// A check command ([`Journal::preview_checked`], [`super::RunOptions::check`]).
+/// `#[non_exhaustive]`: start from [`CheckOptions::new`] and set fields with the
+/// `with_*` methods (or assign them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CheckOptions {
     /// The command line, run as `sh -c COMMAND`; exit 0 passes.
     pub command: String,
@@ -44,6 +49,22 @@ impl CheckOptions {
             passthrough: Passthrough::None,
             cwd: None,
         }
+    }
+
+    /// [`CheckOptions::timeout`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    /// [`CheckOptions::passthrough`].
+    pub fn with_passthrough(mut self, passthrough: Passthrough) -> Self {
+        self.passthrough = passthrough;
+        self
+    }
+    /// [`CheckOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
     }
 }
 
@@ -163,6 +184,20 @@ impl Journal {
     ) -> Result<Preview> {
         let extra = |files: &BTreeMap<RelPath, Working>| run_check(self, check, files);
         self.revise_recorded(tx, opts, plan, None, Some(&extra))
+    }
+
+    /// [`Journal::resolve`] with `check` run on the resolved revision's candidate (see
+    /// [`Journal::preview_checked`]). Errors: those of `resolve` and of the check.
+    pub fn resolve_checked(
+        &self,
+        tx: impl Into<crate::TxRef>,
+        on: u32,
+        edited: &[(String, Vec<u8>)],
+        opts: crate::ResolveOptions,
+        check: &CheckOptions,
+    ) -> Result<Preview> {
+        let (tx, revise, plan) = self.resolved_plan(tx, on, edited, opts)?;
+        self.revise_checked(tx, revise, &plan, check)
     }
 
     /// [`Journal::rebase`] with `check` run again on the rebased candidate (see

@@ -21,12 +21,14 @@
 
 mod capture;
 mod check;
+mod config;
 pub mod layers;
 mod ns;
 mod run;
 mod scope;
 
 pub use check::CheckOptions;
+pub use config::JournalConfig;
 pub use layers::sweep;
 pub use ns::{Passthrough, TAIL_BYTES};
 pub use run::RunOptions;

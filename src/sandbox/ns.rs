@@ -9,8 +9,11 @@
 //! own uid and gid to themselves and mounts with `userxattr` (Linux ≥ 5.11). Then it
 //! makes every mount private (so nothing propagates out), mounts the overlay, enters the
 //! working directory again (to see it through the overlay), applies a prelude of file
-//! writes and deletions (a candidate the command must see, src/sandbox/check.rs), asks
-//! to be killed with its parent (`PR_SET_PDEATHSIG`) and execs `sh -c CMD`.
+//! writes and deletions (a candidate the command must see, src/sandbox/check.rs), and
+//! execs `sh -c CMD`. It asks to be killed with its parent (`PR_SET_PDEATHSIG`), and
+//! where the kernel allows it unshares a PID namespace too and forks its first
+//! process to run the command ([`enter_pid_namespace`]): whatever the command leaves
+//! behind dies with it.
 
 use std::ffi::CString;
 use std::io::Read;
@@ -82,6 +85,7 @@ const STEP_PRIVATE: i32 = 3;
 const STEP_MOUNT: i32 = 4;
 const STEP_CHDIR: i32 = 5;
 const STEP_PRELUDE: i32 = 6;
+const STEP_FORK: i32 = 8;
 
 /// An option value of the overlay's mount data: `\`, `,` and `:` escaped.
 fn escape(p: &Path) -> Vec<u8> {
@@ -163,6 +167,10 @@ fn unavailable(code: i32, as_root: bool) -> SandboxError {
         STEP_PRELUDE => (
             "writing the candidate into the overlay",
             "Check that the state directory's filesystem has space.",
+        ),
+        STEP_FORK => (
+            "starting the command's PID namespace (fork)",
+            "Raise the process limit (`ulimit -u`, `kernel.pid_max`, the cgroup's pids.max).",
         ),
         _ => (
             "starting the command",
@@ -373,13 +381,31 @@ fn child_setup(
     use rustix::fs::{Mode, OFlags};
     use rustix::thread::UnshareFlags;
     let at = |step: i32| move |e: rustix::io::Errno| (step, e);
-    if as_root {
-        // SAFETY: a new mount namespace for this single-threaded child only.
-        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWNS) }.map_err(at(STEP_UNSHARE))?;
+    let base = if as_root {
+        UnshareFlags::NEWNS
     } else {
-        // SAFETY: as above; the child is single-threaded, as CLONE_NEWUSER requires.
-        unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
-            .map_err(at(STEP_UNSHARE))?;
+        UnshareFlags::NEWUSER | UnshareFlags::NEWNS
+    };
+    // A PID namespace too where the kernel allows it: its first process (made by the
+    // fork below) runs the command, and when that one ends, or is killed, the kernel
+    // kills every process left in the namespace — background jobs and `setsid`
+    // escapees included. Where it is refused, the command runs without one (its
+    // process group is still killed at the end).
+    // SAFETY: new namespaces for this single-threaded child only (CLONE_NEWUSER
+    // requires a single thread, which a child between fork and exec is).
+    let with_pid_ns = match unsafe { rustix::thread::unshare_unsafe(base | UnshareFlags::NEWPID) } {
+        Ok(()) => true,
+        Err(rustix::io::Errno::INVAL | rustix::io::Errno::PERM | rustix::io::Errno::NOSPC) => {
+            // SAFETY: as above.
+            unsafe { rustix::thread::unshare_unsafe(base) }.map_err(at(STEP_UNSHARE))?;
+            false
+        }
+        Err(e) => return Err((STEP_UNSHARE, e)),
+    };
+    // Killed when the process that started it dies (`PR_SET_PDEATHSIG`), from here on.
+    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+        .map_err(at(7))?;
+    if !as_root {
         let write_file = |path: &std::ffi::CStr, bytes: &[u8]| -> Result<(), rustix::io::Errno> {
             let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
             rustix::io::write(&fd, bytes)?;
@@ -388,6 +414,9 @@ fn child_setup(
         write_file(c"/proc/self/setgroups", b"deny").map_err(at(STEP_MAPS))?;
         write_file(c"/proc/self/uid_map", uid_map).map_err(at(STEP_MAPS))?;
         write_file(c"/proc/self/gid_map", gid_map).map_err(at(STEP_MAPS))?;
+    }
+    if with_pid_ns {
+        enter_pid_namespace()?;
     }
     rustix::mount::mount_change(
         c"/",
@@ -439,9 +468,70 @@ fn child_setup(
             }
         }
     }
-    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-        .map_err(at(7))?;
     Ok(())
+}
+
+/// After `unshare(CLONE_NEWPID)`: fork the namespace's first process, which returns
+/// to run the rest of the setup and exec the command. This process stays outside
+/// the namespace as its parent: it closes every descriptor but standard input, output
+/// and error (`std`'s error pipe among them, so that the spawn returns once the
+/// command is exec'd), waits for the command, and ends as it ended — its exit status,
+/// or the same signal. Killed with its parent (`PR_SET_PDEATHSIG`, set before), it
+/// takes the command with it (the command's own `PR_SET_PDEATHSIG`), and with the
+/// command the whole namespace. System calls only, as the rest of the setup.
+fn enter_pid_namespace() -> StepResult {
+    // SAFETY: fork in a single-threaded child between fork and exec; both sides go on
+    // with system calls only.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err((
+            STEP_FORK,
+            rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
+                .unwrap_or(rustix::io::Errno::AGAIN),
+        ));
+    }
+    if pid == 0 {
+        // The namespace's first process; its parent is the process above.
+        rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+            .map_err(|e| (7, e))?;
+        // (Its parent is outside the namespace, so `getppid` says 0 here: whether the
+        // parent died before the line above cannot be told from inside.)
+        return Ok(());
+    }
+    // SAFETY: system calls on this process's own descriptors, children and signals;
+    // none of them returns to the caller.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
+            for fd in 3..4096 {
+                libc::close(fd);
+            }
+        }
+        let mut status: libc::c_int = 0;
+        loop {
+            let r = libc::waitpid(pid, &mut status, 0);
+            if r == pid {
+                break;
+            }
+            if r < 0 && *libc::__errno_location() != libc::EINTR {
+                libc::_exit(127);
+            }
+        }
+        if libc::WIFEXITED(status) {
+            libc::_exit(libc::WEXITSTATUS(status));
+        }
+        let sig = if libc::WIFSIGNALED(status) {
+            libc::WTERMSIG(status)
+        } else {
+            libc::SIGKILL
+        };
+        libc::signal(sig, libc::SIG_DFL);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+        libc::kill(libc::getpid(), sig);
+        libc::_exit(128 + sig)
+    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use super::ns::{self, Passthrough, PreludeOp};
 use super::scope::{Scope, Verdict};
 use crate::edit::{Edit, ExpectedBase, Issue, Plan, Severity};
 use crate::error::{RefusedPath, Result, SandboxError, Verb};
+use crate::failpoint::crash_point;
 use crate::fs::RelPath;
 use crate::journal::records::{CommandOrigin, Receipt, RevisionOrigin};
 use crate::revision::Working;
@@ -21,8 +22,10 @@ use crate::tx::{Preview, PreviewOptions, ReviseOptions};
 use crate::workspace::Journal;
 
 /// What to run and how ([`Journal::preview_run`], [`Journal::revise_run`],
-/// [`Journal::run`]).
+/// [`Journal::run`]). `#[non_exhaustive]`: start from [`RunOptions::new`] and set
+/// fields with the `with_*` methods (or assign them).
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RunOptions {
     /// The command line, run as `sh -c COMMAND`.
     pub command: String,
@@ -65,6 +68,52 @@ impl RunOptions {
             agent: None,
             policy: None,
         }
+    }
+
+    /// [`RunOptions::timeout`].
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+    /// [`RunOptions::keep_on_failure`].
+    pub fn with_keep_on_failure(mut self, keep: bool) -> Self {
+        self.keep_on_failure = keep;
+        self
+    }
+    /// [`RunOptions::include_ignored`].
+    pub fn with_include_ignored(mut self, include: bool) -> Self {
+        self.include_ignored = include;
+        self
+    }
+    /// [`RunOptions::strict`].
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+    /// [`RunOptions::check`].
+    pub fn with_check(mut self, check: super::CheckOptions) -> Self {
+        self.check = Some(check);
+        self
+    }
+    /// [`RunOptions::passthrough`].
+    pub fn with_passthrough(mut self, passthrough: Passthrough) -> Self {
+        self.passthrough = passthrough;
+        self
+    }
+    /// [`RunOptions::cwd`].
+    pub fn with_cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// [`RunOptions::agent`].
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+    /// [`RunOptions::policy`].
+    pub fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = Some(policy);
+        self
     }
 }
 
@@ -170,6 +219,8 @@ impl Journal {
             interrupt: self.ws.interrupt.as_deref(),
         };
         let out = ns::run(spec, &layers.upper, &layers.work)?;
+        // Crash tests: the command ran, its writes are in the upper directory only.
+        crash_point!("sandbox::after_command");
         if !out.success() && !opts.keep_on_failure {
             return Err(SandboxError::CommandFailed {
                 command: opts.command.clone(),
@@ -180,6 +231,8 @@ impl Journal {
             .into());
         }
         let mut found = capture::scan(&layers.upper, &root)?;
+        // Crash tests: the upper directory is read, the layers not yet removed.
+        crash_point!("sandbox::after_scan");
         drop(layers);
         // A file the prelude wrote where the disk has none lives only in the upper
         // layer: when the command removes it (`rm`, or `mv` away), overlayfs removes it

@@ -209,12 +209,9 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         let before = ws.tree();
         let faulty = Journal::open_with(
             ws.root(),
-            OpenOptions {
-                fs: Some(Arc::new(
-                    FaultFs::fail(op, suffix, errno).beneath(ws.root()),
-                )),
-                ..Default::default()
-            },
+            OpenOptions::default().with_fs(Arc::new(
+                FaultFs::fail(op, suffix, errno).beneath(ws.root()),
+            )),
         )
         .unwrap();
         let err = faulty.commit(p.tx, Default::default()).unwrap_err();

@@ -553,3 +553,37 @@ fn another_handle_reads_verifies_and_recovers_while_a_completion_is_pending() {
     assert_eq!(receipts_of(b, tx), vec![r.batch]);
     assert_eq!(b.tx(tx).unwrap().state, TxState::Committed);
 }
+
+/// A retried commit while the first is still committing (handle A's completion held,
+/// its lock too): the retry through another handle waits for the lock instead of
+/// answering `wrong_state` (batch in flight), then answers A's receipt with
+/// `already: true` and writes nothing more.
+#[test]
+fn a_commit_retried_while_the_first_is_committing_waits_and_answers_already() {
+    use crate::support::hooked::journal_with_completion_held;
+    let ws = workspace();
+    ws.write("f0.txt", b"old\n");
+    let tx = ws.preview(&edit(0)).tx;
+    let (a, gate) = journal_with_completion_held(ws.root());
+    let r = a.commit(tx, Default::default()).unwrap();
+    let b = &ws.journal;
+    std::thread::scope(|s| {
+        let retry = s.spawn(|| b.commit_report(tx, Default::default()));
+        // Bounded: at most 200 ms before the gate opens.
+        std::thread::sleep(Duration::from_millis(200));
+        let early = retry.is_finished();
+        gate.set(true);
+        let report = retry.join().unwrap();
+        let report = report.unwrap_or_else(|e| panic!("retry refused: {} {e}", e.kind()));
+        if rustix::process::geteuid().is_root() {
+            assert!(!early, "the retry returned while A's lock was held");
+        }
+        assert!(report.already);
+        assert_eq!(report.receipt.batch, r.batch);
+        assert_eq!(report.receipt.tx, tx);
+    });
+    a.flush().unwrap();
+    assert_eq!(ws.read("f0.txt"), b"new 0\n");
+    assert_eq!(receipts_of(b, tx), vec![r.batch]);
+    assert_eq!(b.tx(tx).unwrap().state, TxState::Committed);
+}

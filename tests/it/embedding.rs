@@ -206,10 +206,7 @@ fn conflict_markers_are_refused_by_default_and_allowed_by_policy() {
     // The journal's policy allows them: a warning, and the commit writes them.
     let j = Journal::open_with(
         ws.root(),
-        OpenOptions {
-            policy: Policy::default().with_conflict_markers(Markers::Allow),
-            ..Default::default()
-        },
+        OpenOptions::default().with_policy(Policy::default().with_conflict_markers(Markers::Allow)),
     )
     .unwrap();
     let p = j
@@ -284,10 +281,7 @@ fn expiry_is_checked_for_other_verbs_by_check_preview_age() {
     let clock = ManualClock::at(1_000_000);
     let j = Journal::open_with(
         ws.root(),
-        OpenOptions {
-            clock: Some(std::sync::Arc::new(clock.clone())),
-            ..Default::default()
-        },
+        OpenOptions::default().with_clock(std::sync::Arc::new(clock.clone())),
     )
     .unwrap();
     let p = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
@@ -337,13 +331,13 @@ fn recovery_with_a_state_dir_outside_the_root() {
     for n in 0..40 {
         let ws = workspace();
         let state = tempfile::tempdir().unwrap();
-        let opts = |fs: Option<FaultFs>| OpenOptions {
-            state_dir: Some(state.path().to_path_buf()),
-            fs: fs.map(|f| {
+        let opts = |fs: Option<FaultFs>| {
+            let mut o = OpenOptions::default().with_state_dir(state.path());
+            o.fs = fs.map(|f| {
                 std::sync::Arc::new(f.beneath(ws.root()))
                     as std::sync::Arc<dyn ultra_edit::fs::FileSystem>
-            }),
-            ..Default::default()
+            });
+            o
         };
         let j = Journal::init_with(ws.root(), opts(None)).unwrap();
         let pre = tree_state(ws.root());
@@ -417,10 +411,7 @@ fn gc_keep_days_uses_the_journal_clock() {
     let clock = ManualClock::at(1_796_083_200_000);
     let mut j = Journal::open_with(
         ws.root(),
-        OpenOptions {
-            clock: Some(std::sync::Arc::new(clock.clone())),
-            ..Default::default()
-        },
+        OpenOptions::default().with_clock(std::sync::Arc::new(clock.clone())),
     )
     .unwrap();
     let old = j.preview(&hand_built(vec![write_file("x", "1")])).unwrap();
@@ -453,14 +444,7 @@ fn syntax_errors_are_allowed_by_the_journals_policy_and_by_the_tools_allow() {
     use ultra_edit::{SamePath, SyntaxErrors};
     let ws = workspace();
     let allow = Policy::default().with_syntax_errors(SyntaxErrors::Allow);
-    let j = Journal::open_with(
-        ws.root(),
-        OpenOptions {
-            policy: allow,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    let j = Journal::open_with(ws.root(), OpenOptions::default().with_policy(allow)).unwrap();
     assert_eq!(j.policy(), allow);
     let p = j
         .preview(&hand_built(vec![write_file("src/a.rs", "fn (\n")]))

@@ -50,10 +50,7 @@ fn a_full_disk_fails_the_commit_cleanly_and_the_next_one_works() {
     std::fs::write(root.join("filler"), vec![7u8; 600 * 1024]).unwrap();
     let j = Journal::init_with(
         root,
-        ultra_edit::OpenOptions {
-            state_dir: Some(state.path().join("state")),
-            ..Default::default()
-        },
+        ultra_edit::OpenOptions::default().with_state_dir(state.path().join("state")),
     )
     .unwrap();
     // 600 KiB more than fits next to the 600 KiB filler on a 1 MiB disk.

@@ -219,10 +219,7 @@ fn a_state_dir_outside_the_root_holds_the_journal_and_serves_one_root() {
     let state = tempfile::tempdir().unwrap();
     let dir = state.path().join("m1nd/ultra-edit");
     fs::write(root.path().join("f.txt"), "old\n").unwrap();
-    let opts = || OpenOptions {
-        state_dir: Some(dir.clone()),
-        ..Default::default()
-    };
+    let opts = || OpenOptions::default().with_state_dir(dir.clone());
     let j = Journal::init_with(root.path(), opts()).unwrap();
     assert!(!root.path().join(".ultra-edit").exists());
     assert!(dir.join("journal.redb").is_file() && dir.join("commit.lock").is_file());
@@ -256,10 +253,7 @@ fn a_state_dir_outside_the_root_holds_the_journal_and_serves_one_root() {
         Ok(_) => panic!("expected StateDirOfOtherRoot, got a journal"),
     }
     // A state dir inside the root is refused: plans write there.
-    let inside = OpenOptions {
-        state_dir: Some(root.path().join("state")),
-        ..Default::default()
-    };
+    let inside = OpenOptions::default().with_state_dir(root.path().join("state"));
     let e = Journal::init_with(root.path(), inside).err().unwrap();
     assert_eq!(e.kind(), "invalid_state_dir");
     assert!(!root.path().join("state").exists());
@@ -282,15 +276,7 @@ fn init_refuses_a_state_dir_above_the_root_or_holding_other_files() {
     let other = base.path().join("other");
     fs::create_dir(&other).unwrap();
     fs::write(other.join("keep.txt"), "mine\n").unwrap();
-    let init = |dir: PathBuf| {
-        Journal::init_with(
-            &app,
-            OpenOptions {
-                state_dir: Some(dir),
-                ..Default::default()
-            },
-        )
-    };
+    let init = |dir: PathBuf| Journal::init_with(&app, OpenOptions::default().with_state_dir(dir));
     let canonical = |p: &Path| p.canonicalize().unwrap();
     match init(app.join("..")) {
         Err(Error::InvalidStateDir { state_dir, reason }) => {
@@ -324,11 +310,9 @@ fn the_lock_of_an_outside_state_dir_is_the_same_lock() {
     let root = tempfile::tempdir().unwrap();
     let state = tempfile::tempdir().unwrap();
     fs::write(root.path().join("f.txt"), "old\n").unwrap();
-    let opts = OpenOptions {
-        state_dir: Some(state.path().to_path_buf()),
-        lock_timeout: std::time::Duration::from_millis(200),
-        ..Default::default()
-    };
+    let opts = OpenOptions::default()
+        .with_state_dir(state.path().to_path_buf())
+        .with_lock_timeout(std::time::Duration::from_millis(200));
     let j = Journal::init_with(root.path(), opts).unwrap();
     let p = j
         .preview(&plan(
@@ -357,10 +341,7 @@ fn the_cli_uses_an_embedders_state_dir_with_state_dir() {
     // The embedder's journal, made by the library.
     let j = Journal::init_with(
         root.path(),
-        OpenOptions {
-            state_dir: Some(dir.clone()),
-            ..Default::default()
-        },
+        OpenOptions::default().with_state_dir(dir.clone()),
     )
     .unwrap();
     let p = j

@@ -170,10 +170,7 @@ fn an_interrupt_says_when_a_batch_began_and_guards_it_until_its_completion() {
     let interrupt = Arc::new(ultra_edit::Interrupt::new());
     let j = ultra_edit::Journal::open_with(
         ws.root(),
-        ultra_edit::OpenOptions {
-            interrupt: Some(interrupt.clone()),
-            ..Default::default()
-        },
+        ultra_edit::OpenOptions::default().with_interrupt(interrupt.clone()),
     )
     .unwrap();
     assert!(!interrupt.batch_began() && !interrupt.guarding());

@@ -142,13 +142,11 @@ impl M1nd {
             .iter()
             .enumerate()
             .map(|(i, root)| {
-                let opts = OpenOptions {
-                    state_dir: Some(runtime.join(format!("journal-{i}"))),
-                    clock: Some(std::sync::Arc::new(clock.clone())),
-                    max_preview_age: Some(TTL),
-                    policy: Policy::default().with_same_path_twice(SamePath::LastWriteWins),
-                    ..Default::default()
-                };
+                let opts = OpenOptions::default()
+                    .with_state_dir(runtime.join(format!("journal-{i}")))
+                    .with_clock(std::sync::Arc::new(clock.clone()))
+                    .with_max_preview_age(TTL)
+                    .with_policy(Policy::default().with_same_path_twice(SamePath::LastWriteWins));
                 Journal::init_with(root, opts).unwrap()
             })
             .collect();

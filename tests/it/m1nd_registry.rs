@@ -54,11 +54,11 @@ struct Host {
 impl Host {
     fn new(roots: &[PathBuf], runtime: &Path, clock: &ManualClock) -> Host {
         let clock = clock.clone();
-        let registry = Registry::with_options(runtime.join("ultra-edit"), move || OpenOptions {
-            clock: Some(Arc::new(clock.clone())),
-            max_preview_age: Some(TTL),
-            policy: Policy::permissive(),
-            ..Default::default()
+        let registry = Registry::with_options(runtime.join("ultra-edit"), move || {
+            OpenOptions::default()
+                .with_clock(Arc::new(clock.clone()))
+                .with_max_preview_age(TTL)
+                .with_policy(Policy::permissive())
         })
         .unwrap();
         Host {
@@ -311,20 +311,68 @@ fn registry_inside_the_root_keeps_the_journal_in_the_roots_own_state_dir() {
     );
 }
 
+/// A damaged index is rebuilt from `H/roots/` (each journal's recorded root and id),
+/// the damaged file kept beside it and a note saying so; handles made before route
+/// again, through a restarted host, without a preview again.
 #[test]
-fn registry_a_damaged_index_is_a_typed_error_that_changes_nothing() {
-    let w = World::new(1);
-    fs::create_dir_all(w.host_dir()).unwrap();
+fn registry_a_damaged_index_is_rebuilt_from_the_roots_directory_with_a_note() {
+    let mut w = World::new(2);
+    let a = w.host.edit_preview(&w.path(0, "a.txt"), "a\n").unwrap();
+    let b = w.host.edit_preview(&w.path(1, "b.txt"), "b\n").unwrap();
+    let before = w.host.registry.roots().unwrap();
+    assert_eq!(before.len(), 2);
+    // A state directory under roots/ that is not a journal's is skipped silently.
+    fs::create_dir_all(w.host_dir().join(ROOTS_DIR).join("stray")).unwrap();
     fs::write(w.host_dir().join(INDEX_FILE), b"{not json").unwrap();
-    let Err(e) = w.host.registry.open_or_create(w.root(0)) else {
-        panic!("opened a root through a damaged index")
-    };
-    assert_eq!(e.kind(), "registry");
-    assert!(e.to_string().contains("its index is not valid"), "{e}");
+    w.restart();
+    assert_eq!(w.host.registry.notes(), Vec::<String>::new());
+    // The first read of the index rebuilds it.
+    assert_eq!(w.host.registry.roots().unwrap(), before);
     assert_eq!(
-        fs::read(w.host_dir().join(INDEX_FILE)).unwrap(),
+        fs::read(w.host_dir().join("index.json.damaged")).unwrap(),
         b"{not json"
     );
+    let index: serde_json::Value =
+        serde_json::from_slice(&fs::read(w.host_dir().join(INDEX_FILE)).unwrap()).unwrap();
+    assert_eq!(index["version"], 1);
+    assert_eq!(index["roots"].as_array().unwrap().len(), 2);
+    let notes = w.host.registry.notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let want = format!(
+        "the registry's index {} was damaged (key must be a string at line 1 column 2): moved to {} and rebuilt from {} with 2 root(s); roots whose journal is in their own .ultra-edit/ are recorded again when next opened",
+        w.host_dir().join(INDEX_FILE).display(),
+        w.host_dir().join("index.json.damaged").display(),
+        w.host_dir().join(ROOTS_DIR).display(),
+    );
+    assert_eq!(notes[0], want);
+    // Handles made before the damage route to their journals.
+    assert_eq!(w.host.edit_commit(&b).unwrap(), [w.root(1).join("b.txt")]);
+    assert_eq!(w.host.edit_commit(&a).unwrap(), [w.root(0).join("a.txt")]);
+    assert_eq!(w.read(0, "a.txt").as_deref(), Some("a\n"));
+    assert_eq!(w.read(1, "b.txt").as_deref(), Some("b\n"));
+    // Read again: no second rebuild.
+    assert_eq!(w.host.registry.roots().unwrap(), before);
+    assert_eq!(w.host.registry.notes().len(), 1);
+}
+
+/// An index written by another version is refused, not rebuilt: rebuilding would drop
+/// what that version recorded.
+#[test]
+fn registry_an_index_of_another_version_is_a_typed_error_that_changes_nothing() {
+    let w = World::new(1);
+    fs::create_dir_all(w.host_dir()).unwrap();
+    let other = br#"{"version":9,"roots":[]}"#;
+    fs::write(w.host_dir().join(INDEX_FILE), other).unwrap();
+    let Err(e) = w.host.registry.open_or_create(w.root(0)) else {
+        panic!("opened a root through an index of another version")
+    };
+    assert_eq!(e.kind(), "registry");
+    assert!(
+        e.to_string()
+            .contains("its index is version 9, and this version reads version 1"),
+        "{e}"
+    );
+    assert_eq!(fs::read(w.host_dir().join(INDEX_FILE)).unwrap(), other);
     assert!(!w.host_dir().join(ROOTS_DIR).exists());
 }
 
@@ -342,9 +390,8 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let runtime = tempfile::tempdir().unwrap();
-    let registry = Registry::with_options(runtime.path().join("host"), || OpenOptions {
-        lock_timeout: Duration::from_millis(300),
-        ..Default::default()
+    let registry = Registry::with_options(runtime.path().join("host"), || {
+        OpenOptions::default().with_lock_timeout(Duration::from_millis(300))
     })
     .unwrap();
     let host = registry.open_or_create(&root).unwrap();
@@ -356,10 +403,7 @@ fn registry_a_second_journal_over_the_root_cannot_commit_beside_it() {
     let second_dir = runtime.path().join("second");
     let second = Journal::init_with(
         &root,
-        OpenOptions {
-            state_dir: Some(second_dir.clone()),
-            ..Default::default()
-        },
+        OpenOptions::default().with_state_dir(second_dir.clone()),
     )
     .unwrap();
     assert_ne!(second.id(), host.id());

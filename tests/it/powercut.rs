@@ -156,11 +156,9 @@ impl Machine {
 }
 
 fn open(root: &std::path::Path, fs: Arc<CrashFs>, backend: CrashBackend, init: bool) -> Journal {
-    let opts = OpenOptions {
-        fs: Some(fs),
-        journal_backend: Some(Box::new(backend)),
-        ..Default::default()
-    };
+    let opts = OpenOptions::default()
+        .with_fs(fs)
+        .with_journal_backend(Box::new(backend));
     if init {
         Journal::init_with(root, opts).unwrap()
     } else {
@@ -599,11 +597,9 @@ fn a_journal_opens_on_a_crash_backend() {
     let backend = CrashBackend::new(fs.power());
     let opened = Journal::init_with(
         &root,
-        OpenOptions {
-            fs: Some(Arc::new(fs)),
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
+        OpenOptions::default()
+            .with_fs(Arc::new(fs))
+            .with_journal_backend(Box::new(backend)),
     );
     if let Err(e) = opened {
         panic!("Journal::init_with on a CrashBackend failed: {e} ({e:?})");
@@ -724,11 +720,9 @@ fn a_cut_at_each_sync_of_init_leaves_no_journal_or_a_working_one() {
         let power = fs.power();
         let backend = CrashBackend::new(power.clone());
         power.cut_at(k);
-        let opts = OpenOptions {
-            fs: Some(Arc::new(fs)),
-            journal_backend: Some(Box::new(backend.clone())),
-            ..Default::default()
-        };
+        let opts = OpenOptions::default()
+            .with_fs(Arc::new(fs))
+            .with_journal_backend(Box::new(backend.clone()));
         let first = Journal::init_with(&root, opts);
         if !power.is_cut() {
             assert!(first.is_ok(), "k={k}: {:?}", first.err());
@@ -742,11 +736,9 @@ fn a_cut_at_each_sync_of_init_leaves_no_journal_or_a_working_one() {
         let fs = Arc::new(CrashFs::new(&root));
         let j = Journal::init_with(
             &root,
-            OpenOptions {
-                fs: Some(fs.clone()),
-                journal_backend: Some(Box::new(image)),
-                ..Default::default()
-            },
+            OpenOptions::default()
+                .with_fs(fs.clone())
+                .with_journal_backend(Box::new(image)),
         )
         .unwrap_or_else(|e| {
             panic!(

@@ -195,12 +195,9 @@ fn recovery_that_crashes_can_run_again() {
         let ws = workspace();
         let p = ws.preview(FIVE_FILES);
         assert!(crash_commit(&ws, p.tx, STAGE_OPS + 2)); // two files installed
-        let opts = OpenOptions {
-            fs: Some(Arc::new(
-                FaultFs::crash_after(recovery_crash).beneath(ws.root()),
-            )),
-            ..Default::default()
-        };
+        let opts = OpenOptions::default().with_fs(Arc::new(
+            FaultFs::crash_after(recovery_crash).beneath(ws.root()),
+        ));
         assert!(
             crashed(Journal::open_with(ws.root(), opts)),
             "recovery crash {recovery_crash} not reached"

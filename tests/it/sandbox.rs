@@ -15,7 +15,7 @@ use crate::support::*;
 
 /// Whether the sandbox works here. Where it does not, the probe must fail with the
 /// typed `sandbox_unavailable` error (naming a cause and a setting), never pass.
-fn available(ws: &Ws) -> bool {
+pub(crate) fn available(ws: &Ws) -> bool {
     match ws.journal.preview_run(&RunOptions::new("exit 0")) {
         Err(Error::Sandbox(SandboxError::NothingChanged { .. })) => true,
         Err(Error::Sandbox(e @ SandboxError::Unavailable { .. })) => {
@@ -57,10 +57,10 @@ fn sed_on_several_files_leaves_the_tree_alone_until_commit_then_writes_exact_byt
     let times = mtimes(&ws);
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new("sed -i 's/u32/u64/g' src/a.rs src/b.rs src/lib.rs && echo done")
-        })
+        .preview_run(
+            &RunOptions::new("sed -i 's/u32/u64/g' src/a.rs src/b.rs src/lib.rs && echo done")
+                .with_cwd(ws.root().to_path_buf()),
+        )
         .unwrap();
     // The real tree: bytes, modes and mtimes unchanged.
     assert_eq!(ws.tree(), before);
@@ -105,10 +105,10 @@ fn mv_rm_r_and_chmod_become_deletes_creates_and_mode_changes() {
     let before = ws.tree();
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new("mv run.sh go.sh && rm -r src && chmod +x README.md")
-        })
+        .preview_run(
+            &RunOptions::new("mv run.sh go.sh && rm -r src && chmod +x README.md")
+                .with_cwd(ws.root().to_path_buf()),
+        )
         .unwrap();
     assert_eq!(ws.tree(), before);
     let got: Vec<(&str, Option<u32>, Option<u32>)> = p
@@ -158,10 +158,7 @@ pathlib.Path("bin.dat").write_bytes(bytes(range(256)))
 '"#;
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new(script)
-        })
+        .preview_run(&RunOptions::new(script).with_cwd(ws.root().to_path_buf()))
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["bin.dat", "src/a.rs", "src/b.rs", "src/lib.rs"]);
@@ -190,10 +187,10 @@ fn a_formatter_on_the_machine_is_captured() {
     ws.write("src/ugly.rs", b"fn  f( )->u32{ 1 }\n");
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new("rustfmt --edition 2021 src/ugly.rs")
-        })
+        .preview_run(
+            &RunOptions::new("rustfmt --edition 2021 src/ugly.rs")
+                .with_cwd(ws.root().to_path_buf()),
+        )
         .unwrap();
     assert_eq!(ws.read("src/ugly.rs"), b"fn  f( )->u32{ 1 }\n");
     committed(&ws, p.tx);
@@ -210,10 +207,7 @@ fn ignored_build_output_is_dropped_and_counted_unless_included() {
     let cmd = "mkdir -p target/debug sub && echo o > target/debug/out && echo c > sub/m.pyc && echo n > new.txt";
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new(cmd)
-        })
+        .preview_run(&RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["new.txt"]);
@@ -228,11 +222,11 @@ fn ignored_build_output_is_dropped_and_counted_unless_included() {
     assert!(!ws.path("target").exists());
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            include_ignored: true,
-            ..RunOptions::new(cmd)
-        })
+        .preview_run(
+            &RunOptions::new(cmd)
+                .with_cwd(ws.root().to_path_buf())
+                .with_include_ignored(true),
+        )
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["new.txt", "sub/m.pyc", "target/debug/out"]);
@@ -249,10 +243,7 @@ fn writes_into_git_are_dropped_with_a_warning_and_refused_under_strict() {
     let cmd = "echo junk > .git/HEAD && echo x >> .ultra-edit/junk; echo a > a.txt";
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new(cmd)
-        })
+        .preview_run(&RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["a.txt"]);
@@ -262,11 +253,11 @@ fn writes_into_git_are_dropped_with_a_warning_and_refused_under_strict() {
         && i.message.contains(".git/HEAD")));
     assert_eq!(ws.read(".git/HEAD"), git_before);
     let txs = ws.journal.log(None).unwrap().len();
-    match ws.journal.preview_run(&RunOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        strict: true,
-        ..RunOptions::new(cmd)
-    }) {
+    match ws.journal.preview_run(
+        &RunOptions::new(cmd)
+            .with_cwd(ws.root().to_path_buf())
+            .with_strict(true),
+    ) {
         Err(Error::Sandbox(SandboxError::OutOfScope { paths })) => {
             assert_eq!(paths, [".git/HEAD", ".ultra-edit/junk"])
         }
@@ -283,10 +274,10 @@ fn a_failing_command_records_nothing_unless_kept() {
     }
     let before = ws.tree();
     let cmd = "echo partial > a.txt; echo oops; exit 3";
-    match ws.journal.preview_run(&RunOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        ..RunOptions::new(cmd)
-    }) {
+    match ws
+        .journal
+        .preview_run(&RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
+    {
         Err(e @ Error::Sandbox(SandboxError::CommandFailed { .. })) => {
             assert_eq!(e.kind(), "command_failed");
             assert_eq!(e.exit_code(), 8);
@@ -307,11 +298,11 @@ fn a_failing_command_records_nothing_unless_kept() {
     assert_eq!(ws.tree(), before);
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            keep_on_failure: true,
-            ..RunOptions::new(cmd)
-        })
+        .preview_run(
+            &RunOptions::new(cmd)
+                .with_cwd(ws.root().to_path_buf())
+                .with_keep_on_failure(true),
+        )
         .unwrap();
     assert_eq!(p.command.as_ref().unwrap().status, Some(3));
     assert_eq!(p.files.len(), 1);
@@ -324,10 +315,10 @@ fn made_symlinks_and_fifos_are_refused_by_name() {
     if !available(&ws) {
         return;
     }
-    match ws.journal.preview_run(&RunOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        ..RunOptions::new("ln -s run.sh link && mkfifo pipe && ln src/a.rs hard")
-    }) {
+    match ws.journal.preview_run(
+        &RunOptions::new("ln -s run.sh link && mkfifo pipe && ln src/a.rs hard")
+            .with_cwd(ws.root().to_path_buf()),
+    ) {
         Err(Error::Sandbox(SandboxError::Unrepresentable { paths })) => {
             let got: Vec<(&str, &str)> = paths
                 .iter()
@@ -364,10 +355,9 @@ fn removed_symlinks_and_fifos_are_refused_by_name_not_dropped() {
         .status()
         .unwrap();
     assert!(made.success());
-    match ws.journal.preview_run(&RunOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        ..RunOptions::new("rm lnk pipe; echo new > new.txt")
-    }) {
+    match ws.journal.preview_run(
+        &RunOptions::new("rm lnk pipe; echo new > new.txt").with_cwd(ws.root().to_path_buf()),
+    ) {
         Err(Error::Sandbox(SandboxError::Unrepresentable { paths })) => {
             let got: Vec<(&str, &str)> = paths
                 .iter()
@@ -408,10 +398,7 @@ fn revise_run_works_on_the_plans_candidate() {
         .journal
         .revise_run(
             p.tx,
-            &RunOptions {
-                cwd: Some(ws.root().to_path_buf()),
-                ..RunOptions::new("sed -i 's/+ 1/+ 2/' src/a.rs && grep -q 'fn c' src/c.rs && echo '// c' >> src/c.rs")
-            },
+            &RunOptions::new("sed -i 's/+ 1/+ 2/' src/a.rs && grep -q 'fn c' src/c.rs && echo '// c' >> src/c.rs").with_cwd(ws.root().to_path_buf()),
         )
         .unwrap();
     assert_eq!(r.revision, 1);
@@ -435,13 +422,7 @@ fn revise_run_deletes_and_moves_a_file_only_the_candidate_holds() {
     }
     let run = |tx: u64, cmd: &str| {
         ws.journal
-            .revise_run(
-                tx,
-                &RunOptions {
-                    cwd: Some(ws.root().to_path_buf()),
-                    ..RunOptions::new(cmd)
-                },
-            )
+            .revise_run(tx, &RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
             .unwrap()
     };
     let created =
@@ -450,10 +431,7 @@ fn revise_run_deletes_and_moves_a_file_only_the_candidate_holds() {
     let p = ws.preview(created);
     match ws.journal.revise_run(
         p.tx,
-        &RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new("rm src/c.rs")
-        },
+        &RunOptions::new("rm src/c.rs").with_cwd(ws.root().to_path_buf()),
     ) {
         Ok(r) => {
             let paths: Vec<&str> = r.files.iter().map(|f| f.path.as_str()).collect();
@@ -484,10 +462,7 @@ fn a_failing_check_blocks_the_commit_and_a_passing_one_is_noted() {
     let plan = plan(
         r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2\n","new":"    NEW\n"}]}"#,
     );
-    let check = |c: &str| CheckOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        ..CheckOptions::new(c)
-    };
+    let check = |c: &str| CheckOptions::new(c).with_cwd(ws.root().to_path_buf());
     // The check sees the candidate, and what it writes is thrown away.
     let p = ws
         .journal
@@ -560,10 +535,10 @@ fn a_committed_run_rolls_back_to_exact_bytes_and_modes_and_the_rollback_rolls_ba
     let (p, receipt) = ws
         .journal
         .run(
-            &RunOptions {
-                cwd: Some(ws.root().to_path_buf()),
-                ..RunOptions::new("chmod 600 run.sh && printf 'x\\r\\n' >> crlf.txt && rm src/b.rs && echo n > n.txt")
-            },
+            &RunOptions::new(
+                "chmod 600 run.sh && printf 'x\\r\\n' >> crlf.txt && rm src/b.rs && echo n > n.txt",
+            )
+            .with_cwd(ws.root().to_path_buf()),
             CommitOptions::default(),
         )
         .unwrap();
@@ -844,7 +819,11 @@ mod mcp {
         assert_eq!(plain, TOOL_NAMES);
         let allowed = list(&["serve", "--allow-commands"]);
         assert_eq!(allowed.last().map(String::as_str), Some(EDIT_RUN));
-        assert_eq!(allowed.len(), TOOL_NAMES.len() + 1);
+        assert_eq!(
+            allowed[allowed.len() - 2..],
+            [ultra_edit::mcp::EDIT_CONFIG, EDIT_RUN]
+        );
+        assert_eq!(allowed.len(), TOOL_NAMES.len() + 2);
     }
 }
 
@@ -855,11 +834,11 @@ fn a_command_past_its_timeout_is_killed_and_records_nothing() {
         return;
     }
     let started = Instant::now();
-    match ws.journal.preview_run(&RunOptions {
-        cwd: Some(ws.root().to_path_buf()),
-        timeout: Duration::from_millis(300),
-        ..RunOptions::new("echo early > a.txt; echo waiting; sleep 20")
-    }) {
+    match ws.journal.preview_run(
+        &RunOptions::new("echo early > a.txt; echo waiting; sleep 20")
+            .with_cwd(ws.root().to_path_buf())
+            .with_timeout(Duration::from_millis(300)),
+    ) {
         Err(e @ Error::Sandbox(SandboxError::TimedOut { .. })) => {
             assert_eq!(e.kind(), "command_timed_out");
             let Error::Sandbox(SandboxError::TimedOut {
@@ -894,10 +873,10 @@ fn a_directory_removed_and_made_again_deletes_what_it_held() {
     // it are gone even though no whiteout names them.
     let p = ws
         .journal
-        .preview_run(&RunOptions {
-            cwd: Some(ws.root().to_path_buf()),
-            ..RunOptions::new("rm -r src && mkdir src && printf 'pub fn n() {}\\n' > src/lib.rs")
-        })
+        .preview_run(
+            &RunOptions::new("rm -r src && mkdir src && printf 'pub fn n() {}\\n' > src/lib.rs")
+                .with_cwd(ws.root().to_path_buf()),
+        )
         .unwrap();
     let got: Vec<(&str, bool)> = p
         .files

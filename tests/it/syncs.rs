@@ -110,11 +110,9 @@ fn open_counted(ws: &Ws) -> Counted {
     let fs = Arc::new(FaultFs::default().beneath(ws.root()));
     let journal = Journal::open_with(
         ws.root(),
-        OpenOptions {
-            fs: Some(fs.clone()),
-            journal_backend: Some(Box::new(backend)),
-            ..Default::default()
-        },
+        OpenOptions::default()
+            .with_fs(fs.clone())
+            .with_journal_backend(Box::new(backend)),
     )
     .unwrap();
     Counted {

@@ -5,6 +5,7 @@
 //! and `init`, `recover` and `serve` here. Each returns the exit code of a command
 //! that ran.
 
+mod config;
 mod journal;
 mod resolve;
 mod sandbox;
@@ -173,7 +174,12 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             run,
             cmd,
         } => sandbox::revise(out, &j, tx, base, rebase, &plan, allow, run, cmd),
-        Command::Rebase { tx, check, timeout } => sandbox::rebase(out, &j, tx, check, timeout),
+        Command::Rebase {
+            tx,
+            check,
+            no_check,
+            timeout,
+        } => sandbox::rebase(out, &j, tx, check, no_check, timeout),
         Command::Run {
             command,
             cmd,
@@ -207,7 +213,21 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             path,
             force,
             from,
-        } => resolve::resolve(out, &j, tx, path.as_deref(), force, from.as_deref()),
+            check,
+            no_check,
+            timeout,
+        } => {
+            let check = sandbox::check_to_run(out, &j, check, no_check, timeout)?;
+            resolve::resolve(
+                out,
+                &j,
+                tx,
+                path.as_deref(),
+                force,
+                from.as_deref(),
+                check.as_ref(),
+            )
+        }
         Command::Abort { tx } => tx::abort(out, &j, tx),
         Command::Rollback {
             tx,
@@ -239,16 +259,15 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
         // Handled before the journal is opened (`cli::run`).
         Command::Help { .. } => Ok(0),
         Command::Journal { command } => journal::dispatch(out, j, root, command),
+        Command::Config { command } => config::dispatch(out, &j, command),
     }
 }
 
 /// `init`: create `.ultra-edit/` in `--root` (default: the current directory), or the
 /// `--state-dir` given.
 fn init(out: &Out, root: Option<PathBuf>, state_dir: Option<PathBuf>) -> Result<i32> {
-    let opts = OpenOptions {
-        state_dir,
-        ..Default::default()
-    };
+    let mut opts = OpenOptions::default();
+    opts.state_dir = state_dir;
     let root = root.unwrap_or_else(|| PathBuf::from("."));
     // Whether a journal was there already: `init` is idempotent, and says which it
     // did (as `git init` says "Reinitialized existing").
@@ -291,13 +310,11 @@ fn open(
 ) -> Result<Journal> {
     // `recover` runs recovery itself, to report it; every other command recovers on open.
     let recover_on_open = !matches!(command, Command::Recover { .. });
-    let opts = OpenOptions {
-        recover: recover_on_open,
-        state_dir,
-        for_reading: reads_only(command),
-        interrupt,
-        ..Default::default()
-    };
+    let mut opts = OpenOptions::default()
+        .with_recover(recover_on_open)
+        .with_for_reading(reads_only(command));
+    opts.state_dir = state_dir;
+    opts.interrupt = interrupt;
     let j = Journal::open_with(root, opts)?;
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
@@ -311,7 +328,11 @@ fn open(
 fn reads_only(command: &Command) -> bool {
     use super::args::JournalCommand;
     match command {
-        Command::Show { .. } | Command::Log { .. } => true,
+        Command::Show { .. }
+        | Command::Log { .. }
+        | Command::Config {
+            command: super::args::ConfigCommand::Show,
+        } => true,
         Command::Journal { command } => matches!(
             command,
             JournalCommand::Dump { .. } | JournalCommand::Stats | JournalCommand::Verify

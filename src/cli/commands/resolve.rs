@@ -37,6 +37,7 @@ pub(super) fn resolve(
     path: Option<&str>,
     force: bool,
     from: Option<&Path>,
+    check: Option<&ultra_edit::sandbox::CheckOptions>,
 ) -> Result<i32> {
     let tx = j.tx_number(tx)?;
     let offered = j.resolvable(tx, path)?;
@@ -52,7 +53,13 @@ pub(super) fn resolve(
         .collect();
     let recorded = run_editor(&copies, out.is_json())
         .and_then(|()| read_copies(&offered, &copies))
-        .and_then(|edited| j.resolve(tx, offered.revision, &edited, ResolveOptions { force }));
+        .and_then(|edited| {
+            let opts = ResolveOptions { force };
+            match check {
+                Some(check) => j.resolve_checked(tx, offered.revision, &edited, opts, check),
+                None => j.resolve(tx, offered.revision, &edited, opts),
+            }
+        });
     match recorded {
         Ok(p) => {
             dir.remove();

@@ -24,13 +24,32 @@ fn timeout(a: &CommandArgs) -> Duration {
     a.timeout.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64)
 }
 
-fn check_of(out: &Out, a: &CommandArgs) -> Option<CheckOptions> {
-    a.check.as_ref().map(|c| CheckOptions {
-        command: c.clone(),
-        timeout: timeout(a),
-        passthrough: passthrough(out),
-        cwd: None,
-    })
+/// The check to run: none under `--no-check`, else `--check CMD`, else the journal's
+/// default check (`ultra-edit config check`), else none.
+pub(super) fn check_to_run(
+    out: &Out,
+    j: &Journal,
+    given: Option<String>,
+    no_check: bool,
+    secs: Option<f64>,
+) -> Result<Option<CheckOptions>> {
+    let command = match (no_check, given) {
+        (true, _) => return Ok(None),
+        (false, Some(c)) => c,
+        (false, None) => match j.default_check()? {
+            Some(c) => c,
+            None => return Ok(None),
+        },
+    };
+    Ok(Some(
+        CheckOptions::new(command)
+            .with_timeout(secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64))
+            .with_passthrough(passthrough(out)),
+    ))
+}
+
+fn check_of(out: &Out, j: &Journal, a: &CommandArgs) -> Result<Option<CheckOptions>> {
+    check_to_run(out, j, a.check.clone(), a.no_check, a.timeout)
 }
 
 fn run_options(
@@ -39,19 +58,16 @@ fn run_options(
     command: String,
     a: &CommandArgs,
     allow: &[String],
-) -> RunOptions {
-    RunOptions {
-        command,
-        timeout: timeout(a),
-        keep_on_failure: a.keep_on_failure,
-        include_ignored: a.include_ignored,
-        strict: a.strict,
-        check: check_of(out, a),
-        passthrough: passthrough(out),
-        cwd: None,
-        agent: None,
-        policy: tx::allowed(j, None, allow),
-    }
+) -> Result<RunOptions> {
+    let mut opts = RunOptions::new(command)
+        .with_timeout(timeout(a))
+        .with_keep_on_failure(a.keep_on_failure)
+        .with_include_ignored(a.include_ignored)
+        .with_strict(a.strict)
+        .with_passthrough(passthrough(out));
+    opts.check = check_of(out, j, a)?;
+    opts.policy = tx::allowed(j, None, allow);
+    Ok(opts)
 }
 
 /// `preview --run CMD`, or `preview --plan P --check CMD`.
@@ -64,10 +80,10 @@ pub(super) fn preview(
     a: CommandArgs,
 ) -> Result<i32> {
     if let Some(command) = run {
-        let p = j.preview_run(&run_options(out, j, command, &a, &allow))?;
+        let p = j.preview_run(&run_options(out, j, command, &a, &allow)?)?;
         return tx::previewed_pub(out, &p);
     }
-    match check_of(out, &a) {
+    match check_of(out, j, &a)? {
         Some(check) => {
             let plan = tx::read_plan_pub(j, plan, allow)?;
             let opts = PreviewOptions {
@@ -93,10 +109,10 @@ pub(super) fn revise(
     a: CommandArgs,
 ) -> Result<i32> {
     if let Some(command) = run {
-        let p = j.revise_run(txr, &run_options(out, j, command, &a, &allow))?;
+        let p = j.revise_run(txr, &run_options(out, j, command, &a, &allow)?)?;
         return tx::revised(out, j, &p);
     }
-    match check_of(out, &a) {
+    match check_of(out, j, &a)? {
         Some(check) => {
             let plan = tx::read_plan_pub(j, plan, allow)?;
             let p = j.revise_checked(txr, ReviseOptions { base, rebase }, &plan, &check)?;
@@ -106,24 +122,17 @@ pub(super) fn revise(
     }
 }
 
-/// `rebase TX --check CMD`.
+/// `rebase TX --check CMD` (or with the journal's default check).
 pub(super) fn rebase(
     out: &Out,
     j: &Journal,
     txr: ultra_edit::TxRef,
     check: Option<String>,
+    no_check: bool,
     secs: Option<f64>,
 ) -> Result<i32> {
-    match check {
-        Some(command) => {
-            let check = CheckOptions {
-                command,
-                timeout: secs.map_or(DEFAULT_TIMEOUT, Duration::from_secs_f64),
-                passthrough: passthrough(out),
-                cwd: None,
-            };
-            tx::previewed_pub(out, &j.rebase_checked(txr, &check)?)
-        }
+    match check_to_run(out, j, check, no_check, secs)? {
+        Some(check) => tx::previewed_pub(out, &j.rebase_checked(txr, &check)?),
         None => tx::rebase(out, j, txr),
     }
 }
@@ -161,7 +170,7 @@ pub(super) fn run(
 ) -> Result<i32> {
     j.set_lock_timeout(Duration::from_secs_f64(lock_timeout.clamp(0.0, 86_400.0)));
     j.set_completion_inline(true);
-    let opts = run_options(out, j, command_line(&words), &a, &allow);
+    let opts = run_options(out, j, command_line(&words), &a, &allow)?;
     let p = j.preview_run(&opts)?;
     if !p.ready_to_commit {
         return tx::previewed_pub(out, &p);

@@ -90,10 +90,7 @@ fn full_disk_matrix() -> Vec<FullDiskRun> {
         );
         let faulty = Journal::open_with(
             ws.root(),
-            ultra_edit::OpenOptions {
-                journal_backend: Some(Box::new(backend)),
-                ..Default::default()
-            },
+            ultra_edit::OpenOptions::default().with_journal_backend(Box::new(backend)),
         )
         .unwrap();
         budget.store(n, std::sync::atomic::Ordering::SeqCst);

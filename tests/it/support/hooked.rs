@@ -50,10 +50,7 @@ impl Hooked {
     pub fn open_journal(self, root: &Path) -> ultra_edit::Journal {
         ultra_edit::Journal::open_with(
             root,
-            ultra_edit::OpenOptions {
-                journal_backend: Some(Box::new(self)),
-                ..Default::default()
-            },
+            ultra_edit::OpenOptions::default().with_journal_backend(Box::new(self)),
         )
         .unwrap()
     }

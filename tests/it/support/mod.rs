@@ -50,10 +50,8 @@ impl Ws {
 
 /// A second handle on `ws`'s journal whose filesystem is the twin `fs`.
 pub fn faulty(ws: &Ws, fs: faultfs::FaultFs) -> Journal {
-    let opts = ultra_edit::OpenOptions {
-        fs: Some(std::sync::Arc::new(fs.beneath(ws.root()))),
-        ..Default::default()
-    };
+    let opts =
+        ultra_edit::OpenOptions::default().with_fs(std::sync::Arc::new(fs.beneath(ws.root())));
     Journal::open_with(ws.root(), opts).unwrap()
 }
 
