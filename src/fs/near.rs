@@ -91,6 +91,10 @@ fn classify(want: &str, have: &str, closeness: Closeness) -> Option<(usize, Stri
         Closeness::NoSubstitution if len >= 5 => (1, 2),
         _ => return None,
     };
+    // The distance is at least the difference of the lengths: most names stop here.
+    if w.chars().count().abs_diff(h.chars().count()) > limit {
+        return None;
+    }
     let d = distance(&w, &h, substitute);
     (d <= limit).then(|| {
         (
