@@ -64,7 +64,7 @@ pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};
 pub use error::{
     Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
-    ResolveError, Result, StateReason, Transition, Verb,
+    ResolveError, Result, StaleWriter, StateReason, Transition, Verb,
 };
 #[cfg(feature = "sandbox")]
 pub use error::{RefusedPath, SandboxError};

@@ -99,6 +99,18 @@ pub struct Preview {
 }
 
 impl Preview {
+    /// The error a commit of this revision would be refused with for its validation
+    /// errors ([`Error::ValidationFailed`], with the same summary lines), `None` when
+    /// its validation report has no error. Front ends report a recorded revision that
+    /// is not ready with it (the CLI's `--json` `error` object at exit 4).
+    pub fn validation_error(&self) -> Option<Error> {
+        edit::has_errors(&self.validation).then(|| Error::ValidationFailed {
+            tx: self.tx,
+            revision: self.revision,
+            summary: error_summary(&self.validation),
+        })
+    }
+
     pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,
@@ -265,9 +277,16 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Rel
 /// existing snapshot's bytes are `None` until [`load_snapshot`].
 pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let r = ws.store.read()?;
-    let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+    let load = |s: &FileState, path: &RelPath| -> Result<Option<Vec<u8>>> {
         match s.hash() {
-            Some(h) => Ok(Some(r.blob_required(&h)?)),
+            Some(h) => Ok(Some(r.blob_required(&h).map_err(|e| {
+                e.needed_by(|| {
+                    format!(
+                        "the candidate of {path} in revision {} of tx {}",
+                        rev.revision, rev.tx
+                    )
+                })
+            })?)),
             None => Ok(None),
         }
     };
@@ -280,7 +299,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 snapshot_bytes: None,
                 snapshot_xattrs: None,
                 candidate: f.candidate,
-                candidate_bytes: load(&f.candidate)?,
+                candidate_bytes: load(&f.candidate, &f.path)?,
                 text_op_on_binary: false,
                 notes: Vec::new(),
                 keep: false,
@@ -770,13 +789,17 @@ pub(crate) fn record_revision(
         let Some(working) = content.files.get(&f.path) else {
             continue;
         };
-        for (state, bytes) in [
-            (&working.snapshot, &working.snapshot_bytes),
-            (&working.candidate, &working.candidate_bytes),
-        ] {
-            if let (Some(hash), Some(bytes)) = (state.hash(), bytes) {
-                w.put_blob_hashed(hash, bytes)?;
-            }
+        let snapshot = working
+            .snapshot
+            .hash()
+            .zip(working.snapshot_bytes.as_deref());
+        if let Some((hash, bytes)) = snapshot {
+            w.put_blob_hashed(hash, bytes)?;
+        }
+        // The candidate differs from its snapshot where the plan edited it: only that
+        // region is chunked and hashed (`Writer::put_blob_like`).
+        if let (Some(hash), Some(bytes)) = (working.candidate.hash(), &working.candidate_bytes) {
+            w.put_blob_like(hash, bytes, snapshot)?;
         }
         if let Some(xattrs) = &working.snapshot_xattrs {
             w.put_blob(xattrs)?;

@@ -61,12 +61,17 @@ impl StepError {
             StepError::Stale(path) => Error::StaleSnapshot {
                 tx: rec.tx,
                 paths: vec![path],
+                writers: Vec::new(),
             },
             StepError::Journal(e) => e,
             StepError::Interrupted => Error::Interrupted {
                 tx: rec.tx,
                 batch: rec.batch,
                 temps_left: left.into_iter().map(String::from).collect(),
+                rollback_of: match rec.kind {
+                    BatchKind::Rollback { of, .. } => Some(of),
+                    _ => None,
+                },
             },
         }
     }
@@ -254,12 +259,44 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
-        let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+        let needed = |e: crate::Error| {
+            e.needed_by(|| {
+                format!(
+                    "the new content of {} that batch {} of tx {} writes",
+                    f.path, rec.batch, rec.tx
+                )
+            })
+        };
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
-        ws.fs
-            .write_synced(&tmp, &bytes, &meta, &xattrs)
-            .ctx_at("write temp", || ws.abs(&tmp))?;
+        if f.post.size() > STAGE_CONCURRENTLY_MAX {
+            // Streamed from the journal to the temp, never whole in memory; checked
+            // against its hash before the temp is synced (a damaged blob removes it).
+            let mut journal = None;
+            let wrote = ws.fs.write_synced_from(
+                &tmp,
+                &mut |put| match reader.blob_stream(&hash, put) {
+                    Ok(done) => done,
+                    Err(e) => {
+                        journal = Some(e);
+                        Err(std::io::Error::other("the post-image could not be read"))
+                    }
+                },
+                &meta,
+                &xattrs,
+            );
+            if let Some(e) = journal {
+                return Err(StepError::Journal(needed(e)));
+            }
+            wrote.ctx_at("write temp", || ws.abs(&tmp))?;
+        } else {
+            let bytes = reader
+                .blob_required(&hash)
+                .map_err(|e| StepError::Journal(needed(e)))?;
+            ws.fs
+                .write_synced(&tmp, &bytes, &meta, &xattrs)
+                .ctx_at("write temp", || ws.abs(&tmp))?;
+        }
         crash_point!("batch::after_stage_file");
         Ok(())
     };

@@ -278,7 +278,12 @@ pub enum EditError {
     /// not change") refuse: `check` is `"indentation_mismatch"` (Python text that
     /// cannot be moved as one block to the definition's depth), `"symbol_scope_changed"`
     /// (a definition would move to another scope) or `"empty_block"` (a Python block
-    /// would hold no statement). Nothing is changed.
+    /// would hold no statement); or a target op (`replace_body`, `insert_field`,
+    /// `insert_variant`, `replace_arm`) that does not apply: `"no_body"` (a
+    /// definition without a body), `"wrong_kind"` (the symbol names no definition of a
+    /// kind the op applies to) or `"unsupported_target"` (a construct or language the
+    /// op does not support; the detail names what is, and the text op that would make
+    /// the same edit, with its exact lines). Nothing is changed.
     #[error(
         "edit #{} ({op} in {shown_path}) on {symbol:?}: {check} at line {line}: {detail}",
         .index.saturating_add(1),
@@ -547,20 +552,51 @@ pub struct SymbolCandidate {
     pub start_line: usize,
     /// 1-based last line.
     pub end_line: usize,
+    /// Why it matched: `"exact_path"` (its path is the `symbol` given, and its kind
+    /// fits the op), `"other_kind"` (its path is the `symbol`, but the op does not
+    /// apply to its kind) or `"name_only"` (its own name is the `symbol`'s last name,
+    /// in another scope).
+    #[serde(default)]
+    pub matched: String,
+    /// How well it matched, 0–100: 100 for `exact_path`, 50 for `other_kind`, 25 for
+    /// `name_only`. Only `exact_path` candidates can be picked with `occurrence`.
+    #[serde(default)]
+    pub score: u8,
+}
+
+impl SymbolCandidate {
+    /// The candidate `def`, matched as `matched` (see [`SymbolCandidate::matched`]).
+    pub(crate) fn new(def: &crate::syntax::Definition, matched: &'static str) -> Self {
+        SymbolCandidate {
+            kind: def.kind.into(),
+            start_line: def.signature_line,
+            end_line: def.last_line,
+            matched: matched.into(),
+            score: match matched {
+                "exact_path" => 100,
+                "other_kind" => 50,
+                _ => 25,
+            },
+        }
+    }
 }
 
 fn join_candidates(candidates: &[SymbolCandidate]) -> String {
     let parts: Vec<String> = candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            format!(
+        .map(|(i, c)| match c.matched.as_str() {
+            "exact_path" | "" => format!(
                 "{}: {} at lines {}-{}",
                 i + 1,
                 c.kind,
                 c.start_line,
                 c.end_line
-            )
+            ),
+            other => format!(
+                "also {} at lines {}-{} ({other}, score {}; not picked by occurrence)",
+                c.kind, c.start_line, c.end_line, c.score
+            ),
         })
         .collect();
     parts.join(", ")

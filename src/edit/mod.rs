@@ -28,12 +28,13 @@ mod near_miss;
 pub mod plan;
 pub mod resolve;
 mod symbol;
+mod target;
 pub mod validate;
 
 pub use diff::{candidate_diff, is_binary, CandidateDiff};
 pub use error::{EditError, NearPath, SymbolCandidate, TargetFailure};
 pub(crate) use lines::count_lines;
 pub use merge::{merge3, merge3_styled, ConflictRegion, ConflictStyle, Labels, MergeResult};
-pub use plan::{Edit, ExpectedBase, Occurrence, Plan};
+pub use plan::{Edit, ExpectedBase, Occurrence, Plan, Position};
 pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};
 pub use validate::{conflict_marker_lines, has_errors, validate, FileCheck, Issue, Severity};

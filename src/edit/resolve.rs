@@ -382,6 +382,16 @@ impl Target<'_> {
                     push(range, text);
                 }
             }
+            Edit::ReplaceBody { .. }
+            | Edit::InsertField { .. }
+            | Edit::InsertVariant { .. }
+            | Edit::ReplaceArm { .. } => {
+                if let Some((symbol, occurrence)) = super::target::address(edit) {
+                    let target = self.symbol(symbol, occurrence);
+                    let (range, text) = super::target::splice(&target, edit)?;
+                    push(range, text);
+                }
+            }
             _ => {
                 return Err(EditError::invalid_plan(format!(
                     "{} {}: not a text edit",

@@ -108,6 +108,38 @@ pub trait FileSystem: Send + Sync {
         meta: &FileMeta,
         xattrs: &Xattrs,
     ) -> io::Result<()>;
+    /// [`FileSystem::write_synced`] of bytes that come in pieces: `pieces` calls its
+    /// argument with each piece in order (and returns its error, or its own, to stop
+    /// the write: the file is then removed as `write_synced` removes it). A large file
+    /// is written without ever being whole in memory (a commit or rollback streams it
+    /// from the journal). The default gathers the pieces and calls `write_synced`
+    /// (filesystems of tests); [`StdFs`] writes them as they come, in 1 MiB writes.
+    fn write_synced_from(
+        &self,
+        path: &RelPath,
+        pieces: Pieces<'_>,
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()> {
+        let mut bytes = Vec::new();
+        pieces(&mut |p| {
+            bytes.extend_from_slice(p);
+            Ok(())
+        })?;
+        self.write_synced(path, &bytes, meta, xattrs)
+    }
+    /// [`FileSystem::read_file`] handing a regular file's bytes to `sink` in pieces (in
+    /// order, at most 1 MiB each for [`StdFs`]) instead of returning them: `bytes` is
+    /// then empty. What checks a file against a recorded state hashes it this way,
+    /// without holding it. The default reads the whole file and hands it over at once.
+    fn read_file_with(&self, path: &RelPath, sink: &mut dyn FnMut(&[u8])) -> io::Result<FileRead> {
+        let mut read = self.read_file(path)?;
+        if let FileRead::File { bytes, .. } = &mut read {
+            sink(bytes);
+            *bytes = Vec::new();
+        }
+        Ok(read)
+    }
     /// `rename(from, to)`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
@@ -160,6 +192,13 @@ pub trait FileSystem: Send + Sync {
         Ok(true)
     }
 }
+
+/// The bytes [`FileSystem::write_synced_from`] writes: called once with a function that
+/// takes each piece in order.
+pub type Pieces<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>;
+
+/// Bytes a streamed read or write moves at a time ([`StdFs`]).
+const PIECE: usize = 1 << 20;
 
 /// What [`FileSystem::read_file`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -220,6 +259,36 @@ pub fn fill_and_sync(
     xattrs: &Xattrs,
 ) -> io::Result<()> {
     f.write_all(bytes)?;
+    set_meta_and_sync(f, meta, xattrs)
+}
+
+/// [`fill_and_sync`] of bytes that come in [`Pieces`], gathered into writes of up to
+/// 1 MiB: the same steps in the same order, the bytes never whole in memory.
+pub fn fill_and_sync_from(
+    f: &mut dyn NewFile,
+    pieces: Pieces<'_>,
+    meta: &FileMeta,
+    xattrs: &Xattrs,
+) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(PIECE);
+    pieces(&mut |p| {
+        if buf.len() + p.len() > PIECE && !buf.is_empty() {
+            f.write_all(&buf)?;
+            buf.clear();
+        }
+        if p.len() >= PIECE {
+            f.write_all(p)
+        } else {
+            buf.extend_from_slice(p);
+            Ok(())
+        }
+    })?;
+    f.write_all(&buf)?;
+    set_meta_and_sync(f, meta, xattrs)
+}
+
+/// The steps of [`fill_and_sync`] after the bytes: attributes, owner, mode, `fsync`.
+fn set_meta_and_sync(f: &mut dyn NewFile, meta: &FileMeta, xattrs: &Xattrs) -> io::Result<()> {
     for (name, value) in &xattrs.0 {
         if name == acl::ACCESS {
             f.set_xattr(name, &acl::for_mode(value, meta.mode))?;
@@ -336,6 +405,44 @@ impl StdFs {
             ));
         }
         Ok(fd)
+    }
+
+    /// The regular file `path` opened for reading as [`FileSystem::read_file`] opens it
+    /// (no final symlink followed, a FIFO never waited on), with its kind and size from
+    /// that descriptor's `fstat`; `Err(kind)` inside when something else is there
+    /// ([`EntryKind::Absent`] when nothing is).
+    #[allow(clippy::type_complexity)]
+    fn open_regular(
+        &self,
+        path: &RelPath,
+    ) -> io::Result<Result<(File, EntryKind, usize), EntryKind>> {
+        let (dir, name) = match self.parent(path) {
+            Ok(p) => p,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Err(EntryKind::Absent)),
+            Err(e) => return Err(e),
+        };
+        // O_NONBLOCK: a FIFO swapped in after the caller's lstat would otherwise block
+        // this open until a writer came (holding the commit lock meanwhile); a regular
+        // file's reads ignore the flag.
+        let fd = match rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => fd,
+            Err(rustix::io::Errno::NOENT) => return Ok(Err(EntryKind::Absent)),
+            // O_NOFOLLOW on a symlink.
+            Err(rustix::io::Errno::LOOP) => return Ok(Err(EntryKind::Symlink)),
+            Err(e) => return Err(e.into()),
+        };
+        let st = rustix::fs::fstat(&fd)?;
+        let kind = kind_of(&st);
+        if !matches!(kind, EntryKind::File { .. }) {
+            return Ok(Err(kind));
+        }
+        let size = usize::try_from(st.st_size).unwrap_or(0);
+        Ok(Ok((File::from(fd), kind, size)))
     }
 
     /// The parent's handle and the final name of `path`.
@@ -498,37 +605,12 @@ impl FileSystem for StdFs {
     }
 
     fn read_file(&self, path: &RelPath) -> io::Result<FileRead> {
-        let (dir, name) = match self.parent(path) {
-            Ok(p) => p,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Ok(FileRead::Not(EntryKind::Absent))
-            }
-            Err(e) => return Err(e),
+        let (mut file, kind, size) = match self.open_regular(path)? {
+            Ok(found) => found,
+            Err(other) => return Ok(FileRead::Not(other)),
         };
-        // O_NONBLOCK: a FIFO swapped in after the caller's lstat would otherwise block
-        // this open until a writer came (holding the commit lock meanwhile); a regular
-        // file's reads ignore the flag.
-        let fd = match rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            Ok(fd) => fd,
-            Err(rustix::io::Errno::NOENT) => return Ok(FileRead::Not(EntryKind::Absent)),
-            // O_NOFOLLOW on a symlink.
-            Err(rustix::io::Errno::LOOP) => return Ok(FileRead::Not(EntryKind::Symlink)),
-            Err(e) => return Err(e.into()),
-        };
-        let st = rustix::fs::fstat(&fd)?;
-        let kind = kind_of(&st);
-        if !matches!(kind, EntryKind::File { .. }) {
-            return Ok(FileRead::Not(kind));
-        }
-        let mut file = File::from(fd);
         // Sized by the fstat just made (one byte more, to see the end in one read):
         // std's File::read_to_end would ask the size again with statx and lseek.
-        let size = usize::try_from(st.st_size).unwrap_or(0);
         let mut bytes = Vec::new();
         bytes
             .try_reserve_exact(size.saturating_add(1))
@@ -540,6 +622,51 @@ impl FileSystem for StdFs {
             bytes,
             xattrs,
         })
+    }
+
+    fn read_file_with(&self, path: &RelPath, sink: &mut dyn FnMut(&[u8])) -> io::Result<FileRead> {
+        let (mut file, kind, _) = match self.open_regular(path)? {
+            Ok(found) => found,
+            Err(other) => return Ok(FileRead::Not(other)),
+        };
+        let mut buf = vec![0u8; PIECE];
+        loop {
+            match file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => sink(buf.get(..n).unwrap_or_default()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let xattrs = xattrs_of(file.as_fd())?;
+        Ok(FileRead::File {
+            kind,
+            bytes: Vec::new(),
+            xattrs,
+        })
+    }
+
+    fn write_synced_from(
+        &self,
+        path: &RelPath,
+        pieces: Pieces<'_>,
+        meta: &FileMeta,
+        xattrs: &Xattrs,
+    ) -> io::Result<()> {
+        io_fault!("fs::write");
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let filled = fill_and_sync_from(&mut StdNewFile(File::from(fd)), pieces, meta, xattrs);
+        if filled.is_err() {
+            // As in `write_synced`: never left behind half written.
+            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+        }
+        filled
     }
 
     fn write_synced(

@@ -26,25 +26,86 @@ pub(crate) fn read_state(
         path: rel.under(root),
         source,
     })?;
-    // What the read's own descriptor found is checked again: the lstat above and the
-    // open are two system calls, and another process may have put a symlink, a
-    // directory, a FIFO or a hard-linked file there between them.
-    let (mode, uid, gid, bytes, xattrs) = match read {
+    match found(read, rel)? {
+        Some((mode, uid, gid, bytes, xattrs)) => {
+            let hash = BlobHash::of(&bytes);
+            let (meta, blob) = meta_of(mode, uid, gid, &xattrs);
+            Ok((
+                FileState::File {
+                    hash,
+                    size: bytes.len() as u64,
+                    meta,
+                },
+                Some(bytes),
+                blob,
+            ))
+        }
+        None => Ok((FileState::ABSENT, None, None)),
+    }
+}
+
+/// [`read_state`] without the file's bytes: they are hashed as they are read, in
+/// pieces ([`FileSystem::read_file_with`]), so checking a large file against a
+/// recorded state (the commit gate, the install's last check) holds none of it. The
+/// same path checks and errors; returns the state and the extended attributes' blob.
+pub(crate) fn state_of(
+    fs: &dyn FileSystem,
+    root: &Path,
+    rel: &RelPath,
+) -> Result<(FileState, Option<Vec<u8>>)> {
+    if path::checked_entry(fs, root, rel, rel)? == EntryKind::Absent {
+        return Ok((FileState::ABSENT, None));
+    }
+    let mut hasher = blake3::Hasher::new();
+    let mut size = 0u64;
+    let read = fs
+        .read_file_with(rel, &mut |piece| {
+            hasher.update(piece);
+            size += piece.len() as u64;
+        })
+        .map_err(|source| IoError {
+            op: "read",
+            path: rel.under(root),
+            source,
+        })?;
+    match found(read, rel)? {
+        Some((mode, uid, gid, _, xattrs)) => {
+            let hash = BlobHash(*hasher.finalize().as_bytes());
+            let (meta, blob) = meta_of(mode, uid, gid, &xattrs);
+            Ok((FileState::File { hash, size, meta }, blob))
+        }
+        None => Ok((FileState::ABSENT, None)),
+    }
+}
+
+/// What a read found: a regular file's mode, owner, group, bytes and attributes, or
+/// `None` when it was removed in between. What the read's own descriptor found is
+/// checked again: the lstat before it and the open are two system calls, and another
+/// process may have put a symlink, a directory, a FIFO or a hard-linked file there
+/// between them.
+#[allow(clippy::type_complexity)]
+fn found(read: FileRead, rel: &RelPath) -> Result<Option<(u32, u32, u32, Vec<u8>, Xattrs)>> {
+    match read {
         FileRead::File {
             kind,
             bytes,
             xattrs,
         } => match path::check_final(kind, rel)? {
-            EntryKind::File { mode, uid, gid, .. } => (mode, uid, gid, bytes, xattrs),
+            EntryKind::File { mode, uid, gid, .. } => Ok(Some((mode, uid, gid, bytes, xattrs))),
             // `FileRead::File` holds a file.
-            _ => return Ok((FileState::ABSENT, None, None)),
+            _ => Ok(None),
         },
         // Absent (removed in between) passes; any other kind is refused.
         FileRead::Not(other) => {
             path::check_final(other, rel)?;
-            return Ok((FileState::ABSENT, None, None));
+            Ok(None)
         }
-    };
+    }
+}
+
+/// The recorded metadata of a file, and the blob of its extended attributes when it
+/// has any.
+fn meta_of(mode: u32, uid: u32, gid: u32, xattrs: &Xattrs) -> (FileMeta, Option<Vec<u8>>) {
     let (hash, blob) = if xattrs.0.is_empty() {
         (Xattrs::empty_hash(), None)
     } else {
@@ -56,7 +117,7 @@ pub(crate) fn read_state(
         owner: Some(Owner { uid, gid }),
         xattrs: Some(hash),
     };
-    Ok((FileState::with_meta(&bytes, meta), Some(bytes), blob))
+    (meta, blob)
 }
 
 #[cfg(test)]

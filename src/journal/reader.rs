@@ -58,6 +58,29 @@ impl Reader {
         blobs::assemble(&chunks, &pages, hash, raw.value()).map(Some)
     }
 
+    /// Stream a blob's bytes to `sink` chunk by chunk, checked against their key as
+    /// [`Reader::blob`] checks them, but only once all were handed out: the sink must
+    /// discard what it got when this returns an error. A blob not stored is
+    /// [`JournalError::Missing`]; damage is [`JournalError::Corrupt`]; an error of the
+    /// sink stops the stream and comes back inside `Ok`. Memory: one chunk and the
+    /// chunk list, whatever the blob's size.
+    pub fn blob_stream(
+        &self,
+        hash: &BlobHash,
+        sink: &mut dyn FnMut(&[u8]) -> std::io::Result<()>,
+    ) -> Result<std::io::Result<()>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let Some(raw) = manifests.get(&hash.0)? else {
+            return Err(JournalError::Missing {
+                what: format!("blob {hash}"),
+            }
+            .into());
+        };
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let pages = self.txn.open_table(blobs::PAGES)?;
+        blobs::stream(&chunks, &pages, hash, raw.value(), sink)
+    }
+
     /// A blob's bytes, or [`JournalError::Missing`].
     pub fn blob_required(&self, hash: &BlobHash) -> Result<Vec<u8>> {
         self.blob(hash)?.ok_or_else(|| {
@@ -128,6 +151,20 @@ impl Reader {
     /// Blobs stored (manifests), counted without reading their bytes.
     pub fn blob_count(&self) -> Result<u64> {
         Ok(self.txn.open_table(blobs::MANIFESTS)?.len()?)
+    }
+
+    /// The blobs' full lengths, each distinct content once (what reassembling every
+    /// blob would give; read from the manifests, no chunk is read).
+    pub fn blob_content_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        for item in self.txn.open_table(blobs::MANIFESTS)?.iter()? {
+            let m = codec::decode::<blobs::Manifest>("blob_manifests", item?.1.value())?;
+            total += match m {
+                blobs::Manifest::Inline(b) => b.len() as u64,
+                blobs::Manifest::Chunked { size, .. } | blobs::Manifest::Tree { size, .. } => size,
+            };
+        }
+        Ok(total)
     }
 
     /// Bytes the blob store holds, each distinct piece once: inline blobs, every chunk,

@@ -401,6 +401,7 @@ impl Store {
             txn,
             next_seq,
             now: self.clock.now_ms(),
+            last_layout: None,
         };
         let out = super::pending::in_write(|| f(&mut w))?;
         // With `failpoints`: `journal::commit=return(28)` fails this write as a full
@@ -426,6 +427,7 @@ impl Store {
             txn,
             next_seq: 0,
             now: self.clock.now_ms(),
+            last_layout: None,
         };
         let out = super::pending::in_write(|| f(&mut w))?;
         w.txn.abort()?;

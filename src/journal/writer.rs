@@ -13,6 +13,9 @@ pub struct Writer {
     pub(super) txn: redb::WriteTransaction,
     pub(super) next_seq: u64,
     pub(super) now: u64,
+    /// The chunk layout of the last blob this transaction stored, for
+    /// [`Writer::put_blob_like`] (a candidate stored right after its snapshot).
+    pub(super) last_layout: Option<(BlobHash, blobs::Layout)>,
 }
 
 impl Writer {
@@ -83,14 +86,47 @@ impl Writer {
     /// go unnoticed: reading a blob checks its bytes against its key
     /// (`blobs::assemble`), and debug builds check here.
     pub fn put_blob_hashed(&mut self, hash: BlobHash, bytes: &[u8]) -> Result<BlobHash> {
+        self.put_blob_like(hash, bytes, None)
+    }
+
+    /// [`Writer::put_blob_hashed`] of bytes that differ from those of the stored blob
+    /// `like` (its hash and bytes) in one region, e.g. a candidate and its snapshot:
+    /// only that region is chunked and hashed, the rest reuses `like`'s chunks
+    /// (`blobs::put_like`; the stored blob is the same as without `like`). `like`'s
+    /// layout comes from this transaction when it stored `like` last, else from the
+    /// journal (its chunk list and each chunk's length); a `like` that is not stored
+    /// is ignored. Errors: the journal's.
+    pub fn put_blob_like(
+        &mut self,
+        hash: BlobHash,
+        bytes: &[u8],
+        like: Option<(BlobHash, &[u8])>,
+    ) -> Result<BlobHash> {
         debug_assert_eq!(hash, BlobHash::of(bytes), "put_blob_hashed: wrong hash");
-        let inserted = {
+        let stored = {
             let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
             let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
             let mut pages = self.txn.open_table(blobs::PAGES)?;
-            blobs::put(&mut manifests, &mut chunks, &mut pages, &hash, bytes)?.is_some()
+            let mut layout = None;
+            if let Some((like_hash, _)) = like {
+                if manifests.get(&hash.0)?.is_none() {
+                    layout = match self.last_layout.take() {
+                        Some((h, l)) if h == like_hash => Some(l),
+                        _ => match manifests.get(&like_hash.0)? {
+                            Some(raw) => {
+                                let m = codec::decode("blob_manifests", raw.value())?;
+                                Some(blobs::layout_of(&chunks, &pages, &like_hash, &m)?)
+                            }
+                            None => None,
+                        },
+                    };
+                }
+            }
+            let like = like.zip(layout.as_ref()).map(|((_, b), l)| (b, l));
+            blobs::put_like(&mut manifests, &mut chunks, &mut pages, &hash, bytes, like)?
         };
-        if inserted {
+        if let Some((_, layout)) = stored {
+            self.last_layout = Some((hash, layout));
             self.event(EventKind::BlobStored {
                 hash,
                 size: bytes.len() as u64,

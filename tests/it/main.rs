@@ -2,9 +2,11 @@
 
 mod support;
 
+mod differential;
 #[cfg(feature = "syntax")]
 mod symbols;
 
+mod answers;
 mod attention;
 mod causes;
 mod cli;
