@@ -142,11 +142,13 @@ impl Journal {
 }
 
 /// The snapshots of `path` in `from` and in `to` when both revisions record the file
-/// and its snapshot differs between them (the disk moved: a rebase).
+/// and its snapshot's bytes or mode differ between them (the disk moved: a rebase).
 fn moved_snapshot(from: &Preview, to: &Preview, path: &str) -> Option<(FileState, FileState)> {
     let find = |p: &Preview| p.files.iter().find(|f| f.path == path).map(|f| f.snapshot);
     let (a, b) = (find(from)?, find(to)?);
-    (a != b).then_some((a, b))
+    // The bytes or the mode moved; a record that differs only in what it noted (an
+    // owner, xattrs) is the same disk.
+    (a.hash() != b.hash() || a.mode() != b.mode()).then_some((a, b))
 }
 
 /// The state of `path` in revision `this`: its candidate, or (not in `this`) its

@@ -91,6 +91,10 @@ fn classify(want: &str, have: &str, closeness: Closeness) -> Option<(usize, Stri
         Closeness::NoSubstitution if len >= 5 => (1, 2),
         _ => return None,
     };
+    // The distance is at least the difference of the lengths: most names stop here.
+    if w.chars().count().abs_diff(h.chars().count()) > limit {
+        return None;
+    }
     let d = distance(&w, &h, substitute);
     (d <= limit).then(|| {
         (
@@ -108,8 +112,8 @@ fn distance(a: &str, b: &str, substitute: usize) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
