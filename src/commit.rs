@@ -188,7 +188,12 @@ impl Journal {
                     gate::Refused::Fails,
                 )?;
                 if !stale.is_empty() {
-                    return Err(Error::StaleSnapshot { tx, paths: stale });
+                    let writers = gate::writers(&locked, tx, &stale)?;
+                    return Err(Error::StaleSnapshot {
+                        tx,
+                        paths: stale,
+                        writers,
+                    });
                 }
                 gate::keep_owners(&locked, tx, &mut files, opts.allow_owner_change)?;
                 gate::keep_acls(&locked, tx, &files)?;
@@ -510,7 +515,7 @@ impl Journal {
                         absent,
                     });
                 }
-                let revision = self.rollback_revision(&current)?;
+                let revision = self.rollback_revision(&current, (tx, batch.batch))?;
                 let mut new = NewBatch {
                     kind: BatchKind::Rollback {
                         of: tx,
@@ -666,12 +671,20 @@ impl Journal {
     fn rollback_revision(
         &self,
         current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
+        (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
         let mut pres = Vec::with_capacity(current.len());
         for (f, _, _) in current {
             pres.push(match f.pre.hash() {
-                Some(h) => Some(reader.blob_required(&h)?),
+                Some(h) => Some(reader.blob_required(&h).map_err(|e| {
+                    e.needed_by(|| {
+                        format!(
+                            "the pre-image of {} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores",
+                            f.path
+                        )
+                    })
+                })?),
                 None => None,
             });
         }
@@ -707,7 +720,7 @@ type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
 /// step is live through a redo in turn). `None` when `tx`'s change is its own: never
 /// rolled back, or (in a journal written before this check) rolled back again since.
 /// Reads the txs newer than each step, newest first.
-fn redone(r: &Reader, tx: u64) -> Result<Option<(u64, u64)>> {
+pub(crate) fn redone(r: &Reader, tx: u64) -> Result<Option<(u64, u64)>> {
     let mut found: Option<(u64, u64)> = None;
     let mut step = tx;
     let mut seen = BTreeSet::from([tx]);

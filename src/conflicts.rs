@@ -50,6 +50,14 @@ pub fn conflict_labels(recorded_plan: &str) -> Labels<'static> {
     }
 }
 
+/// Words a conflict's reason carries when a side's bytes are not valid UTF-8: its
+/// regions' `ours` / `base` / `theirs` text (lossy UTF-8, for display) then shows
+/// U+FFFD for those bytes, and [`ConflictEntry::lossy`] is set for the regions that
+/// show one.
+pub const LOSSY_NOTE: &str = "the text is not valid UTF-8, so the conflict's ours/base/theirs \
+     text is lossy (U+FFFD stands for bytes that are not UTF-8); the candidate holds the \
+     exact bytes between its markers";
+
 /// One side of a conflict as its marker names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ConflictSide {
@@ -75,6 +83,11 @@ pub struct ConflictEntry {
     pub sides: Option<[ConflictSide; 3]>,
     /// What conflicted, in words.
     pub reason: String,
+    /// True when the region's recorded text (ours, base, theirs) is lossy: a side's
+    /// bytes are not valid UTF-8 and show as U+FFFD there ([`LOSSY_NOTE`]); read the
+    /// candidate's bytes between the markers for the exact content. Like a file
+    /// diff's `lossy`.
+    pub lossy: bool,
 }
 
 /// The conflict list of a revision whose conflicts are `conflicts` and whose recorded
@@ -95,6 +108,7 @@ pub fn conflict_list(conflicts: &[FileConflict], recorded_plan: &str) -> Vec<Con
                 end_line: None,
                 sides: None,
                 reason: c.reason.clone(),
+                lossy: false,
             });
         }
         for r in &c.regions {
@@ -108,6 +122,10 @@ pub fn conflict_list(conflicts: &[FileConflict], recorded_plan: &str) -> Vec<Con
                     side(labels.theirs, r.theirs_lines),
                 ]),
                 reason: c.reason.clone(),
+                lossy: c.reason.contains(LOSSY_NOTE)
+                    && [&r.ours, &r.base, &r.theirs]
+                        .iter()
+                        .any(|t| t.contains('\u{FFFD}')),
             });
         }
     }

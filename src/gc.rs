@@ -12,6 +12,7 @@
 //! stays, and nothing of an in-flight batch is touched. Finally the file is compacted.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
@@ -51,8 +52,10 @@ pub struct PrunedTx {
     pub description: Option<String>,
     /// Creation time, ms since the Unix epoch.
     pub created_ms: u64,
-    /// True for a committed tx (a commit, or a rollback that is itself committed): it
-    /// can no longer be rolled back once pruned.
+    /// True for a committed tx (a commit, or a rollback that is itself committed) that
+    /// could be rolled back until now: it can no longer be once pruned. False for one
+    /// that already could not (its change was rolled back and redone, so the redo's tx
+    /// owns it: [`crate::StateReason::Redone`]), and for every other state.
     pub loses_rollback: bool,
 }
 
@@ -94,6 +97,10 @@ pub struct JournalStats {
     pub revisions: u64,
     /// Blobs stored.
     pub blobs: u64,
+    /// The blobs' full lengths, each distinct content once: what the blobs hold as
+    /// file content (`journal verify` reports the same figure under the same name).
+    #[serde(default)]
+    pub blob_bytes_content: u64,
     /// Bytes the blob store holds, each distinct piece once: inline blobs, every
     /// chunk, every manifest page (schema v6), and each manifest's own list of hashes
     /// (32 bytes a hash). redb's page overhead is not included: the file's growth is
@@ -112,15 +119,35 @@ pub struct JournalStats {
     pub file_bytes: Option<u64>,
 }
 
-fn pruned_tx(tx: &crate::journal::records::TxRecord) -> PrunedTx {
+fn pruned_tx(tx: &crate::journal::records::TxRecord, unrollbackable: &BTreeSet<u64>) -> PrunedTx {
     PrunedTx {
         tx: tx.tx,
         state: tx.state.to_string(),
         agent: tx.agent.clone(),
         description: tx.description.clone(),
         created_ms: tx.created_ms,
-        loses_rollback: tx.state == TxState::Committed,
+        loses_rollback: tx.state == TxState::Committed && !unrollbackable.contains(&tx.tx),
     }
+}
+
+/// The committed txs that a rollback can no longer undo whatever gc does: their change
+/// was rolled back and then redone ([`crate::commit::redone`]). Only txs some rollback
+/// names are asked (one scan, then one walk each).
+fn unrollbackable(r: &crate::journal::Reader) -> Result<BTreeSet<u64>> {
+    let mut targets = BTreeSet::new();
+    r.scan_txs(|_, t| {
+        if let Some(of) = t.ok().and_then(|t| t.rollback_of) {
+            targets.insert(of);
+        }
+        Ok(())
+    })?;
+    let mut out = BTreeSet::new();
+    for tx in targets {
+        if crate::commit::redone(r, tx)?.is_some() {
+            out.insert(tx);
+        }
+    }
+    Ok(out)
 }
 
 impl Journal {
@@ -134,7 +161,10 @@ impl Journal {
         guarded(|| {
             if policy.keep_last.is_none() && policy.keep_days.is_none() {
                 return Err(Error::InvalidPolicy {
-                    message: "give --keep-last N or --keep-days D".into(),
+                    message: format!(
+                        "a keep rule is needed{}: give --keep-last N (keep the N newest transactions) or --keep-days D (keep those younger than D days); gc has no default rule, so that it never prunes what was not named",
+                        if policy.dry_run { ", with --dry-run too (it lists what that rule would prune)" } else { "" }
+                    ),
                 });
             }
             let before = self.ws.store.file_size();
@@ -142,6 +172,7 @@ impl Journal {
             let removed = {
                 let _lock = self.lock()?;
                 let newest = self.newest_ids(policy.keep_last.unwrap_or(0))?;
+                let unrollbackable = unrollbackable(&self.ws.store.read()?)?;
                 let cutoff = policy.keep_days.map(|d| {
                     self.ws
                         .store
@@ -154,7 +185,7 @@ impl Journal {
                             || newest.contains(&tx.tx)
                             || cutoff.is_some_and(|c| tx.created_ms >= c);
                         if !keep {
-                            pruned.borrow_mut().push(pruned_tx(tx));
+                            pruned.borrow_mut().push(pruned_tx(tx, &unrollbackable));
                         }
                         keep
                     })
@@ -240,6 +271,7 @@ impl Journal {
             })?;
             s.blobs = r.blob_count()?;
             s.blob_bytes_unique = r.stored_blob_bytes()?;
+            s.blob_bytes_content = r.blob_content_bytes()?;
             r.scan_receipts(|_, _| {
                 s.receipts += 1;
                 Ok(())

@@ -3,11 +3,17 @@
 //! file, the diff from `from`'s candidate to `to`'s candidate. A revision's own diff
 //! is always the whole change against the snapshot; an interdiff is what a reader
 //! iterating on a change wants to read next.
+//!
+//! After a rebase (the snapshot moved between the two revisions), the older side is
+//! the older revision's change merged onto the newer snapshot, so the interdiff shows
+//! what the newer revision itself changed, not what the disk did meanwhile.
 
 use serde::{Deserialize, Serialize};
 
+use crate::conflicts::DISK_LABELS;
 use crate::edit::{self, CandidateDiff};
 use crate::error::Result;
+use crate::fs::RelPath;
 use crate::journal::records::{FileRevision, FileState};
 use crate::tx::Preview;
 use crate::workspace::Journal;
@@ -35,13 +41,19 @@ pub struct InterdiffFile {
     /// Path relative to the root.
     pub path: String,
     /// The file in revision `from` (its candidate; its snapshot when `from` leaves it
-    /// unchanged).
+    /// unchanged; replayed on `to`'s snapshot when [`InterdiffFile::rebased`]).
     pub from: FileState,
     /// The file in revision `to`, likewise.
     pub to: FileState,
     /// Diff `from` → `to`: unified text with git's headers (mode lines included) and
     /// line counts, as a revision's diff.
     pub diff: CandidateDiff,
+    /// True when the file's snapshot moved between the two revisions (a rebase onto
+    /// the disk) and `from` is revision `from`'s change merged onto revision `to`'s
+    /// snapshot, as a rebase merges it: the diff then shows only what revision `to`
+    /// changed, never the disk's change. False when the snapshot did not move, or the
+    /// merge conflicts (`from` is then revision `from`'s candidate as recorded).
+    pub rebased: bool,
 }
 
 impl Journal {
@@ -66,21 +78,48 @@ impl Journal {
         paths.sort_unstable();
         paths.dedup();
         let mut files = Vec::new();
+        let bytes = |s: &FileState| -> Result<Option<Vec<u8>>> {
+            match s.hash() {
+                Some(h) => Ok(Some(self.blob(&h)?.unwrap_or_default())),
+                None => Ok(None),
+            }
+        };
         for path in paths {
             let (a, b) = (side(&old, &new, path), side(&new, &old, path));
-            let (Some(a), Some(b)) = (a, b) else {
+            let (Some(mut a), Some(b)) = (a, b) else {
                 continue;
             };
+            let mut a_bytes = None;
+            // The disk moved between the two (a rebase): `from`'s change replayed on
+            // `to`'s snapshot, so the disk's change is not shown as the revision's.
+            let mut rebased = false;
+            if let Some((base, disk)) = moved_snapshot(&old, &new, path) {
+                let (base_bytes, disk_bytes) = (bytes(&base)?, bytes(&disk)?);
+                let ours = bytes(&a)?;
+                if let Ok(rel) = RelPath::parse(path) {
+                    let (state, merged, conflict) = crate::rebase::merge_file(
+                        &rel,
+                        (&base, base_bytes.as_deref()),
+                        (&a, ours.as_deref()),
+                        (&disk, disk_bytes.as_deref()),
+                        &DISK_LABELS,
+                    );
+                    if conflict.is_none() {
+                        (a, a_bytes, rebased) = (state, Some(merged), true);
+                    }
+                }
+                if !rebased {
+                    a_bytes = Some(ours);
+                }
+            }
             if a == b {
                 continue;
             }
-            let bytes = |s: &FileState| -> Result<Option<Vec<u8>>> {
-                match s.hash() {
-                    Some(h) => Ok(Some(self.blob(&h)?.unwrap_or_default())),
-                    None => Ok(None),
-                }
+            let a_bytes = match a_bytes {
+                Some(loaded) => loaded,
+                None => bytes(&a)?,
             };
-            let (a_bytes, b_bytes) = (bytes(&a)?, bytes(&b)?);
+            let b_bytes = bytes(&b)?;
             let diff = edit::candidate_diff(path, a_bytes.as_deref(), b_bytes.as_deref());
             let diff = crate::revision::with_mode_lines(diff, &a, &b);
             files.push(InterdiffFile {
@@ -88,6 +127,7 @@ impl Journal {
                 from: a,
                 to: b,
                 diff,
+                rebased,
             });
         }
         Ok(Interdiff {
@@ -99,6 +139,14 @@ impl Journal {
             files,
         })
     }
+}
+
+/// The snapshots of `path` in `from` and in `to` when both revisions record the file
+/// and its snapshot differs between them (the disk moved: a rebase).
+fn moved_snapshot(from: &Preview, to: &Preview, path: &str) -> Option<(FileState, FileState)> {
+    let find = |p: &Preview| p.files.iter().find(|f| f.path == path).map(|f| f.snapshot);
+    let (a, b) = (find(from)?, find(to)?);
+    (a != b).then_some((a, b))
 }
 
 /// The state of `path` in revision `this`: its candidate, or (not in `this`) its

@@ -22,6 +22,7 @@
 //! table and the CLI contract are described in `docs/design.md`; the rest of `docs/`
 //! has the protocol's crash table, the on-disk format and the threat model.
 
+mod access;
 mod attention;
 mod batch;
 pub mod clock;
@@ -63,7 +64,7 @@ pub use dump::{DumpDetail, DumpEntry, DumpFilter};
 pub use edit::{Edit, EditError, Issue, Plan, Severity};
 pub use error::{
     Attention, Error, IoError, JournalError, MarkedFile, NextStep, Outcome, OwnedPath, PathError,
-    ResolveError, Result, StateReason, Transition, Verb,
+    ResolveError, Result, StaleWriter, StateReason, Transition, Verb,
 };
 #[cfg(feature = "sandbox")]
 pub use error::{RefusedPath, SandboxError};
@@ -78,7 +79,7 @@ pub use journal::records::{
     DEFAULT_NEW_FILE_MODE,
 };
 pub use journal::{GcCounts, SCHEMA_VERSION};
-pub use policy::{Checks, Identical, Markers, Policy, SamePath, SyntaxErrors};
+pub use policy::{Checks, Identical, Markers, Policy, ReadOnlyFiles, SamePath, SyntaxErrors};
 pub use recovery::{RecoveryAction, RecoveryReport};
 pub use registry::{KnownRoot, Registry};
 pub use resolution::{Resolvable, ResolveFile, ResolveOptions};

@@ -49,6 +49,23 @@ pub struct Policy {
     /// Default [`Checks::Refuse`]: validation error `check_failed`.
     #[serde(default)]
     pub check_failed: Checks,
+    /// A file the revision changes whose mode has no write bit (`mode & 0o222 == 0`),
+    /// told from the mode bits (so the same for root). Default [`ReadOnlyFiles::Warn`]:
+    /// validation warning `read_only_file` (the commit replaces the file by rename and
+    /// keeps its mode). [`ReadOnlyFiles::Refuse`] makes it an error.
+    #[serde(default)]
+    pub read_only_files: ReadOnlyFiles,
+}
+
+/// [`Policy::read_only_files`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadOnlyFiles {
+    /// A warning (`read_only_file`): the revision may be committed.
+    #[default]
+    Warn,
+    /// An error (`read_only_file`): the revision cannot be committed.
+    Refuse,
 }
 
 /// [`Policy::check_failed`].
@@ -83,6 +100,7 @@ impl Policy {
             // A host that asks for a check wants its verdict: a failing check still
             // refuses the commit unless the host allows it too.
             check_failed: Checks::Refuse,
+            read_only_files: ReadOnlyFiles::Warn,
         }
     }
 
@@ -113,6 +131,12 @@ impl Policy {
     /// This policy with [`Policy::check_failed`] set.
     pub fn with_check_failed(mut self, v: Checks) -> Policy {
         self.check_failed = v;
+        self
+    }
+
+    /// This policy with [`Policy::read_only_files`] set.
+    pub fn with_read_only_files(mut self, v: ReadOnlyFiles) -> Policy {
+        self.read_only_files = v;
         self
     }
 }
@@ -193,7 +217,7 @@ mod tests {
             serde_json::to_value(p).unwrap(),
             serde_json::json!({"identical_content": "allow", "conflict_markers": "allow",
                 "same_path_twice": "last_write_wins", "syntax_errors": "allow",
-                "check_failed": "refuse"})
+                "check_failed": "refuse", "read_only_files": "warn"})
         );
         assert_eq!(
             Policy::strict().with_syntax_errors(SyntaxErrors::Allow),

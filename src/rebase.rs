@@ -29,7 +29,7 @@ use crate::revision::Preview;
 use crate::revision::{self, Working};
 use crate::workspace::Journal;
 
-use crate::conflicts::{DISK_LABELS, PLAN_LABELS};
+use crate::conflicts::{DISK_LABELS, LOSSY_NOTE, PLAN_LABELS};
 
 impl Journal {
     /// Rebase the latest revision of an open tx onto the disk: a new revision whose
@@ -136,10 +136,12 @@ impl Journal {
                 from_revision: latest.revision,
             }
             .to_recorded_json();
-            let issues = match extra {
+            let mut issues = match extra {
                 Some(f) => f(&out)?,
                 None => Vec::new(),
             };
+            // Used only when the merge leaves every file as the disk holds it.
+            issues.push(disk_holds_the_change(tx));
             let (txrec, rev, summary) = revision::append(
                 &self.ws,
                 &txrec,
@@ -333,10 +335,7 @@ impl Sides<'_> {
                 {
                     (
                         Some(o.to_vec()),
-                        Some(new_conflict(
-                            "binary content changed on both sides; the candidate keeps its bytes",
-                            vec![],
-                        )),
+                        Some(new_conflict(&binary_reason(base, o, t, labels), vec![])),
                     )
                 }
                 (Some(o), Some(t)) => {
@@ -348,7 +347,7 @@ impl Sides<'_> {
                         ConflictStyle::Diff3,
                     );
                     let c = (!m.conflicts.is_empty())
-                        .then(|| new_conflict("both sides changed the same lines", m.conflicts));
+                        .then(|| new_conflict(&lines_reason(base, o, t, labels), m.conflicts));
                     (Some(m.merged), c)
                 }
                 (Some(o), None) => (
@@ -411,6 +410,92 @@ impl Sides<'_> {
         };
         (Merged { state, bytes }, conflict)
     }
+}
+
+/// The `no_changes` error of a rebase whose clean merge equals the disk: the disk
+/// already holds the transaction's change, so the tx has nothing left to commit.
+fn disk_holds_the_change(tx: u64) -> edit::Issue {
+    edit::Issue {
+        code: "no_changes".into(),
+        severity: edit::Severity::Error,
+        path: String::new(),
+        message: format!(
+            "the disk already holds this transaction's change: merged onto the disk, the \
+             candidate equals what the files hold now (someone made the same change), so \
+             there is nothing to commit; abort tx {tx} (`ultra-edit abort {tx}`, MCP \
+             edit_abort) to close it, or leave it: an open tx writes nothing to the \
+             files"
+        ),
+    }
+}
+
+/// What each side of a whole-file conflict holds: `binary`, `text` or `absent`.
+fn kind(bytes: Option<&[u8]>) -> &'static str {
+    match bytes {
+        Some(b) if is_binary(b) => "binary",
+        Some(_) => "text",
+        None => "absent",
+    }
+}
+
+/// The reason of a conflict where both sides changed a file that is binary on at
+/// least one side (ours, the base or theirs): names the sides that are binary and
+/// what each holds, in `labels`' words.
+fn binary_reason(base: Option<&[u8]>, ours: &[u8], theirs: &[u8], labels: &Labels) -> String {
+    let sides = [
+        (labels.ours, kind(Some(ours))),
+        (labels.base, kind(base)),
+        (labels.theirs, kind(Some(theirs))),
+    ];
+    let held = sides
+        .iter()
+        .map(|(label, kind)| format!("{label}: {kind}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let binary: Vec<&str> = sides
+        .iter()
+        .filter(|(_, k)| *k == "binary")
+        .map(|(label, _)| *label)
+        .collect();
+    let present = sides.iter().filter(|(_, k)| *k != "absent").count();
+    if binary.len() == present {
+        format!(
+            "binary content changed on both sides ({held}); the candidate keeps its bytes \
+             (the {} side's)",
+            labels.ours
+        )
+    } else {
+        let which = match binary.as_slice() {
+            [one] => format!("only the {one} side is binary"),
+            many => format!("the {} sides are binary", many.join(" and ")),
+        };
+        format!(
+            "both sides changed the file and {which} ({held}), so it is not merged line \
+             by line; the candidate keeps its bytes (the {} side's)",
+            labels.ours
+        )
+    }
+}
+
+/// The reason of a conflict of changed lines: says so, and when a side's bytes are not
+/// valid UTF-8, that the regions' text is lossy ([`LOSSY_NOTE`]).
+fn lines_reason(base: Option<&[u8]>, ours: &[u8], theirs: &[u8], labels: &Labels) -> String {
+    let not_utf8: Vec<&str> = [
+        (labels.ours, Some(ours)),
+        (labels.base, base),
+        (labels.theirs, Some(theirs)),
+    ]
+    .into_iter()
+    .filter(|(_, b)| b.is_some_and(|b| std::str::from_utf8(b).is_err()))
+    .map(|(label, _)| label)
+    .collect();
+    if not_utf8.is_empty() {
+        return "both sides changed the same lines".into();
+    }
+    format!(
+        "both sides changed the same lines; {LOSSY_NOTE} ({} not valid UTF-8)",
+        not_utf8.join(", ")
+    )
 }
 
 #[cfg(test)]

@@ -22,9 +22,16 @@
 //!   whole-file conflict (the candidate keeps the disk's mode);
 //! - binary content: the old bytes unless changed since, else a whole-file conflict.
 //!
-//! Several txs are reverted newest first into one candidate. The revert's owner and
-//! extended attributes of a file that exists on disk are the disk's (bytes and mode
-//! are merged; owner and attributes are not); a re-created file gets the pre-image's.
+//! Several txs are reverted newest first into one candidate, each merge starting from
+//! the previous one's result. Per file, the changes of the txs are first joined where
+//! they compose cleanly (an older tx's undo merged onto what the newer one found;
+//! simply the older's pre-image when nothing else wrote the file in between), so an
+//! agent's successive commits to the same lines are one merge against the disk: it
+//! conflicts only where someone else changed those lines, and never nests markers. A file
+//! the revert leaves unchanged is not part of the revision unless it conflicts. The
+//! revert's owner and extended attributes of a file that exists on disk are the
+//! disk's (bytes and mode are merged; owner and attributes are not); a re-created
+//! file gets the pre-image's.
 //!
 //! The origin is recorded in the new tx: its description `revert of tx N` (what `log`
 //! prints) and its revision 0's plan `{"revert_of":{"txs":[N,…]}}`
@@ -79,7 +86,7 @@ impl Journal {
         crate::workspace::guarded(|| {
             let mut numbers = Vec::with_capacity(txs.len());
             for t in txs {
-                numbers.push(self.tx_number(t.clone())?);
+                numbers.push(self.tx_number(*t)?);
             }
             self.revert_numbers(numbers, None, opts)
         })
@@ -160,42 +167,60 @@ impl Journal {
             let rec = r.tx_required(tx)?;
             batches.push(committed_batch(&r, &rec)?);
         }
-        let mut files: BTreeMap<RelPath, Working> = BTreeMap::new();
-        let mut conflicts: BTreeMap<RelPath, FileConflict> = BTreeMap::new();
+        // Per file, the changes to undo, newest first, joined where they compose
+        // (see `squash`).
+        let mut steps: BTreeMap<RelPath, Vec<Step>> = BTreeMap::new();
         for batch in &batches {
             for f in &batch.files {
-                let w = match files.entry(f.path.clone()) {
-                    std::collections::btree_map::Entry::Occupied(e) => e.into_mut(),
-                    std::collections::btree_map::Entry::Vacant(e) => {
-                        let (state, bytes, xattrs) =
-                            snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
-                        e.insert(Working {
-                            snapshot: state,
-                            snapshot_bytes: bytes.clone(),
-                            snapshot_xattrs: xattrs,
-                            candidate: state,
-                            candidate_bytes: bytes,
-                            text_op_on_binary: false,
-                            notes: Vec::new(),
-                            keep: false,
-                        })
-                    }
-                };
                 let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
-                    s.hash().map(|h| r.blob_required(&h)).transpose()
+                    s.hash()
+                        .map(|h| {
+                            r.blob_required(&h).map_err(|e| {
+                                e.needed_by(|| {
+                                    format!(
+                                        "an image of {} in batch {} of tx {}, which the revert merges",
+                                        f.path, batch.batch, batch.tx
+                                    )
+                                })
+                            })
+                        })
+                        .transpose()
                 };
                 let (post, pre) = (load(&f.post)?, load(&f.pre)?);
+                steps.entry(f.path.clone()).or_default().push(Step {
+                    txs: vec![batch.tx],
+                    post: (f.post, post),
+                    pre: (f.pre, pre),
+                });
+            }
+        }
+        let mut files: BTreeMap<RelPath, Working> = BTreeMap::new();
+        let mut conflicts: BTreeMap<RelPath, FileConflict> = BTreeMap::new();
+        for (path, file_steps) in steps {
+            let (state, bytes, xattrs) =
+                snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &path)?;
+            let mut w = Working {
+                snapshot: state,
+                snapshot_bytes: bytes.clone(),
+                snapshot_xattrs: xattrs,
+                candidate: state,
+                candidate_bytes: bytes,
+                text_op_on_binary: false,
+                notes: Vec::new(),
+                keep: false,
+            };
+            for step in squash(&path, file_steps) {
                 let (state, bytes, conflict) = revert_file(
-                    &f.path,
-                    batch.tx,
-                    (&f.post, post.as_deref()),
+                    &path,
+                    &step.txs,
+                    (&step.post.0, step.post.1.as_deref()),
                     (&w.candidate, w.candidate_bytes.as_deref()),
-                    (&f.pre, pre.as_deref()),
+                    (&step.pre.0, step.pre.1.as_deref()),
                 );
                 w.candidate = state;
                 w.candidate_bytes = bytes;
                 if let Some(c) = conflict {
-                    match conflicts.entry(f.path.clone()) {
+                    match conflicts.entry(path.clone()) {
                         std::collections::btree_map::Entry::Vacant(e) => {
                             e.insert(c);
                         }
@@ -212,6 +237,7 @@ impl Journal {
                     }
                 }
             }
+            files.insert(path, w);
         }
         // A candidate equal to the disk is no change (its owner and attributes are the
         // disk's, not a pre-image's).
@@ -219,6 +245,17 @@ impl Journal {
             if w.candidate_bytes == w.snapshot_bytes && w.candidate.mode() == w.snapshot.mode() {
                 w.candidate = w.snapshot;
             }
+        }
+        // A file the revert leaves as it is (its change was undone by hand already, or
+        // a later tx deleted what it created) is not part of the revision, unless it
+        // holds a conflict: listing it would only add a `candidate_equals_source`
+        // warning about edits nobody wrote.
+        files.retain(|path, w| w.candidate != w.snapshot || conflicts.contains_key(path));
+        if files.is_empty() {
+            return Err(Error::NothingToRevert {
+                txs,
+                agent: agent.map(str::to_string),
+            });
         }
         // A whole-file conflict whose candidate keeps the disk changes nothing, yet it
         // is recorded: the conflict is what the person must decide.
@@ -236,16 +273,7 @@ impl Journal {
             });
         }
         let summary = content.summary();
-        let description = match txs.as_slice() {
-            [one] => format!("revert of tx {one}"),
-            many => format!(
-                "revert of txs {}",
-                many.iter()
-                    .map(u64::to_string)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
+        let description = format!("revert of {}", txs_label(&txs));
         let plan = RevisionOrigin::RevertOf { txs }.to_recorded_json();
         drop(r);
         let (tx, rev) = self.ws.store.write(|w| {
@@ -283,13 +311,14 @@ fn committed_batch(r: &crate::journal::Reader, rec: &TxRecord) -> Result<BatchRe
 /// disk, or the candidate so far) and `theirs` (what the file held before the tx).
 fn revert_file(
     path: &RelPath,
-    tx: u64,
+    txs: &[u64],
     base: (&FileState, Option<&[u8]>),
     ours: (&FileState, Option<&[u8]>),
     theirs: (&FileState, Option<&[u8]>),
 ) -> (FileState, Option<Vec<u8>>, Option<FileConflict>) {
     // Deleted by the tx, present again with other bytes: a whole-file conflict (see
     // the module docs); the candidate keeps the disk's file.
+    let which = txs_label(txs);
     if let (None, Some(o), Some(t)) = (base.1, ours.1, theirs.1) {
         if o != t {
             return (
@@ -298,7 +327,7 @@ fn revert_file(
                 Some(FileConflict {
                     path: path.clone(),
                     reason: format!(
-                        "reverting tx {tx}: tx {tx} deleted it and it exists again with other bytes; the candidate keeps the file on disk"
+                        "reverting {which}: {which} deleted it and it exists again with other bytes; the candidate keeps the file on disk"
                     ),
                     regions: Vec::new(),
                 }),
@@ -312,8 +341,86 @@ fn revert_file(
         meta.xattrs = disk.xattrs;
     }
     let conflict = conflict.map(|mut c| {
-        c.reason = format!("reverting tx {tx}: {}", c.reason);
+        c.reason = format!("reverting {which}: {}", c.reason);
         c
     });
     (state, bytes, conflict)
+}
+
+/// One change of one file to undo: what `txs` (newest first; several when squashed)
+/// found there (`pre`) and left there (`post`), states with their bytes.
+struct Step {
+    txs: Vec<u64>,
+    post: (FileState, Option<Vec<u8>>),
+    pre: (FileState, Option<Vec<u8>>),
+}
+
+/// Join the steps of one file (newest first) into as few as compose cleanly, so that
+/// undoing them is one merge against the disk instead of one per tx. Merged one
+/// after the other, a conflict of a newer tx's merge would be merged again by the
+/// older tx's, nesting its markers, wherever one agent changed lines and then changed
+/// them again (its successive commits, other agents' commits in between or not).
+///
+/// An older step joins the newer one when its undo carries over onto what the newer
+/// one found: the three-way merge of base = the older's post-image, ours = the
+/// newer's pre-image, theirs = the older's pre-image — what the file would have held
+/// before the newer tx had the older never happened — is clean. The joined step goes
+/// from the newer's post-image to that merge. When nothing else wrote the file in
+/// between (the older left exactly what the newer found), that is the older's
+/// pre-image. A merge that conflicts (another tx changed the same lines in between)
+/// keeps the steps apart, and so does any step in which the file is absent on one of
+/// the three sides without being joined exactly.
+fn squash(path: &RelPath, steps: Vec<Step>) -> Vec<Step> {
+    let mut out: Vec<Step> = Vec::with_capacity(steps.len());
+    for step in steps {
+        let Some(newer) = out.last_mut() else {
+            out.push(step);
+            continue;
+        };
+        if same_content(&newer.pre.0, &step.post.0) {
+            newer.pre = step.pre;
+            newer.txs.extend(step.txs);
+            continue;
+        }
+        // Existence changes join only exactly (above): the merge would take a file
+        // the older tx deleted and someone re-created as an add/add against an empty
+        // base, where `revert_file` asks the person (a whole-file conflict).
+        if step.post.1.is_none() || newer.pre.1.is_none() || step.pre.1.is_none() {
+            out.push(step);
+            continue;
+        }
+        let (state, bytes, conflict) = merge_file(
+            path,
+            (&step.post.0, step.post.1.as_deref()),
+            (&newer.pre.0, newer.pre.1.as_deref()),
+            (&step.pre.0, step.pre.1.as_deref()),
+            &REVERT_LABELS,
+        );
+        if conflict.is_none() {
+            newer.pre = (state, bytes);
+            newer.txs.extend(step.txs);
+        } else {
+            out.push(step);
+        }
+    }
+    out
+}
+
+/// Same bytes and mode (owner and attributes aside), or absent both.
+fn same_content(a: &FileState, b: &FileState) -> bool {
+    a.hash() == b.hash() && a.mode() == b.mode()
+}
+
+/// `tx 5`, or `txs 5, 3` for a squashed step.
+fn txs_label(txs: &[u64]) -> String {
+    match txs {
+        [one] => format!("tx {one}"),
+        many => format!(
+            "txs {}",
+            many.iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }

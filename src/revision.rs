@@ -99,6 +99,18 @@ pub struct Preview {
 }
 
 impl Preview {
+    /// The error a commit of this revision would be refused with for its validation
+    /// errors ([`Error::ValidationFailed`], with the same summary lines), `None` when
+    /// its validation report has no error. Front ends report a recorded revision that
+    /// is not ready with it (the CLI's `--json` `error` object at exit 4).
+    pub fn validation_error(&self) -> Option<Error> {
+        edit::has_errors(&self.validation).then(|| Error::ValidationFailed {
+            tx: self.tx,
+            revision: self.revision,
+            summary: error_summary(&self.validation),
+        })
+    }
+
     pub(crate) fn new(journal: crate::JournalId, tx: &TxRecord, rev: RevisionRecord) -> Self {
         Preview {
             tx: tx.tx,
@@ -265,9 +277,16 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Rel
 /// existing snapshot's bytes are `None` until [`load_snapshot`].
 pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let r = ws.store.read()?;
-    let load = |s: &FileState| -> Result<Option<Vec<u8>>> {
+    let load = |s: &FileState, path: &RelPath| -> Result<Option<Vec<u8>>> {
         match s.hash() {
-            Some(h) => Ok(Some(r.blob_required(&h)?)),
+            Some(h) => Ok(Some(r.blob_required(&h).map_err(|e| {
+                e.needed_by(|| {
+                    format!(
+                        "the candidate of {path} in revision {} of tx {}",
+                        rev.revision, rev.tx
+                    )
+                })
+            })?)),
             None => Ok(None),
         }
     };
@@ -280,7 +299,7 @@ pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<
                 snapshot_bytes: None,
                 snapshot_xattrs: None,
                 candidate: f.candidate,
-                candidate_bytes: load(&f.candidate)?,
+                candidate_bytes: load(&f.candidate, &f.path)?,
                 text_op_on_binary: false,
                 notes: Vec::new(),
                 keep: false,
@@ -357,11 +376,16 @@ pub(crate) fn build(
         let cand = match edit::apply_file_edits(&rel, base, &edits) {
             Ok(cand) => cand,
             Err(e) if e.is_target_failure() => {
-                unresolved.push(e);
+                unresolved.push(crate::access::with_near_path(ws.fs.as_ref(), &rel, e));
                 continue;
             }
             Err(e) => return Err(e.into()),
         };
+        let mut notes = cand.notes;
+        // A file the plan creates whose name is a near miss of an existing one.
+        if cand.exists && !base_state.exists() && !snapshot.exists() {
+            notes.extend(crate::access::new_file_near_existing(ws.fs.as_ref(), &rel));
+        }
         // The old candidate is no longer needed; the snapshot may now be loaded.
         let mut snapshot_bytes = snapshot_bytes;
         if prior_file.take().is_some() {
@@ -395,7 +419,7 @@ pub(crate) fn build(
                 candidate,
                 candidate_bytes,
                 text_op_on_binary: cand.text_op_on_binary,
-                notes: cand.notes,
+                notes,
                 keep: false,
             },
         );
@@ -408,6 +432,20 @@ pub(crate) fn build(
         return Err(e.into());
     }
     file_under_file(&out)?;
+    // Permissions, seen now rather than as a failed rename at commit: on the first
+    // changed file of each path (notes are rebuilt with every revision).
+    let changed: Vec<(&RelPath, &FileState)> = out
+        .iter()
+        .filter(|(_, w)| w.snapshot != w.candidate)
+        .map(|(rel, w)| (rel, &w.snapshot))
+        .collect();
+    let issues = crate::access::permission_issues(ws.fs.as_ref(), &changed);
+    for issue in issues {
+        let rel = RelPath::parse(&issue.path).ok();
+        if let Some(w) = rel.and_then(|rel| out.get_mut(&rel)) {
+            w.notes.push(issue);
+        }
+    }
     Ok(out)
 }
 
@@ -532,7 +570,9 @@ impl RevisionContent {
     /// checks, so the choice is recorded with it.
     ///
     /// `extra` issues (a check's outcome, src/sandbox/check.rs) join the validation
-    /// before the policy is applied (a `check_failed` error becomes a warning under
+    /// before the policy is applied; a `no_changes` one among them replaces the
+    /// generic `no_changes` error's wording when the revision changes nothing, and is
+    /// dropped otherwise (a `check_failed` error becomes a warning under
     /// [`crate::Checks::Allow`]).
     pub fn of_with(
         files: BTreeMap<RelPath, Working>,
@@ -582,7 +622,14 @@ impl RevisionContent {
             validation.extend(issues);
             changed.extend(diff);
         }
-        validation.extend(edit::validate::no_changes(&checks));
+        // A `no_changes` issue among `extra` is the maker's wording of it (a rebase
+        // whose merge equals the disk says so), used only when nothing changes.
+        let (worded, extra): (Vec<_>, Vec<_>) =
+            extra.into_iter().partition(|i| i.code == "no_changes");
+        validation.extend(
+            edit::validate::no_changes(&checks)
+                .map(|generic| worded.into_iter().next().unwrap_or(generic)),
+        );
         validation.extend(extra);
         for issue in &mut validation {
             let allowed = match issue.code.as_str() {
@@ -609,6 +656,15 @@ impl RevisionContent {
             }
         }
         validation.extend(files.values().flat_map(|f| f.notes.iter().cloned()));
+        if policy.read_only_files == crate::ReadOnlyFiles::Refuse {
+            for issue in validation.iter_mut().filter(|i| i.code == "read_only_file") {
+                issue.severity = edit::Severity::Error;
+                issue.message.push_str(
+                    " (an error under the policy's \"read_only_files\": \"refuse\": the \
+                     revision cannot be committed)",
+                );
+            }
+        }
         validation.extend(conflicts.iter().map(conflict_issue));
         RevisionContent {
             files,

@@ -41,8 +41,16 @@ pub struct VerifyReport {
     pub revisions: u64,
     /// Blobs checked (hash recomputed).
     pub blobs: u64,
-    /// Total bytes of the blobs.
-    pub blob_bytes: u64,
+    /// The blobs' full lengths, each distinct content once (as
+    /// [`crate::JournalStats::blob_bytes_content`]; before issue 33 this field was
+    /// `blob_bytes`, which is still read).
+    #[serde(alias = "blob_bytes")]
+    pub blob_bytes_content: u64,
+    /// Bytes the blob store holds, each distinct piece once (as
+    /// [`crate::JournalStats::blob_bytes_unique`]: chunks, inline blobs, manifest pages
+    /// and hash lists, without redb's page overhead).
+    #[serde(default)]
+    pub blob_bytes_unique: u64,
     /// Batches checked.
     pub batches: u64,
     /// Receipts checked.
@@ -141,6 +149,7 @@ impl Journal {
             let r = self.ws.store.read()?;
             let mut v = VerifyReport::default();
             let blobs = check_blobs(&r, &mut v)?;
+            v.blob_bytes_unique = r.stored_blob_bytes()?;
             let txs = check_txs(&r, &mut v)?;
             check_revisions(&r, &mut v, &blobs, &txs)?;
             let batches = check_batches(&r, &mut v, &blobs, &txs)?;
@@ -171,7 +180,7 @@ fn check_blobs(r: &Reader, v: &mut VerifyReport) -> Result<Blobs> {
     r.scan_blobs(|key, bytes| {
         v.blobs += 1;
         match bytes {
-            Ok(b) => v.blob_bytes += b.len() as u64,
+            Ok(b) => v.blob_bytes_content += b.len() as u64,
             Err(e) => {
                 v.problem(Subject::Blob { hash: key }, e.without_advice());
                 blobs.damaged.insert(key);

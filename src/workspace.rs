@@ -160,21 +160,58 @@ pub struct PendingBatch {
     /// Why recovery did not settle it, when it ran and failed (a full disk, a file this
     /// user may not write); `None` when it was not attempted (read-only media).
     pub recovery_failed: Option<String>,
+    /// Recovery failed because a disk is full (`ENOSPC`): what to free is
+    /// [`PendingBatch::bytes_to_write`] on the filesystem of the workspace (or of the
+    /// journal).
+    #[serde(default)]
+    pub disk_full: bool,
+    /// Bytes of file content recovery writes to settle the batch: the new content of
+    /// each file a `committing` batch completes, the old content of each file a
+    /// `prepared` or `reverting` batch reverts (each written as a temp, then renamed).
+    #[serde(default)]
+    pub bytes_to_write: u64,
+}
+
+/// Whether `e` is a full disk (`ENOSPC`, errno 28): an I/O error of a file, of a
+/// batch, or of the journal's storage.
+fn is_disk_full(e: &Error) -> bool {
+    match e {
+        Error::Io(io) => io.source.raw_os_error() == Some(28),
+        Error::CommitFailed { cause, .. } => cause.source.raw_os_error() == Some(28),
+        Error::Journal(crate::JournalError::Storage(s))
+        | Error::Journal(crate::JournalError::HandleFailed { cause: s }) => {
+            s.contains("os error 28") || s.contains("No space left on device")
+        }
+        _ => e.to_string().contains("(os error 28)"),
+    }
 }
 
 /// The batches in flight in `store`, for [`Journal::unrecovered`]; `failed` is why
 /// recovery did not settle them (`None`: it was not attempted, read-only media).
-fn pending_batches(store: &Store, failed: Option<String>) -> Result<Vec<PendingBatch>> {
+fn pending_batches(store: &Store, failed: Option<&Error>) -> Result<Vec<PendingBatch>> {
     let r = store.read()?;
     let mut pending = Vec::new();
     for batch in r.inflight()? {
         if let Some(b) = r.batch(batch)? {
+            let completes = b.state == crate::BatchState::Committing;
             pending.push(PendingBatch {
                 batch,
                 tx: b.tx,
                 state: b.state,
                 paths: b.files.iter().map(|f| f.path.to_string()).collect(),
-                recovery_failed: failed.clone(),
+                recovery_failed: failed.map(Error::to_string),
+                disk_full: failed.is_some_and(is_disk_full),
+                bytes_to_write: b
+                    .files
+                    .iter()
+                    .map(|f| {
+                        if completes {
+                            f.post.size()
+                        } else {
+                            f.pre.size()
+                        }
+                    })
+                    .sum(),
             });
         }
     }
@@ -415,7 +452,7 @@ impl Journal {
                     // full disk, a file owned by another user): it reads the journal as
                     // it is and is told which batches wait, and why.
                     Err(e) if opts.for_reading => {
-                        j.unrecovered = pending_batches(&j.ws.store, Some(e.to_string()))?;
+                        j.unrecovered = pending_batches(&j.ws.store, Some(&e))?;
                     }
                     Err(e) => return Err(e),
                 }

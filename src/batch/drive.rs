@@ -175,7 +175,9 @@ fn write_side(
         return ignore_not_found(ws.fs.remove_file(&f.path), "unlink", ws.abs(&f.path));
     };
     let reader = ws.store.read()?;
-    let bytes = reader.blob_required(&hash)?;
+    let bytes = reader.blob_required(&hash).map_err(|e| {
+        e.needed_by(|| format!("the content of {} that recovery writes back", f.path))
+    })?;
     let xattrs = reader.xattrs(target)?;
     drop(reader);
     out.dirs_created

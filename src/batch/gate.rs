@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 
 use crate::engine::Ws;
-use crate::error::{Error, IoContext, OwnedPath, Result, Verb};
+use crate::error::{Error, IoContext, OwnedPath, Result, StaleWriter, Verb};
 use crate::fs::{acl, snapshot, EntryKind, RelPath};
 use crate::journal::records::{BatchFile, BatchState, FileState, Owner, Xattrs};
 
@@ -37,6 +37,55 @@ pub(crate) fn stale_paths<'a>(
     }
     stale.sort();
     Ok(stale)
+}
+
+/// Who changed each of `stale` (the stale paths of tx `tx`, in order) since the
+/// preview: the newest committed batch of another tx whose post-image of the path is
+/// the disk's state now names that tx and its agent; else the writer was outside
+/// ultra-edit ([`StaleWriter::tx`] `None`). One read of each file and one scan of the
+/// batches; run under the commit lock.
+pub(crate) fn writers(ws: &Ws, tx: u64, stale: &[String]) -> Result<Vec<StaleWriter>> {
+    let mut now = Vec::with_capacity(stale.len());
+    for path in stale {
+        let state = RelPath::parse(path)
+            .ok()
+            .and_then(|rel| snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel).ok())
+            .map(|(found, _, _)| found);
+        now.push(state);
+    }
+    let r = ws.store.read()?;
+    // Per path: the newest batch (highest id) that left it as it is now.
+    let mut found: Vec<Option<(u64, u64)>> = vec![None; stale.len()];
+    r.scan_batches(|id, b| {
+        let Ok(b) = b else { return Ok(()) };
+        if b.tx == tx || b.state != BatchState::Committed {
+            return Ok(());
+        }
+        for f in &b.files {
+            for (i, path) in stale.iter().enumerate() {
+                let written =
+                    f.path.as_str() == path && now[i].as_ref().is_some_and(|n| f.post.matches(n));
+                if written && found[i].is_none_or(|(batch, _)| batch < id) {
+                    found[i] = Some((id, b.tx));
+                }
+            }
+        }
+        Ok(())
+    })?;
+    let mut out = Vec::with_capacity(stale.len());
+    for (path, hit) in stale.iter().zip(found) {
+        let tx = hit.map(|(_, tx)| tx);
+        let agent = match tx {
+            Some(t) => r.tx(t)?.and_then(|rec| rec.agent),
+            None => None,
+        };
+        out.push(StaleWriter {
+            path: path.clone(),
+            tx,
+            agent,
+        });
+    }
+    Ok(out)
 }
 
 /// The rule of batches that need attention (docs/design.md, "Recovery"): a batch in

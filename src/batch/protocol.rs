@@ -61,12 +61,17 @@ impl StepError {
             StepError::Stale(path) => Error::StaleSnapshot {
                 tx: rec.tx,
                 paths: vec![path],
+                writers: Vec::new(),
             },
             StepError::Journal(e) => e,
             StepError::Interrupted => Error::Interrupted {
                 tx: rec.tx,
                 batch: rec.batch,
                 temps_left: left.into_iter().map(String::from).collect(),
+                rollback_of: match rec.kind {
+                    BatchKind::Rollback { of, .. } => Some(of),
+                    _ => None,
+                },
             },
         }
     }
@@ -254,6 +259,14 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         let FileState::File { hash, meta, .. } = f.post else {
             return Ok(());
         };
+        let needed = |e: crate::Error| {
+            e.needed_by(|| {
+                format!(
+                    "the new content of {} that batch {} of tx {} writes",
+                    f.path, rec.batch, rec.tx
+                )
+            })
+        };
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
         if f.post.size() > STAGE_CONCURRENTLY_MAX {
@@ -273,11 +286,13 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
                 &xattrs,
             );
             if let Some(e) = journal {
-                return Err(StepError::Journal(e));
+                return Err(StepError::Journal(needed(e)));
             }
             wrote.ctx_at("write temp", || ws.abs(&tmp))?;
         } else {
-            let bytes = reader.blob_required(&hash).map_err(StepError::Journal)?;
+            let bytes = reader
+                .blob_required(&hash)
+                .map_err(|e| StepError::Journal(needed(e)))?;
             ws.fs
                 .write_synced(&tmp, &bytes, &meta, &xattrs)
                 .ctx_at("write temp", || ws.abs(&tmp))?;

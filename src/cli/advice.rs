@@ -135,7 +135,13 @@ pub fn hint(e: &Error) -> Option<String> {
         NextStep::DecideByHand { tx, batch } => format!(
             "this needs a person: decide what the file(s) should hold. To keep the later commit's content, copy the file(s) aside first; to give them batch {batch}'s content, move them aside (or put back the bytes the batch found, which `ultra-edit journal dump --tx {tx}` lists) and run `ultra-edit recover --overwrite`"
         ),
-        NextStep::Retry => "run the command again (`ultra-edit show` tells the tx's state)".into(),
+        NextStep::Retry => match e.tx() {
+            Some(tx) => format!(
+                "run the command again (`{}`); `ultra-edit show {tx}` tells the tx's state",
+                rerun()
+            ),
+            None => format!("run the command again (`{}`)", rerun()),
+        },
         NextStep::WaitForLock => "retry later or raise --lock-timeout".into(),
         NextStep::AllowOwnerChange { .. } => "run it as the files' owner or as root, or run the same command again with --allow-owner-change to accept the change (the files then belong to this user)".into(),
         NextStep::RemountWritable => "remount the filesystem read-write (e.g. `mount -o remount,rw MOUNTPOINT`) and run the command again; `ultra-edit log`, `show` and `journal dump/verify/stats` work as it is".into(),
@@ -161,6 +167,7 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Show { tx } => format!("ultra-edit show {tx}"),
         NextStep::Rebase { tx } => format!("ultra-edit rebase {tx}"),
         NextStep::Revise { tx } => format!("ultra-edit revise {tx}"),
+        NextStep::NothingToRedo { .. } => "ultra-edit log".into(),
         NextStep::Resolve { tx } => format!("ultra-edit resolve {tx}"),
         NextStep::Commit { tx } => format!("ultra-edit commit {tx}"),
         NextStep::Abort { tx } => format!("ultra-edit abort {tx}"),
@@ -173,6 +180,30 @@ pub fn command(step: &NextStep) -> Option<String> {
         NextStep::Recover => "ultra-edit recover".into(),
         _ => return None,
     })
+}
+
+/// The command line of a next step for this process: [`command`], and for
+/// [`NextStep::Retry`] this process's own command line ([`rerun`]), which runs as it
+/// did. `None` for a step that needs more than a command.
+pub fn command_for(step: &NextStep) -> Option<String> {
+    match step {
+        NextStep::Retry | NextStep::WaitForLock => Some(rerun()),
+        NextStep::AllowOwnerChange { .. } => Some(format!("{} --allow-owner-change", rerun())),
+        _ => command(step),
+    }
+}
+
+/// This process's command line as one a shell runs again: `ultra-edit` and each
+/// argument as a shell word ([`super::commands::shell_word`]).
+pub fn rerun() -> String {
+    rerun_of(std::env::args_os().skip(1))
+}
+
+fn rerun_of(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    std::iter::once("ultra-edit".to_string())
+        .chain(args.map(|a| super::commands::shell_word(Path::new(&a))))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The hint of an error that has no next step in the library but a fix the CLI can
@@ -210,6 +241,9 @@ fn refusal_hint(e: &Error) -> Option<String> {
             })
         }
         Error::Path(p) => path_hint(p),
+        Error::InvalidPolicy { .. } => Some(
+            "`ultra-edit journal gc --keep-last 100 --dry-run` lists what keeping the 100 newest transactions would prune, and changes nothing".into(),
+        ),
         Error::NothingToChange { .. } => Some(
             "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway".into(),
         ),
@@ -366,6 +400,10 @@ mod tests {
             (NextStep::Show { tx: 3 }, Some("ultra-edit show 3")),
             (NextStep::Rebase { tx: 3 }, Some("ultra-edit rebase 3")),
             (NextStep::ReviseOnLatest { tx: 3, latest: 1 }, None),
+            (
+                NextStep::NothingToRedo { tx: 3, by: 4 },
+                Some("ultra-edit log"),
+            ),
             (NextStep::Resolve { tx: 3 }, Some("ultra-edit resolve 3")),
             (NextStep::Revise { tx: 3 }, Some("ultra-edit revise 3")),
             (NextStep::Commit { tx: 3 }, Some("ultra-edit commit 3")),
@@ -404,6 +442,73 @@ mod tests {
                     });
                 assert!(parsed.is_ok(), "{line}: {parsed:?}");
             }
+        }
+    }
+
+    /// Issue 33, item 9: every step that names a transaction, and every step that is
+    /// "the same command again", has a command line for this process that the CLI
+    /// parses; the steps without one need a person or a new plan (their hint says what).
+    #[test]
+    fn every_next_step_that_can_be_a_command_has_one_that_parses() {
+        let with_command = [
+            NextStep::Init,
+            NextStep::Log,
+            NextStep::Show { tx: 3 },
+            NextStep::Rebase { tx: 3 },
+            NextStep::Resolve { tx: 3 },
+            NextStep::Revise { tx: 3 },
+            NextStep::Commit { tx: 3 },
+            NextStep::Abort { tx: 3 },
+            NextStep::RollBack { tx: 3 },
+            NextStep::Redo { by: 4 },
+            NextStep::NothingToRedo { tx: 3, by: 4 },
+            NextStep::ForceRollBack { tx: 3 },
+            NextStep::RollBackLaterFirst { later: 4, tx: 3 },
+            NextStep::RollBackAgain { of: 3 },
+            NextStep::History { tx: 3 },
+            NextStep::Recover,
+            NextStep::Retry,
+            NextStep::WaitForLock,
+            NextStep::AllowOwnerChange { tx: 3 },
+        ];
+        let parses = |line: &str| {
+            // The test binary's own arguments stand for the command line of a rerun:
+            // only the steps that are one fixed command are parsed.
+            super::super::help::command()
+                .try_get_matches_from(line.split(' '))
+                .and_then(|m| {
+                    <super::super::args::Cli as clap::FromArgMatches>::from_arg_matches(&m)
+                })
+                .is_ok()
+        };
+        for step in with_command {
+            let line = command_for(&step);
+            assert!(line.is_some(), "{step:?} has no command");
+            if let Some(fixed) = command(&step) {
+                assert!(parses(&fixed), "{step:?}: {fixed}");
+            }
+        }
+        assert_eq!(
+            rerun_of(["commit", "3"].iter().map(Into::into)),
+            "ultra-edit commit 3"
+        );
+        assert_eq!(
+            rerun_of(["--root", "my dir", "rollback", "2"].iter().map(Into::into)),
+            "ultra-edit --root 'my dir' rollback 2"
+        );
+        // A plan to write first (against the latest revision): the hint says which.
+        for step in [
+            NextStep::ReviseOnLatest { tx: 3, latest: 1 },
+            NextStep::PreviewAgain,
+            NextStep::RecoverForeign,
+            NextStep::DecideByHand { tx: 3, batch: 2 },
+            NextStep::RemountWritable,
+            NextStep::RunAsJournalOwner { owner: 0 },
+            NextStep::RecoverAsOwner { uid: 0 },
+            NextStep::MountWithAcls,
+            NextStep::RepairJournal,
+        ] {
+            assert_eq!(command_for(&step), None, "{step:?}");
         }
     }
 

@@ -410,7 +410,9 @@ pub enum JournalCommand {
     /// Check blobs, hashes, references and the batch state machine; non-zero on damage.
     Verify,
     /// Drop old revisions and the blobs only they need, then compact the file.
-    #[command(group(clap::ArgGroup::new("policy").required(true).multiple(true)))]
+    /// A keep rule (--keep-last or --keep-days) is needed, --dry-run too: without
+    /// one the command is refused with `invalid_policy`, naming the two rules.
+    #[command(group(clap::ArgGroup::new("policy").multiple(true)))]
     Gc {
         /// Keep the N newest transactions (with --keep-days too, a transaction is kept
         /// when either keeps it).

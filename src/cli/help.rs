@@ -27,7 +27,7 @@ const JSON_HELP: &[(&str, &str)] = &[
     ("recover", "Print the recovery report as one JSON object instead of text: {batches_found, completed, reverted, needs_attention, temps_removed, actions}"),
     ("journal", "Print JSON instead of text; each journal command's help says what it prints"),
     ("journal dump", "Print JSON lines instead of text: one object per record, in journal order ({event, detail?, blob? with --with-blobs}; revisions always with their diffs)"),
-    ("journal verify", "Print the report as one JSON object instead of text: {ok, txs, revisions, blobs, blob_bytes, batches, receipts, events, problems}"),
+    ("journal verify", "Print the report as one JSON object instead of text: {ok, txs, revisions, blobs, blob_bytes_content, blob_bytes_unique, batches, receipts, events, problems} (the sizes named as journal stats names them)"),
     ("journal gc", "Print the report as one JSON object instead of text: {dry_run, removed, pruned, rollbacks_lost, compacted, file_bytes_before, file_bytes_after}"),
     ("journal stats", "Print the counts as one JSON object instead of text: {schema_version, txs, txs_pruned, revisions, blobs, …}"),
     ("serve", "No effect: serve speaks MCP's JSON-RPC on standard input/output"),

@@ -8,6 +8,7 @@ mod commands;
 mod diffview;
 mod help;
 mod pager;
+mod progress;
 mod render;
 mod signals;
 

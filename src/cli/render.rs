@@ -173,16 +173,28 @@ impl Out {
     /// Batches that recovery could not settle on open (read-only media, or a recovery
     /// that failed under a reading verb): on standard error, so that `--json` output
     /// stays one object.
-    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch]) {
+    ///
+    /// A full disk is named as such, with what to free: the bytes recovery writes, on
+    /// the filesystem of `root` (issue 33, item 12).
+    pub fn unrecovered(&self, pending: &[ultra_edit::PendingBatch], root: &Path) {
         for b in pending {
             let (why, fix) = match &b.recovery_failed {
                 None => (
                     "cannot run because the journal is on a read-only filesystem".to_string(),
-                    "Remount read-write and run `ultra-edit recover`.",
+                    "Remount read-write and run `ultra-edit recover`.".to_string(),
+                ),
+                Some(e) if b.disk_full => (
+                    format!("failed here because the disk is full ({e})"),
+                    format!(
+                        "Free at least {} byte(s) on the filesystem of {} (`df -h {}` shows its space; recovery writes that much file content there, each file as a temp before its rename), then run `ultra-edit recover`.",
+                        b.bytes_to_write,
+                        root.display(),
+                        super::commands::shell_word(root)
+                    ),
                 ),
                 Some(e) => (
                     format!("failed here ({e})"),
-                    "Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.",
+                    "Fix that (free space, or run it as the files' owner or root) and run `ultra-edit recover`.".to_string(),
                 ),
             };
             eprintln!(
@@ -198,19 +210,26 @@ impl Out {
     /// `show`: a recorded revision, its validation errors included (a report, not an
     /// error of the command).
     pub fn preview(&self, p: &Preview) -> Result<()> {
-        self.revision(p, true)
+        self.revision(p, true, None)
     }
 
     /// A revision the command just made (`preview`, `rebase`, `resolve`): as `show`
     /// prints it, but without its validation errors, which go to standard error with
-    /// the command's own error ([`validation_errors`]).
-    pub fn made(&self, p: &Preview) -> Result<()> {
-        self.revision(p, false)
+    /// the command's own error ([`validation_errors`]). `error`: the command's
+    /// `--json` error object when the revision is not ready (exit 4,
+    /// [`error_object`]), printed as the object's `error` field.
+    pub fn made(&self, p: &Preview, error: Option<serde_json::Value>) -> Result<()> {
+        self.revision(p, false, error)
     }
 
-    fn revision(&self, p: &Preview, with_errors: bool) -> Result<()> {
+    fn revision(
+        &self,
+        p: &Preview,
+        with_errors: bool,
+        error: Option<serde_json::Value>,
+    ) -> Result<()> {
         if self.json {
-            emit_json(p);
+            emit_json(&with_error(p, error));
             return Ok(());
         }
         let mut s = preview_head(p);
@@ -224,10 +243,16 @@ impl Out {
 
     /// A revision made by `revise`: the whole change's file list, then what it changed
     /// relative to the previous revision (`interdiff`), the conflicts and validation.
-    /// `--json`: the revision's object with an `interdiff` field.
-    pub fn revised(&self, p: &Preview, interdiff: &Interdiff) -> Result<()> {
+    /// `--json`: the revision's object with an `interdiff` field, and an `error` field
+    /// when it is not ready (as [`Out::made`]).
+    pub fn revised(
+        &self,
+        p: &Preview,
+        interdiff: &Interdiff,
+        error: Option<serde_json::Value>,
+    ) -> Result<()> {
         if self.json {
-            let mut v = serde_json::to_value(p).unwrap_or_default();
+            let mut v = with_error(p, error);
             if let Some(obj) = v.as_object_mut() {
                 obj.insert(
                     "interdiff".into(),
@@ -561,9 +586,9 @@ impl Out {
             return;
         }
         let mut s = format!(
-            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length), {} batch(es), {} receipt(s), {} event(s)\n",
+            "journal {}: {} tx(s), {} revision(s), {} blob(s) holding {} bytes of file content (each distinct content once, at its full length) stored in {} bytes (each distinct chunk, inline blob, manifest page and hash list once), {} batch(es), {} receipt(s), {} event(s)\n",
             if v.ok { "ok" } else { "DAMAGED" },
-            v.txs, v.revisions, v.blobs, v.blob_bytes, v.batches, v.receipts, v.events
+            v.txs, v.revisions, v.blobs, v.blob_bytes_content, v.blob_bytes_unique, v.batches, v.receipts, v.events
         );
         for p in &v.problems {
             s += &format!("  problem: {p}\n");
@@ -653,12 +678,13 @@ impl Out {
             None => "size unknown".into(),
         };
         emit(&format!(
-            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
+            "schema v{}\ntxs {} ({} pruned)\nrevisions {}\nblobs {}\n  content     {} bytes (the blobs' full lengths, each distinct content once: what journal verify reports as file content)\n  stored      {} bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  {} bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches {}\nreceipts {}\nevents {}\njournal file {file}\n",
             s.schema_version,
             s.txs,
             s.txs_pruned,
             s.revisions,
             s.blobs,
+            s.blob_bytes_content,
             s.blob_bytes_unique,
             s.blob_bytes_referenced,
             s.batches,
@@ -963,66 +989,16 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
         });
     let notes = std::mem::take(&mut *NOTES.lock().unwrap_or_else(|p| p.into_inner()));
     if json {
-        let mut err =
-            json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+        let mut err = error_object(e, hint.as_deref(), invocation);
         if !notes.is_empty() {
             err["notes"] = json!(notes);
-        }
-        if let Some(h) = &hint {
-            err["hint"] = json!(h);
-        }
-        if let Some(step) = e.next_step() {
-            // The command line that takes that step, when it is one (the step's name is
-            // the library's: `roll_back` is `ultra-edit rollback`).
-            if let Some(command) = super::advice::command(&step) {
-                err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
-            }
-            err["next_step"] = json!(step);
         }
         if !misplaced.is_empty() {
             err["misplaced"] = json!(misplaced);
         }
-        if let Error::NeedsAttention { attention, .. } = e {
-            err["attention"] = json!(attention);
-            err["outcome"] = json!(attention.outcome());
-        }
-        // The batch that needs attention, as data: which one, its files, what blocks it.
-        match e {
-            Error::AttentionOwnsFiles {
-                batch,
-                batch_tx,
-                paths,
-                files,
-                foreign,
-                ..
-            } => {
-                err["owner"] =
-                    json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
-                err["paths"] = json!(paths);
-            }
-            Error::OverwriteUndoesCommit {
-                batch,
-                paths,
-                later,
-                ..
-            } => {
-                err["batch"] = json!(batch);
-                err["paths"] = json!(paths);
-                err["later"] = json!(later);
-                err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
-            }
-            _ => {}
-        }
         let mut v = json!({ "error": err });
         if let (Some(tx), Some(obj)) = (e.tx(), v.as_object_mut()) {
             obj.insert("tx".into(), tx.into());
-        }
-        // Each missing or ambiguous target of the plan: edit (1-based), path, lines.
-        if let Error::Edit(edit) = e {
-            let failures = edit.failures();
-            if let (false, Some(obj)) = (failures.is_empty(), v["error"].as_object_mut()) {
-                obj.insert("failures".into(), json!(failures));
-            }
         }
         emit_json(&v);
     }
@@ -1033,6 +1009,82 @@ pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invo
     for n in &notes {
         eprintln!("note: {n}");
     }
+}
+
+/// A revision's `--json` object, with `error` (and its `exit_code` at the top, as a
+/// failed command's object has `tx`) when the command fails with it.
+fn with_error(p: &Preview, error: Option<serde_json::Value>) -> serde_json::Value {
+    let mut v = serde_json::to_value(p).unwrap_or_default();
+    if let (Some(err), Some(obj)) = (error, v.as_object_mut()) {
+        obj.insert("error".into(), err);
+    }
+    v
+}
+
+/// The `--json` error object of `e`: `{kind, message, exit_code, hint?, command?,
+/// next_step?, attention?, outcome?, owner?, paths?, batch?, later?, failures?}`.
+/// `hint` is the CLI's words for the next step; `next_step` the library's step as data
+/// (`{"step": "commit", "tx": 3}`), and `command` the command line that takes it, when
+/// it is one, starting with `invocation`. Used for a failed command ([`error`]) and for
+/// a recorded revision that is not ready (`preview`, `revise`, `rebase` at exit 4:
+/// the `error` field of the revision's object).
+pub fn error_object(e: &Error, hint: Option<&str>, invocation: &str) -> serde_json::Value {
+    let mut err = json!({"kind": e.kind(), "message": e.to_string(), "exit_code": e.exit_code()});
+    if let Some(h) = hint {
+        err["hint"] = json!(h);
+    }
+    if let Some(step) = e.next_step() {
+        // The command line that takes that step, when it is one (the step's name is
+        // the library's: `roll_back` is `ultra-edit rollback`).
+        if let Some(command) = super::advice::command_for(&step) {
+            err["command"] = json!(command.replacen("ultra-edit", invocation, 1));
+        }
+        err["next_step"] = json!(step);
+    }
+    if let Error::NeedsAttention { attention, .. } = e {
+        err["attention"] = json!(attention);
+        err["outcome"] = json!(attention.outcome());
+    }
+    // The batch that needs attention, as data: which one, its files, what blocks it.
+    match e {
+        // Who changed each stale file: a tx of this journal (and its agent), or
+        // `"tx": null` for a writer outside ultra-edit.
+        Error::StaleSnapshot { writers, .. } if !writers.is_empty() => {
+            err["changed_by"] = json!(writers);
+        }
+        Error::AttentionOwnsFiles {
+            batch,
+            batch_tx,
+            paths,
+            files,
+            foreign,
+            ..
+        } => {
+            err["owner"] =
+                json!({"batch": batch, "tx": batch_tx, "files": files, "foreign": foreign});
+            err["paths"] = json!(paths);
+        }
+        Error::OverwriteUndoesCommit {
+            batch,
+            paths,
+            later,
+            ..
+        } => {
+            err["batch"] = json!(batch);
+            err["paths"] = json!(paths);
+            err["later"] = json!(later);
+            err["outcome"] = json!(ultra_edit::Outcome::NeedsAPerson);
+        }
+        _ => {}
+    }
+    // Each missing or ambiguous target of the plan: edit (1-based), path, lines.
+    if let Error::Edit(edit) = e {
+        let failures = edit.failures();
+        if !failures.is_empty() {
+            err["failures"] = json!(failures);
+        }
+    }
+    err
 }
 
 /// Notes a command leaves for the error it is about to return (`resolve`: where the

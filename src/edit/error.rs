@@ -21,8 +21,9 @@ pub enum EditError {
 
     /// `old` / `anchor` does not occur in the file.
     #[error(
-        "edit #{} ({op} in {path}): {needle} not found; {hint}",
-        .index.saturating_add(1)
+        "edit #{} ({op} in {shown_path}): {needle} not found; {hint}",
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     TargetNotFound {
         /// File path as written in the plan.
@@ -41,11 +42,12 @@ pub enum EditError {
 
     /// `old` / `anchor` occurs more than once and no `occurrence` was given.
     #[error(
-        "edit #{} ({op} in {path}): {needle} matches {count} times (lines {}); add \"occurrence\": N \
+        "edit #{} ({op} in {shown_path}): {needle} matches {count} times (lines {}); add \"occurrence\": N \
          (1-based), or \"occurrence\": \"all\" for replace_text, or include more surrounding \
          text so that it matches once",
         .index.saturating_add(1),
-        join_lines(.lines)
+        join_lines(.lines),
+        shown_path = shown(.path)
     )]
     AmbiguousTarget {
         /// File path as written in the plan.
@@ -64,9 +66,10 @@ pub enum EditError {
 
     /// `occurrence` is larger than the number of matches.
     #[error(
-        "edit #{} ({op} in {path}): \"occurrence\": {occurrence} requested but {needle} \
+        "edit #{} ({op} in {shown_path}): \"occurrence\": {occurrence} requested but {needle} \
          matches only {count} time(s); use an occurrence between 1 and {count}",
-        .index.saturating_add(1)
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     OccurrenceOutOfRange {
         /// File path as written in the plan.
@@ -85,9 +88,10 @@ pub enum EditError {
 
     /// `replace_lines` range is not within the file.
     #[error(
-        "edit #{} (replace_lines in {path}): {}",
+        "edit #{} (replace_lines in {shown_path}): {}",
         .index.saturating_add(1),
-        line_range_problem(*.start, *.end, *.line_count)
+        line_range_problem(*.start, *.end, *.line_count),
+        shown_path = shown(.path)
     )]
     LineOutOfRange {
         /// File path as written in the plan.
@@ -105,10 +109,11 @@ pub enum EditError {
     /// Two edits of one file touch the same bytes (or a whole-file edit is
     /// combined with another edit of the same path).
     #[error(
-        "{path}: edits #{} and #{} overlap; all edits of a plan apply to the same base \
+        "{shown_path}: edits #{} and #{} overlap; all edits of a plan apply to the same base \
          content, so merge them into one edit or split them into separate revisions",
         .first.saturating_add(1),
-        .second.saturating_add(1)
+        .second.saturating_add(1),
+        shown_path = shown(.path)
     )]
     OverlappingEdits {
         /// File path as written in the plan.
@@ -121,9 +126,10 @@ pub enum EditError {
 
     /// The edit needs an existing file but the path is absent.
     #[error(
-        "edit #{} ({op} of {path}): {path} does not exist, and {op} needs an existing file{}",
+        "edit #{} ({op} of {shown_path}): {shown_path} does not exist, and {op} needs an existing file{}",
         .index.saturating_add(1),
-        if *op == "delete_file" { "; it is already absent" } else { " — use create_file (or write_file) to create it" }
+        not_found_tail(op, .near.as_ref()),
+        shown_path = shown(.path)
     )]
     FileNotFound {
         /// File path as written in the plan.
@@ -132,16 +138,21 @@ pub enum EditError {
         op: &'static str,
         /// 0-based plan index of the (first) edit of the path.
         index: usize,
+        /// An existing path that differs only by case, Unicode normalization,
+        /// whitespace at the end or a typo (`fs::near::near_path` finds it); the
+        /// message says "did you mean" it. Set by the preview, which sees the disk.
+        near: Option<NearPath>,
     },
 
     /// A text op on a file in a wide encoding (UTF-16 or UTF-32, told by its
     /// byte-order mark or by its NUL bytes): its bytes are not UTF-8, so matching and
     /// splicing UTF-8 text would corrupt it.
     #[error(
-        "edit #{} ({op} in {path}): the file is {encoding} ({evidence}); text ops match and \
+        "edit #{} ({op} in {shown_path}): the file is {encoding} ({evidence}); text ops match and \
          insert UTF-8 bytes and would corrupt it — rewrite the whole file with replace_file \
          and \"content_base64\" holding the new {encoding} bytes (byte-order mark included)",
-        .index.saturating_add(1)
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     UnsupportedEncoding {
         /// File path as written in the plan.
@@ -159,12 +170,13 @@ pub enum EditError {
     /// A text op would put non-ASCII UTF-8 text into a file that is not valid UTF-8
     /// (a legacy encoding such as Latin-1 or Shift-JIS), making a mixed-encoding file.
     #[error(
-        "edit #{} ({op} in {path}): the file is not UTF-8 (a legacy encoding such as \
+        "edit #{} ({op} in {shown_path}): the file is not UTF-8 (a legacy encoding such as \
          Latin-1, or stray bytes) and the edit inserts non-ASCII UTF-8 text, which would \
          leave the file in two encodings; insert ASCII text only (an escape such as \\u00e9 \
          where the language has one), or rewrite the whole file with replace_file and \
          \"content_base64\" holding the bytes in the file's own encoding",
-        .index.saturating_add(1)
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     EncodingMismatch {
         /// File path as written in the plan.
@@ -193,8 +205,9 @@ pub enum EditError {
 
     /// A symbol op's `symbol` names no definition of the file.
     #[error(
-        "edit #{} ({op} in {path}): no definition {symbol:?} in the file; {hint}",
-        .index.saturating_add(1)
+        "edit #{} ({op} in {shown_path}): no definition {symbol:?} in the file; {hint}",
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     SymbolNotFound {
         /// File path as written in the plan.
@@ -212,11 +225,12 @@ pub enum EditError {
 
     /// A symbol op's `symbol` names several definitions and no `occurrence` was given.
     #[error(
-        "edit #{} ({op} in {path}): {symbol:?} names {} definitions ({}); add \"occurrence\": \
+        "edit #{} ({op} in {shown_path}): {symbol:?} names {} definitions ({}); add \"occurrence\": \
          N (1-based, in file order) to pick one",
         .index.saturating_add(1),
         .candidates.len(),
-        join_candidates(.candidates)
+        join_candidates(.candidates),
+        shown_path = shown(.path)
     )]
     AmbiguousSymbol {
         /// File path as written in the plan.
@@ -234,11 +248,12 @@ pub enum EditError {
     /// The definition a symbol op names cannot be spliced as whole lines: it shares a
     /// line with other code, or contains a parse error (so its extent is not known).
     #[error(
-        "edit #{} ({op} in {path}): the definition {symbol:?} (lines {}-{}) {problem} at          line {line}; {}",
+        "edit #{} ({op} in {shown_path}): the definition {symbol:?} (lines {}-{}) {problem} at          line {line}; {}",
         .index.saturating_add(1),
         .first_line,
         .last_line,
-        symbol_problem_hint(.problem)
+        symbol_problem_hint(.problem),
+        shown_path = shown(.path)
     )]
     SymbolNotSplicable {
         /// File path as written in the plan.
@@ -263,10 +278,16 @@ pub enum EditError {
     /// not change") refuse: `check` is `"indentation_mismatch"` (Python text that
     /// cannot be moved as one block to the definition's depth), `"symbol_scope_changed"`
     /// (a definition would move to another scope) or `"empty_block"` (a Python block
-    /// would hold no statement). Nothing is changed.
+    /// would hold no statement); or a target op (`replace_body`, `insert_field`,
+    /// `insert_variant`, `replace_arm`) that does not apply: `"no_body"` (a
+    /// definition without a body), `"wrong_kind"` (the symbol names no definition of a
+    /// kind the op applies to) or `"unsupported_target"` (a construct or language the
+    /// op does not support; the detail names what is, and the text op that would make
+    /// the same edit, with its exact lines). Nothing is changed.
     #[error(
-        "edit #{} ({op} in {path}) on {symbol:?}: {check} at line {line}: {detail}",
-        .index.saturating_add(1)
+        "edit #{} ({op} in {shown_path}) on {symbol:?}: {check} at line {line}: {detail}",
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     SymbolCheckFailed {
         /// File path as written in the plan.
@@ -289,8 +310,9 @@ pub enum EditError {
     /// A symbol op on a file whose definitions cannot be known: a language without a
     /// grammar, or a file too large to parse.
     #[error(
-        "edit #{} ({op} in {path}): {reason}; use replace_text or replace_lines for this file",
-        .index.saturating_add(1)
+        "edit #{} ({op} in {shown_path}): {reason}; use replace_text or replace_lines for this file",
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     UnsupportedLanguage {
         /// File path as written in the plan.
@@ -305,8 +327,9 @@ pub enum EditError {
 
     /// A symbol op in a build without the `syntax` feature (no grammars).
     #[error(
-        "edit #{} ({op} in {path}): symbol edits need the `syntax` feature, and this build of          Ultra Edit was made without it; rebuild with `--features syntax` (the default CLI          build has it), or use replace_text or replace_lines",
-        .index.saturating_add(1)
+        "edit #{} ({op} in {shown_path}): symbol edits need the `syntax` feature, and this build of          Ultra Edit was made without it; rebuild with `--features syntax` (the default CLI          build has it), or use replace_text or replace_lines",
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     SyntaxFeatureDisabled {
         /// File path as written in the plan.
@@ -319,9 +342,10 @@ pub enum EditError {
 
     /// `create_file` on a path that already exists.
     #[error(
-        "edit #{} (create_file of {path}): {path} already exists; use replace_file or \
+        "edit #{} (create_file of {shown_path}): {shown_path} already exists; use replace_file or \
          write_file to overwrite it, or a text edit to change part of it",
-        .index.saturating_add(1)
+        .index.saturating_add(1),
+        shown_path = shown(.path)
     )]
     FileExists {
         /// File path as written in the plan.
@@ -424,6 +448,17 @@ impl EditError {
     }
 }
 
+/// An existing path close to a plan's path that does not exist.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct NearPath {
+    /// The existing path, relative to the root (the missing component replaced by the
+    /// existing name; the components after it kept as written).
+    pub existing: String,
+    /// How the names differ, in words: `only by case`, `only by Unicode normalization
+    /// (NFC against NFD)`, `only by whitespace at the end`, `by 1 character`.
+    pub differs: String,
+}
+
 /// One failed target of a plan, as `--json` errors and MCP tool errors list them
 /// (`failures`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -443,6 +478,11 @@ pub struct TargetFailure {
     /// The definitions an ambiguous symbol names, with their kinds and lines.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub candidates: Vec<SymbolCandidate>,
+    /// For a missing file (`file_not_found`), the existing path it most likely meant
+    /// (`{existing, differs}`: only by case, Unicode normalization, whitespace at the
+    /// end, or by N characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub near: Option<NearPath>,
     /// The failure's own message.
     pub message: String,
 }
@@ -489,6 +529,10 @@ impl EditError {
                 EditError::AmbiguousSymbol { candidates, .. } => candidates.clone(),
                 _ => Vec::new(),
             },
+            near: match e {
+                EditError::FileNotFound { near, .. } => near.clone(),
+                _ => None,
+            },
             message: e.to_string(),
         };
         match self {
@@ -508,20 +552,51 @@ pub struct SymbolCandidate {
     pub start_line: usize,
     /// 1-based last line.
     pub end_line: usize,
+    /// Why it matched: `"exact_path"` (its path is the `symbol` given, and its kind
+    /// fits the op), `"other_kind"` (its path is the `symbol`, but the op does not
+    /// apply to its kind) or `"name_only"` (its own name is the `symbol`'s last name,
+    /// in another scope).
+    #[serde(default)]
+    pub matched: String,
+    /// How well it matched, 0–100: 100 for `exact_path`, 50 for `other_kind`, 25 for
+    /// `name_only`. Only `exact_path` candidates can be picked with `occurrence`.
+    #[serde(default)]
+    pub score: u8,
+}
+
+impl SymbolCandidate {
+    /// The candidate `def`, matched as `matched` (see [`SymbolCandidate::matched`]).
+    pub(crate) fn new(def: &crate::syntax::Definition, matched: &'static str) -> Self {
+        SymbolCandidate {
+            kind: def.kind.into(),
+            start_line: def.signature_line,
+            end_line: def.last_line,
+            matched: matched.into(),
+            score: match matched {
+                "exact_path" => 100,
+                "other_kind" => 50,
+                _ => 25,
+            },
+        }
+    }
 }
 
 fn join_candidates(candidates: &[SymbolCandidate]) -> String {
     let parts: Vec<String> = candidates
         .iter()
         .enumerate()
-        .map(|(i, c)| {
-            format!(
+        .map(|(i, c)| match c.matched.as_str() {
+            "exact_path" | "" => format!(
                 "{}: {} at lines {}-{}",
                 i + 1,
                 c.kind,
                 c.start_line,
                 c.end_line
-            )
+            ),
+            other => format!(
+                "also {} at lines {}-{} ({other}, score {}; not picked by occurrence)",
+                c.kind, c.start_line, c.end_line, c.score
+            ),
         })
         .collect();
     parts.join(", ")
@@ -549,6 +624,45 @@ pub fn display_needle(needle: &str) -> String {
         format!("{truncated:?}...")
     } else {
         format!("{truncated:?}")
+    }
+}
+
+/// The end of [`EditError::FileNotFound`]'s message: what to do, and the near-miss
+/// name when there is one.
+fn not_found_tail(op: &str, near: Option<&NearPath>) -> String {
+    let Some(near) = near else {
+        return if op == "delete_file" {
+            "; it is already absent".into()
+        } else {
+            " — use create_file (or write_file) to create it".into()
+        };
+    };
+    let did_you_mean = format!(
+        "did you mean {:?}? It exists, and the names differ {}",
+        near.existing, near.differs
+    );
+    if op == "delete_file" {
+        format!("; {did_you_mean} — to delete it, write that name")
+    } else {
+        format!(
+            "; {did_you_mean} — write that name to edit it, or use create_file (or \
+             write_file) to create a new file"
+        )
+    }
+}
+
+/// A plan's path as messages show it: bare when it is plain (no whitespace, quote,
+/// backslash or control character), else quoted and escaped as a Rust string, so a
+/// trailing space or a tab can be seen (`"notes.txt "`).
+pub fn shown(path: &str) -> std::borrow::Cow<'_, str> {
+    let plain = !path.is_empty()
+        && path
+            .chars()
+            .all(|c| !c.is_whitespace() && !c.is_control() && c != '"' && c != '\\');
+    if plain {
+        std::borrow::Cow::Borrowed(path)
+    } else {
+        std::borrow::Cow::Owned(format!("{path:?}"))
     }
 }
 
@@ -663,6 +777,7 @@ mod tests {
                 path: "p".into(),
                 op: "replace_file",
                 index: 0,
+                near: None,
             },
             EditError::FileExists {
                 path: "p".into(),

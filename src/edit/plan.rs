@@ -381,6 +381,80 @@ pub enum Edit {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         occurrence: Option<usize>,
     },
+    /// Replace the body of a function or method (between its braces, or a Python
+    /// block) with `content`; the signature, decorators, attributes, doc comment and a
+    /// Python docstring (unless `content` starts with one) stay. Rules in
+    /// docs/symbols.md, "Target modes".
+    ReplaceBody {
+        /// File path.
+        path: String,
+        /// The function or method, as for `replace_symbol`.
+        symbol: String,
+        /// The new body without the braces (or the indented block), whole lines,
+        /// moved to the body's depth.
+        content: String,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Insert a field into a struct, union, class or interface at `position`.
+    InsertField {
+        /// File path.
+        path: String,
+        /// The struct, union, class or interface, as for `replace_symbol`.
+        symbol: String,
+        /// The field's lines, moved to its siblings' depth; a separating comma is
+        /// added where the language needs one.
+        text: String,
+        /// Where among the members: `"first"`, `"last"` or `{"after": "NAME"}`.
+        position: Position,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Insert a variant into an enum (Rust, TypeScript) or union (Rust) at `position`.
+    InsertVariant {
+        /// File path.
+        path: String,
+        /// The enum or union, as for `replace_symbol`.
+        symbol: String,
+        /// The variant's lines, moved to its siblings' depth; a separating comma is
+        /// added where the language needs one.
+        text: String,
+        /// Where among the variants: `"first"`, `"last"` or `{"after": "NAME"}`.
+        position: Position,
+        /// 1-based definition to use when `symbol` names several (file order).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+    /// Replace one arm of a Rust `match` or case of a Go `switch` inside the function
+    /// `symbol`, addressed by its pattern as written.
+    ReplaceArm {
+        /// File path.
+        path: String,
+        /// The function or method holding the `match` / `switch`.
+        symbol: String,
+        /// The arm's pattern exactly as written: a Rust arm's text before `=>` (its
+        /// guard included), a Go case's text between `case` and `:`, or `default`.
+        pattern: String,
+        /// The whole new arm (pattern included), whole lines, moved to the arm's depth.
+        content: String,
+        /// 1-based arm to use when `pattern` occurs several times in the function.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        occurrence: Option<usize>,
+    },
+}
+
+/// Where `insert_field` and `insert_variant` put the new member.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum Position {
+    /// Before the first member (`"first"`).
+    First,
+    /// After the last member (`"last"`).
+    Last,
+    /// After the member of that name (`{"after": "NAME"}`).
+    After(String),
 }
 
 impl Edit {
@@ -400,12 +474,16 @@ impl Edit {
             | Edit::ReplaceSymbol { path, .. }
             | Edit::InsertBeforeSymbol { path, .. }
             | Edit::InsertAfterSymbol { path, .. }
-            | Edit::DeleteSymbol { path, .. } => path,
+            | Edit::DeleteSymbol { path, .. }
+            | Edit::ReplaceBody { path, .. }
+            | Edit::InsertField { path, .. }
+            | Edit::InsertVariant { path, .. }
+            | Edit::ReplaceArm { path, .. } => path,
         }
     }
 
     /// Every op's name, as plans spell it ([`Edit::op_name`]).
-    pub const OPS: [&'static str; 14] = [
+    pub const OPS: [&'static str; 18] = [
         "replace_text",
         "replace_lines",
         "insert_before",
@@ -420,6 +498,10 @@ impl Edit {
         "insert_before_symbol",
         "insert_after_symbol",
         "delete_symbol",
+        "replace_body",
+        "insert_field",
+        "insert_variant",
+        "replace_arm",
     ];
 
     /// The `op` tag of this edit, e.g. `"replace_text"`.
@@ -439,6 +521,10 @@ impl Edit {
             Edit::InsertBeforeSymbol { .. } => "insert_before_symbol",
             Edit::InsertAfterSymbol { .. } => "insert_after_symbol",
             Edit::DeleteSymbol { .. } => "delete_symbol",
+            Edit::ReplaceBody { .. } => "replace_body",
+            Edit::InsertField { .. } => "insert_field",
+            Edit::InsertVariant { .. } => "insert_variant",
+            Edit::ReplaceArm { .. } => "replace_arm",
         }
     }
 
@@ -469,13 +555,18 @@ impl Edit {
     }
 
     /// The `symbol` of a symbol op (`replace_symbol`, `insert_before_symbol`,
-    /// `insert_after_symbol`, `delete_symbol`); `None` for other ops.
+    /// `insert_after_symbol`, `delete_symbol`) or a target op (`replace_body`,
+    /// `insert_field`, `insert_variant`, `replace_arm`); `None` for other ops.
     pub fn symbol(&self) -> Option<&str> {
         match self {
             Edit::ReplaceSymbol { symbol, .. }
             | Edit::InsertBeforeSymbol { symbol, .. }
             | Edit::InsertAfterSymbol { symbol, .. }
-            | Edit::DeleteSymbol { symbol, .. } => Some(symbol),
+            | Edit::DeleteSymbol { symbol, .. }
+            | Edit::ReplaceBody { symbol, .. }
+            | Edit::InsertField { symbol, .. }
+            | Edit::InsertVariant { symbol, .. }
+            | Edit::ReplaceArm { symbol, .. } => Some(symbol),
             _ => None,
         }
     }
@@ -491,8 +582,12 @@ impl Edit {
             | Edit::Prepend { text, .. }
             | Edit::Append { text, .. }
             | Edit::InsertBeforeSymbol { text, .. }
-            | Edit::InsertAfterSymbol { text, .. } => Some(text),
-            Edit::ReplaceSymbol { content, .. } => Some(content),
+            | Edit::InsertAfterSymbol { text, .. }
+            | Edit::InsertField { text, .. }
+            | Edit::InsertVariant { text, .. } => Some(text),
+            Edit::ReplaceSymbol { content, .. }
+            | Edit::ReplaceBody { content, .. }
+            | Edit::ReplaceArm { content, .. } => Some(content),
             _ => None,
         }
     }
@@ -553,7 +648,58 @@ impl Edit {
             }
             Edit::DeleteSymbol {
                 symbol, occurrence, ..
+            }
+            | Edit::ReplaceBody {
+                symbol, occurrence, ..
             } => self.check_symbol(symbol, *occurrence),
+            Edit::InsertField {
+                symbol,
+                text,
+                position,
+                occurrence,
+                ..
+            }
+            | Edit::InsertVariant {
+                symbol,
+                text,
+                position,
+                occurrence,
+                ..
+            } => {
+                self.check_symbol(symbol, *occurrence)?;
+                if text.trim().is_empty() {
+                    return Err(self.invalid("\"text\" is empty; give the lines to insert"));
+                }
+                match position {
+                    Position::After(name) if name.is_empty() => Err(self.invalid(
+                        "\"position\": {\"after\": \"\"} names no member; give the name of \
+                         the member to insert after, or \"first\" or \"last\"",
+                    )),
+                    _ => Ok(()),
+                }
+            }
+            Edit::ReplaceArm {
+                symbol,
+                pattern,
+                content,
+                occurrence,
+                ..
+            } => {
+                self.check_symbol(symbol, *occurrence)?;
+                if pattern.trim().is_empty() {
+                    return Err(self.invalid(
+                        "\"pattern\" is empty; give the arm's pattern exactly as written \
+                         (the text before `=>` in Rust, between `case` and `:` in Go, or \
+                         \"default\")",
+                    ));
+                }
+                if content.trim().is_empty() {
+                    return Err(self.invalid(
+                        "\"content\" is empty; give the whole new arm, its pattern included",
+                    ));
+                }
+                Ok(())
+            }
             Edit::ReplaceLines { .. }
             | Edit::Prepend { .. }
             | Edit::Append { .. }
@@ -1035,6 +1181,50 @@ impl Plan {
                         text(&mut m, "symbol", symbol);
                         occurrence(&mut m, o.map(Occurrence::Nth));
                     }
+                    Edit::ReplaceBody {
+                        symbol,
+                        content,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        text(&mut m, "content", content);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
+                    Edit::InsertField {
+                        symbol,
+                        text: t,
+                        position,
+                        occurrence: o,
+                        ..
+                    }
+                    | Edit::InsertVariant {
+                        symbol,
+                        text: t,
+                        position,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        text(&mut m, "text", t);
+                        m.insert(
+                            "position".into(),
+                            serde_json::to_value(position).unwrap_or(Value::Null),
+                        );
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
+                    Edit::ReplaceArm {
+                        symbol,
+                        pattern,
+                        content,
+                        occurrence: o,
+                        ..
+                    } => {
+                        text(&mut m, "symbol", symbol);
+                        text(&mut m, "pattern", pattern);
+                        text(&mut m, "content", content);
+                        occurrence(&mut m, o.map(Occurrence::Nth));
+                    }
                 }
                 Value::Object(m)
             })
@@ -1288,7 +1478,7 @@ mod tests {
             ),
             (
                 r#"{"op": "rename", "path": "f.txt"}"#,
-                "edit #3: \"op\": unknown variant `rename`, expected one of `replace_text`, `replace_lines`, `insert_before`, `insert_after`, `prepend`, `append`, `replace_file`, `create_file`, `write_file`, `delete_file`, `replace_symbol`, `insert_before_symbol`, `insert_after_symbol`, `delete_symbol` (at line 4 column 15)",
+                "edit #3: \"op\": unknown variant `rename`, expected one of `replace_text`, `replace_lines`, `insert_before`, `insert_after`, `prepend`, `append`, `replace_file`, `create_file`, `write_file`, `delete_file`, `replace_symbol`, `insert_before_symbol`, `insert_after_symbol`, `delete_symbol`, `replace_body`, `insert_field`, `insert_variant`, `replace_arm` (at line 4 column 15)",
             ),
             (
                 r#"{"path": "f.txt"}"#,
@@ -1314,6 +1504,45 @@ mod tests {
             invalid_message(r#"{"edits": [{"op": "delete_file", "path": "a"}], "agent": 3}"#),
             format!("invalid type: integer `3`, expected a string at line 1 column 58; {TAIL}")
         );
+    }
+
+    #[test]
+    fn target_ops_parse_check_and_record() {
+        let json = r#"{"edits": [
+          {"op":"replace_body","path":"a.rs","symbol":"f","content":"x\n","occurrence":2},
+          {"op":"insert_field","path":"a.rs","symbol":"S","text":"a: u8","position":"first"},
+          {"op":"insert_variant","path":"a.rs","symbol":"E","text":"B","position":{"after":"A"}},
+          {"op":"replace_arm","path":"a.rs","symbol":"f","pattern":"None","content":"None => 0"}]}"#;
+        let plan = Plan::from_json(json.as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            plan.edits[2],
+            Edit::InsertVariant {
+                path: "a.rs".into(),
+                symbol: "E".into(),
+                text: "B".into(),
+                position: Position::After("A".into()),
+                occurrence: None,
+            }
+        );
+        let recorded: serde_json::Value =
+            serde_json::from_str(&plan.to_recorded_json()).unwrap_or_default();
+        assert_eq!(recorded["edits"][1]["position"], "first");
+        assert_eq!(
+            recorded["edits"][2]["position"],
+            serde_json::json!({"after": "A"})
+        );
+        assert_eq!(recorded["edits"][3]["pattern"], "None");
+        let again =
+            Plan::from_json(plan.to_recorded_json().as_bytes()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again.edits, plan.edits);
+        let bad = r#"{"edits": [{"op":"replace_arm","path":"a.rs","symbol":"f","pattern":" ","content":"x"}]}"#;
+        let e = Plan::from_json(bad.as_bytes())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(e.contains("\"pattern\" is empty"), "{e}");
+        let bad = r#"{"edits": [{"op":"insert_field","path":"a.rs","symbol":"S","text":"a","position":"middle"}]}"#;
+        assert!(Plan::from_json(bad.as_bytes()).is_err());
     }
 
     #[test]

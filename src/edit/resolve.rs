@@ -15,6 +15,7 @@ use super::error::{display_needle, EditError};
 #[cfg(test)]
 use super::lines::line_spans;
 use super::lines::{count_lines, line_range, LineIndex};
+use super::near_miss;
 use super::plan::{Edit, Occurrence};
 use super::symbol::{Action, Outline, SymbolEdit};
 use super::validate::{Issue, Severity};
@@ -95,6 +96,7 @@ pub fn apply_file_edits(
                 path: path.into(),
                 op: edit.op_name(),
                 index,
+                near: None,
             }),
         };
     };
@@ -139,6 +141,7 @@ pub fn apply_file_edits(
             plan: edits,
             outline: &outline,
             line_index: line_index.as_ref(),
+            explain: true,
         };
         match target.resolve(edit, &mut splices) {
             Ok(note) => notes.extend(note),
@@ -242,6 +245,7 @@ fn apply_whole_file(
             path: path.into(),
             op: edit.op_name(),
             index,
+            near: None,
         }),
         Edit::DeleteFile { .. } => Ok(Some(absent())),
         _ => Ok(Some(whole_file_candidate(edit)?)),
@@ -278,6 +282,9 @@ struct Target<'a> {
     outline: &'a Outline,
     /// The file's line table, when several edits address lines.
     line_index: Option<&'a LineIndex>,
+    /// Whether a failure explains itself ([`Target::why_not_found`]); off while
+    /// another edit is applied alone to explain one (no hint of a hint).
+    explain: bool,
 }
 
 impl Target<'_> {
@@ -375,6 +382,16 @@ impl Target<'_> {
                     push(range, text);
                 }
             }
+            Edit::ReplaceBody { .. }
+            | Edit::InsertField { .. }
+            | Edit::InsertVariant { .. }
+            | Edit::ReplaceArm { .. } => {
+                if let Some((symbol, occurrence)) = super::target::address(edit) {
+                    let target = self.symbol(symbol, occurrence);
+                    let (range, text) = super::target::splice(&target, edit)?;
+                    push(range, text);
+                }
+            }
             _ => {
                 return Err(EditError::invalid_plan(format!(
                     "{} {}: not a text edit",
@@ -436,7 +453,11 @@ impl Target<'_> {
             op: self.op,
             needle: display_needle(needle),
             index: self.index,
-            hint: self.why_not_found(needle),
+            hint: if self.explain {
+                self.why_not_found(needle)
+            } else {
+                String::new()
+            },
         }
     }
 
@@ -444,19 +465,8 @@ impl Target<'_> {
     /// write the edit.
     fn why_not_found(&self, needle: &str) -> String {
         let (base, n) = (self.base, needle.as_bytes());
-        let this = self.index.saturating_add(1);
-        let creator = self.plan.iter().find(|(i, e)| {
-            *i != self.index && e.inserted_text().is_some_and(|t| t.contains(needle))
-        });
-        if let Some((other, _)) = creator {
-            return format!(
-                "edit #{} of this plan inserts that text, but all edits of a plan see the \
-                 same base (the file before the plan: the disk for preview, the latest \
-                 candidate for revise), never each other's output, so edit #{this} cannot \
-                 target it — merge the two edits into one, or make edit #{this} in a later \
-                 revise",
-                other.saturating_add(1)
-            );
+        if let Some(hint) = self.made_by_another_edit(needle) {
+            return hint;
         }
         let has_crlf = memchr::memmem::find(base, b"\r\n").is_some();
         let bare_lf = n
@@ -492,6 +502,9 @@ impl Target<'_> {
                     from the new text, to keep the file without a final newline)"
                 .into();
         }
+        if let Some(hint) = near_miss::whitespace(base, n) {
+            return hint;
+        }
         if base.is_empty() {
             return "the file is empty — use append (or prepend) to add text to it, or \
                     replace_file"
@@ -501,6 +514,59 @@ impl Target<'_> {
          endings included) — check the current file content, or use replace_lines to edit \
          by line number"
             .into()
+    }
+
+    /// When another edit of this plan makes `needle` appear — its new text holds it
+    /// whole, or the target spans that new text and the file's text around it — the
+    /// hint saying that all edits see the same base, naming that edit and the line it
+    /// applies at. The other edit is applied alone to the base to tell.
+    fn made_by_another_edit(&self, needle: &str) -> Option<String> {
+        let this = self.index.saturating_add(1);
+        for &(other, edit) in self.plan {
+            let Some(text) = edit.inserted_text() else {
+                continue;
+            };
+            if other == self.index || text.is_empty() {
+                continue;
+            }
+            let target = Target {
+                index: other,
+                op: edit.op_name(),
+                explain: false,
+                ..*self
+            };
+            let mut splices = Vec::new();
+            if target.resolve(edit, &mut splices).is_err() || splices.is_empty() {
+                continue;
+            }
+            splices.sort_by_key(|s| (s.start, s.end, s.rank, s.index));
+            if check_overlaps(self.path, &splices).is_err() {
+                continue;
+            }
+            let after = splice_all(self.base, &splices);
+            if memchr::memmem::find(&after, needle.as_bytes()).is_none() {
+                continue;
+            }
+            let line = line_numbers(self.base, &[splices[0].start])
+                .first()
+                .copied()
+                .unwrap_or(1);
+            let how = if text.contains(needle) {
+                "inserts that text"
+            } else {
+                "inserts part of that text: the target spans its new text and the file's \
+                 text next to it"
+            };
+            return Some(format!(
+                "edit #{n} of this plan {how}, but all edits of a plan see the same base \
+                 (the file before the plan: the disk for preview, the latest candidate for \
+                 revise), never each other's output, so edit #{this} cannot target it — \
+                 merge the two edits into one, or make edit #{this} in a later revise \
+                 (edit #{n} applies at line {line} of the file)",
+                n = other.saturating_add(1)
+            ));
+        }
+        None
     }
 
     /// The `occurrences_replaced` note of an `"occurrence": "all"` edit.
@@ -1054,6 +1120,7 @@ mod tests {
             path: "f".into(),
             op,
             index: 0,
+            near: None,
         };
         let e = err(None, &[replace_text("f", "a", "b", None)]);
         assert_eq!(e, fnf("replace_text"));
@@ -1237,6 +1304,78 @@ mod tests {
         assert!(h.contains("edit #2 cannot"), "{h}");
         let h = hint(b"", &[replace_text("f", "x", "c", None)]);
         assert!(h.contains("append"), "{h}");
+    }
+
+    /// Issue 33 item 5: indentation, trailing whitespace and a target that spans an
+    /// earlier edit's new text are named with the line.
+    #[test]
+    fn not_found_names_whitespace_near_misses_and_partial_overlaps() {
+        let hint = |base: &[u8], edits: &[Edit]| match err(Some(base), edits) {
+            EditError::TargetNotFound { hint, .. } => hint,
+            e => panic!("{e:?}"),
+        };
+        let base = b"class A:\n\tdef f(self):\n\t\treturn 1\n";
+        let h = hint(
+            base,
+            &[replace_text(
+                "f",
+                "    def f(self):\n        return 1\n",
+                "x",
+                None,
+            )],
+        );
+        assert_eq!(
+            h,
+            "the text matches the file at line 2 except for indentation (tabs against \
+             spaces): the file indents line 2 with 1 tab (\"\\t\"), the text with 4 spaces \
+             (\"    \") — copy the file's indentation into the text to find (and into the \
+             new text, to keep the file's style)"
+        );
+        let h = hint(
+            b"def f():\n    if x:\n        y()\n",
+            &[insert_after("  if x:\n    y()\n", "z\n")],
+        );
+        assert!(
+            h.starts_with(
+                "the text matches the file at line 2 except for indentation (another \
+                 indentation depth): the file indents line 2 with 4 spaces (\"    \"), the \
+                 text with 2 spaces (\"  \")"
+            ),
+            "{h}"
+        );
+        let h = hint(
+            b"a = 1\nb = 2   \nc = 3\n",
+            &[replace_text("f", "a = 1\nb = 2\nc", "x", None)],
+        );
+        assert_eq!(
+            h,
+            "the text matches the file at line 2 except for trailing whitespace: line 2 of \
+             the file ends with 3 spaces (\"   \"), the text's line with no trailing \
+             whitespace — write the line's end as the file has it"
+        );
+        // The target starts in edit #1's new text and ends in the file's own text.
+        let h = hint(
+            b"one\ntwo\nthree\n",
+            &[
+                replace_text("f", "two\n", "TWO\n", None),
+                replace_text("f", "TWO\nthree", "x", None),
+            ],
+        );
+        assert_eq!(
+            h,
+            "edit #1 of this plan inserts part of that text: the target spans its new \
+             text and the file's text next to it, but all edits of a plan see the same \
+             base (the file before the plan: the disk for preview, the latest candidate \
+             for revise), never each other's output, so edit #2 cannot target it — merge \
+             the two edits into one, or make edit #2 in a later revise (edit #1 applies at \
+             line 2 of the file)"
+        );
+        // No near match: the generic hint.
+        let h = hint(b"abc\n", &[replace_text("f", "xyz", "x", None)]);
+        assert!(
+            h.starts_with("the text must match the file's bytes exactly"),
+            "{h}"
+        );
     }
 
     #[test]

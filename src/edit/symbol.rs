@@ -40,6 +40,16 @@ pub(super) enum Action<'e> {
     Delete,
 }
 
+/// Where the new text of an op belongs, for the scope check of
+/// [`SymbolEdit::checked`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Scope {
+    /// Next to the definition (or in its place): in the scope around it.
+    Around,
+    /// Inside the definition (its body, a member, an arm): in the definition itself.
+    Inside,
+}
+
 /// One symbol op being resolved.
 pub(super) struct SymbolEdit<'a> {
     /// File path as written in the plan (its extension picks the language).
@@ -78,23 +88,7 @@ impl SymbolEdit<'_> {
             .as_ref()
             .map_err(|e| self.unavailable(*e))?;
         let def = self.select(defs)?;
-        let problem = match (def.parse_error, def.shared_line) {
-            (Some(line), _) => Some(("has a parse error", line)),
-            (None, Some(line)) => Some(("shares a line with other code", line)),
-            (None, None) => None,
-        };
-        if let Some((problem, line)) = problem {
-            return Err(EditError::SymbolNotSplicable {
-                path: self.path.into(),
-                op: self.op,
-                symbol: self.symbol.into(),
-                index: self.index,
-                problem,
-                line,
-                first_line: def.signature_line,
-                last_line: def.last_line,
-            });
-        }
+        self.splicable(def)?;
         let terminator = self.terminator(def);
         let at_eof_without_newline = !self
             .base
@@ -129,8 +123,52 @@ impl SymbolEdit<'_> {
             }
             Action::Delete => (def.trivia_start..def.end, Vec::new()),
         };
-        let text = self.checked(defs, def, action, range.clone(), text, indent, terminator)?;
+        let text = self.checked(
+            defs,
+            def,
+            action,
+            Scope::Around,
+            range.clone(),
+            text,
+            indent,
+            terminator,
+        )?;
         Ok((range, Cow::Owned(text)))
+    }
+
+    /// The outline of the file, found once for all symbol and target ops of the file.
+    ///
+    /// # Errors
+    /// As [`Self::unavailable`].
+    pub(super) fn definitions(&self) -> Result<&[Definition], EditError> {
+        self.outline
+            .get_or_init(|| syntax::outline(self.path, self.base))
+            .as_ref()
+            .map(Vec::as_slice)
+            .map_err(|e| self.unavailable(*e))
+    }
+
+    /// Refuses a definition that cannot be spliced as whole lines: one with a parse
+    /// error or one sharing a line with other code ([`EditError::SymbolNotSplicable`]).
+    pub(super) fn splicable(&self, def: &Definition) -> Result<(), EditError> {
+        let problem = match (def.parse_error, def.shared_line) {
+            (Some(line), _) => Some(("has a parse error", line)),
+            (None, Some(line)) => Some(("shares a line with other code", line)),
+            (None, None) => None,
+        };
+        match problem {
+            Some((problem, line)) => Err(EditError::SymbolNotSplicable {
+                path: self.path.into(),
+                op: self.op,
+                symbol: self.symbol.into(),
+                index: self.index,
+                problem,
+                line,
+                first_line: def.signature_line,
+                last_line: def.last_line,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// `text` in the file's line-ending convention ([`uniform_terminator`]) and
@@ -139,7 +177,12 @@ impl SymbolEdit<'_> {
     /// # Errors
     /// [`EditError::SymbolCheckFailed`] (`indentation_mismatch`): Python text whose
     /// lines are not all at or below the depth of its first line.
-    fn prepared(&self, text: &str, def: &Definition, indent: &[u8]) -> Result<Vec<u8>, EditError> {
+    pub(super) fn prepared(
+        &self,
+        text: &str,
+        def: &Definition,
+        indent: &[u8],
+    ) -> Result<Vec<u8>, EditError> {
         let text = match uniform_terminator(self.base) {
             Some(t) => with_terminators(text.as_bytes(), t),
             None => text.as_bytes().to_vec(),
@@ -165,11 +208,16 @@ impl SymbolEdit<'_> {
         }
     }
 
-    fn is_python(&self) -> bool {
+    pub(super) fn is_python(&self) -> bool {
         syntax::Language::of_path(self.path) == Some(syntax::Language::Python)
     }
 
-    fn check_failed(&self, check: &'static str, line: usize, detail: String) -> EditError {
+    pub(super) fn check_failed(
+        &self,
+        check: &'static str,
+        line: usize,
+        detail: String,
+    ) -> EditError {
         EditError::SymbolCheckFailed {
             path: self.path.into(),
             op: self.op,
@@ -188,13 +236,15 @@ impl SymbolEdit<'_> {
     ///   deleted) gets `pass` on a delete, and is refused (`empty_block`) otherwise;
     /// - when the candidate parses cleanly, every definition outside the splice keeps its
     ///   path, and the definitions of the new text sit in the scope of the one it
-    ///   replaces or is inserted next to (`symbol_scope_changed`).
+    ///   replaces or is inserted next to (`symbol_scope_changed`); with
+    ///   [`Scope::Inside`] (a target op), in `def` itself.
     #[allow(clippy::too_many_arguments)]
-    fn checked(
+    pub(super) fn checked(
         &self,
         defs: &[Definition],
         def: &Definition,
         action: Action<'_>,
+        scope: Scope,
         range: Range<usize>,
         text: Vec<u8>,
         indent: &[u8],
@@ -241,7 +291,7 @@ impl SymbolEdit<'_> {
                 ));
             }
         }
-        self.scope_check(defs, def, &range, &text, &after)?;
+        self.scope_check(defs, def, scope, &range, &text, &after)?;
         Ok(text)
     }
 
@@ -252,6 +302,7 @@ impl SymbolEdit<'_> {
         &self,
         defs: &[Definition],
         def: &Definition,
+        scope: Scope,
         range: &Range<usize>,
         text: &[u8],
         after: &[u8],
@@ -305,7 +356,10 @@ impl SymbolEdit<'_> {
                 .max_by_key(|e| e.signature_start)
                 .map(|e| e.signature_start)
         };
-        let expected = scope_of(defs, def).and_then(moved_to);
+        let expected = match scope {
+            Scope::Around => scope_of(defs, def).and_then(moved_to),
+            Scope::Inside => moved_to(def.signature_start),
+        };
         let added: Vec<&Definition> = new_defs.iter().filter(|d| inside_new(d)).collect();
         for d in &added {
             let around = scope_of(&new_defs, d);
@@ -366,11 +420,7 @@ impl SymbolEdit<'_> {
                 index: self.index,
                 candidates: named
                     .iter()
-                    .map(|d| SymbolCandidate {
-                        kind: d.kind.into(),
-                        start_line: d.signature_line,
-                        end_line: d.last_line,
-                    })
+                    .map(|d| SymbolCandidate::new(d, "exact_path"))
                     .collect(),
             }),
             (Some(n), _) => n
@@ -389,7 +439,7 @@ impl SymbolEdit<'_> {
 
     /// Definitions with the same last name elsewhere, or else the file's top-level
     /// names.
-    fn not_found_hint(&self, defs: &[Definition]) -> String {
+    pub(super) fn not_found_hint(&self, defs: &[Definition]) -> String {
         const SHOWN: usize = 12;
         let last = self.symbol.rsplit('.').next().unwrap_or(self.symbol);
         let mut same_name: Vec<&str> = defs
@@ -448,7 +498,7 @@ impl SymbolEdit<'_> {
 
     /// The line terminator of inserted lines: that of the definition's last line, or
     /// else of the file's first line, or `\n`.
-    fn terminator(&self, def: &Definition) -> &'static [u8] {
+    pub(super) fn terminator(&self, def: &Definition) -> &'static [u8] {
         let last = self.base.get(..def.end).unwrap_or_default();
         let crlf = if last.ends_with(b"\n") {
             last.ends_with(b"\r\n")
@@ -495,14 +545,14 @@ impl SymbolEdit<'_> {
 }
 
 /// `text` without its final line terminator (`\r\n` or `\n`), if it has one.
-fn without_final_terminator(text: &[u8]) -> &[u8] {
+pub(super) fn without_final_terminator(text: &[u8]) -> &[u8] {
     text.strip_suffix(b"\r\n")
         .or_else(|| text.strip_suffix(b"\n"))
         .unwrap_or(text)
 }
 
 /// `text` ending with a line terminator: `terminator` is added when it has none.
-fn whole_lines_owned(mut text: Vec<u8>, terminator: &[u8]) -> Vec<u8> {
+pub(super) fn whole_lines_owned(mut text: Vec<u8>, terminator: &[u8]) -> Vec<u8> {
     if !text.ends_with(b"\n") {
         text.extend_from_slice(terminator);
     }
@@ -510,7 +560,7 @@ fn whole_lines_owned(mut text: Vec<u8>, terminator: &[u8]) -> Vec<u8> {
 }
 
 /// The spaces and tabs that start `line`.
-fn leading_indent(line: &[u8]) -> &[u8] {
+pub(super) fn leading_indent(line: &[u8]) -> &[u8] {
     let n = line
         .iter()
         .take_while(|b| **b == b' ' || **b == b'\t')

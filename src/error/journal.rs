@@ -3,6 +3,29 @@
 use super::Error;
 use crate::journal::records::{BatchState, TxState};
 
+impl Error {
+    /// A damaged or missing blob's error ([`JournalError::Corrupt`],
+    /// [`JournalError::Missing`]) with what needs the blob: `needed` says which file of
+    /// which tx, revision or batch, and what for (issue 33, item 12: the hashes alone
+    /// do not tell a person what is lost). Other errors are returned as they are.
+    pub(crate) fn needed_by(self, needed: impl FnOnce() -> String) -> Error {
+        match self {
+            Error::Journal(JournalError::Corrupt { table, message }) => {
+                Error::Journal(JournalError::Corrupt {
+                    table,
+                    message: format!("{message} (it is {})", needed()),
+                })
+            }
+            Error::Journal(JournalError::Missing { what }) => {
+                Error::Journal(JournalError::Missing {
+                    what: format!("{what} ({})", needed()),
+                })
+            }
+            e => e,
+        }
+    }
+}
+
 /// Errors decoding or reading the journal.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

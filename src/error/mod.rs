@@ -36,6 +36,37 @@ pub use state::{Attention, NextStep, Outcome, StateReason, Verb};
 use crate::edit::EditError;
 use crate::journal::records::{BatchState, TxRecord, TxState};
 
+/// Who changed a file of a stale preview ([`Error::StaleSnapshot`]): a transaction of
+/// this journal whose commit left the file as it is on disk now (its post-image is
+/// the disk's state), or, when none did, a writer outside ultra-edit.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StaleWriter {
+    /// Root-relative path.
+    pub path: String,
+    /// The newest committed transaction whose batch wrote the file's current state;
+    /// `None`: written outside ultra-edit (or by a transaction whose record gc dropped).
+    pub tx: Option<u64>,
+    /// That transaction's agent, if it named one.
+    pub agent: Option<String>,
+}
+
+/// " (a.txt by tx 4 of agent \"bob\"; b.txt outside ultra-edit)": who changed the files of a
+/// stale preview, empty when not known.
+pub(crate) fn writers_note(writers: &[StaleWriter]) -> String {
+    if writers.is_empty() {
+        return String::new();
+    }
+    let each: Vec<String> = writers
+        .iter()
+        .map(|w| match (&w.tx, &w.agent) {
+            (Some(tx), Some(agent)) => format!("{} by tx {tx} of agent {agent:?}", w.path),
+            (Some(tx), None) => format!("{} by tx {tx}", w.path),
+            (None, _) => format!("{} outside ultra-edit", w.path),
+        })
+        .collect();
+    format!(" (changed: {})", each.join("; "))
+}
+
 /// A file and the owner it has ([`Error::OwnerNotKept`]).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OwnedPath {
@@ -406,12 +437,15 @@ pub enum Error {
         reason: StateReason,
     },
     /// Files changed on disk since the preview's snapshot; nothing was written.
-    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview, so the preview must be rebased onto the disk (or made again)", and_list(paths))]
+    #[error("stale snapshot of tx {tx}: {} changed on disk since the preview{}, so the preview must be rebased onto the disk (or made again)", and_list(paths), writers_note(writers))]
     StaleSnapshot {
         /// Transaction id.
         tx: u64,
         /// The changed paths, sorted.
         paths: Vec<String>,
+        /// Who changed each of `paths`, in the same order, when the commit gate found
+        /// out (empty when it did not look: a file that changed during the batch).
+        writers: Vec<StaleWriter>,
     },
     /// A revise plan was written against a revision that is no longer the latest.
     #[error("tx {tx}: the plan was written against revision {base}, but the latest is {latest}; write it against revision {latest}, or rebase it onto revision {latest}")]
@@ -587,6 +621,10 @@ pub enum Error {
         batch: u64,
         /// Temps out of reach, as in [`Error::CommitFailed`].
         temps_left: Vec<String>,
+        /// For a rollback's batch: the tx it was rolling back, which the step past
+        /// the error rolls back again ([`NextStep::RollBackAgain`]); `None` for a
+        /// commit's batch (the step commits `tx` again, [`NextStep::Commit`]).
+        rollback_of: Option<u64>,
     },
     /// A commit, rollback or revert would write files that belong to a batch that needs
     /// attention: a batch past its commit point that recovery could not finish because
@@ -825,7 +863,12 @@ impl Error {
             // hand) are fixed in an editor first.
             Error::ValidationFailed { tx, summary, .. } => step_past_validation(*tx, summary),
             Error::LockTimeout { .. } => NextStep::WaitForLock,
-            Error::Interrupted { .. } => NextStep::Retry,
+            // The same command again, as a command line that runs (issue 33, item 9).
+            Error::Interrupted {
+                rollback_of: Some(of),
+                ..
+            } => NextStep::RollBackAgain { of: *of },
+            Error::Interrupted { tx, .. } => NextStep::Commit { tx: *tx },
             Error::OwnerNotKept { tx, .. } => NextStep::AllowOwnerChange { tx: *tx },
             Error::RecoveryNeedsOwner { files, .. } => NextStep::RecoverAsOwner {
                 uid: files.first().map(|f| f.uid).unwrap_or(0),
@@ -872,7 +915,15 @@ impl Error {
                     ..
                 } => NextStep::RecoverForeign,
                 StateReason::BatchInFlight { .. } => NextStep::Recover,
-                StateReason::ChangedMeanwhile => NextStep::Retry,
+                // The same verb again, on the same tx.
+                StateReason::ChangedMeanwhile => match verb {
+                    Verb::Commit | Verb::Apply => NextStep::Commit { tx: *tx },
+                    Verb::RollBack => NextStep::RollBack { tx: *tx },
+                    Verb::Revise => NextStep::Revise { tx: *tx },
+                    Verb::Rebase => NextStep::Rebase { tx: *tx },
+                    Verb::Abort => NextStep::Abort { tx: *tx },
+                    Verb::Show | Verb::Revert => NextStep::Show { tx: *tx },
+                },
                 StateReason::RollbackTx { of } => NextStep::RollBackAgain { of: *of },
                 StateReason::AlreadyUndone => NextStep::Log,
                 StateReason::Redone { redo, .. } => NextStep::RollBack { tx: *redo },
@@ -969,6 +1020,7 @@ mod tests {
             Error::StaleSnapshot {
                 tx: 3,
                 paths: vec!["a".into()],
+                writers: Vec::new(),
             },
             Error::StaleRollback {
                 tx: 3,
@@ -1012,6 +1064,7 @@ mod tests {
                 tx: 3,
                 batch: 1,
                 temps_left: Vec::new(),
+                rollback_of: None,
             },
             Error::Journal(JournalError::Corrupt {
                 table: "txs",
@@ -1056,6 +1109,7 @@ mod tests {
             Error::StaleSnapshot {
                 tx: 3,
                 paths: paths(p),
+                writers: Vec::new(),
             }
             .to_string()
         };
@@ -1135,6 +1189,7 @@ mod tests {
         let e = Error::StaleSnapshot {
             tx: 3,
             paths: vec!["a.txt".into(), "b/c.txt".into()],
+            writers: Vec::new(),
         };
         assert_eq!(e.kind(), "stale_snapshot");
         assert_eq!(e.tx(), Some(3));

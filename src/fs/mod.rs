@@ -8,6 +8,7 @@
 
 pub mod acl;
 pub mod meta;
+pub mod near;
 pub mod path;
 pub(crate) mod relpath;
 pub(crate) mod snapshot;
@@ -174,6 +175,21 @@ pub trait FileSystem: Send + Sync {
     /// default, for filesystems that have no inodes to hold) changes nothing else.
     fn hold(&self, _path: &RelPath) -> io::Result<Option<OwnedFd>> {
         Ok(None)
+    }
+    /// The names in the directory `dir` (the root for [`RelPath::root`]), without `.`
+    /// and `..`, in no order; names that are not UTF-8 are left out. Used only to
+    /// suggest a near-miss name ([`near::near_path`]); the default (filesystems of
+    /// tests) lists none.
+    fn list_dir(&self, _dir: &RelPath) -> io::Result<Vec<String>> {
+        Ok(Vec::new())
+    }
+    /// Whether this process may create and rename entries in the directory `dir`:
+    /// `faccessat(dir, W_OK | X_OK, AT_EACCESS)`, with the effective ids (root passes
+    /// whatever the mode bits; a read-only mount fails). A commit replaces a file by
+    /// renaming a temp over it, so the file's directory must pass. The default
+    /// (filesystems of tests) says yes.
+    fn dir_writable(&self, _dir: &RelPath) -> io::Result<bool> {
+        Ok(true)
     }
 }
 
@@ -746,6 +762,35 @@ impl FileSystem for StdFs {
         io_fault!("fs::sync_dir");
         let parts: Vec<&str> = path.components().collect();
         Ok(rustix::fs::fsync(self.open_dir(&parts)?)?)
+    }
+
+    fn list_dir(&self, dir: &RelPath) -> io::Result<Vec<String>> {
+        let parts: Vec<&str> = dir.components().collect();
+        let fd = self.open_dir(&parts)?;
+        let mut listing = rustix::fs::Dir::read_from(&fd)?;
+        let mut names = Vec::new();
+        while let Some(entry) = listing.read() {
+            let entry = entry?;
+            if let Ok(name) = entry.file_name().to_str() {
+                if name != "." && name != ".." {
+                    names.push(name.to_string());
+                }
+            }
+        }
+        Ok(names)
+    }
+
+    fn dir_writable(&self, dir: &RelPath) -> io::Result<bool> {
+        let parts: Vec<&str> = dir.components().collect();
+        let fd = self.open_dir(&parts)?;
+        let access = rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK;
+        match rustix::fs::accessat(&fd, ".", access, AtFlags::EACCESS) {
+            Ok(()) => Ok(true),
+            Err(rustix::io::Errno::ACCESS | rustix::io::Errno::ROFS | rustix::io::Errno::PERM) => {
+                Ok(false)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 }
 

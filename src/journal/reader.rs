@@ -153,6 +153,20 @@ impl Reader {
         Ok(self.txn.open_table(blobs::MANIFESTS)?.len()?)
     }
 
+    /// The blobs' full lengths, each distinct content once (what reassembling every
+    /// blob would give; read from the manifests, no chunk is read).
+    pub fn blob_content_bytes(&self) -> Result<u64> {
+        let mut total = 0;
+        for item in self.txn.open_table(blobs::MANIFESTS)?.iter()? {
+            let m = codec::decode::<blobs::Manifest>("blob_manifests", item?.1.value())?;
+            total += match m {
+                blobs::Manifest::Inline(b) => b.len() as u64,
+                blobs::Manifest::Chunked { size, .. } | blobs::Manifest::Tree { size, .. } => size,
+            };
+        }
+        Ok(total)
+    }
+
     /// Bytes the blob store holds, each distinct piece once: inline blobs, every chunk,
     /// every manifest page, and each manifest's own hash list (its `top`, or a v3–v5
     /// flat chunk list) at 32 bytes a hash. Not counted: redb's page overhead and

@@ -121,12 +121,22 @@ impl ToolError {
         m.insert("error".into(), json!(self.kind));
         m.insert("message".into(), json!(self.message));
         m.insert("hint".into(), json!(self.hint));
-        if let Some((tool, arguments)) = self.example_parts() {
-            m.insert(
-                "example".into(),
-                json!({"tool": tool, "arguments": arguments}),
-            );
-        }
+        // The next step as data, as every answer carries it
+        // ([`super::shapes::next_call`]): the example's call, and the hint in words.
+        let (tool, arguments) = match self.example_parts() {
+            Some((tool, arguments)) => {
+                m.insert(
+                    "example".into(),
+                    json!({"tool": tool, "arguments": arguments}),
+                );
+                (tool, arguments)
+            }
+            None => (None, json!({})),
+        };
+        m.insert(
+            "next_step".into(),
+            super::shapes::next_call(tool.as_deref(), arguments, self.hint.clone()),
+        );
         if let Some(tx) = self.tx {
             m.insert("tx".into(), json!(tx));
         }
@@ -142,15 +152,17 @@ impl ToolError {
         let tx = e.tx();
         let id = tx.map(|t| t.to_string()).unwrap_or_default();
         let err = match e {
-            Error::StaleSnapshot { tx, paths } => ToolError::new(
+            Error::StaleSnapshot { tx, paths, writers } => ToolError::new(
                 "source_modified",
                 format!(
-                    "{} changed on disk since preview {tx} was made (the content hash no longer matches the snapshot); nothing was written",
-                    crate::error::and_list(paths)
+                    "{} changed on disk since preview {tx} was made (the content hash no longer matches the snapshot){}; nothing was written",
+                    crate::error::and_list(paths),
+                    crate::error::writers_note(writers)
                 ),
                 "call edit_rebase with this preview_id to merge the change on disk into the candidate (then edit_commit again), or call edit_preview again with content based on the file as it is now",
             )
-            .with_example(json!({"tool": "edit_rebase", "preview_id": id, "agent_id": agent})),
+            .with_example(json!({"tool": "edit_rebase", "preview_id": id, "agent_id": agent}))
+            .with_detail(json!({"changed_by": writers})),
             // The same refusal as a stale preview's: the file moved on since the
             // content was made (here: since the writer read it), nothing was written.
             Error::BaseChanged { paths, found } => ToolError::new(
@@ -256,6 +268,15 @@ impl ToolError {
                 "the batch was reverted and every file is as before; fix the cause named above (permissions, an immutable directory, disk space), then call edit_commit again with the same preview_id, or edit_abort it",
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
+            Error::Interrupted {
+                rollback_of: Some(of),
+                ..
+            } => ToolError::new(
+                "interrupted",
+                e.to_string(),
+                "the server was asked to stop while the rollback's batch staged its files; it was reverted and every file is as before: call edit_rollback again for the same transaction",
+            )
+            .with_example(json!({"tool": "edit_rollback", "preview_id": of, "agent_id": agent, "confirm": true})),
             Error::Interrupted { .. } => ToolError::new(
                 "interrupted",
                 e.to_string(),
@@ -309,6 +330,12 @@ impl ToolError {
             )
             .with_example(json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}))
             .with_detail(json!({"age_ms": match e { Error::PreviewExpired { age_ms, .. } => *age_ms, _ => 0 }, "max_age_ms": match e { Error::PreviewExpired { max_age_ms, .. } => *max_age_ms, _ => 0 }})),
+            Error::NothingToChange { paths } => ToolError::new(
+                "nothing_to_change",
+                e.to_string(),
+                "check that each edit changes its file (a new equal to its old, or a file written with the content it has, changes nothing); no preview was made, so there is nothing to abort; a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway",
+            )
+            .with_example(json!({"tool": "edit_preview", "file_path": paths.first().cloned().unwrap_or_default(), "agent_id": agent, "new_content": "…"})),
             _ => ToolError::new(e.kind(), e.to_string(), "nothing was changed by this call; journal_log shows the state of every transaction"),
         };
         // The library's own data, for a client that renders its own advice: kind,
@@ -431,7 +458,7 @@ pub fn wrong_state(
                 format!("transaction {tx}'s change was rolled back by transaction {undone_by} and redone by transaction {redo}: the change is transaction {redo}'s now"),
                 format!("to undo the change, call edit_rollback with tx = {redo}"),
             )
-            .with_example(json!({"tool": "edit_rollback", "tx": redo.to_string(), "agent_id": agent}))
+            .with_example(json!({"tool": "edit_rollback", "preview_id": redo.to_string(), "agent_id": agent}))
             .with_tx(Some(tx))
         }
         Some(StateReason::RollbackTx { of }) => {
@@ -440,7 +467,7 @@ pub fn wrong_state(
                 format!("transaction {tx} is the rollback of transaction {of}; only edit_rollback applies it"),
                 "call edit_rollback on the original transaction again",
             )
-            .with_example(json!({"tool": "edit_rollback", "tx": of.to_string(), "agent_id": agent}))
+            .with_example(json!({"tool": "edit_rollback", "preview_id": of.to_string(), "agent_id": agent}))
             .with_tx(Some(tx))
         }
         _ => {}
@@ -493,6 +520,9 @@ fn edit_hint(code: &str) -> &'static str {
         "symbol_not_splicable" => "symbol ops replace whole lines: edit this definition with replace_text or replace_lines instead; nothing was changed",
         "indentation_mismatch" => "indent every line of the content relative to its first line (it is moved as one block to the definition's depth), and resend; nothing was changed",
         "symbol_scope_changed" => "the content would move definitions to another scope (listed in the message): make it open and close its own blocks at one depth, and resend; nothing was changed",
+        "no_body" => "the definition is a declaration without a body: give it one with replace_symbol, or name (occurrence) the definition that has one; nothing was changed",
+        "wrong_kind" => "name a definition of a kind the op applies to (replace_body and replace_arm: a function or method; insert_field: a struct, union, class or interface; insert_variant: an enum or union), or use replace_symbol; nothing was changed",
+        "unsupported_target" => "the op does not support this construct: make the edit with the text op the message names (replace_lines with the exact lines given, or replace_symbol); nothing was changed",
         "empty_block" => "give the block a statement (`pass` at least) in the content, or delete the enclosing definition instead; nothing was changed",
         "unsupported_language" => "symbol ops work in Rust, Python, JavaScript, TypeScript/TSX and Go files: use replace_text or replace_lines for this one; nothing was changed",
         "syntax_feature_disabled" => "this build has no grammars (Cargo feature `syntax`): use replace_text or replace_lines; nothing was changed",
@@ -510,6 +540,7 @@ mod tests {
             &Error::StaleSnapshot {
                 tx: 3,
                 paths: vec!["a.txt".into()],
+                writers: Vec::new(),
             },
             "me",
         );

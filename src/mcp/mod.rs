@@ -41,7 +41,7 @@ pub use commands::EDIT_RUN;
 pub use errors::ToolError;
 pub use schemas::{tool_definitions, tool_definitions_for, ToolDef, TOOL_NAMES};
 pub use shapes::{CandidateDiffReport, PreviewValidationReport, SourceFileSnapshot};
-pub use tools::{EditTools, ReingestFn};
+pub use tools::{EditTools, ReingestFn, OLD_LOG_FILTER, OLD_ROLLBACK_KEY};
 
 use crate::error::{Error, IoError, Result};
 use crate::workspace::Journal;

@@ -235,20 +235,53 @@ pub fn preview_json(j: &Journal, p: &Preview, focus: Option<&str>, elapsed_ms: f
     })
 }
 
-fn next_step(p: &Preview, v: PreviewValidationReport) -> String {
+/// The next call to make, as data (issue 33, item 11): `{"tool", "arguments",
+/// "text"}` — the tool to call (`null` when the step is no call), the arguments that
+/// identify what it acts on (`preview_id`, `agent_id` where known), and the step in
+/// words. Every answer's and every error's `next_step` has this shape.
+pub fn next_call(tool: Option<&str>, arguments: Value, text: impl Into<String>) -> Value {
+    json!({"tool": tool, "arguments": arguments, "text": text.into()})
+}
+
+fn next_step(p: &Preview, v: PreviewValidationReport) -> Value {
     let id = p.handle;
+    let on = |extra: Value| {
+        let mut a = json!({"preview_id": id.to_string(), "agent_id": p.agent});
+        if let (Some(a), Value::Object(extra)) = (a.as_object_mut(), extra) {
+            a.extend(extra);
+        }
+        a
+    };
     match p.state {
-        TxState::Committed => format!("committed; edit_rollback with tx \"{id}\" undoes it"),
-        TxState::Aborted => "aborted; call edit_preview to start again".into(),
-        TxState::RolledBack => "committed, then rolled back; call edit_preview for a new change".into(),
-        TxState::Open if v.source_changed => format!(
-            "a file changed on disk since the preview: call edit_rebase with preview_id \"{id}\" (or edit_preview again) before edit_commit"
+        TxState::Committed => next_call(
+            Some("edit_rollback"),
+            on(json!({})),
+            format!("committed; edit_rollback with preview_id \"{id}\" undoes it"),
         ),
-        TxState::Open if v.ready_to_commit => format!(
-            "review the diff, then call edit_commit with preview_id \"{id}\" and confirm=true (or edit_revise to change the candidate, edit_abort to drop it)"
+        TxState::Aborted => next_call(
+            Some("edit_preview"),
+            json!({"agent_id": p.agent}),
+            "aborted; call edit_preview to start again",
         ),
-        TxState::Open => format!(
-            "validation_issues has errors: call edit_revise with preview_id \"{id}\" to fix them, or edit_abort"
+        TxState::RolledBack => next_call(
+            Some("edit_preview"),
+            json!({"agent_id": p.agent}),
+            "committed, then rolled back; call edit_preview for a new change",
+        ),
+        TxState::Open if v.source_changed => next_call(
+            Some("edit_rebase"),
+            on(json!({})),
+            format!("a file changed on disk since the preview: call edit_rebase with preview_id \"{id}\" (or edit_preview again) before edit_commit"),
+        ),
+        TxState::Open if v.ready_to_commit => next_call(
+            Some("edit_commit"),
+            on(json!({"confirm": true})),
+            format!("review the diff, then call edit_commit with preview_id \"{id}\" and confirm=true (or edit_revise to change the candidate, edit_abort to drop it)"),
+        ),
+        TxState::Open => next_call(
+            Some("edit_revise"),
+            on(json!({})),
+            format!("validation_issues has errors: call edit_revise with preview_id \"{id}\" to fix them, or edit_abort"),
         ),
     }
 }
@@ -281,7 +314,11 @@ pub fn commit_json(
         "batch": r.batch,
         "files": paths,
         "receipt": r,
-        "next_step": format!("done; edit_rollback with tx \"{}\" restores the previous bytes", p.handle),
+        "next_step": next_call(
+            Some("edit_rollback"),
+            json!({"preview_id": p.handle.to_string(), "agent_id": p.agent}),
+            format!("done; edit_rollback with preview_id \"{}\" restores the previous bytes", p.handle),
+        ),
     })
 }
 

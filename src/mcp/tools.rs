@@ -140,14 +140,17 @@ impl EditTools {
         let agent = a.agent()?;
         let check = self.check(a)?;
         let (plan, focus) = self.plan(a, &agent)?;
+        // A plan that changes nothing is refused and records nothing, as the CLI's
+        // `preview` refuses it (issue 33, item 11): no open tx is left behind.
+        let opts = crate::PreviewOptions {
+            refuse_nothing_to_change: true,
+        };
         let p = match check {
             #[cfg(feature = "sandbox")]
-            Some(check) => self.engine(
-                self.journal
-                    .preview_checked(&plan, crate::PreviewOptions::default(), &check),
-                &agent,
-            )?,
-            _ => self.engine(self.journal.preview(&plan), &agent)?,
+            Some(check) => {
+                self.engine(self.journal.preview_checked(&plan, opts, &check), &agent)?
+            }
+            _ => self.engine(self.journal.preview_with(&plan, opts), &agent)?,
         };
         Ok(with_base_check(
             self.preview_out(&p, focus.as_deref(), start),
@@ -283,7 +286,11 @@ impl EditTools {
             "tx": tx,
             "state": rec.record.state,
             "aborted": true,
-            "next_step": "the preview can no longer be committed; call edit_preview to start again",
+            "next_step": shapes::next_call(
+                Some("edit_preview"),
+                json!({"agent_id": agent}),
+                "the preview can no longer be committed; call edit_preview to start again",
+            ),
         }))
     }
 
@@ -349,10 +356,14 @@ impl EditTools {
         let mut out =
             shapes::commit_json(&self.journal, &p, &report.receipt, None, false, ms(start));
         out["already"] = json!(report.already);
-        out["next_step"] = json!(format!(
-            "already committed: preview {} landed before this call (batch {}), and nothing was written now; edit_rollback with tx \"{}\" restores the previous bytes if you mean to undo it",
-            p.handle, report.receipt.batch, p.handle
-        ));
+        out["next_step"] = shapes::next_call(
+            Some("edit_rollback"),
+            json!({"preview_id": p.handle.to_string(), "agent_id": agent}),
+            format!(
+                "already committed: preview {} landed before this call (batch {}), and nothing was written now; edit_rollback with preview_id \"{}\" restores the previous bytes if you mean to undo it",
+                p.handle, report.receipt.batch, p.handle
+            ),
+        );
         Ok(Some(out))
     }
 
@@ -376,11 +387,10 @@ impl EditTools {
 
     fn edit_rollback(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
-        let key = if a.map.contains_key("tx") {
-            "tx"
-        } else {
-            "preview_id"
-        };
+        // `preview_id`, as every other tool names a transaction; `tx` is the old name
+        // (issue 33, item 11), accepted with a note in the answer.
+        let old_key = !a.map.contains_key("preview_id") && a.map.contains_key("tx");
+        let key = if old_key { "tx" } else { "preview_id" };
         let tx = self.handle(a, key, &agent)?;
         let p = self.show(tx, None, &agent)?;
         check_agent(&p, &agent, "roll back")?;
@@ -405,12 +415,19 @@ impl EditTools {
             "receipt": receipt,
             "elapsed_ms": ms(start),
             "already": report.already,
-            "next_step": if report.already {
-                format!("already rolled back: tx {tx} was rolled back by tx {} before this call, and nothing was written now; edit_rollback with tx \"{}\" redoes it if you mean to", receipt.tx, self.journal.handle(receipt.tx))
-            } else {
-                format!("tx {tx} is rolled back; edit_rollback with tx \"{}\" redoes it", self.journal.handle(receipt.tx))
-            },
+            "next_step": shapes::next_call(
+                Some("edit_rollback"),
+                json!({"preview_id": self.journal.handle(receipt.tx).to_string(), "agent_id": agent}),
+                if report.already {
+                    format!("already rolled back: tx {tx} was rolled back by tx {} before this call, and nothing was written now; edit_rollback with preview_id \"{}\" redoes it if you mean to", receipt.tx, self.journal.handle(receipt.tx))
+                } else {
+                    format!("tx {tx} is rolled back; edit_rollback with preview_id \"{}\" redoes it", self.journal.handle(receipt.tx))
+                },
+            ),
         });
+        if old_key {
+            out["note"] = json!(OLD_ROLLBACK_KEY);
+        }
         // A forced rollback: what it did to each file changed since, and where the
         // bytes it overwrote are kept.
         let overwritten = self.engine(self.journal.overwritten(&receipt), &agent)?;
@@ -423,7 +440,7 @@ impl EditTools {
                         v["message"] = Value::String(o.describe());
                         if let Some(k) = o.kept_in {
                             // The call that brings the bytes back.
-                            v["bring_back"] = json!({"tool": "edit_rollback", "tx": self.journal.handle(k).to_string(), "agent_id": agent});
+                            v["bring_back"] = json!({"tool": "edit_rollback", "preview_id": self.journal.handle(k).to_string(), "agent_id": agent});
                         }
                         v
                     })
@@ -519,9 +536,15 @@ impl EditTools {
         }
     }
 
+    /// `journal_log`: `by_agent` filters by the agent that made each tx; `agent_id`
+    /// (the caller, in every other tool) is its old name, taken as the filter with a
+    /// note in the answer when `by_agent` is absent (issue 33, item 11).
     fn journal_log(&self, a: &Args) -> Outcome {
         let limit = a.u64("limit")?.unwrap_or(50) as usize;
-        let agent = a.str("agent_id")?;
+        let by_agent = a.str("by_agent")?;
+        let old = a.str("agent_id")?;
+        let note = (by_agent.is_none() && old.is_some()).then_some(OLD_LOG_FILTER);
+        let agent = by_agent.or(old);
         let entries = self.engine(self.journal.log(None), "")?;
         let picked: Vec<_> = entries
             .into_iter()
@@ -530,7 +553,12 @@ impl EditTools {
             .collect();
         // Batches that need attention are data, not an error (docs/design.md).
         let attention = self.engine(self.journal.needs_attention(), "")?;
-        Ok(json!({"count": picked.len(), "entries": picked, "needs_attention": attention}))
+        let mut out =
+            json!({"count": picked.len(), "entries": picked, "needs_attention": attention});
+        if let Some(note) = note {
+            out["note"] = json!(note);
+        }
+        Ok(out)
     }
 
     fn journal_dump(&self, a: &Args) -> Outcome {
@@ -875,6 +903,14 @@ impl EditTools {
         }
     }
 }
+
+/// The `note` of a `journal_log` answer filtered by its old key, `agent_id`.
+pub const OLD_LOG_FILTER: &str = "agent_id was taken as the filter by_agent (its old name); in every other tool agent_id names the caller, so pass the agent to list as by_agent";
+
+/// The `note` of an `edit_rollback` answer that named the transaction by its old key,
+/// `tx`.
+pub const OLD_ROLLBACK_KEY: &str =
+    "tx was taken as preview_id (its old name here); every tool names a transaction by preview_id";
 
 fn ms(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1000.0

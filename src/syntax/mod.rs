@@ -16,6 +16,8 @@
 
 #[cfg(feature = "syntax")]
 mod lang;
+pub mod parts;
+pub use parts::{Arm, Body, Member, MemberKind, Members, PartError};
 #[cfg(feature = "syntax")]
 mod tree;
 #[cfg(all(test, feature = "syntax"))]
@@ -110,6 +112,11 @@ pub struct Definition {
     pub signature_start: usize,
     /// Just after its last line, terminator included.
     pub end: usize,
+    /// The byte range of its own syntax node (without the wrappers that belong to it:
+    /// decorators, `export`, a Go `type` keyword): what [`parts`] looks into.
+    pub node: std::ops::Range<usize>,
+    /// The tree-sitter kind of that node, e.g. `"function_item"`.
+    pub node_kind: &'static str,
     /// 1-based line of `trivia_start`.
     pub trivia_line: usize,
     /// 1-based line of `signature_start`.

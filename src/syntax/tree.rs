@@ -8,6 +8,8 @@ use tree_sitter::{Node, Parser, Tree};
 use std::collections::HashMap;
 
 use super::lang::{self, Found, Up};
+
+pub(super) mod parts;
 use super::{Definition, Language, ParseReport};
 
 /// The UTF-8 byte-order mark: not given to the parser (grammars do not expect it),
@@ -372,7 +374,7 @@ fn outline_of(
             }
             path.push_str(&found.name);
             let first = trivia.get(&found.outer.id()).copied();
-            defs.push(definition(parsed, language, &found, path, first));
+            defs.push(definition(parsed, language, &found, node, path, first));
             scope = Some(defs.len() - 1);
         }
         let node_wraps = near.is_some() && wraps(node);
@@ -412,12 +414,13 @@ fn outline_of(
     defs
 }
 
-/// The line extents of one found definition whose leading trivia starts at byte
-/// `first_trivia` (if it has any).
+/// The line extents of one found definition (at its own node `own`) whose leading
+/// trivia starts at byte `first_trivia` (if it has any).
 fn definition(
     parsed: &Parsed<'_>,
     language: Language,
     found: &Found<'_>,
+    own: Node<'_>,
     path: String,
     first_trivia: Option<usize>,
 ) -> Definition {
@@ -447,6 +450,8 @@ fn definition(
         trivia_start: parsed.line_start(first),
         signature_start: parsed.line_start(signature),
         end: line_end,
+        node: parsed.start(own)..parsed.end(own),
+        node_kind: own.kind(),
         trivia_line: parsed.line_of(first),
         signature_line: parsed.line_of(signature),
         last_line,

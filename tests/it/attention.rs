@@ -115,7 +115,7 @@ fn a_batch_that_needs_attention_owns_its_files() {
     assert_eq!(ws.read("f.txt"), b"A\n");
     let e = ws.journal.commit(t2, Default::default()).unwrap_err();
     assert!(
-        matches!(&e, Error::StaleSnapshot { tx, paths } if *tx == t2 && paths == &["f.txt"]),
+        matches!(&e, Error::StaleSnapshot { tx, paths, .. } if *tx == t2 && paths == &["f.txt"]),
         "{e:?}"
     );
     assert!(ws.journal.verify().unwrap().ok);

@@ -673,6 +673,7 @@ fn cli_rolled_back_hint_names_a_live_redo_or_says_there_is_none() {
             "exit_code": 1,
             "message": "tx 2 is rolled_back; tx 3 rolled it back, so it cannot be rolled back",
             "hint": hint,
+            "command": "ultra-edit log",
             "next_step": {"step": "nothing_to_redo", "tx": 2, "by": 3},
         }})
     );
@@ -833,8 +834,8 @@ fn cli_journal_stats_and_verify_label_each_size() {
     assert_eq!(
         json_of(&out),
         serde_json::json!({"schema_version": ultra_edit::SCHEMA_VERSION, "txs": 1,
-            "txs_pruned": 0, "revisions": 1, "blobs": 2, "blob_bytes_unique": 56,
-            "blob_bytes_referenced": 112, "batches": 1, "receipts": 1, "events": 7,
+            "txs_pruned": 0, "revisions": 1, "blobs": 2, "blob_bytes_content": 56,
+            "blob_bytes_unique": 56, "blob_bytes_referenced": 112, "batches": 1, "receipts": 1, "events": 7,
             "file_bytes": file_bytes})
     );
     let out = cli(ws.root(), &["journal", "stats"], None);
@@ -842,7 +843,7 @@ fn cli_journal_stats_and_verify_label_each_size() {
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
         format!(
-            "schema v{}\ntxs 1 (0 pruned)\nrevisions 1\nblobs 2\n  stored      56 bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  112 bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches 1\nreceipts 1\nevents 7\njournal file {file_bytes} bytes (the length of journal.redb, unused pages included)\n",
+            "schema v{}\ntxs 1 (0 pruned)\nrevisions 1\nblobs 2\n  content     56 bytes (the blobs' full lengths, each distinct content once: what journal verify reports as file content)\n  stored      56 bytes (what the blob tables hold: each distinct chunk, inline blob, manifest page and hash list once, without redb's page overhead)\n  referenced  112 bytes (the file contents the revisions and batches refer to, every reference counted: the size without content addressing)\nbatches 1\nreceipts 1\nevents 7\njournal file {file_bytes} bytes (the length of journal.redb, unused pages included)\n",
             ultra_edit::SCHEMA_VERSION
         )
     );
@@ -850,12 +851,12 @@ fn cli_journal_stats_and_verify_label_each_size() {
     assert!(out.status.success(), "{}", text(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "journal ok: 1 tx(s), 1 revision(s), 2 blob(s) holding 56 bytes of file content (each distinct content once, at its full length), 1 batch(es), 1 receipt(s), 7 event(s)\n"
+        "journal ok: 1 tx(s), 1 revision(s), 2 blob(s) holding 56 bytes of file content (each distinct content once, at its full length) stored in 56 bytes (each distinct chunk, inline blob, manifest page and hash list once), 1 batch(es), 1 receipt(s), 7 event(s)\n"
     );
     let out = cli(ws.root(), &["--json", "journal", "verify"], None);
     assert_eq!(
         json_of(&out),
-        serde_json::json!({"ok": true, "txs": 1, "revisions": 1, "blobs": 2, "blob_bytes": 56,
+        serde_json::json!({"ok": true, "txs": 1, "revisions": 1, "blobs": 2, "blob_bytes_content": 56, "blob_bytes_unique": 56,
             "batches": 1, "receipts": 1, "events": 7, "problems": []})
     );
 }

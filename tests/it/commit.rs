@@ -124,7 +124,7 @@ fn commit_rejects_stale_preview() {
     let before = ws.tree();
     let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
     match &err {
-        Error::StaleSnapshot { tx, paths } => {
+        Error::StaleSnapshot { tx, paths, .. } => {
             assert_eq!(*tx, p.tx);
             assert_eq!(paths, &vec!["src/a.rs".to_string()]);
         }

@@ -98,7 +98,7 @@ fn write_file_of_a_file_deleted_since_the_preview_is_stale() {
         .unwrap();
     fs::remove_file(ws.path("src/a.rs")).unwrap();
     match ws.journal.commit(p.handle, CommitOptions::default()) {
-        Err(Error::StaleSnapshot { tx, paths }) => {
+        Err(Error::StaleSnapshot { tx, paths, .. }) => {
             assert_eq!((tx, paths), (p.tx, vec!["src/a.rs".to_string()]));
         }
         other => panic!("expected StaleSnapshot, got {other:?}"),

@@ -86,3 +86,70 @@ fn a_full_disk_fails_the_commit_cleanly_and_the_next_one_works() {
     );
     drop(j);
 }
+
+/// Issue 33, item 12: a batch left in flight (the process died past its commit point)
+/// on a disk that is full since: `log`, `show`, `journal verify` and `journal dump`
+/// still answer, and each says the disk is full, how much to free and where, and
+/// what to run then (not "run the command again").
+#[test]
+fn reads_with_a_batch_pending_on_a_full_disk_say_what_to_free() {
+    let Some((_dir, fs)) = Tmpfs::mount("1m") else {
+        println!("skipped: cannot mount a tmpfs here (needs root and mount rights)");
+        return;
+    };
+    let root = fs.path();
+    std::fs::write(root.join("a.txt"), b"small\n").unwrap();
+    Journal::init(root).unwrap();
+    let plan = r#"{"edits":[{"op":"replace_text","path":"a.txt","old":"small","new":"edited"}]}"#;
+    assert_eq!(cli(root, &["preview"], Some(plan)).status.code(), Some(0));
+    // The commit dies right after its commit point: the batch stays `committing`.
+    let out = run_ue(
+        root,
+        &["commit", "1"],
+        Some("batch::after_commit_point=return"),
+    );
+    assert_ne!(out.status.code(), Some(0), "{}", text(&out));
+    // Fill the disk.
+    {
+        use std::io::Write;
+        let mut f = std::fs::File::create(root.join("filler")).unwrap();
+        let block = vec![7u8; 64 * 1024];
+        for _ in 0..64 {
+            if f.write_all(&block).is_err() {
+                break;
+            }
+        }
+        let _ = f.sync_all();
+    }
+    let fix = format!(
+        "; until it runs, a.txt may hold old, new or mixed content. Free at least 7 byte(s) on the filesystem of {0} (`df -h {0}` shows its space; recovery writes that much file content there, each file as a temp before its rename), then run `ultra-edit recover`.\n",
+        root.canonicalize().unwrap().display()
+    );
+    for args in [
+        &["log"][..],
+        &["show", "1"],
+        &["journal", "verify"],
+        &["journal", "dump"],
+    ] {
+        let out = run_ue(root, args, None);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.starts_with(
+                "ultra-edit: batch 1 of tx 1 (committing) was interrupted and needs recovery, which failed here because the disk is full ("
+            ),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains("No space left on device (os error 28))"),
+            "{stderr}"
+        );
+        assert!(stderr.ends_with(&fix), "{args:?}: {stderr}");
+        assert!(!stderr.contains("run the command again"), "{stderr}");
+    }
+    // Room again: the next command settles the batch.
+    std::fs::remove_file(root.join("filler")).unwrap();
+    let out = run_ue(root, &["recover"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"edited\n");
+}

@@ -283,12 +283,13 @@ fn a_read_only_mount_inside_the_root_fails_the_commit_plainly_and_leaves_the_wor
     }
     let _unmount = Unmount(ro.clone());
     fs::write(ro.join("r.txt"), b"ro\n").unwrap();
-    assert!(mount(&["-o", "remount,ro"]), "remount ro");
-    let p = ws.preview(
-        r#"{"edits":[
+    let plan_both = r#"{"edits":[
             {"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"},
-            {"op":"replace_text","path":"ro/r.txt","old":"ro","new":"RO"}]}"#,
-    );
+            {"op":"replace_text","path":"ro/r.txt","old":"ro","new":"RO"}]}"#;
+    // Previewed while the mount is writable, so the commit meets the read-only mount
+    // (a preview made after the remount reports it first: below).
+    let p = ws.preview(plan_both);
+    assert!(mount(&["-o", "remount,ro"]), "remount ro");
     let tree = ws.tree();
     let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
     match &err {
@@ -306,6 +307,16 @@ fn a_read_only_mount_inside_the_root_fails_the_commit_plainly_and_leaves_the_wor
         ws.journal.tx(p.tx).unwrap().state,
         ultra_edit::TxState::Open
     );
+    // Previewed now, the read-only directory is an error of the preview itself
+    // (issue 33 item 7), before any commit.
+    let late = ws.preview(plan_both);
+    assert!(!late.ready_to_commit);
+    let codes: Vec<(&str, &str)> = late
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.path.as_str()))
+        .collect();
+    assert_eq!(codes, [("directory_not_writable", "ro/r.txt")]);
     // The workspace is usable: another preview, and a commit of it.
     let q = ws.preview(
         r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    4"}]}"#,

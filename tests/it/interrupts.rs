@@ -87,7 +87,7 @@ fn a_signal_while_the_temps_are_staged_reverts_the_batch_and_exits_130() {
         );
         assert_eq!(
             v["error"]["next_step"],
-            serde_json::json!({"step": "retry"})
+            serde_json::json!({"step": "commit", "tx": 1})
         );
         assert_eq!(ws.tree(), tree, "{signal:?}");
         for (f, b) in FILES.iter().zip(&before) {

@@ -625,7 +625,7 @@ fn m1nd_a_file_changed_after_preview_is_refused_as_source_modified() {
     assert_eq!(e.kind, "source_modified");
     assert_eq!(
         e.message,
-        "stale snapshot of tx 1: hello.py changed on disk since the preview, so the preview must be rebased onto the disk (or made again)"
+        "stale snapshot of tx 1: hello.py changed on disk since the preview (changed: hello.py outside ultra-edit), so the preview must be rebased onto the disk (or made again)"
     );
     assert_eq!(e.next_step, Some(NextStep::Rebase { tx: 1 }));
     assert_eq!(w.read(0, "hello.py").as_deref(), Some("outside\n"));

@@ -2,9 +2,11 @@
 
 mod support;
 
+mod differential;
 #[cfg(feature = "syntax")]
 mod symbols;
 
+mod answers;
 mod attention;
 mod causes;
 mod cli;
@@ -15,6 +17,7 @@ mod diffs;
 mod edges;
 mod embedding;
 mod enospc;
+mod explained;
 mod fidelity;
 mod fidelity_acl;
 mod fidelity_init;

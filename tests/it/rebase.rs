@@ -211,7 +211,8 @@ fn rebase_conflict_is_reported_and_blocks_commit() {
                 {"label": "snapshot", "lines": 2},
                 {"label": "disk", "lines": 2}
             ],
-            "reason": "both sides changed the same lines"
+            "reason": "both sides changed the same lines",
+            "lossy": false
         }])
     );
     assert!(r
@@ -471,7 +472,8 @@ fn rebase_of_a_mode_changed_on_both_sides_is_a_conflict() {
         serde_json::to_value(&r.conflict_list).unwrap(),
         serde_json::json!([{
             "path": "s.txt", "start_line": null, "end_line": null, "sides": null,
-            "reason": "the mode changed on both sides (candidate 755, disk 600); the candidate keeps 755"
+            "reason": "the mode changed on both sides (candidate 755, disk 600); the candidate keeps 755",
+            "lossy": false
         }])
     );
     let tree = ws.tree();

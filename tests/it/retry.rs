@@ -389,7 +389,7 @@ fn the_gate_checks_a_file_an_earlier_revision_named() {
         .commit(p.tx, CommitOptions::default())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["run.sh"]),
+        matches!(&err, Error::StaleSnapshot { tx: 1, paths, .. } if paths == &["run.sh"]),
         "{err:?}"
     );
     assert_eq!(err.exit_code(), 3);
@@ -461,7 +461,7 @@ fn the_gate_checks_a_file_changed_back_and_lets_an_untouched_one_pass() {
         .commit(p.tx, CommitOptions::default())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::StaleSnapshot { tx: 1, paths } if paths == &["src/a.rs"]),
+        matches!(&err, Error::StaleSnapshot { tx: 1, paths, .. } if paths == &["src/a.rs"]),
         "{err:?}"
     );
     assert_eq!(ws.read("src/b.rs"), B_RS);

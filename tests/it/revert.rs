@@ -1075,10 +1075,194 @@ fn mcp_agents_revert_their_own_work_and_rollbacks_say_where_bytes_went() {
     tools
         .call(
             "edit_rollback",
-            serde_json::json!({"agent_id": "bob", "tx": v["overwritten"][0]["bring_back"]["tx"]}),
+            serde_json::json!({"agent_id": "bob", "preview_id": v["overwritten"][0]["bring_back"]["preview_id"]}),
         )
         .unwrap();
     assert_eq!(ws.read("s.txt"), b"1\nB2\n3\nB4\n5\nsix\n7\n");
+}
+
+/// An agent's successive commits to the same lines, another agent's commit between
+/// them: reverting the agent is one merge per file (hbreak). Merged tx by tx, the
+/// newer tx's conflict with a person's edit was merged again by the older tx, which
+/// nested its markers; and reverting the agent a second time conflicted instead of
+/// finding nothing to revert.
+#[test]
+fn an_agents_successive_commits_to_the_same_lines_revert_as_one_merge() {
+    let ws = workspace();
+    ws.write(
+        "f.txt",
+        b"1
+2
+3
+4
+5
+6
+7
+8
+9
+",
+    );
+    let j = &ws.journal;
+    let a1 = commit_as(
+        j,
+        "a",
+        serde_json::json!([{"op":"replace_text","path":"f.txt","old":"2\n","new":"A2\n"}]),
+    );
+    commit_as(
+        j,
+        "b",
+        serde_json::json!([{"op":"replace_text","path":"f.txt","old":"5\n","new":"B5\n"}]),
+    );
+    let a2 = commit_as(
+        j,
+        "a",
+        serde_json::json!([{"op":"replace_text","path":"f.txt","old":"A2\n","new":"AA2\n"},
+                           {"op":"replace_text","path":"f.txt","old":"8\n","new":"A8\n"}]),
+    );
+    // Clean: a's lines come back, b's stay.
+    let p = j
+        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .unwrap();
+    assert_eq!(p.conflicts, []);
+    assert_eq!(
+        candidate(&ws, &p, "f.txt"),
+        Some((b"1\n2\n3\n4\nB5\n6\n7\n8\n9\n".to_vec(), 0o644))
+    );
+    j.commit(p.tx, Default::default()).unwrap();
+    j.flush().unwrap();
+    // Reverted already: nothing to revert, nothing recorded.
+    let before = j.log(None).unwrap().len();
+    let e = j
+        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), "nothing_to_revert");
+    assert_eq!(j.log(None).unwrap().len(), before);
+    j.rollback(p.tx, RollbackOptions::default()).unwrap();
+    j.flush().unwrap();
+    assert_eq!(ws.read("f.txt"), b"1\nAA2\n3\n4\nB5\n6\n7\nA8\n9\n");
+
+    // A person changed a's line since: one conflict, git's markers, not nested.
+    ws.write("f.txt", b"1\nP2\n3\n4\nB5\n6\n7\nA8\n9\n");
+    let p = j
+        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .unwrap();
+    assert_eq!(
+        candidate(&ws, &p, "f.txt"),
+        Some((
+            b"1\n<<<<<<< disk\nP2\n||||||| tx\nAA2\n=======\n2\n>>>>>>> before tx\n3\n4\nB5\n6\n7\n8\n9\n"
+                .to_vec(),
+            0o644
+        ))
+    );
+    assert_eq!(p.conflicts.len(), 1);
+    assert_eq!(p.conflicts[0].path.as_str(), "f.txt");
+    assert_eq!(p.conflicts[0].regions.len(), 1);
+    assert!(
+        p.conflicts[0]
+            .reason
+            .starts_with(&format!("reverting txs {a2}, {a1}: ")),
+        "{}",
+        p.conflicts[0].reason
+    );
+    assert!(!p.ready_to_commit);
+}
+
+/// Txs that wrote a file one after the other, nothing else in between, compose to
+/// the oldest's pre-image even where the newer rewrote the older's lines and a
+/// person changed them since: the conflict shows the person's lines against the
+/// first tx's pre-image, once.
+#[test]
+fn back_to_back_txs_of_one_file_conflict_once_against_the_oldest_pre_image() {
+    let ws = workspace();
+    ws.write("f.txt", b"a\nb\nc\n");
+    let j = &ws.journal;
+    let t1 = commit_as(
+        j,
+        "x",
+        serde_json::json!([{"op":"replace_text","path":"f.txt","old":"b\n","new":"B1\n"}]),
+    );
+    let t2 = commit_as(
+        j,
+        "y",
+        serde_json::json!([{"op":"replace_text","path":"f.txt","old":"B1\n","new":"B2\n"}]),
+    );
+    ws.write("f.txt", b"a\nP\nc\n");
+    let p = j
+        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(
+        candidate(&ws, &p, "f.txt"),
+        Some((
+            b"a\n<<<<<<< disk\nP\n||||||| tx\nB2\n=======\nb\n>>>>>>> before tx\nc\n".to_vec(),
+            0o644
+        ))
+    );
+    assert_eq!(p.conflicts.len(), 1);
+    assert_eq!(
+        p.conflicts[0].reason,
+        format!("reverting txs {t2}, {t1}: both sides changed the same lines")
+    );
+}
+
+/// Joining a tx that deleted a file with a newer one that wrote it again is done
+/// only when nothing came between: re-created by someone else in between, the file
+/// is the whole-file conflict of a single revert ("exists again with other bytes"),
+/// not a silent merge against an empty base.
+#[test]
+fn a_file_deleted_then_recreated_by_someone_else_is_not_joined_across() {
+    let ws = workspace();
+    ws.write("d.txt", b"x\n");
+    let t1 = commit(&ws, r#"{"edits":[{"op":"delete_file","path":"d.txt"}]}"#);
+    ws.write("d.txt", b"");
+    let t2 = commit(
+        &ws,
+        r#"{"edits":[{"op":"write_file","path":"d.txt","content":"y\n"}]}"#,
+    );
+    let p = ws
+        .journal
+        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .unwrap();
+    assert_eq!(candidate(&ws, &p, "d.txt"), Some((Vec::new(), 0o644)));
+    assert_eq!(p.conflicts.len(), 1);
+    assert_eq!(
+        p.conflicts[0].reason,
+        format!("reverting tx {t1}: tx {t1} deleted it and it exists again with other bytes; the candidate keeps the file on disk")
+    );
+    assert!(!p.ready_to_commit);
+}
+
+/// A file whose change was undone by hand already is left out of the revert's
+/// revision (hbreak): no `candidate_equals_source` warning about edits nobody wrote,
+/// and a file the tx created that is gone again is not listed either.
+#[test]
+fn files_the_revert_leaves_unchanged_are_not_in_its_revision() {
+    let ws = workspace();
+    ws.write("f.txt", b"f\n");
+    ws.write("g.txt", b"g\n");
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"write_file","path":"f.txt","content":"F\n"},{"op":"write_file","path":"g.txt","content":"G\n"},{"op":"create_file","path":"n.txt","content":"n\n"}]}"#,
+    );
+    ws.write("g.txt", b"g\n");
+    std::fs::remove_file(ws.path("n.txt")).unwrap();
+    let p = ws
+        .journal
+        .revert(&[tx.into()], RevertOptions::default())
+        .unwrap();
+    let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["f.txt"]);
+    let codes: Vec<(&str, &str)> = p
+        .validation
+        .iter()
+        .map(|i| (i.code.as_str(), i.path.as_str()))
+        .collect();
+    assert_eq!(codes, []);
+    assert!(p.ready_to_commit);
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(ws.read("f.txt"), b"f\n");
+    assert_eq!(ws.read("g.txt"), b"g\n");
+    assert!(!ws.path("n.txt").exists());
 }
 
 mod property {

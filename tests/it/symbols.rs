@@ -270,9 +270,9 @@ fn ambiguous_symbol_lists_candidates_through_cli_and_mcp() {
     assert_eq!(code, 6, "{v}");
     assert_eq!(v["error"]["kind"], "ambiguous_symbol");
     let candidates = json!([
-        {"kind": "function", "start_line": 1, "end_line": 1},
-        {"kind": "function", "start_line": 2, "end_line": 2},
-        {"kind": "function", "start_line": 3, "end_line": 5},
+        {"kind": "function", "start_line": 1, "end_line": 1, "matched": "exact_path", "score": 100},
+        {"kind": "function", "start_line": 2, "end_line": 2, "matched": "exact_path", "score": 100},
+        {"kind": "function", "start_line": 3, "end_line": 5, "matched": "exact_path", "score": 100},
     ]);
     assert_eq!(v["error"]["failures"][0]["candidates"], candidates, "{v}");
     assert_eq!(v["error"]["failures"][0]["lines"], json!([1, 2, 3]));
@@ -504,4 +504,43 @@ fn issue33_line_endings_are_converted_or_warned() {
         .call("edit_preview", json!({"agent_id": "a", "edits": edits}))
         .unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(r["validation_issues"], json!([warning]), "{r}");
+}
+
+/// The target ops (docs/symbols.md, "Target modes") in a plan, through the CLI and the
+/// MCP plan form, each committed with exact bytes.
+#[test]
+fn target_ops_commit_through_cli_and_mcp() {
+    let before = b"/// Loads.\n#[inline]\nfn load() -> u8 {\n    1\n}\n\nenum E {\n    A,\n    B\n}\n\nfn pick(e: E) -> u8 {\n    match e {\n        E::A => 1,\n        E::B => 2,\n    }\n}\n";
+    let edits = json!([
+        {"op": "replace_body", "path": "t.rs", "symbol": "load", "content": "let x = 2;\nx\n"},
+        {"op": "insert_variant", "path": "t.rs", "symbol": "E", "text": "C", "position": "last"},
+        {"op": "replace_arm", "path": "t.rs", "symbol": "pick", "pattern": "E::B", "content": "E::B => 3"}
+    ]);
+    let after = b"/// Loads.\n#[inline]\nfn load() -> u8 {\n    let x = 2;\n    x\n}\n\nenum E {\n    A,\n    B,\n    C\n}\n\nfn pick(e: E) -> u8 {\n    match e {\n        E::A => 1,\n        E::B => 3,\n    }\n}\n";
+    both_ways("t.rs", before, edits, after);
+    let before = b"class Point:\n    x: int = 0\n";
+    let edits = json!([{"op": "insert_field", "path": "p.py", "symbol": "Point", "text": "y: int = 0", "position": {"after": "x"}}]);
+    both_ways(
+        "p.py",
+        before,
+        edits,
+        b"class Point:\n    x: int = 0\n    y: int = 0\n",
+    );
+}
+
+#[test]
+fn target_op_refusals_are_typed_through_cli_and_mcp() {
+    let ws = workspace();
+    ws.write("t.rs", b"trait T {\n    fn m(&self);\n}\n");
+    let edits = json!([{"op": "replace_body", "path": "t.rs", "symbol": "T.m", "content": "x()"}]);
+    let (code, v) = preview(&ws, &json!({"edits": edits}));
+    assert_eq!(code, 6, "{v}");
+    assert_eq!(v["error"]["kind"], "no_body", "{v}");
+    assert_eq!(v["error"]["failures"][0]["lines"], json!([2]), "{v}");
+    let e = tools(&ws)
+        .call("edit_preview", json!({"agent_id": "a", "edits": edits}))
+        .err()
+        .unwrap_or_else(|| panic!("bodiless replace_body accepted"));
+    assert_eq!(e.kind, "no_body");
+    assert_eq!(ws.read("t.rs"), b"trait T {\n    fn m(&self);\n}\n");
 }

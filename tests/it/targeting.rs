@@ -397,7 +397,6 @@ fn usage_errors_under_json_are_the_documented_error_object() {
         &["--json", "commit", "abc"][..],
         &["commit", "abc", "--json"],
         &["--json", "frobnicate"],
-        &["--json", "journal", "gc"],
     ] {
         let out = cli(ws.root(), args, None);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

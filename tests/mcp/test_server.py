@@ -168,7 +168,7 @@ async def test_preview_happy_path(ws):
     assert [f["path"] for f in out["files"]] == ["hello.py"]
     assert out["validation_issues"] == [] or all(i["severity"] != "error" for i in out["validation_issues"])
     assert out["description"] == "bump return value" and out["agent_id"] == AGENT
-    assert "edit_commit" in out["next_step"]
+    assert out["next_step"]["tool"] == "edit_commit" and out["next_step"]["arguments"]["preview_id"] == out["preview_id"]
     # A preview writes nothing.
     assert ws.read("hello.py") == HELLO
 
@@ -197,15 +197,19 @@ async def test_commit_happy_path(ws):
         assert done["reingested"] is False and done["updated_node_ids"] == []
         assert done["receipt"]["tx"] == p["tx"]
         assert done["receipt"]["kind"] == {"commit": {"revision": 0}}
-        # Its next step names the handle, which edit_rollback takes (a bare number is this journal's tx).
-        assert done["next_step"] == f'done; edit_rollback with tx "{p["preview_id"]}" restores the previous bytes', done["next_step"]
+        # Its next step is data: the tool and the handle, which edit_rollback takes as preview_id.
+        assert done["next_step"] == {
+            "tool": "edit_rollback",
+            "arguments": {"preview_id": p["preview_id"], "agent_id": AGENT},
+            "text": f'done; edit_rollback with preview_id "{p["preview_id"]}" restores the previous bytes',
+        }, done["next_step"]
         assert [f["path"] for f in done["receipt"]["files"]] == ["hello.py"]
         assert ws.read("hello.py") == HELLO_99
         assert done["already"] is False
         # A retried commit (a lost answer) returns the same receipt, already: true, and writes nothing.
         again = await commit(s, p["preview_id"])
         assert again["already"] is True and again["receipt"] == done["receipt"], again
-        assert again["next_step"].startswith("already committed"), again["next_step"]
+        assert again["next_step"]["text"].startswith("already committed"), again["next_step"]
     assert ws.read("hello.py") == HELLO_99
 
 

@@ -302,7 +302,7 @@ fn open(
     if let Some(report) = j.recovery_on_open() {
         out.recovered_on_open(report);
     }
-    out.unrecovered(j.unrecovered());
+    out.unrecovered(j.unrecovered(), j.root());
     Ok(j)
 }
 

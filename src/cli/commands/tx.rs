@@ -9,6 +9,7 @@ use ultra_edit::{
     Result, RevertOptions, ReviseOptions, RollbackOptions,
 };
 
+use crate::cli::progress;
 use crate::cli::render::Out;
 
 /// `preview`: a plan that changes nothing is refused and records nothing
@@ -17,7 +18,12 @@ pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) ->
     let opts = PreviewOptions {
         refuse_nothing_to_change: true,
     };
-    previewed(out, &j.preview_with(&read_plan(j, plan, allow)?, opts)?)
+    let plan = read_plan(j, plan, allow)?;
+    let p = progress::with(
+        format!("preview: building {} edit(s)", plan.edits.len()),
+        || j.preview_with(&plan, opts),
+    )?;
+    previewed(out, &p)
 }
 
 pub(super) fn revise(
@@ -30,11 +36,15 @@ pub(super) fn revise(
     allow: Vec<String>,
 ) -> Result<i32> {
     let opts = ReviseOptions { base, rebase };
-    let p = j.revise(tx, opts, &read_plan(j, plan, allow)?)?;
+    let plan = read_plan(j, plan, allow)?;
+    let p = progress::with(format!("revise tx {tx}: building the revision"), || {
+        j.revise(tx, opts, &plan)
+    })?;
     // What this revision changed relative to the one before it.
     let d = j.interdiff(tx, p.revision.saturating_sub(1), p.revision)?;
-    out.revised(&p, &d)?;
-    exit_for(out, &p)
+    let failed = not_ready(&p);
+    out.revised(&p, &d, json_error(&failed))?;
+    exit_for(out, &p, failed)
 }
 
 pub(super) fn rebase(out: &Out, j: &Journal, tx: ultra_edit::TxRef) -> Result<i32> {
@@ -73,10 +83,13 @@ pub(super) fn commit(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let report = j.commit_report(tx, opts)?;
-    // The completion is written in the background: the receipt is printed only once
-    // it is durable (docs/commit-protocol.md, step 7).
-    j.flush()?;
+    let report = progress::with(format!("commit tx {tx}: writing the files"), || {
+        let report = j.commit_report(tx, opts)?;
+        // The completion is written in the background: the receipt is printed only
+        // once it is durable (docs/commit-protocol.md, step 7).
+        j.flush()?;
+        Ok::<_, Error>(report)
+    })?;
     out.receipt(&report).map(|()| 0)
 }
 
@@ -94,8 +107,11 @@ pub(super) fn rollback(
     j.set_lock_timeout(secs(lock_timeout));
     // It flushes right after: no thread for the completion.
     j.set_completion_inline(true);
-    let report = j.rollback_report(tx, opts)?;
-    j.flush()?;
+    let report = progress::with(format!("rollback tx {tx}: restoring the files"), || {
+        let report = j.rollback_report(tx, opts)?;
+        j.flush()?;
+        Ok::<_, Error>(report)
+    })?;
     let overwritten = j.overwritten(&report.receipt)?;
     out.rollback(&report, &overwritten).map(|()| 0)
 }
@@ -138,21 +154,40 @@ pub(super) fn previewed_pub(out: &Out, p: &Preview) -> Result<i32> {
 
 pub(super) fn revised(out: &Out, j: &Journal, p: &Preview) -> Result<i32> {
     let d = j.interdiff(p.tx, p.revision.saturating_sub(1), p.revision)?;
-    out.revised(p, &d)?;
-    exit_for(out, p)
+    let failed = not_ready(p);
+    out.revised(p, &d, json_error(&failed))?;
+    exit_for(out, p, failed)
 }
 
 pub(super) fn previewed(out: &Out, p: &Preview) -> Result<i32> {
-    out.made(p)?;
-    exit_for(out, p)
+    let failed = not_ready(p);
+    out.made(p, json_error(&failed))?;
+    exit_for(out, p, failed)
 }
 
-/// 0 for a revision ready to commit; else 4, with its validation errors (text output)
-/// and the next step on standard error.
-fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
+/// A revision that is not ready: the error a commit would be refused with
+/// ([`Error::ValidationFailed`]) and the sentence that says what to do, which goes to
+/// standard error and, under `--json`, is the error object's `hint`.
+struct NotReady {
+    error: Error,
+    hint: String,
+}
+
+fn json_error(failed: &Option<NotReady>) -> Option<serde_json::Value> {
+    failed
+        .as_ref()
+        .map(|f| crate::cli::render::error_object(&f.error, Some(&f.hint), "ultra-edit"))
+}
+
+fn not_ready(p: &Preview) -> Option<NotReady> {
     if p.ready_to_commit {
-        return Ok(0);
+        return None;
     }
+    let error = p.validation_error().unwrap_or(Error::ValidationFailed {
+        tx: p.tx,
+        revision: p.revision,
+        summary: Vec::new(),
+    });
     let check_failed = p
         .validation
         .iter()
@@ -173,23 +208,33 @@ fn exit_for(out: &Out, p: &Preview) -> Result<i32> {
             p.tx, p.tx
         )
     };
-    eprint!("{}", out.validation_errors(p));
     let changes_nothing = p
         .validation
         .iter()
         .any(|i| i.code == "no_changes" && i.severity == ultra_edit::Severity::Error);
-    if changes_nothing {
+    let hint = if changes_nothing {
         // Not "fix and commit": there is nothing to commit (issue 29, item 8).
-        eprintln!(
-            "ultra-edit: tx {} revision {} changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort {}`, or revise it with a new plan",
+        format!(
+            "tx {} revision {} changes nothing (the files hold its candidate already), so there is nothing to commit; drop it with `ultra-edit abort {}`, or revise it with a new plan",
             p.tx, p.revision, p.tx
-        );
+        )
     } else {
-        eprintln!(
-            "ultra-edit: tx {} revision {} has validation errors; fix them with {how}",
+        format!(
+            "tx {} revision {} has validation errors; fix them with {how}",
             p.tx, p.revision
-        );
-    }
+        )
+    };
+    Some(NotReady { error, hint })
+}
+
+/// 0 for a revision ready to commit; else 4, with its validation errors (text output)
+/// and the next step on standard error.
+fn exit_for(out: &Out, p: &Preview, failed: Option<NotReady>) -> Result<i32> {
+    let Some(failed) = failed else {
+        return Ok(0);
+    };
+    eprint!("{}", out.validation_errors(p));
+    eprintln!("ultra-edit: {}", failed.hint);
     Ok(4)
 }
 
