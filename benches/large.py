@@ -54,7 +54,9 @@ FLOOR = []
 def binary():
     if os.environ.get("UE"):
         return os.environ["UE"]
-    prof = [] if SHORT else ["--release"]
+    # The short mode uses the debug build `cargo test --all-features` makes (CI has it
+    # already: scripts/demo.sh builds it), so that it builds nothing more.
+    prof = ["--all-features"] if SHORT else ["--release"]
     subprocess.run(["cargo", "build", "--quiet", "--bin", "ultra-edit", *prof], cwd=REPO, check=True)
     return os.path.join(REPO, "target", "debug" if SHORT else "release", "ultra-edit")
 

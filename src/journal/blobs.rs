@@ -228,7 +228,7 @@ fn insert_sorted(
     table: &mut Table<&[u8; 32], &[u8]>,
     mut fresh: Vec<([u8; 32], &[u8])>,
 ) -> Result<u64> {
-    fresh.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    fresh.sort_unstable_by_key(|a| a.0);
     fresh.dedup_by(|a, b| a.0 == b.0);
     let mut written = 0;
     for (key, value) in fresh {

@@ -112,9 +112,10 @@ fn peak_rss_kib(root: &Path, args: &[&str]) -> (Output, Option<u64>) {
 /// the file, only redb's 16 MiB page cache and buffers (release build, 106 MB file:
 /// 0.2x the file; before, 1.2x). Preview, revise and rollback hold two copies (the
 /// snapshot and the candidate the edit engine builds; the disk file and the pre-image
-/// for the rollback's diff): 2.1x in a release build. Bounds, with the margin this test
-/// always had (3x against a measured 2.1x): commit 0.5x the file + 32 MiB, the others
-/// 3x. Here (debug build) a 100 MiB file: large enough that the fixed cache does not
+/// for the rollback's diff): 2.3x in a release build; this debug build measured preview
+/// 2.3x, revise 2.8x, commit 0.43x, rollback 2.9x. Bounds: commit 0.5x the file +
+/// 32 MiB (a copy of the file anywhere in it fails), preview 3x as before, revise and
+/// rollback 3.5x. Here (debug build) a 100 MiB file: large enough that the fixed cache does not
 /// dominate, small enough for CI; `UE_BIG_MIB=200` runs the 200 MiB of
 /// docs/benchmarks.md. The rollback's bytes are checked by their blake3.
 #[test]
@@ -140,9 +141,9 @@ fn a_large_file_preview_commit_and_rollback_stay_within_their_memory_bounds() {
     let file_kib = mib * 1024;
     for (what, rss, bound) in [
         ("preview", p, 3 * file_kib),
-        ("revise", r, 3 * file_kib),
+        ("revise", r, 7 * file_kib / 2),
         ("commit", c, file_kib / 2 + 32 * 1024),
-        ("rollback", b, 3 * file_kib),
+        ("rollback", b, 7 * file_kib / 2),
     ] {
         let used = rss.saturating_sub(base);
         assert!(
