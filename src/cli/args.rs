@@ -64,6 +64,18 @@ pub fn parse_allow(s: &str) -> Result<String, String> {
     )
 }
 
+/// `--timeout` of a command or a check: seconds, more than 0 and at most 86 400 (a
+/// day). 0 is refused: it would kill the command before it starts and record nothing,
+/// which no caller means (MCP's `timeout_secs` starts at 1 for the same reason).
+pub fn parse_run_timeout(s: &str) -> Result<f64, String> {
+    match parse_lock_timeout(s) {
+        Ok(secs) if secs > 0.0 => Ok(secs),
+        _ => Err(format!(
+            "{s:?} is not a number of seconds above 0 and at most 86400 (e.g. 600 or 0.5)"
+        )),
+    }
+}
+
 /// `--lock-timeout`: seconds, a finite number from 0 to 86 400 (a day); anything else
 /// (`nan`, `-5`, `inf`) is a usage error rather than a wait of some other length.
 pub fn parse_lock_timeout(s: &str) -> Result<f64, String> {
@@ -140,7 +152,7 @@ pub struct CommandArgs {
     pub no_check: bool,
     /// Seconds the command (and the check, each) may run before it is killed and
     /// nothing is recorded (default 600).
-    #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+    #[arg(long, value_name = "SECS", value_parser = parse_run_timeout)]
     pub timeout: Option<f64>,
     /// Record what a command that exits non-zero wrote (default: nothing is
     /// recorded, error command_failed, exit 8).
@@ -258,7 +270,7 @@ pub enum Command {
         #[arg(long, conflicts_with = "check")]
         no_check: bool,
         /// Seconds the check may run (default 600).
-        #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+        #[arg(long, value_name = "SECS", value_parser = parse_run_timeout)]
         timeout: Option<f64>,
     },
     /// Run CMD on a copy-on-write view of the root, preview what it wrote there and
@@ -310,7 +322,7 @@ pub enum Command {
         #[arg(long, conflicts_with = "check")]
         no_check: bool,
         /// Seconds the check may run (default 600).
-        #[arg(long, value_name = "SECS", value_parser = parse_lock_timeout)]
+        #[arg(long, value_name = "SECS", value_parser = parse_run_timeout)]
         timeout: Option<f64>,
     },
     /// Abort an open transaction (one aborted already: nothing changes, exit 0).
@@ -343,7 +355,7 @@ pub enum Command {
     /// it with `commit`. Exits 4 if it conflicts.
     Revert {
         /// Transactions to revert (ids or handles).
-        #[arg(value_parser = parse_tx, required_unless_present = "agent", conflicts_with = "agent")]
+        #[arg(value_parser = parse_tx, required_unless_present = "agent", conflicts_with_all = ["agent", "since", "last"])]
         txs: Vec<ultra_edit::TxRef>,
         /// Revert every committed transaction of this agent (rollbacks and reverts
         /// are not counted), newest first.
@@ -488,6 +500,20 @@ mod since_tests {
         match since_at(s, now)? {
             Since::Ms(ms) => Ok(ms),
             Since::Seq(seq) => Err(format!("seq {seq}")),
+        }
+    }
+
+    #[test]
+    fn a_command_timeout_is_above_0_and_at_most_a_day() {
+        assert_eq!(parse_run_timeout("0.5"), Ok(0.5));
+        assert_eq!(parse_run_timeout("86400"), Ok(86_400.0));
+        for bad in ["0", "0.0", "-1", "nan", "86401"] {
+            assert_eq!(
+                parse_run_timeout(bad),
+                Err(format!(
+                    "{bad:?} is not a number of seconds above 0 and at most 86400 (e.g. 600 or 0.5)"
+                ))
+            );
         }
     }
 

@@ -500,6 +500,30 @@ impl EditTools {
     /// edit_preview's shape.
     fn edit_revert(&self, a: &Args, start: Instant) -> Outcome {
         let agent = a.agent()?;
+        let given = |k: &str| a.map.get(k).is_some_and(|v| !v.is_null());
+        // Which txs is the caller's choice, never a guess: both keys, an empty list,
+        // or a narrowing of the agent's txs beside named ones are refused, since each
+        // would otherwise revert something other than what was asked.
+        let refuse = |what: &str| {
+            ToolError::invalid_args(
+                a.tool,
+                what,
+                json!({"agent_id": "me", "txs": ["ue1-…-1", "ue1-…-2"]}),
+            )
+        };
+        if given("tx") && given("txs") {
+            return Err(refuse("give tx or txs, not both"));
+        }
+        if matches!(a.map.get("txs"), Some(Value::Array(items)) if items.is_empty()) {
+            return Err(refuse(
+                "txs is empty: name at least one transaction, or leave txs out to revert every committed transaction of agent_id",
+            ));
+        }
+        if (given("tx") || given("txs")) && (given("last") || given("since_ms")) {
+            return Err(refuse(
+                "last and since_ms choose among agent_id's transactions: they cannot narrow tx or txs",
+            ));
+        }
         let mut txs = Vec::new();
         if a.map.get("tx").is_some_and(|v| !v.is_null()) {
             txs.push(self.handle(a, "tx", &agent)?);

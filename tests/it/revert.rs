@@ -1365,3 +1365,64 @@ mod property {
         }
     }
 }
+
+/// MCP `edit_revert` reverts what was named and nothing else: `tx` with `txs`, an
+/// empty `txs`, or `last`/`since_ms` beside named txs are refused as invalid
+/// arguments, and no preview is made (the log keeps its one entry).
+#[test]
+fn mcp_revert_refuses_an_empty_or_doubled_choice_of_txs() {
+    use ultra_edit::mcp::EditTools;
+    let ws = workspace();
+    ws.write("s.txt", b"1\n2\n");
+    let journal = std::sync::Arc::new(Journal::open(ws.root()).unwrap());
+    let tools = EditTools::new(journal.clone());
+    let p = tools
+        .call("edit_preview", serde_json::json!({"agent_id": "a", "edits": [{"op": "replace_text", "path": "s.txt", "old": "1\n", "new": "one\n"}]}))
+        .unwrap();
+    tools
+        .call(
+            "edit_commit",
+            serde_json::json!({"agent_id": "a", "preview_id": p["preview_id"], "confirm": true}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    for (args, says) in [
+        (serde_json::json!({"agent_id": "a", "txs": []}), "edit_revert: txs is empty: name at least one transaction, or leave txs out to revert every committed transaction of agent_id"),
+        (serde_json::json!({"agent_id": "a", "tx": id, "txs": [id]}), "edit_revert: give tx or txs, not both"),
+        (serde_json::json!({"agent_id": "a", "tx": id, "last": 1}), "edit_revert: last and since_ms choose among agent_id's transactions: they cannot narrow tx or txs"),
+        (serde_json::json!({"agent_id": "a", "txs": [id], "since_ms": 0}), "edit_revert: last and since_ms choose among agent_id's transactions: they cannot narrow tx or txs"),
+    ] {
+        let e = tools.call("edit_revert", args.clone()).unwrap_err();
+        assert_eq!((e.kind.as_str(), e.message.as_str()), ("invalid_arguments", says), "{args}");
+    }
+    assert_eq!(journal.log(None).unwrap().len(), 1);
+    assert_eq!(ws.read("s.txt"), b"one\n2\n");
+}
+
+/// CLI: `--since` and `--last` narrow `--agent`'s transactions, so beside named txs
+/// they are a usage error (exit 2) naming the clash, and nothing is recorded.
+#[test]
+fn cli_revert_refuses_since_and_last_beside_named_txs() {
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"append","path":"run.sh","text":"x\n"}]}"#,
+    );
+    let before = ws.journal.log(None).unwrap().len();
+    for (flag, value) in [("--last", "1"), ("--since", "2h")] {
+        let out = crate::support::cli(ws.root(), &["revert", &tx.to_string(), flag, value], None);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let names = match flag {
+            "--last" => "'--last <N>'",
+            _ => "'--since <TIME>'",
+        };
+        assert!(
+            err.starts_with(&format!(
+                "error: the argument '[TXS]...' cannot be used with {names}"
+            )),
+            "{err}"
+        );
+    }
+    assert_eq!(ws.journal.log(None).unwrap().len(), before);
+}
