@@ -11,7 +11,9 @@
 //! - Rust (crates in `~/.cargo/registry/src`): `rustfmt --emit stdout` of the file
 //!   before and after must succeed and differ by exactly one added line,
 //!   `let __ue_probe = 1;`, first in a body (the line above it ends with `{`).
-//! - Go: needs `gofmt`; skipped (and said so) when it is not installed.
+//! - Go (standard library, `/usr/lib/go*/src`): as Rust, with `gofmt` and the probe
+//!   `__ue_probe := 1` (gofmt parses, it does not type-check, so the unused variable
+//!   is no error); skipped, and said so, when `gofmt` or the sources are missing.
 //!
 //! Bounds: `UE_DIFF_FILES` files (default 30), `UE_DIFF_PER_FILE` functions of each
 //! (default 10, evenly spaced over the file's) and `UE_DIFF_FUNCTIONS` functions in all
@@ -101,6 +103,14 @@ fn indent_of(b: &[u8], at: usize) -> Vec<u8> {
         .collect()
 }
 
+/// The probe statement put first in a braced body of `lang`.
+fn braced_probe(lang: &str) -> &'static str {
+    match lang {
+        "go" => "__ue_probe := 1",
+        _ => "let __ue_probe = 1;",
+    }
+}
+
 /// The content of a `replace_body` that is the body plus the probe statement.
 fn probe_content(lang: &str, b: &[u8], body: &Body) -> Option<String> {
     let text = |from: usize, to: usize| String::from_utf8(b.get(from..to)?.to_vec()).ok();
@@ -127,12 +137,13 @@ fn probe_content(lang: &str, b: &[u8], body: &Body) -> Option<String> {
             }
             Some(format!("{kept}{depth}__ue_probe__ = 1\n"))
         }
-        ("rs", Body::Braced { open, close }) => {
+        ("rs" | "go", Body::Braced { open, close }) => {
+            let probe = braced_probe(lang);
             let rest = &b[*open..line_end(b, *open).min(*close)];
             let own_line = rest.trim_ascii().is_empty() || rest.trim_ascii().starts_with(b"//");
             if !own_line {
                 let inner = text(*open, *close)?;
-                return Some(format!("let __ue_probe = 1;\n{}\n", inner.trim()));
+                return Some(format!("{probe}\n{}\n", inner.trim()));
             }
             let from = line_end(b, *open);
             let to = match b[line_start(b, *close)..*close].trim_ascii().is_empty() {
@@ -146,7 +157,7 @@ fn probe_content(lang: &str, b: &[u8], body: &Body) -> Option<String> {
                 .map(|l| l.len() - l.trim_start().len())
                 .unwrap_or(0);
             let depth = &inner.lines().find(|l| !l.trim().is_empty()).unwrap_or("")[..first];
-            Some(format!("{depth}let __ue_probe = 1;\n{inner}"))
+            Some(format!("{depth}{probe}\n{inner}"))
         }
         _ => None,
     }
@@ -173,9 +184,18 @@ if ast.dump(before) != ast.dump(after):
     print('the rest of the tree changed'); sys.exit(1)
 "#;
 
-fn rustfmt(bytes: &[u8]) -> Option<String> {
-    let mut child = Command::new("rustfmt")
-        .args(["--edition", "2021", "--emit", "stdout"])
+/// The file formatted by the language's own formatter (`rustfmt`, `gofmt`), which
+/// parses it first: `None` when it does not parse.
+fn formatted(lang: &str, bytes: &[u8]) -> Option<String> {
+    let mut cmd = match lang {
+        "go" => Command::new("gofmt"),
+        _ => {
+            let mut c = Command::new("rustfmt");
+            c.args(["--edition", "2021", "--emit", "stdout"]);
+            c
+        }
+    };
+    let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -190,30 +210,39 @@ fn rustfmt(bytes: &[u8]) -> Option<String> {
 
 /// The original with the probe put first in the body by hand, which `rustfmt` must
 /// format as it formats the op's result.
-fn rust_expected(b: &[u8], body: &Body) -> Option<Vec<u8>> {
-    let Body::Braced { open, .. } = body else {
+fn braced_expected(lang: &str, b: &[u8], body: &Body) -> Option<Vec<u8>> {
+    let Body::Braced { open, close } = body else {
         return None;
     };
     let rest = b.get(*open..line_end(b, *open))?;
     let own_line = rest.trim_ascii().is_empty() || rest.trim_ascii().starts_with(b"//");
+    if lang == "go" && !own_line {
+        // A one-line body becomes lines of its own (docs/symbols.md), which gofmt,
+        // unlike rustfmt, keeps as written: the expected text is split the same way.
+        let inner = std::str::from_utf8(b.get(*open..*close)?).ok()?.trim();
+        let lines = match inner.is_empty() {
+            true => format!("\n{}\n", braced_probe(lang)),
+            false => format!("\n{}\n{inner}\n", braced_probe(lang)),
+        };
+        return Some([&b[..*open], lines.as_bytes(), &b[*close..]].concat());
+    }
     let at = if own_line { line_end(b, *open) } else { *open };
-    let probe: &[u8] = if own_line {
-        b"let __ue_probe = 1;\n"
-    } else {
-        b" let __ue_probe = 1; "
+    let probe = match own_line {
+        true => format!("{}\n", braced_probe(lang)),
+        false => format!(" {}; ", braced_probe(lang).trim_end_matches(';')),
     };
-    Some([&b[..at], probe, &b[at..]].concat())
+    Some([&b[..at], probe.as_bytes(), &b[at..]].concat())
 }
 
 /// Exactly one added line, the probe, first in a body.
-fn rust_only_probe_added(before: &str, after: &str) -> Result<(), String> {
+fn only_probe_added(lang: &str, before: &str, after: &str) -> Result<(), String> {
     let b: Vec<&str> = before.lines().collect();
     let a: Vec<&str> = after.lines().collect();
     if a.len() != b.len() + 1 {
         return Err(format!("{} lines became {}", b.len(), a.len()));
     }
     let i = (0..b.len()).find(|&i| a[i] != b[i]).unwrap_or(b.len());
-    if a[i].trim() != "let __ue_probe = 1;" {
+    if a[i].trim() != braced_probe(lang) {
         return Err(format!("first difference is {:?}", a[i]));
     }
     if a[i + 1..] != b[i..] {
@@ -245,7 +274,7 @@ fn run(lang: &str, files: &[PathBuf], max_functions: usize, per_file: usize) -> 
             continue;
         }
         let before_fmt = match lang {
-            "rs" => match rustfmt(&original) {
+            "rs" | "go" => match formatted(lang, &original) {
                 Some(f) => Some(f),
                 None => continue,
             },
@@ -329,16 +358,16 @@ fn run(lang: &str, files: &[PathBuf], max_functions: usize, per_file: usize) -> 
                     }
                 }
                 _ => match (
-                    rustfmt(&after),
+                    formatted(lang, &after),
                     &before_fmt,
-                    rust_expected(&original, &body),
+                    braced_expected(lang, &original, &body),
                 ) {
-                    (Some(a), Some(b), Some(expected)) => match rustfmt(&expected) {
+                    (Some(a), Some(b), Some(expected)) => match formatted(lang, &expected) {
                         Some(e) if e == a => Ok(()),
-                        Some(_) => rust_only_probe_added(b, &a),
-                        None => Err("rustfmt rejects the expected text".into()),
+                        Some(_) => only_probe_added(lang, b, &a),
+                        None => Err("the formatter rejects the expected text".into()),
                     },
-                    _ => Err("rustfmt rejects the result".into()),
+                    _ => Err("the formatter rejects the result".into()),
                 },
             };
             match verdict {
@@ -396,14 +425,31 @@ fn differential_replace_body_on_real_code() {
         per_file,
     );
     report("Rust", &rs);
-    let go = Command::new("gofmt").arg("-h").output().is_ok();
-    println!(
-        "Go: {}",
-        if go {
-            "gofmt found, not run by this test"
-        } else {
-            "skipped: gofmt is not installed"
-        }
+    let go_src: Vec<PathBuf> = std::fs::read_dir("/usr/lib")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path().join("src"))
+                .filter(|p| {
+                    p.parent()
+                        .and_then(|p| p.file_name())
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with("go"))
+                        && p.is_dir()
+                })
+                .take(1)
+                .collect()
+        })
+        .unwrap_or_default();
+    let go = if Command::new("gofmt").arg("-h").output().is_err() || go_src.is_empty() {
+        println!("Go: skipped: gofmt or the Go standard library (/usr/lib/go*/src) is missing");
+        Counts::default()
+    } else {
+        let go = run("go", &sample(&go_src, "go", 2, files), functions, per_file);
+        report("Go", &go);
+        go
+    };
+    assert!(
+        py.wrong.is_empty() && rs.wrong.is_empty() && go.wrong.is_empty(),
+        "{py:?}\n{rs:?}\n{go:?}"
     );
-    assert!(py.wrong.is_empty() && rs.wrong.is_empty(), "{py:?}\n{rs:?}");
 }
