@@ -364,14 +364,17 @@ async def test_apply_batch_atomic_all_or_nothing(ws):
         assert "because of blocker/c.txt" in out["results"][0]["error"]
         assert (ws.read("a.txt"), ws.read("b.txt")) == ("a0\n", "b0\n")
 
-        # A failure in the middle of the write (an immutable directory makes staging
-        # fail after a.txt was staged) is reverted too.
+        # An immutable directory (which even root cannot write) is seen by the
+        # preview, before any file is staged: directory_not_writable, nothing written.
+        # (A failure in the middle of the write, reverted, is proven by the Rust
+        # suites: tests/it/iofault.rs and tests/it/crash.rs.)
         ws.write("locked/d.txt", "d0\n")
         if chattr("+i", ws.path("locked")):
             try:
                 mid = [edits[0], {"file_path": "locked/d.txt", "new_content": "d1\n"}]
                 text, out = await refused(s, "apply_batch", agent_id=AGENT, edits=mid)
-                assert out["error"] == "commit_failed" and "reverted" in text, text
+                assert out["error"] == "validation_failed", text
+                assert "directory_not_writable" in text and "no file was written" in text, text
                 assert out["files_written"] == 0 and out["receipt"] is None
                 assert (ws.read("a.txt"), ws.read("locked/d.txt")) == ("a0\n", "d0\n")
             finally:
