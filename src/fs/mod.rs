@@ -360,6 +360,31 @@ pub struct StdFs {
 }
 
 impl StdFs {
+    /// Create `path` (exclusive, no symlink followed, mode 0600 until `fill` sets the
+    /// file's own) and let `fill` write, attribute and fsync it: the one body of
+    /// [`FileSystem::write_synced`] and [`FileSystem::write_synced_from`]. A file this
+    /// call created and could not finish (a full disk, an owner it may not give) is
+    /// removed: never left behind half written, holding the space a retry needs.
+    fn create_filled(
+        &self,
+        path: &RelPath,
+        fill: impl FnOnce(&mut dyn NewFile) -> io::Result<()>,
+    ) -> io::Result<()> {
+        io_fault!("fs::write");
+        let (dir, name) = self.parent(path)?;
+        let fd = rustix::fs::openat(
+            &dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )?;
+        let filled = fill(&mut StdNewFile(File::from(fd)));
+        if filled.is_err() {
+            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+        }
+        filled
+    }
+
     /// A filesystem confined to `root` (which must be a canonical directory path).
     pub fn beneath(root: &Path) -> io::Result<StdFs> {
         let fd = rustix::fs::open(
@@ -653,20 +678,7 @@ impl FileSystem for StdFs {
         meta: &FileMeta,
         xattrs: &Xattrs,
     ) -> io::Result<()> {
-        io_fault!("fs::write");
-        let (dir, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-        )?;
-        let filled = fill_and_sync_from(&mut StdNewFile(File::from(fd)), pieces, meta, xattrs);
-        if filled.is_err() {
-            // As in `write_synced`: never left behind half written.
-            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
-        }
-        filled
+        self.create_filled(path, |f| fill_and_sync_from(f, pieces, meta, xattrs))
     }
 
     fn write_synced(
@@ -676,21 +688,7 @@ impl FileSystem for StdFs {
         meta: &FileMeta,
         xattrs: &Xattrs,
     ) -> io::Result<()> {
-        io_fault!("fs::write");
-        let (dir, name) = self.parent(path)?;
-        let fd = rustix::fs::openat(
-            &dir,
-            name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(0o600),
-        )?;
-        let filled = fill_and_sync(&mut StdNewFile(File::from(fd)), bytes, meta, xattrs);
-        if filled.is_err() {
-            // A file this call created and could not finish (a full disk, an owner it may
-            // not give): never left behind half written, holding the space a retry needs.
-            let _ = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
-        }
-        filled
+        self.create_filled(path, |f| fill_and_sync(f, bytes, meta, xattrs))
     }
 
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()> {
