@@ -25,6 +25,7 @@
 mod access;
 mod attention;
 mod batch;
+mod bytes;
 pub mod clock;
 mod commit;
 mod conflicts;

@@ -29,6 +29,7 @@
 //! when the whole does not match, each chunk against its key to name the damaged one),
 //! so damage is [`JournalError::Corrupt`], never wrong bytes.
 
+use crate::bytes::{common_prefix_len, common_suffix_len};
 use redb::{ReadableTable, Table, TableDefinition};
 use serde::{Deserialize, Serialize};
 
@@ -311,39 +312,6 @@ fn cuts_like(new: &[u8], old: &[u8], layout: &Layout) -> Vec<Cut> {
         }
     }
     out
-}
-
-/// Length of the longest common prefix of `a` and `b`, in bytes.
-fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
-    const STEP: usize = 4096;
-    let mut same = 0;
-    for (x, y) in a.chunks(STEP).zip(b.chunks(STEP)) {
-        if x == y {
-            same += x.len();
-        } else {
-            return same + x.iter().zip(y).take_while(|(p, q)| p == q).count();
-        }
-    }
-    same
-}
-
-/// Length of the longest common suffix of `a` and `b`, in bytes.
-fn common_suffix_len(a: &[u8], b: &[u8]) -> usize {
-    const STEP: usize = 4096;
-    let mut same = 0;
-    for (x, y) in a.rchunks(STEP).zip(b.rchunks(STEP)) {
-        if x == y {
-            same += x.len();
-        } else {
-            let equal = x
-                .iter()
-                .rev()
-                .zip(y.iter().rev())
-                .take_while(|(p, q)| p == q);
-            return same + equal.count();
-        }
-    }
-    same
 }
 
 /// The [`Layout`] of the stored blob whose manifest is `manifest` (empty for an inline

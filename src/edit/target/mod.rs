@@ -244,19 +244,25 @@ fn starts_with_string(text: &str) -> bool {
     t.len() - body.len() <= 2 && body.starts_with(['"', '\''])
 }
 
-/// `text` with a comma after its last character that is not whitespace, unless it
-/// ends with one already; before a line comment (`//`) on its last line.
-fn with_comma(text: &[u8]) -> Vec<u8> {
+/// Where `text`'s code ends: after its last character that is not whitespace, or
+/// before a line comment (`//`) on its last line. A byte offset into `text`.
+fn code_end(text: &[u8]) -> usize {
     let end = text.trim_ascii_end().len();
     let line_start = text[..end]
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |i| i + 1);
     let last = &text[line_start..end];
-    let code_end = match memchr::memmem::find(last, b"//") {
+    match memchr::memmem::find(last, b"//") {
         Some(i) => line_start + last[..i].trim_ascii_end().len(),
         None => end,
-    };
+    }
+}
+
+/// `text` with a comma after its last character that is not whitespace, unless it
+/// ends with one already; before a line comment (`//`) on its last line.
+fn with_comma(text: &[u8]) -> Vec<u8> {
+    let code_end = code_end(text);
     if text[..code_end].ends_with(b",") {
         return text.to_vec();
     }
@@ -266,16 +272,7 @@ fn with_comma(text: &[u8]) -> Vec<u8> {
 /// `text` without a comma after its last character that is not whitespace (nor in a
 /// line comment on its last line).
 fn without_comma(text: &[u8]) -> Vec<u8> {
-    let end = text.trim_ascii_end().len();
-    let line_start = text[..end]
-        .iter()
-        .rposition(|b| *b == b'\n')
-        .map_or(0, |i| i + 1);
-    let last = &text[line_start..end];
-    let code_end = match memchr::memmem::find(last, b"//") {
-        Some(i) => line_start + last[..i].trim_ascii_end().len(),
-        None => end,
-    };
+    let code_end = code_end(text);
     match text[..code_end].strip_suffix(b",") {
         Some(head) => [head, &text[code_end..]].concat(),
         None => text.to_vec(),
