@@ -652,7 +652,7 @@ impl Journal {
             return Ok(Some(by));
         };
         for f in &batch.files {
-            let (state, _, _) = snapshot::read_state(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
+            let (state, _) = snapshot::state_of(self.ws.fs.as_ref(), &self.ws.root, &f.path)?;
             if !f.pre.matches(&state) {
                 return Ok(Some(by));
             }

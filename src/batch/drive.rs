@@ -9,6 +9,7 @@ use std::io::ErrorKind;
 use std::path::PathBuf;
 
 use crate::batch::gate::missing_parents;
+use crate::batch::image::{self, ImageError};
 use crate::batch::temp_path;
 use crate::engine::Ws;
 use crate::error::{Error, IoContext, IoError, Result};
@@ -99,8 +100,10 @@ pub(crate) fn drive(
     let mut out = DriveOutcome::default();
     let mut dirs_to_sync = BTreeSet::new();
     for (index, f) in rec.files.iter().enumerate().take(opts.files) {
-        let (state, bytes, xattrs) = match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
-            Ok(found) => found,
+        // Hashed as it is read, in pieces: a large file is never whole in memory
+        // unless it is foreign, whose bytes the journal keeps (read once more below).
+        let state = match snapshot::state_of(ws.fs.as_ref(), &ws.root, &f.path) {
+            Ok((state, _)) => state,
             Err(Error::Path(e)) => {
                 out.foreign
                     .push((foreign(f, FileState::ABSENT, e.to_string()), Vec::new()));
@@ -108,13 +111,32 @@ pub(crate) fn drive(
             }
             Err(e) => return Err(e),
         };
-        // The blobs of what was found: kept in the journal before a foreign file is
-        // left or overwritten.
-        let found: Vec<Vec<u8>> = bytes.into_iter().chain(xattrs).collect();
         let target = side.target(f);
         if target.matches(&state) {
             continue;
         }
+        let (state, found) = if side.other(f).matches(&state) {
+            (state, Vec::new())
+        } else {
+            // The blobs of what was found (bytes, extended attributes): kept in the
+            // journal before a foreign file is left or overwritten. Read again whole,
+            // and decided again on what this read found: the file may have changed
+            // since it was hashed.
+            let (state, bytes, xattrs) =
+                match snapshot::read_state(ws.fs.as_ref(), &ws.root, &f.path) {
+                    Ok(found) => found,
+                    Err(Error::Path(e)) => {
+                        out.foreign
+                            .push((foreign(f, FileState::ABSENT, e.to_string()), Vec::new()));
+                        continue;
+                    }
+                    Err(e) => return Err(e),
+                };
+            if target.matches(&state) {
+                continue;
+            }
+            (state, bytes.into_iter().chain(xattrs).collect())
+        };
         if !side.other(f).matches(&state) {
             let note = "holds bytes that are neither the pre- nor the post-image";
             if !opts.overwrite {
@@ -171,15 +193,11 @@ fn write_side(
     target: &FileState,
     out: &mut DriveOutcome,
 ) -> Result<()> {
-    let FileState::File { hash, meta, .. } = *target else {
+    let FileState::File { hash, size, meta } = *target else {
         return ignore_not_found(ws.fs.remove_file(&f.path), "unlink", ws.abs(&f.path));
     };
     let reader = ws.store.read()?;
-    let bytes = reader.blob_required(&hash).map_err(|e| {
-        e.needed_by(|| format!("the content of {} that recovery writes back", f.path))
-    })?;
     let xattrs = reader.xattrs(target)?;
-    drop(reader);
     out.dirs_created
         .extend(ensure_parents(ws, &f.path, meta.owner)?);
     let tmp = temp_path(&f.path, rec, index);
@@ -189,9 +207,15 @@ fn write_side(
         Ok(()) => out.temps_removed += 1,
         r => ignore_not_found(r, "unlink", ws.abs(&tmp))?,
     }
-    ws.fs
-        .write_synced(&tmp, &bytes, &meta, &xattrs)
-        .ctx("write temp", ws.abs(&tmp))?;
+    // The commit's own path: a large image is streamed from the journal, never whole
+    // in memory, and checked against its hash before the temp is synced.
+    image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs).map_err(|e| match e {
+        ImageError::Journal(e) => {
+            e.needed_by(|| format!("the content of {} that recovery writes back", f.path))
+        }
+        ImageError::Io(e) => e.into(),
+    })?;
+    drop(reader);
     ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))?;
     Ok(())
 }

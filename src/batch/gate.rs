@@ -49,8 +49,8 @@ pub(crate) fn writers(ws: &Ws, tx: u64, stale: &[String]) -> Result<Vec<StaleWri
     for path in stale {
         let state = RelPath::parse(path)
             .ok()
-            .and_then(|rel| snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel).ok())
-            .map(|(found, _, _)| found);
+            .and_then(|rel| snapshot::state_of(ws.fs.as_ref(), &ws.root, &rel).ok())
+            .map(|(found, _)| found);
         now.push(state);
     }
     let r = ws.store.read()?;

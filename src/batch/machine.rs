@@ -316,9 +316,9 @@ fn chain_links(l: &Locked<'_>, rec: &BatchRecord) -> Result<Vec<ChainLink>> {
     let disk = |path: &RelPath| -> Option<FileState> {
         match written.get(path) {
             Some(s) => Some(*s),
-            None => snapshot::read_state(l.fs.as_ref(), &l.root, path)
+            None => snapshot::state_of(l.fs.as_ref(), &l.root, path)
                 .ok()
-                .map(|(s, _, _)| s),
+                .map(|(s, _)| s),
         }
     };
     let mut links = vec![ChainLink {

@@ -3,12 +3,15 @@
 //!
 //! - [`gate`]: freshness by blake3 under the lock, directories to create.
 //! - [`protocol`]: intent → stage → commit point → install → dir sync → complete.
+//! - [`image`]: one image written from the journal's blob to a temp, streamed when
+//!   large; shared by the staging and the drive.
 //! - [`pool`]: the bounded thread pool the staging and the directory fsyncs run on.
 //! - [`drive`]: bring every file of a batch to one side (pre or post) by hash; shared by
 //!   the error path of the protocol and by recovery.
 
 pub(crate) mod drive;
 pub(crate) mod gate;
+pub(crate) mod image;
 pub(crate) mod machine;
 pub(crate) mod pool;
 pub(crate) mod protocol;

@@ -16,6 +16,7 @@ use std::collections::BTreeSet;
 use std::os::fd::OwnedFd;
 
 use crate::batch::drive::{self, DriveOptions, Side};
+use crate::batch::image::{self, ImageError, STREAM_ABOVE};
 use crate::batch::machine::{Batch, NewBatch};
 use crate::batch::{gate, pool, temp_path};
 use crate::error::{Attention, Error, IoContext, IoError, Result};
@@ -228,7 +229,7 @@ fn note_with(cause: String, left: &[RelPath]) -> Option<String> {
 /// large files keeps the memory of a commit near its largest file (README,
 /// "Performance and limits"), while small files, where the fsync is the cost, go
 /// concurrently.
-const STAGE_CONCURRENTLY_MAX: u64 = 8 << 20;
+const STAGE_CONCURRENTLY_MAX: u64 = STREAM_ABOVE;
 
 /// Step 4: new directories, then one fsynced temp per file written, staged
 /// concurrently on the bounded pool ([`pool::for_each`]; files over
@@ -256,47 +257,25 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         if ws.interrupt_requested() {
             return Err(StepError::Interrupted);
         }
-        let FileState::File { hash, meta, .. } = f.post else {
+        let FileState::File { hash, size, meta } = f.post else {
             return Ok(());
-        };
-        let needed = |e: crate::Error| {
-            e.needed_by(|| {
-                format!(
-                    "the new content of {} that batch {} of tx {} writes",
-                    f.path, rec.batch, rec.tx
-                )
-            })
         };
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
-        if f.post.size() > STAGE_CONCURRENTLY_MAX {
-            // Streamed from the journal to the temp, never whole in memory; checked
-            // against its hash before the temp is synced (a damaged blob removes it).
-            let mut journal = None;
-            let wrote = ws.fs.write_synced_from(
-                &tmp,
-                &mut |put| match reader.blob_stream(&hash, put) {
-                    Ok(done) => done,
-                    Err(e) => {
-                        journal = Some(e);
-                        Err(std::io::Error::other("the post-image could not be read"))
-                    }
-                },
-                &meta,
-                &xattrs,
-            );
-            if let Some(e) = journal {
-                return Err(StepError::Journal(needed(e)));
-            }
-            wrote.ctx_at("write temp", || ws.abs(&tmp))?;
-        } else {
-            let bytes = reader
-                .blob_required(&hash)
-                .map_err(|e| StepError::Journal(needed(e)))?;
-            ws.fs
-                .write_synced(&tmp, &bytes, &meta, &xattrs)
-                .ctx_at("write temp", || ws.abs(&tmp))?;
-        }
+        // Above the threshold streamed from the journal to the temp, never whole in
+        // memory; checked against its hash before the temp is synced (a damaged blob
+        // removes it).
+        image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs).map_err(
+            |e| match e {
+                ImageError::Journal(e) => StepError::Journal(e.needed_by(|| {
+                    format!(
+                        "the new content of {} that batch {} of tx {} writes",
+                        f.path, rec.batch, rec.tx
+                    )
+                })),
+                ImageError::Io(e) => StepError::Io(e),
+            },
+        )?;
         crash_point!("batch::after_stage_file");
         Ok(())
     };

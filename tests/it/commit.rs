@@ -480,3 +480,90 @@ fn preview_and_commit_work_where_no_thread_can_be_started() {
         );
     }
 }
+
+/// A damaged chunk of a post-image over 8 MiB, which the commit streams from the
+/// journal into its temp: the commit refuses with the typed damaged-blob error
+/// (`blob_chunks`, the chunk and blob named, and what it is: the file, the batch and the
+/// tx), the real file keeps its exact bytes, no temp is left, and the batch is aborted.
+/// The chunk is damaged by flipping one byte of a line far from the edit, wherever it
+/// is in the closed journal file (redb may hold older copies of a page).
+#[test]
+fn a_damaged_chunk_of_a_streamed_post_image_refuses_the_commit_and_changes_nothing() {
+    use ultra_edit::JournalError;
+    let ws = workspace();
+    // 10 MiB of numbered 32-byte lines: line i (1-based) at byte 32 * (i - 1).
+    let mut big = Vec::with_capacity(10 << 20);
+    for i in 1..=(10 << 20) / 32 {
+        big.extend_from_slice(format!("line {i:010} payload .......\n").as_bytes());
+    }
+    ws.write("big.txt", &big);
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_lines","path":"big.txt","start":200000,"end":200000,"content":"CHANGED\n"}]}"#,
+    );
+    let at = 199_999 * 32;
+    let post = [&big[..at], b"CHANGED\n".as_slice(), &big[at + 32..]].concat();
+    let post_hash = blake3::hash(&post);
+    let before = ws.tree();
+    let Ws { dir, journal } = ws;
+    drop(journal);
+    let db = dir.path().join(".ultra-edit/journal.redb");
+    let mut bytes = std::fs::read(&db).unwrap();
+    let needle = b"line 0000001000 payload .......\n";
+    let mut flipped = 0;
+    let mut from = 0;
+    while let Some(k) = bytes[from..]
+        .windows(needle.len())
+        .position(|w| w == needle)
+    {
+        bytes[from + k + 20] ^= 0x20;
+        flipped += 1;
+        from += k + needle.len();
+    }
+    assert!(flipped >= 1, "line 1000 is stored in a chunk");
+    std::fs::write(&db, &bytes).unwrap();
+    let ws = Ws {
+        journal: Journal::open(dir.path()).unwrap(),
+        dir,
+    };
+    let err = ws.journal.commit(p.tx, Default::default()).unwrap_err();
+    let Error::Journal(JournalError::Corrupt { table, message }) = &err else {
+        panic!("expected a damaged-blob error, got {err:?}");
+    };
+    assert_eq!(*table, "blob_chunks", "{err}");
+    let mut batches = Vec::new();
+    ws.journal
+        .dump(
+            DumpFilter {
+                tx: Some(p.tx.into()),
+                since_seq: 0,
+                ..Default::default()
+            },
+            |e| {
+                if let EventKind::BatchState { batch, state, .. } = e.event.kind {
+                    batches.push((batch, state));
+                }
+                Ok(true)
+            },
+        )
+        .unwrap();
+    let batch = batches[0].0;
+    assert_eq!(
+        batches.last(),
+        Some(&(batch, BatchState::Aborted)),
+        "{batches:?}"
+    );
+    assert!(
+        message.starts_with("chunk ")
+            && message.contains(&format!(
+                " of blob {} holds bytes that hash to ",
+                post_hash.to_hex()
+            ))
+            && message.ends_with(&format!(
+                " (it is the new content of big.txt that batch {batch} of tx {} writes)",
+                p.tx
+            )),
+        "{message}"
+    );
+    assert!(ws.read("big.txt") == big, "big.txt changed");
+    assert_eq!(ws.tree(), before, "the tree changed (a temp left?)");
+}

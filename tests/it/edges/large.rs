@@ -172,23 +172,7 @@ struct BigFileRun {
 fn big_file_run(mib: usize) -> BigFileRun {
     let ws = workspace();
     let lines = mib * 1024 * 1024 / 32;
-    // Built by patching digits into templates (fast even in a debug build).
-    let plain = *b"line 0000000000 payload .......\n";
-    let crlf: [u8; 32] = "line 0000000000 \u{e9}\u{e9} crlf ----\r\n"
-        .as_bytes()
-        .try_into()
-        .unwrap();
-    let mut big = Vec::with_capacity(lines * 32 + 32);
-    for i in 0..lines {
-        let mut line = if i % 1000 == 0 { crlf } else { plain };
-        let mut n = i;
-        for d in (5..15).rev() {
-            line[d] = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-        big.extend_from_slice(&line);
-    }
-    big.extend_from_slice(b"tail without newline");
+    let big = big_text(mib);
     ws.write("big.txt", &big);
     let k = lines / 2 + 1;
     let target = format!("line {k:010} payload .......\n");
@@ -283,6 +267,112 @@ fn big_file_run(mib: usize) -> BigFileRun {
         commit_rss,
         rollback_rss,
     }
+}
+
+/// A `mib` MiB text file: 32-byte numbered lines (`line 0000000007 payload .......`,
+/// line `i` at byte `32 * i`), every 1000th ending in CRLF with non-ASCII bytes, then
+/// `tail without newline`. Built by patching digits into templates (fast even in a
+/// debug build).
+fn big_text(mib: usize) -> Vec<u8> {
+    let lines = mib * 1024 * 1024 / 32;
+    let plain = *b"line 0000000000 payload .......\n";
+    let crlf: [u8; 32] = "line 0000000000 \u{e9}\u{e9} crlf ----\r\n"
+        .as_bytes()
+        .try_into()
+        .unwrap();
+    let mut big = Vec::with_capacity(lines * 32 + 32);
+    for i in 0..lines {
+        let mut line = if i % 1000 == 0 { crlf } else { plain };
+        let mut n = i;
+        for d in (5..15).rev() {
+            line[d] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+        big.extend_from_slice(&line);
+    }
+    big.extend_from_slice(b"tail without newline");
+    big
+}
+
+/// A commit of a large file interrupted after its commit point (a real process death
+/// at the failpoint `batch::after_commit_point`) is rolled forward by `recover` in a
+/// new process through the commit's own streamed path: the file gets exactly the
+/// post-image (its blake3), and the recovery's peak RSS above the `log` baseline stays
+/// within the commit's bound, 0.5x the file + 32 MiB. A 64 MiB file: recovery that
+/// read the disk file whole and the blob whole (as it did) holds two copies, 2x the
+/// file, and fails the bound.
+#[cfg(feature = "failpoints")]
+#[test]
+fn recovery_rolls_a_large_file_forward_streamed_within_the_commit_memory_bound() {
+    use std::os::unix::process::ExitStatusExt;
+    let mib = 64;
+    let ws = workspace();
+    let big = big_text(mib);
+    ws.write("big.txt", &big);
+    // A line ending in LF (line k is at index k - 1; every 1000th index ends in CRLF).
+    let k = 1_000_002;
+    let tx = ws
+        .preview(&format!(
+            r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":{k},"end":{k},"content":"line one million\n"}}]}}"#
+        ))
+        .tx;
+    let at = (k - 1) * 32;
+    let expect = blake3::hash(
+        &[
+            &big[..at],
+            b"line one million\n".as_slice(),
+            &big[at + 32..],
+        ]
+        .concat(),
+    );
+    let original = blake3::hash(&big);
+    drop(big);
+    let (_, base) = peak_rss_kib(ws.root(), &["log"]);
+    let out = run_ue(
+        ws.root(),
+        &["commit", &tx.to_string()],
+        Some("batch::after_commit_point=return"),
+    );
+    assert_eq!(
+        out.status.signal(),
+        Some(6),
+        "the commit did not abort at the failpoint: {out:?}"
+    );
+    assert_eq!(
+        blake3::hash(&ws.read("big.txt")),
+        original,
+        "the crash came before any file was written"
+    );
+    let (out, rss) = peak_rss_kib(ws.root(), &["--json", "recover"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json_of(&out);
+    assert_eq!(report["actions"][0]["rolls_forward"], true, "{report}");
+    assert_eq!(
+        report["actions"][0]["rewritten"],
+        serde_json::json!(["big.txt"]),
+        "{report}"
+    );
+    assert_eq!(
+        blake3::hash(&ws.read("big.txt")),
+        expect,
+        "recovery did not write the exact post-image"
+    );
+    let (Some(base), Some(rss)) = (base, rss) else {
+        panic!("peak RSS is measured with GNU time: install it (`apt-get install time`) so that /usr/bin/time -f %M works");
+    };
+    let file_kib = mib as u64 * 1024;
+    let used = rss.saturating_sub(base);
+    let bound = file_kib / 2 + 32 * 1024;
+    println!("recovery of a {mib} MiB file: {rss} KiB peak, {used} KiB above the baseline");
+    assert!(
+        used <= bound,
+        "recovery of a {mib} MiB file used {used} KiB above the {base} KiB baseline ({:.2}x the file; bound {bound} KiB)",
+        used as f64 / file_kib as f64
+    );
 }
 
 /// Text matching is a byte search of the needle at every offset, so a needle that
