@@ -76,28 +76,36 @@ def write_big(path, lines):
         f.write("".join(chunk).encode()[:-1])
 
 
-def timed(cmd, cwd=None):
-    """Wall seconds and peak RSS (bytes) of `cmd` as a child (GNU time), and its stdout."""
+CPU = {}  # what -> CPU seconds (user + sys) of each run of it, by GNU time
+
+
+def timed(cmd, cwd=None, what=None):
+    """Wall seconds and peak RSS (bytes) of `cmd` as a child (GNU time), and its stdout;
+    its CPU seconds (user + sys, of the child and its children) go to CPU[what]. On a
+    loaded machine the wall time waits for a core; the CPU time does not."""
     os.sync()
     t = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "UE_MAXRSS=%M", "--", *cmd], cwd=cwd,
+    p = subprocess.run(["/usr/bin/time", "-f", "UE_MAXRSS=%M UE_CPU=%U %S", "--", *cmd], cwd=cwd,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     took = time.perf_counter() - t
     if p.returncode != 0:
         sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    rss = next(int(l.split("=")[1]) for l in p.stderr.splitlines() if l.startswith("UE_MAXRSS="))
-    return took, rss * 1024, p.stdout
+    line = next(l for l in p.stderr.splitlines() if l.startswith("UE_MAXRSS="))
+    rss, user, system = line.replace("UE_MAXRSS=", "").replace("UE_CPU=", "").split()
+    if what:
+        CPU.setdefault(what, []).append(float(user) + float(system))
+    return took, int(rss) * 1024, p.stdout
 
 
 def cp_fsync(src, dst):
     """`cp` + `fsync` of the copy, as one process (coreutils `sync FILE` fsyncs it)."""
-    t, _, _ = timed(["sh", "-c", f"cp --reflink=never '{src}' '{dst}' && sync '{dst}'"])
+    t, _, _ = timed(["sh", "-c", f"cp --reflink=never '{src}' '{dst}' && sync '{dst}'"], what="cp")
     os.remove(dst)
     return t
 
 
-def ue(root, *args):
-    return timed([UE, "--root", root, "--json", *args])
+def ue(root, *args, what=None):
+    return timed([UE, "--root", root, "--json", *args], what=what)
 
 
 def big_file(lines, reps, work):
@@ -121,14 +129,14 @@ def big_file(lines, reps, work):
         with open(path, "rb") as src, open(other, "wb") as dst:
             for i, line in enumerate(src):
                 dst.write(new.encode() if i == k - 1 else line)
-        res["diff"].append(timed(["sh", "-c", f"diff -u '{path}' '{other}' >/dev/null; [ $? -le 1 ]"])[0])
+        res["diff"].append(timed(["sh", "-c", f"diff -u '{path}' '{other}' >/dev/null; [ $? -le 1 ]"], what="diff")[0])
         res["cp"].append(cp_fsync(path, os.path.join(work, "copy")))
-        t, m, out = ue(root, "preview", "--plan", plan)
+        t, m, out = ue(root, "preview", "--plan", plan, what="preview")
         tx = json.loads(out)["tx"]
         res["preview"].append(t); rss["preview"].append(m)
-        t, m, _ = ue(root, "commit", str(tx))
+        t, m, _ = ue(root, "commit", str(tx), what="commit")
         res["commit"].append(t); rss["commit"].append(m)
-        t, m, _ = ue(root, "rollback", str(tx))
+        t, m, _ = ue(root, "rollback", str(tx), what="rollback")
         res["rollback"].append(t); rss["rollback"].append(m)
         res["cp"].append(cp_fsync(path, os.path.join(work, "copy")))
     shutil.rmtree(root)
@@ -158,8 +166,9 @@ def files_commit(n, reps, work):
                                   "start": 1, "end": 1, "content": f"// rep {rep}\n"}
                                  for i in range(n)]}, f)
         _, _, out = ue(root, "preview", "--plan", plan)
-        t, _, _ = ue(root, "commit", str(json.loads(out)["tx"]))
-        tf, _, _ = timed([*FLOOR, "sync", root, str(n), f"// floor {rep}\n" + body[:4000]])
+        t, _, _ = ue(root, "commit", str(json.loads(out)["tx"]), what=f"commit{n}" if rep else None)
+        tf, _, _ = timed([*FLOOR, "sync", root, str(n), f"// floor {rep}\n" + body[:4000]],
+                         what=f"floor{n}" if rep else None)
         if rep > 0:  # the first is a warm-up
             ours.append(t * 1e3 / n); base.append(tf * 1e3 / n)
     shutil.rmtree(root)
@@ -202,6 +211,7 @@ def main():
         size, med, peak = big_file(LINES, REPS, work)
         per = {n: files_commit(n, FILE_REPS, work) for n in FILES}
         gib = None
+        cpu = {m: statistics.median(v) for m, v in CPU.items()}  # before the 1 GiB run
         if GIB:
             gib = big_file((1 << 30) // 54, 1, work)
         load2 = open("/proc/loadavg").read().split()[:3]
@@ -236,6 +246,22 @@ def main():
         row(f"commit ms per file, {b} files ÷ {a} files", ob, oa, "ms", 1.2)
         print(f"| the floor's ms per file, {b} files ÷ {a} files | {fb:.3f} ms | {fa:.3f} ms | {fb / fa:.2f}× | | |")
         print(f"| commit ÷ floor per file, {b} files against {a} files | {ob / fb:.2f}× | {oa / fa:.2f}× | {(ob / fb) / (oa / fa):.2f}× | | |")
+    print()
+    print("CPU seconds (user + sys, GNU time; medians) beside the wall times above:")
+    print()
+    print("| step | wall | CPU | baseline wall | baseline CPU | CPU ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    cp_cpu = cpu.get("cp", 0.0)
+    base_cpu = {"preview": cpu.get("diff", 0.0) + cp_cpu, "commit": cp_cpu, "rollback": cp_cpu}
+    base_wall = {"preview": base_preview, "commit": med["cp"], "rollback": med["cp"]}
+    for m in ("preview", "commit", "rollback"):
+        r = f"{cpu[m] / base_cpu[m]:.2f}×" if base_cpu[m] > 0 else "n/a"
+        print(f"| {m} | {med[m]:.2f} s | {cpu[m]:.2f} s | {base_wall[m]:.2f} s | {base_cpu[m]:.2f} s | {r} |")
+    for n in FILES:
+        if f"commit{n}" in cpu and f"floor{n}" in cpu:
+            o, fl = cpu[f"commit{n}"], cpu[f"floor{n}"]
+            print(f"| commit of {n} files, per file | {per[n][0]:.3f} ms | {o * 1e3 / n:.3f} ms | {per[n][1]:.3f} ms | {fl * 1e3 / n:.3f} ms | {o / fl:.2f}× |" if fl > 0 else
+                  f"| commit of {n} files, per file | {per[n][0]:.3f} ms | {o * 1e3 / n:.3f} ms | {per[n][1]:.3f} ms | {fl * 1e3 / n:.3f} ms | n/a |")
     if gib:
         gsize, gmed, gpeak = gib
         bound = 1.25 * gsize + 32e6
