@@ -310,6 +310,11 @@ pub(crate) fn dirs_to_remove(r: &crate::journal::Reader, tx: u64) -> Result<Vec<
     let Some(rev) = r.revision(tx, 0)? else {
         return Ok(Vec::new());
     };
+    // A revert's origin is recorded exactly as `{"revert_of":…}` (`to_recorded_json`):
+    // any other plan, a large one too, is passed over without being parsed.
+    if !rev.plan.starts_with("{\"revert_of\"") {
+        return Ok(Vec::new());
+    }
     let Ok(RevisionOrigin::RevertOf { txs }) = serde_json::from_str::<RevisionOrigin>(&rev.plan)
     else {
         return Ok(Vec::new());
