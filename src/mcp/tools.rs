@@ -508,7 +508,12 @@ impl EditTools {
             ToolError::invalid_args(
                 a.tool,
                 what,
-                json!({"agent_id": "me", "txs": ["ue1-…-1", "ue1-…-2"]}),
+                // This journal's handles, in the shape journal_log lists them (a
+                // made-up "ue1-…-1" had a shape no handle has).
+                json!({"agent_id": "me", "txs": [
+                    self.journal.handle(1).to_string(),
+                    self.journal.handle(2).to_string(),
+                ]}),
             )
         };
         if given("tx") && given("txs") {
@@ -1088,7 +1093,11 @@ impl Args<'_> {
         ToolError::invalid_args(
             self.tool,
             format!("{key} must be {want}, not {}", self.map[key]),
-            json!({"agent_id": "me"}),
+            match self.tool {
+                // journal_log's filter is by_agent; agent_id there is its old name.
+                "journal_log" => json!({"by_agent": "me", "limit": 20}),
+                _ => json!({"agent_id": "me"}),
+            },
         )
     }
 
