@@ -180,8 +180,8 @@ impl EditTools {
             },
         };
         let mut c = crate::sandbox::CheckOptions::new(command);
-        if let Some(secs) = a.u64("timeout_secs")? {
-            c.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            c.timeout = timeout;
         }
         Ok(Some(c))
     }
@@ -211,8 +211,8 @@ impl EditTools {
         };
         let mut opts = crate::sandbox::RunOptions::new(command);
         opts.check = self.check(a)?;
-        if let Some(secs) = a.u64("timeout_secs")? {
-            opts.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            opts.timeout = timeout;
         }
         opts.keep_on_failure = a.bool("keep_on_failure")?.unwrap_or(false);
         opts.include_ignored = a.bool("include_ignored")?.unwrap_or(false);
@@ -1139,6 +1139,23 @@ impl Args<'_> {
                 .as_u64()
                 .map(Some)
                 .ok_or_else(|| self.wrong_type(key, "a non-negative integer")),
+        }
+    }
+
+    /// `timeout_secs`: whole seconds from 1 to 86400, the range the CLI's `--timeout`
+    /// takes (which allows fractions too). 0 was taken as 1 s, silently, beside a
+    /// schema that says `"minimum": 1`; a refusal says what was wrong instead. Found by
+    /// the breaker.
+    #[cfg(feature = "sandbox")]
+    fn timeout(&self) -> Result<Option<Duration>, ToolError> {
+        match self.u64("timeout_secs")? {
+            None => Ok(None),
+            Some(secs) if (1..=86_400).contains(&secs) => Ok(Some(Duration::from_secs(secs))),
+            Some(secs) => Err(ToolError::invalid_args(
+                self.tool,
+                format!("timeout_secs must be from 1 to 86400 seconds, not {secs}"),
+                json!({"agent_id": "me", "command": "make test", "timeout_secs": 600}),
+            )),
         }
     }
 

@@ -434,3 +434,40 @@ fn regression_a_plan_cannot_overwrite_another_roots_journal_inside_its_root() {
         .unwrap_err();
     assert_eq!(err.kind(), "path_refused", "{err}");
 }
+
+/// MCP `timeout_secs` of 0 was taken as 1 s, silently, beside a schema saying
+/// `"minimum": 1` and a CLI that refuses `--timeout 0`. Out of 1..=86400 it is now
+/// refused before anything runs, for `edit_run` and for a `check`. Found by the breaker.
+#[test]
+fn regression_mcp_a_timeout_out_of_range_is_refused_and_runs_nothing() {
+    use serde_json::json;
+    let ws = workspace();
+    let t = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()))
+        .with_commands(true);
+    for secs in [0u64, 86_401] {
+        let e = t
+            .call(
+                "edit_run",
+                json!({"agent_id": "a", "command": "echo x > x.txt", "timeout_secs": secs}),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, "invalid_arguments");
+        assert_eq!(
+            e.message,
+            format!("edit_run: timeout_secs must be from 1 to 86400 seconds, not {secs}")
+        );
+        let e = t
+            .call(
+                "edit_preview",
+                json!({"agent_id": "a", "file_path": "n.txt", "new_content": "n\n",
+                       "check": "echo y > y.txt", "timeout_secs": secs}),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("edit_preview: timeout_secs must be from 1 to 86400 seconds, not {secs}")
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert!(!ws.path("x.txt").exists() && !ws.path("n.txt").exists());
+}
