@@ -982,11 +982,19 @@ fn severity(s: Severity) -> &'static str {
 /// `misplaced` are plan paths missing at the root that exist relative to the current
 /// directory: their hint comes first, and `--json` lists them as `misplaced`.
 /// `invocation` is how a hint's command starts (`ultra-edit`, plus `--root` and
-/// `--state-dir` when the journal lives outside the root).
-pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invocation: &str) {
+/// `--state-dir` when the journal lives outside the root). `origin` is where the
+/// command's paths came from (a plan, a command run, a revert): a refused path's hint
+/// says what to fix there.
+pub fn error(
+    e: &Error,
+    json: bool,
+    misplaced: &[super::advice::Misplaced],
+    invocation: &str,
+    origin: super::advice::PathOrigin,
+) {
     // Every plan error points at the plan format, unless the fix is a path to write.
     let hint = super::advice::misplaced_hint(misplaced)
-        .or_else(|| match (e, super::advice::hint(e)) {
+        .or_else(|| match (e, super::advice::hint_for(e, origin)) {
             (Error::Edit(_), Some(h)) => {
                 Some(format!("{h}; `ultra-edit help plan` describes plans"))
             }
