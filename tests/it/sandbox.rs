@@ -998,15 +998,15 @@ fn a_directory_removed_and_made_again_deletes_what_it_held() {
     assert!(!ws.path("src/a.rs").exists() && !ws.path("src/b.rs").exists());
 }
 
-/// Found by the breaker, not fixed here (src/sandbox/ is being changed): the command
-/// runs as PID 1 of its own PID namespace, and the kernel never delivers to a
-/// namespace's init a signal it has no handler for when it comes from inside the
-/// namespace. So `sh -c 'kill -TERM $$'` — a command ending itself, as `raise(SIGTERM)`
-/// or a watchdog inside it would — is not killed: the shell reads on, exits 0, and
-/// what it wrote is recorded as a success. Run directly, the shell dies by SIGTERM
-/// (status 143). Expected: `command_failed` with `signal: Some(15)`, nothing recorded.
+/// Found by the breaker: the command ran as PID 1 of its own PID namespace, and the
+/// kernel never delivers to a namespace's init a signal it has no handler for when it
+/// comes from inside the namespace. So `sh -c 'kill -TERM $$'` — a command ending
+/// itself, as `raise(SIGTERM)` or a watchdog inside it would — was not killed: the
+/// shell read on, exited 0, and what it wrote was recorded as a success. Run directly,
+/// the shell dies by SIGTERM (status 143); so it must here: `command_failed` with
+/// `signal: Some(15)`, nothing recorded (the namespace's first process is now a minimal
+/// init and the command its child).
 #[test]
-#[ignore = "open defect: a command that signals itself survives as PID 1 (src/sandbox)"]
 fn a_command_that_kills_itself_by_a_signal_fails_and_records_nothing() {
     let ws = workspace();
     if !available(&ws) {
