@@ -406,16 +406,15 @@ fn regression_mcp_examples_name_this_journals_handles_and_journal_logs_filter() 
     );
 }
 
-/// Found by the breaker, not fixed here (the registry and the open options are being
-/// changed): a journal refuses a state directory inside its own root, but nothing
-/// stops another root's state directory from lying inside this root. A registry whose
-/// host directory is inside root `a` keeps root `b`'s journal at
+/// Found by the breaker: a journal refuses a state directory inside its own root, but
+/// nothing stopped another root's state directory from lying inside this root. A
+/// registry whose host directory is inside root `a` keeps root `b`'s journal at
 /// `a/host/roots/<hex>/` (so does `ultra-edit --root b --state-dir a/st init`), and a
-/// plan of `a` may then overwrite `b`'s `journal.redb`: `b`'s history and rollback
-/// material are gone (its next command fails with "Not a redb database"). Expected:
-/// the write refused as `path_refused` (or `b`'s state directory placed elsewhere).
+/// plan of `a` could then overwrite `b`'s `journal.redb`: `b`'s history and rollback
+/// material were gone (its next command failed with "Not a redb database"). A directory
+/// holding both `journal.redb` and `commit.lock` is now refused at any depth, and `b`'s
+/// files keep their bytes.
 #[test]
-#[ignore = "open defect: another root's state directory inside this root is writable by its plans"]
 fn regression_a_plan_cannot_overwrite_another_roots_journal_inside_its_root() {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().canonicalize().unwrap();
@@ -425,14 +424,95 @@ fn regression_a_plan_cannot_overwrite_another_roots_journal_inside_its_root() {
     let registry = ultra_edit::Registry::open(a.join("host")).unwrap();
     let ja = registry.open_or_create(&a).unwrap();
     let jb = registry.open_or_create(&b).unwrap();
-    let journal_of_b = jb.state_dir().join("journal.redb");
-    let rel = journal_of_b.strip_prefix(&a).unwrap().to_str().unwrap();
-    let err = ja
-        .preview(&plan(&format!(
-            r#"{{"edits":[{{"op":"write_file","path":"{rel}","content":"x"}}]}}"#
-        )))
-        .unwrap_err();
-    assert_eq!(err.kind(), "path_refused", "{err}");
+    let state_of_b = jb
+        .state_dir()
+        .strip_prefix(&a)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let before = std::fs::read(jb.state_dir().join("journal.redb")).unwrap();
+    for name in ["journal.redb", "commit.lock", "new.txt"] {
+        let rel = format!("{state_of_b}/{name}");
+        let err = ja
+            .preview(&plan(&format!(
+                r#"{{"edits":[{{"op":"write_file","path":"{rel}","content":"x"}}]}}"#
+            )))
+            .unwrap_err();
+        assert_eq!(err.kind(), "path_refused", "{err}");
+        match err {
+            Error::Path(PathError::StateDirectory { path, dir }) => {
+                assert_eq!(
+                    (path.as_str(), dir.as_str()),
+                    (rel.as_str(), state_of_b.as_str())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(ja.log(None).unwrap().is_empty());
+    assert_eq!(
+        std::fs::read(jb.state_dir().join("journal.redb")).unwrap(),
+        before
+    );
+    assert!(!jb.state_dir().join("new.txt").exists());
+    // A directory with only one of the two names is an ordinary directory.
+    std::fs::create_dir_all(a.join("data")).unwrap();
+    std::fs::write(a.join("data/journal.redb"), b"mine").unwrap();
+    ja.preview(&plan(
+        r#"{"edits":[{"op":"write_file","path":"data/journal.redb","content":"x"}]}"#,
+    ))
+    .unwrap();
+}
+
+/// The same through the CLI, with `--state-dir` placing `b`'s journal inside `a`.
+#[test]
+fn regression_the_cli_refuses_a_plan_into_another_roots_state_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let ue = env!("CARGO_BIN_EXE_ultra-edit");
+    let run = |args: &[&str]| std::process::Command::new(ue).args(args).output().unwrap();
+    let (a_s, b_s, st) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        a.join("st").to_str().unwrap().to_string(),
+    );
+    assert!(run(&["--root", a_s, "init"]).status.success());
+    assert!(run(&["--root", b_s, "--state-dir", &st, "init"])
+        .status
+        .success());
+    let plan_path = base.join("plan.json");
+    std::fs::write(
+        &plan_path,
+        r#"{"edits":[{"op":"write_file","path":"st/journal.redb","content":"x"}]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "--root",
+        a_s,
+        "--json",
+        "preview",
+        "--plan",
+        plan_path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "path_refused", "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        "path \"st/journal.redb\" is inside \"st\", the state directory of an ultra-edit journal, which ultra-edit never edits"
+    );
+    assert!(run(&["--root", b_s, "--state-dir", &st, "log"])
+        .status
+        .success());
 }
 
 /// MCP `timeout_secs` of 0 was taken as 1 s, silently, beside a schema saying
