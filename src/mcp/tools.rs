@@ -222,9 +222,11 @@ impl EditTools {
         opts.policy = self.policy;
         let p = if a.map.contains_key("preview_id") {
             let (tx, _) = self.open_handle(a, &agent, true)?;
-            self.engine(self.journal.revise_run(tx, &opts), &agent)?
+            self.engine(self.journal.revise_run(tx, &opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(true))?
         } else {
-            self.engine(self.journal.preview_run(&opts), &agent)?
+            self.engine(self.journal.preview_run(&opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(true))?
         };
         Ok(self.preview_out(&p, None, start))
     }
@@ -557,13 +559,15 @@ impl EditTools {
                     .u64("last")?
                     .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             };
-            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)?
+            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(false))?
         } else {
             for &tx in &txs {
                 check_agent(&self.show(tx, None, &agent)?, &agent, "revert")?;
             }
             let refs: Vec<crate::TxRef> = txs.iter().map(|&t| t.into()).collect();
-            self.engine(self.journal.revert(&refs, opts), &agent)?
+            self.engine(self.journal.revert(&refs, opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(false))?
         };
         Ok(self.preview_out(&p, None, start))
     }

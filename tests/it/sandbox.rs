@@ -791,6 +791,30 @@ mod mcp {
         EditTools::new(Arc::new(ultra_edit::Journal::open(ws.root()).unwrap())).with_commands(allow)
     }
 
+    /// MCP's twin of `a_path_refused_in_a_command_run_says_to_change_the_command`: the
+    /// hint names the command, not a plan the agent never sent.
+    #[test]
+    fn a_path_refused_in_edit_run_says_to_change_the_command() {
+        let ws = workspace();
+        if !available(&ws) {
+            return;
+        }
+        let before = ws.tree();
+        let e = tools(&ws, true)
+            .call(
+                EDIT_RUN,
+                json!({"agent_id": "a", "command": "echo x > .ue-1.tmp"}),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, "path_refused");
+        assert_eq!(
+            e.hint,
+            "the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and call edit_run again; nothing was changed"
+        );
+        assert_eq!(ws.tree(), before);
+        assert!(ws.journal.log(None).unwrap().is_empty());
+    }
+
     #[test]
     fn without_the_opt_in_edit_run_and_check_are_absent_and_refused_by_name() {
         let ws = workspace();
