@@ -15,7 +15,11 @@ use crate::workspace::Journal;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Options of [`Journal::commit`].
+/// `#[non_exhaustive]`: start from [`CommitOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct CommitOptions {
     /// The revision to apply (default: the latest).
     pub revision: Option<u32>,
@@ -26,6 +30,28 @@ pub struct CommitOptions {
     /// journal's [`crate::OpenOptions::max_preview_age`] (default: `None`, the
     /// journal's). The age is checked before the lock is taken and again under it.
     pub max_preview_age: Option<std::time::Duration>,
+}
+
+impl CommitOptions {
+    /// Every default: the latest revision, owners kept, the journal's max preview age.
+    pub fn new() -> CommitOptions {
+        CommitOptions::default()
+    }
+    /// [`CommitOptions::revision`]: apply this revision (0-based) instead of the latest.
+    pub fn with_revision(mut self, revision: u32) -> Self {
+        self.revision = Some(revision);
+        self
+    }
+    /// [`CommitOptions::allow_owner_change`].
+    pub fn with_allow_owner_change(mut self, allow: bool) -> Self {
+        self.allow_owner_change = allow;
+        self
+    }
+    /// [`CommitOptions::max_preview_age`].
+    pub fn with_max_preview_age(mut self, age: std::time::Duration) -> Self {
+        self.max_preview_age = Some(age);
+        self
+    }
 }
 
 /// What a forced rollback did to a file that had changed since the commit it rolled
@@ -75,13 +101,34 @@ impl Overwritten {
 }
 
 /// Options of [`Journal::rollback`].
+/// `#[non_exhaustive]`: start from [`RollbackOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RollbackOptions {
     /// Overwrite files changed since the commit; their current bytes are stored in the
     /// journal first, so nothing is lost (docs/design.md, "Rollback").
     pub force: bool,
     /// As [`CommitOptions::allow_owner_change`].
     pub allow_owner_change: bool,
+}
+
+impl RollbackOptions {
+    /// Every default: not forced, owners kept.
+    pub fn new() -> RollbackOptions {
+        RollbackOptions::default()
+    }
+    /// [`RollbackOptions::force`].
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+    /// [`RollbackOptions::allow_owner_change`].
+    pub fn with_allow_owner_change(mut self, allow: bool) -> Self {
+        self.allow_owner_change = allow;
+        self
+    }
 }
 
 /// What [`Journal::commit_report`] or [`Journal::rollback_report`] did: the receipt of

@@ -143,9 +143,7 @@ impl EditTools {
         let (plan, focus) = self.plan(a, &agent)?;
         // A plan that changes nothing is refused and records nothing, as the CLI's
         // `preview` refuses it (issue 33, item 11): no open tx is left behind.
-        let opts = crate::PreviewOptions {
-            refuse_nothing_to_change: true,
-        };
+        let opts = crate::PreviewOptions::new().with_refuse_nothing_to_change(true);
         let p = match check {
             #[cfg(feature = "sandbox")]
             Some(check) => {
@@ -270,10 +268,8 @@ impl EditTools {
         let (tx, _) = self.open_handle(a, &agent, true)?;
         let check = self.check(a)?;
         let (plan, focus) = self.plan(a, &agent)?;
-        let opts = ReviseOptions {
-            base: a.u64("base_revision")?.map(|n| n as u32),
-            rebase: a.bool("rebase")?.unwrap_or(false),
-        };
+        let mut opts = ReviseOptions::new().with_rebase(a.bool("rebase")?.unwrap_or(false));
+        opts.base = a.u64("base_revision")?.map(|n| n as u32);
         let p = match check {
             #[cfg(feature = "sandbox")]
             Some(check) => {
@@ -359,10 +355,8 @@ impl EditTools {
             .with_tx(Some(tx)));
         }
         let reingest = a.bool("reingest")?.unwrap_or(true);
-        let opts = CommitOptions {
-            max_preview_age: self.preview_ttl,
-            ..Default::default()
-        };
+        let mut opts = CommitOptions::new();
+        opts.max_preview_age = self.preview_ttl;
         let report = self.engine(self.journal.commit_report(tx, opts), &agent)?;
         let receipt = report.receipt;
         let attention = self.recorded(&receipt);
@@ -437,10 +431,7 @@ impl EditTools {
         let tx = self.handle(a, key, &agent)?;
         let p = self.show(tx, None, &agent)?;
         check_agent(&p, &agent, "roll back")?;
-        let opts = RollbackOptions {
-            force: a.bool("force")?.unwrap_or(false),
-            ..Default::default()
-        };
+        let opts = RollbackOptions::new().with_force(a.bool("force")?.unwrap_or(false));
         let report = self.engine(self.journal.rollback_report(tx, opts), &agent)?;
         let receipt = report.receipt;
         let attention = self.recorded(&receipt);
@@ -650,10 +641,10 @@ impl EditTools {
         let mut next = None;
         self.engine(
             self.journal.dump(
-                DumpFilter {
-                    tx: tx.map(Into::into),
-                    since_seq,
-                    ..Default::default()
+                {
+                    let mut filter = DumpFilter::new().with_since_seq(since_seq);
+                    filter.tx = tx.map(Into::into);
+                    filter
                 },
                 |entry| {
                     if entries.len() == limit {

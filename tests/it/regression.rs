@@ -120,7 +120,7 @@ fn regression_needs_attention_settles_once_the_file_is_back_or_overwritten() {
         assert_eq!(events(&ws.journal), n);
         let r = if overwrite {
             ws.journal
-                .recover_with(RecoverOptions { overwrite: true })
+                .recover_with(RecoverOptions::new().with_overwrite(true))
                 .unwrap()
         } else {
             ws.write("src/lib.rs", &pre_lib);
@@ -171,7 +171,7 @@ fn regression_a_crash_before_the_commit_point_never_touches_a_file_someone_edite
     ws.write("src/lib.rs", b"the human's edit\n");
     let r = ws
         .journal
-        .recover_with(RecoverOptions { overwrite: true })
+        .recover_with(RecoverOptions::new().with_overwrite(true))
         .unwrap();
     assert_eq!((r.reverted.len(), r.needs_attention.len()), (1, 0), "{r:?}");
     assert!(r.actions[0].rewritten.is_empty() && r.actions[0].overwritten.is_empty());

@@ -935,13 +935,7 @@ fn a_forced_rollback_says_where_the_overwritten_bytes_went() {
     ws.write("run.sh", b"mine\n");
     let receipt = ws
         .journal
-        .rollback(
-            tx,
-            RollbackOptions {
-                force: true,
-                ..Default::default()
-            },
-        )
+        .rollback(tx, RollbackOptions::new().with_force(true))
         .unwrap();
     ws.journal.flush().unwrap();
     let o = ws.journal.overwritten(&receipt).unwrap();

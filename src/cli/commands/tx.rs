@@ -15,9 +15,7 @@ use crate::cli::render::Out;
 /// `preview`: a plan that changes nothing is refused and records nothing
 /// ([`Error::NothingToChange`], exit 4), as `git commit` refuses an empty commit.
 pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
-    let opts = PreviewOptions {
-        refuse_nothing_to_change: true,
-    };
+    let opts = PreviewOptions::new().with_refuse_nothing_to_change(true);
     let plan = read_plan(j, plan, allow)?;
     let p = progress::with(
         format!("preview: building {} edit(s)", plan.edits.len()),
@@ -35,7 +33,8 @@ pub(super) fn revise(
     plan: &str,
     allow: Vec<String>,
 ) -> Result<i32> {
-    let opts = ReviseOptions { base, rebase };
+    let mut opts = ReviseOptions::new().with_rebase(rebase);
+    opts.base = base;
     let plan = read_plan(j, plan, allow)?;
     let p = progress::with(format!("revise tx {tx}: building the revision"), || {
         j.revise(tx, opts, &plan)
