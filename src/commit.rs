@@ -689,17 +689,12 @@ impl Journal {
         (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
+        // What a journal error was reading, for its message.
         let needed = |f: &BatchFile, what: &'static str| {
             let path = f.path.clone();
             move |e: Error| {
                 e.needed_by(|| {
-                    format!(
-                        "the {what} of {path} in batch {batch} of tx {tx}, which this rollback of tx {tx} {}",
-                        match what {
-                            "pre-image" => "restores",
-                            _ => "diffs",
-                        }
-                    )
+                    format!("the {what} of {path} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores")
                 })
             }
         };
@@ -714,9 +709,9 @@ impl Journal {
             let window = match (bytes, state.hash(), f.pre.hash()) {
                 (None, Some(now), Some(pre)) => reader
                     .blob_window(&now, &pre)
-                    .map_err(needed(f, "pre-image"))?
+                    .map_err(needed(f, "post-image and pre-image"))?
                     .and_then(|w| {
-                        let diff = edit::window_diff(
+                        edit::window_diff(
                             &f.path,
                             &edit::DiffWindow {
                                 old: &w.old,
@@ -726,8 +721,7 @@ impl Journal {
                                 binary: w.binary,
                                 sizes: w.sizes,
                             },
-                        );
-                        diff
+                        )
                     }),
                 _ => None,
             };
