@@ -793,6 +793,7 @@ const READ_WHOLE_MAX: u64 = 8 << 20;
 /// read, and comes without its bytes: the rollback diffs it from the journal's chunks
 /// and records the blob the journal holds. Errors: those of `read_state`, and the
 /// journal's.
+#[allow(clippy::type_complexity)]
 fn read_current(
     locked: &crate::lock::Locked<'_>,
     f: &BatchFile,

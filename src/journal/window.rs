@@ -394,13 +394,7 @@ mod tests {
         edit("crlf", &a, at_line(40_000) - 1, 0, b"\r");
         edit("invalid inside", &a, at_line(20_000), 0, b"\xff\n");
         let dup = &a[at_line(10_000)..at_line(10_001)];
-        edit(
-            "a line equal to its neighbour",
-            &a,
-            at_line(10_000),
-            0,
-            &dup.to_vec(),
-        );
+        edit("a line equal to its neighbour", &a, at_line(10_000), 0, dup);
         let mut bad = a.clone();
         bad[at_line(100) + 2] = 0xc3;
         edit("invalid outside", &bad, at_line(50_000), 4, b"");
