@@ -219,7 +219,9 @@ impl Journal {
                     },
                     files,
                     create_dirs: Vec::new(),
-                    remove_dirs: Vec::new(),
+                    // A revert removes the directories its reverted commits created,
+                    // when it leaves them empty, as a rollback does.
+                    remove_dirs: crate::revert::dirs_to_remove(&self.ws.store.read()?, tx)?,
                 };
                 let landed = protocol::apply(&locked, new, |w| {
                     // An `abort` or another committer may have got there first.

@@ -260,12 +260,25 @@ impl Journal {
         // A whole-file conflict whose candidate keeps the disk changes nothing, yet it
         // is recorded: the conflict is what the person must decide.
         let conflicted = !conflicts.is_empty();
-        let content = RevisionContent::of_with(
+        // A whole-file conflict's candidate is the disk's file on purpose: the
+        // `candidate_equals_source` warning would be about edits nobody wrote (found by
+        // the breaker); its `merge_conflict` error says what to decide.
+        let kept_as_is: std::collections::BTreeSet<String> = conflicts
+            .keys()
+            .filter(|p| {
+                files
+                    .get(*p)
+                    .is_some_and(|w| w.candidate_bytes == w.snapshot_bytes)
+            })
+            .map(|p| p.as_str().to_string())
+            .collect();
+        let mut content = RevisionContent::of_with(
             files,
             conflicts.into_values().collect(),
             &self.policy,
             Vec::new(),
         );
+        content.drop_issues("candidate_equals_source", &kept_as_is);
         if content.changes_nothing() && !conflicted {
             return Err(Error::NothingToRevert {
                 txs,
@@ -282,6 +295,45 @@ impl Journal {
         })?;
         Ok(Preview::new(self.id(), &tx, rev).with_summary(summary))
     }
+}
+
+/// The directories a commit of the revert tx `tx` removes when they are empty after it:
+/// those the commits of the txs it reverts created (each reverted batch's
+/// `create_dirs`), deepest first — the rule a rollback follows (it removes its
+/// commit's created directories when the rollback leaves them empty). Empty for a
+/// tx that is not a revert. A directory someone put a file in since is kept (the
+/// batch removes only empty ones); a commit of a revision that re-creates a file there
+/// keeps it too.
+///
+/// Errors: journal read errors.
+pub(crate) fn dirs_to_remove(r: &crate::journal::Reader, tx: u64) -> Result<Vec<RelPath>> {
+    let Some(rev) = r.revision(tx, 0)? else {
+        return Ok(Vec::new());
+    };
+    // A revert's origin is recorded exactly as `{"revert_of":…}` (`to_recorded_json`):
+    // any other plan, a large one too, is passed over without being parsed.
+    if !rev.plan.starts_with("{\"revert_of\"") {
+        return Ok(Vec::new());
+    }
+    let Ok(RevisionOrigin::RevertOf { txs }) = serde_json::from_str::<RevisionOrigin>(&rev.plan)
+    else {
+        return Ok(Vec::new());
+    };
+    let mut dirs: Vec<RelPath> = Vec::new();
+    for reverted in txs {
+        let Some(rec) = r.tx(reverted)? else { continue };
+        let Some(c) = rec.committed else { continue };
+        if let Some(batch) = r.batch(c.batch)? {
+            dirs.extend(batch.create_dirs);
+        }
+    }
+    // Deepest first, so that a parent is tried after its children; each once.
+    dirs.sort_by(|a, b| {
+        let depth = |p: &RelPath| p.as_str().matches('/').count();
+        depth(b).cmp(&depth(a)).then_with(|| b.cmp(a))
+    });
+    dirs.dedup();
+    Ok(dirs)
 }
 
 /// Whether `t` is a revert: its revision 0 was made by `revert`.

@@ -556,6 +556,14 @@ impl RevisionContent {
             .any(|i| i.code == "no_changes" && i.severity == edit::Severity::Error)
     }
 
+    /// Drop the validation issues with code `code` about the paths in `paths` (a
+    /// revert's whole-file conflicts keep the disk's file on purpose: their
+    /// `candidate_equals_source` warning would be about edits nobody wrote).
+    pub fn drop_issues(&mut self, code: &str, paths: &std::collections::BTreeSet<String>) {
+        self.validation
+            .retain(|i| !(i.code == code && paths.contains(&i.path)));
+    }
+
     /// Every file of the revision, changed or not, sorted.
     pub fn paths(&self) -> Vec<String> {
         self.files.keys().map(|p| p.as_str().to_string()).collect()

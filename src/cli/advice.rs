@@ -5,8 +5,36 @@ use std::path::{Component, Path, PathBuf};
 use serde::Serialize;
 use ultra_edit::{Attention, Error, NextStep, PathError, StateReason};
 
-/// What to run next, as the CLI says it; `None` where the message already says it.
+/// Where the paths of a failed command came from: what a refused path's hint tells
+/// the user to fix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathOrigin {
+    /// An edit plan (`preview`, `revise`, `resolve`, ...): fix the plan.
+    #[default]
+    Plan,
+    /// A command run on the overlay (`preview --run`, `revise --run`, `run`): it
+    /// wrote the path; change the command.
+    Command,
+    /// A revert: the reverted transactions wrote the path, and the disk holds
+    /// something else there now.
+    Revert,
+}
+
+/// What to run next, as the CLI says it, for an error of a plan's command; `None`
+/// where the message already says it ([`hint_for`] with [`PathOrigin::Plan`]).
+#[cfg(test)]
 pub fn hint(e: &Error) -> Option<String> {
+    hint_for(e, PathOrigin::Plan)
+}
+
+/// What to run next, as the CLI says it; `None` where the message already says it. A
+/// refused path's hint says what to fix where the path came from (`origin`).
+pub fn hint_for(e: &Error, origin: PathOrigin) -> Option<String> {
+    if let Error::Path(p) = e {
+        if origin != PathOrigin::Plan {
+            return Some(path_hint_elsewhere(p, origin));
+        }
+    }
     if let Some(h) = refusal_hint(e) {
         return Some(h);
     }
@@ -248,6 +276,40 @@ fn refusal_hint(e: &Error) -> Option<String> {
             "check that each edit changes its file (a `new` equal to its `old`, or a file written with the content it has, changes nothing); a plan with \"policy\": {\"identical_content\": \"allow\"} is recorded anyway".into(),
         ),
         _ => None,
+    }
+}
+
+/// What to do about a path refused in a command run on the overlay or in a revert,
+/// where there is no plan to fix: what wrote it, and what to change.
+fn path_hint_elsewhere(p: &PathError, origin: PathOrigin) -> String {
+    let word = |s: &str| super::commands::shell_word(Path::new(s));
+    let fix = match origin {
+        PathOrigin::Command => "the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and run it again",
+        _ => "a reverted transaction wrote that path, and the disk holds something else there now: put a regular file back there (or remove what is there) outside ultra-edit and revert again, or revert without that transaction",
+    };
+    match p {
+        PathError::IsSymlink { path } => {
+            format!("{} is a symbolic link, and a transaction writes regular files only: {fix}", word(path))
+        }
+        PathError::SymlinkInPath { link, .. } => format!(
+            "{} is a symbolic link, and a transaction does not write through links: {fix}",
+            word(link)
+        ),
+        PathError::TempName { .. } => format!(
+            "names of the form .ue-*.tmp are ultra-edit's temp files: {fix}"
+        ),
+        PathError::SetId { path, .. } => format!(
+            "clear those bits first if the file should not have them (`chmod ug-s,o-t {}`), or {fix}",
+            word(path)
+        ),
+        PathError::HardLinked { path, .. } => format!(
+            "a commit renames a new file over the old one, which would leave the other links with the old bytes: give the file its own inode first (`cp -p {0} {0}.copy && mv {0}.copy {0}`), or {fix}",
+            word(path)
+        ),
+        PathError::WrongKind { .. } => {
+            format!("every directory above a file a transaction writes must be a directory: {fix}")
+        }
+        _ => fix.to_string(),
     }
 }
 
@@ -580,6 +642,53 @@ mod tests {
             ending: "/",
         };
         assert_eq!(hint_of(dir), None);
+    }
+
+    /// A path refused in a revert or a command run has no plan to fix: the hint says
+    /// what wrote it and what to change (found by the breaker: "fix that path in the
+    /// plan" where no plan exists).
+    #[test]
+    fn path_hints_name_what_wrote_the_path() {
+        let link = || {
+            Error::Path(PathError::SymlinkInPath {
+                path: "d/f.txt".into(),
+                link: "d".into(),
+            })
+        };
+        assert_eq!(
+            hint_for(&link(), PathOrigin::Plan).as_deref(),
+            Some("write the path through the directory the link points to (`readlink -f d` prints it; an absolute path inside the root is accepted): fix that path in the plan and preview again")
+        );
+        assert_eq!(
+            hint_for(&link(), PathOrigin::Revert).as_deref(),
+            Some("d is a symbolic link, and a transaction does not write through links: a reverted transaction wrote that path, and the disk holds something else there now: put a regular file back there (or remove what is there) outside ultra-edit and revert again, or revert without that transaction")
+        );
+        let temp = Error::Path(PathError::TempName {
+            path: ".ue-1.tmp".into(),
+        });
+        assert_eq!(
+            hint_for(&temp, PathOrigin::Command).as_deref(),
+            Some("names of the form .ue-*.tmp are ultra-edit's temp files: the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and run it again")
+        );
+        for origin in [PathOrigin::Command, PathOrigin::Revert] {
+            for p in [
+                PathError::OutsideRoot {
+                    path: "../x".into(),
+                },
+                PathError::IsSymlink { path: "l".into() },
+                PathError::Invalid {
+                    path: "".into(),
+                    why: "empty",
+                },
+                PathError::WrongKind {
+                    path: "d".into(),
+                    why: "a directory".into(),
+                },
+            ] {
+                let h = hint_for(&Error::Path(p.clone()), origin).unwrap();
+                assert!(!h.contains("plan"), "{origin:?} {p:?}: {h}");
+            }
+        }
     }
 
     /// Several later txs wrote the file: the hint names each, newest first (found by

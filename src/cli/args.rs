@@ -106,14 +106,24 @@ pub fn parse_since(s: &str) -> Result<Since, String> {
 }
 
 /// `revert --since`: [`parse_since`]'s time forms, in ms since the Unix epoch (an
-/// event seq is not a time here).
+/// event seq is not a time here). Anything else, a bare number too, is refused with
+/// one wording that names the accepted forms ([`not_a_time`]).
 pub fn parse_since_time(s: &str) -> Result<u64, String> {
-    match since_at(s, std::time::SystemTime::now())? {
-        Since::Ms(ms) => Ok(ms),
-        Since::Seq(_) => Err(format!(
-            "{s:?} is not a time: give an RFC 3339 time, a date or a duration ago; e.g. 2026-11-30T08:00:00Z, 2026-11-30 or 10m"
-        )),
+    since_time_at(s, std::time::SystemTime::now())
+}
+
+fn since_time_at(s: &str, now: std::time::SystemTime) -> Result<u64, String> {
+    match since_at(s, now) {
+        Ok(Since::Ms(ms)) => Ok(ms),
+        Ok(Since::Seq(_)) | Err(_) => Err(not_a_time(s)),
     }
+}
+
+/// The refusal of a `revert --since` value: what is accepted, with examples.
+fn not_a_time(s: &str) -> String {
+    format!(
+        "{s:?} is not a time: give an RFC 3339 time, a date (from its midnight UTC) or a duration ago with its unit (a bare number is none); e.g. 2026-11-30T08:00:00Z, 2026-11-30, 10m or 2h ago"
+    )
 }
 
 fn since_at(s: &str, now: std::time::SystemTime) -> Result<Since, String> {
@@ -529,6 +539,24 @@ mod since_tests {
                     "{bad:?} is not a number of seconds from 0 to 86400 (e.g. 10 or 0.5)"
                 )),
                 "{bad}"
+            );
+        }
+    }
+
+    /// `revert --since` refuses a bare number and a word with the same wording, which
+    /// names what it accepts (found by the breaker: two wordings, one naming an event
+    /// seq that revert does not take).
+    #[test]
+    fn revert_since_refuses_every_non_time_with_one_wording() {
+        let now = UNIX_EPOCH + Duration::from_millis(1_796_000_000_000);
+        assert_eq!(since_time_at("2026-11-30", now), Ok(1_795_996_800_000));
+        assert_eq!(since_time_at("10m", now), Ok(1_796_000_000_000 - 600_000));
+        for bad in ["garbage", "120"] {
+            assert_eq!(
+                since_time_at(bad, now),
+                Err(format!(
+                    "{bad:?} is not a time: give an RFC 3339 time, a date (from its midnight UTC) or a duration ago with its unit (a bare number is none); e.g. 2026-11-30T08:00:00Z, 2026-11-30, 10m or 2h ago"
+                ))
             );
         }
     }

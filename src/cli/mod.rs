@@ -32,12 +32,13 @@ pub fn run() -> i32 {
                 error,
                 root,
                 invocation,
+                origin,
             } = *failed;
             let misplaced = root
                 .as_deref()
                 .map(|root| advice::misplaced(&error, root))
                 .unwrap_or_default();
-            render::error(&error, json, &misplaced, &invocation);
+            render::error(&error, json, &misplaced, &invocation, origin);
             error.exit_code()
         }
     }

@@ -477,7 +477,8 @@ impl Out {
     }
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
-    /// "no transactions yet").
+    /// "no transactions yet"); `agent` the `--agent` filter, which an empty list names
+    /// (the journal may hold other agents' transactions).
     /// `attention`: the batches that need attention (`needs_attention` in `--json`,
     /// always present; in text, each tx's line says `[batch needs_attention]`).
     pub fn log(
@@ -485,6 +486,7 @@ impl Out {
         entries: &[LogEntry],
         attention: &[ultra_edit::AttentionEntry],
         limit: Option<usize>,
+        agent: Option<&str>,
     ) -> Result<()> {
         if self.json {
             emit_json(&json!({ "txs": entries, "needs_attention": attention }));
@@ -492,7 +494,15 @@ impl Out {
         }
         let mut s = String::new();
         if entries.is_empty() && limit != Some(0) {
-            s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
+            match agent {
+                Some(a) => {
+                    s += &format!(
+                        "no transactions of agent \"{}\"; `ultra-edit log` lists every agent's\n",
+                        shown(a)
+                    )
+                }
+                None => s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n",
+            }
         }
         let now = now_ms();
         for e in entries {
@@ -972,11 +982,19 @@ fn severity(s: Severity) -> &'static str {
 /// `misplaced` are plan paths missing at the root that exist relative to the current
 /// directory: their hint comes first, and `--json` lists them as `misplaced`.
 /// `invocation` is how a hint's command starts (`ultra-edit`, plus `--root` and
-/// `--state-dir` when the journal lives outside the root).
-pub fn error(e: &Error, json: bool, misplaced: &[super::advice::Misplaced], invocation: &str) {
+/// `--state-dir` when the journal lives outside the root). `origin` is where the
+/// command's paths came from (a plan, a command run, a revert): a refused path's hint
+/// says what to fix there.
+pub fn error(
+    e: &Error,
+    json: bool,
+    misplaced: &[super::advice::Misplaced],
+    invocation: &str,
+    origin: super::advice::PathOrigin,
+) {
     // Every plan error points at the plan format, unless the fix is a path to write.
     let hint = super::advice::misplaced_hint(misplaced)
-        .or_else(|| match (e, super::advice::hint(e)) {
+        .or_else(|| match (e, super::advice::hint_for(e, origin)) {
             (Error::Edit(_), Some(h)) => {
                 Some(format!("{h}; `ultra-edit help plan` describes plans"))
             }

@@ -978,7 +978,9 @@ impl Error {
                 paths.iter().map(|p| p.path.clone()).collect()
             }
             #[cfg(feature = "sandbox")]
-            Error::Sandbox(SandboxError::OutOfScope { paths }) => paths.clone(),
+            Error::Sandbox(
+                SandboxError::OutOfScope { paths } | SandboxError::NonUtf8Names { paths },
+            ) => paths.clone(),
             _ => Vec::new(),
         }
     }

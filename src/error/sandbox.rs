@@ -6,8 +6,8 @@
 pub struct RefusedPath {
     /// Root-relative path.
     pub path: String,
-    /// What the command made: `symlink`, `fifo`, `socket`, `device`, `hard_link` or
-    /// `non_utf8_name`; or what it removed that a plan cannot delete:
+    /// What the command made: `symlink`, `fifo`, `socket`, `device` or `hard_link`; or
+    /// what it removed that a plan cannot delete:
     /// `removed_symlink`, `removed_special_file`.
     pub kind: String,
 }
@@ -62,6 +62,14 @@ pub enum SandboxError {
         /// The paths, sorted, with their kinds.
         paths: Vec<RefusedPath>,
     },
+    /// The command made or removed files whose names are not UTF-8: a plan's paths
+    /// are UTF-8 text, so the transaction could not name them.
+    #[error("the command made or removed {} whose name is not UTF-8 ({}), which a transaction cannot name (its paths are UTF-8 text); nothing was recorded. Give them UTF-8 names in the command, or make or remove them outside ultra-edit", if paths.len() == 1 { "a file" } else { "files" }, paths.join(", "))]
+    NonUtf8Names {
+        /// The root-relative paths, sorted; each name's bytes that are not printable
+        /// ASCII written as `\xNN` (Rust's `escape_ascii`: `caf\xe9.txt`).
+        paths: Vec<String>,
+    },
     /// Under `--strict`: the command wrote where a transaction never reaches (`.git/`,
     /// `.jj/`, `.hg/`, `.svn/`, the state directory).
     #[error("the command wrote outside the transaction's scope: {}; nothing was recorded (unless asked to be strict, those changes are dropped with a warning)", paths.join(", "))]
@@ -113,6 +121,7 @@ impl SandboxError {
             SandboxError::TimedOut { .. } => "command_timed_out",
             SandboxError::Interrupted { .. } => "command_interrupted",
             SandboxError::Unrepresentable { .. } => "unrepresentable_files",
+            SandboxError::NonUtf8Names { .. } => "non_utf8_name",
             SandboxError::OutOfScope { .. } => "out_of_scope",
             SandboxError::CommandsNotAllowed { .. } => "commands_not_allowed",
             SandboxError::NothingChanged { .. } => "nothing_to_change",

@@ -180,8 +180,8 @@ impl EditTools {
             },
         };
         let mut c = crate::sandbox::CheckOptions::new(command);
-        if let Some(secs) = a.u64("timeout_secs")? {
-            c.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            c.timeout = timeout;
         }
         Ok(Some(c))
     }
@@ -211,8 +211,8 @@ impl EditTools {
         };
         let mut opts = crate::sandbox::RunOptions::new(command);
         opts.check = self.check(a)?;
-        if let Some(secs) = a.u64("timeout_secs")? {
-            opts.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            opts.timeout = timeout;
         }
         opts.keep_on_failure = a.bool("keep_on_failure")?.unwrap_or(false);
         opts.include_ignored = a.bool("include_ignored")?.unwrap_or(false);
@@ -508,7 +508,12 @@ impl EditTools {
             ToolError::invalid_args(
                 a.tool,
                 what,
-                json!({"agent_id": "me", "txs": ["ue1-…-1", "ue1-…-2"]}),
+                // This journal's handles, in the shape journal_log lists them (a
+                // made-up "ue1-…-1" had a shape no handle has).
+                json!({"agent_id": "me", "txs": [
+                    self.journal.handle(1).to_string(),
+                    self.journal.handle(2).to_string(),
+                ]}),
             )
         };
         if given("tx") && given("txs") {
@@ -1088,7 +1093,11 @@ impl Args<'_> {
         ToolError::invalid_args(
             self.tool,
             format!("{key} must be {want}, not {}", self.map[key]),
-            json!({"agent_id": "me"}),
+            match self.tool {
+                // journal_log's filter is by_agent; agent_id there is its old name.
+                "journal_log" => json!({"by_agent": "me", "limit": 20}),
+                _ => json!({"agent_id": "me"}),
+            },
         )
     }
 
@@ -1130,6 +1139,23 @@ impl Args<'_> {
                 .as_u64()
                 .map(Some)
                 .ok_or_else(|| self.wrong_type(key, "a non-negative integer")),
+        }
+    }
+
+    /// `timeout_secs`: whole seconds from 1 to 86400, the range the CLI's `--timeout`
+    /// takes (which allows fractions too). 0 was taken as 1 s, silently, beside a
+    /// schema that says `"minimum": 1`; a refusal says what was wrong instead. Found by
+    /// the breaker.
+    #[cfg(feature = "sandbox")]
+    fn timeout(&self) -> Result<Option<Duration>, ToolError> {
+        match self.u64("timeout_secs")? {
+            None => Ok(None),
+            Some(secs) if (1..=86_400).contains(&secs) => Ok(Some(Duration::from_secs(secs))),
+            Some(secs) => Err(ToolError::invalid_args(
+                self.tool,
+                format!("timeout_secs must be from 1 to 86400 seconds, not {secs}"),
+                json!({"agent_id": "me", "command": "make test", "timeout_secs": 600}),
+            )),
         }
     }
 

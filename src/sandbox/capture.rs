@@ -26,9 +26,18 @@ pub(crate) enum Found {
 #[derive(Debug, Default)]
 pub(crate) struct Captured {
     pub changes: BTreeMap<String, Found>,
-    /// What a plan cannot hold: symlinks, FIFOs, sockets, devices, hard links, names
-    /// that are not UTF-8.
+    /// What a plan cannot hold: symlinks, FIFOs, sockets, devices, hard links.
     pub refused: Vec<RefusedPath>,
+    /// Paths whose last name is not UTF-8, made or removed by the command (a plan's
+    /// paths are UTF-8 text): the name's bytes written with [`escaped`].
+    pub non_utf8: Vec<String>,
+}
+
+/// A file name that is not UTF-8, as text: ASCII as it is, every other byte (and `\`,
+/// quotes, control characters) as Rust's `escape_ascii` writes it (`caf\xe9.txt`).
+pub(crate) fn escaped(name: &std::ffi::OsStr) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    name.as_bytes().escape_ascii().to_string()
 }
 
 /// Read `upper` (the upper directory of an overlay whose lower layer is `lower`).
@@ -74,10 +83,7 @@ fn walk(c: &mut Captured, up: &Path, lower: &Path, rel: &str, depth: usize) -> R
     for e in entries {
         let name = e.file_name();
         let Some(name) = name.to_str() else {
-            c.refused.push(RefusedPath {
-                path: join(rel, &name.to_string_lossy()),
-                kind: "non_utf8_name".into(),
-            });
+            c.non_utf8.push(join(rel, &escaped(&name)));
             continue;
         };
         let child_rel = join(rel, name);
@@ -97,10 +103,13 @@ fn walk(c: &mut Captured, up: &Path, lower: &Path, rel: &str, depth: usize) -> R
                 let rd = fs::read_dir(&child_low).ctx("readdir", &child_low)?;
                 for le in rd.flatten() {
                     if fs::symlink_metadata(child_up.join(le.file_name())).is_err() {
-                        if let Some(n) = le.file_name().to_str() {
-                            let r = join(&child_rel, n);
-                            let lm = fs::symlink_metadata(lower.join(&r)).ok();
-                            deleted_below(c, lower, &r, lm.as_ref(), depth + 1)?;
+                        match le.file_name().to_str() {
+                            Some(n) => {
+                                let r = join(&child_rel, n);
+                                let lm = fs::symlink_metadata(lower.join(&r)).ok();
+                                deleted_below(c, lower, &r, lm.as_ref(), depth + 1)?;
+                            }
+                            None => c.non_utf8.push(join(&child_rel, &escaped(&le.file_name()))),
                         }
                     }
                 }
@@ -178,10 +187,15 @@ fn deleted_below(
     }
     let dir = lower.join(rel);
     for e in fs::read_dir(&dir).ctx("readdir", &dir)?.flatten() {
-        if let Some(n) = e.file_name().to_str() {
-            let r = join(rel, n);
-            let m = fs::symlink_metadata(lower.join(&r)).ok();
-            deleted_below(c, lower, &r, m.as_ref(), depth + 1)?;
+        match e.file_name().to_str() {
+            Some(n) => {
+                let r = join(rel, n);
+                let m = fs::symlink_metadata(lower.join(&r)).ok();
+                deleted_below(c, lower, &r, m.as_ref(), depth + 1)?;
+            }
+            // Removed with its directory: a plan cannot name it to delete it, and
+            // leaving it would commit part of what the command did.
+            None => c.non_utf8.push(join(rel, &escaped(&e.file_name()))),
         }
     }
     Ok(())

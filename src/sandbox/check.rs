@@ -94,6 +94,9 @@ pub(crate) fn run_check(
     let state_dir = journal.state_dir().to_path_buf();
     layers::sweep(&state_dir);
     let cwd = super::run::working_dir(check.cwd.as_deref(), &root);
+    // A signal while the layers exist is a request (see `capture_command`): the
+    // check is killed and its layers removed before the process ends.
+    let guard = journal.ws.guard();
     let layers = Layers::create(&state_dir)?;
     let spec = ns::Spec {
         root: &root,
@@ -106,6 +109,13 @@ pub(crate) fn run_check(
     };
     let outcome = ns::run(spec, &layers.upper, &layers.work);
     drop(layers);
+    drop(guard);
+    if journal.ws.interrupt_requested() {
+        return Err(SandboxError::Interrupted {
+            command: check.command.clone(),
+        }
+        .into());
+    }
     let (passed, how, tail) = match outcome {
         Ok(o) if o.success() => (true, format!("exited 0 in {} ms", o.duration_ms), o.tail),
         Ok(o) => (

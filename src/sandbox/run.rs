@@ -208,6 +208,10 @@ impl Journal {
         let state_dir = self.state_dir().to_path_buf();
         layers::sweep(&state_dir);
         let cwd = working_dir(opts.cwd.as_deref(), &root);
+        // While the layers exist, a signal (the CLI's Ctrl-C, SIGTERM) is a request:
+        // the command is killed, the layers removed, then the process ends
+        // ([`SandboxError::Interrupted`]), leaving no run directory behind.
+        let guard = self.ws.guard();
         let layers = Layers::create(&state_dir)?;
         let spec = ns::Spec {
             root: &root,
@@ -234,6 +238,13 @@ impl Journal {
         // Crash tests: the upper directory is read, the layers not yet removed.
         crash_point!("sandbox::after_scan");
         drop(layers);
+        drop(guard);
+        if self.ws.interrupt_requested() {
+            return Err(SandboxError::Interrupted {
+                command: opts.command.clone(),
+            }
+            .into());
+        }
         // A file the prelude wrote where the disk has none lives only in the upper
         // layer: when the command removes it (`rm`, or `mv` away), overlayfs removes it
         // outright and leaves no whiteout. Absent from the upper layer, it is a deletion
@@ -274,11 +285,19 @@ impl Journal {
             .into_iter()
             .filter(|r| keep(&r.path, &mut vcs, &mut ignored))
             .collect();
+        let mut non_utf8: Vec<String> = std::mem::take(&mut found.non_utf8)
+            .into_iter()
+            .filter(|p| keep(p, &mut vcs, &mut ignored))
+            .collect();
+        non_utf8.sort();
         if opts.strict && !vcs.is_empty() {
             return Err(SandboxError::OutOfScope {
                 paths: vcs.into_iter().take(20).collect(),
             }
             .into());
+        }
+        if !non_utf8.is_empty() {
+            return Err(SandboxError::NonUtf8Names { paths: non_utf8 }.into());
         }
         if !refused.is_empty() {
             return Err(SandboxError::Unrepresentable { paths: refused }.into());

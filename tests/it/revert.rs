@@ -237,6 +237,23 @@ fn every_file_case_gives_the_exact_candidate_and_commits_it() {
                     .reason
                     .starts_with(&format!("reverting tx {tx}: ")));
                 assert!(!p.ready_to_commit, "{}", case.name);
+                // A whole-file conflict keeps the disk's file on purpose: its only
+                // issue is the conflict, no `candidate_equals_source` warning (found by
+                // the breaker).
+                let codes: Vec<(&str, &str)> = p
+                    .validation
+                    .iter()
+                    .map(|i| (i.code.as_str(), i.path.as_str()))
+                    .collect();
+                let path = p.conflicts[0].path.as_str();
+                // The candidate of a line conflict holds markers; every other kind
+                // keeps the disk's file, so the revision changes nothing else.
+                let want: [(&str, &str); 2] = if case.name.contains("same lines") {
+                    [("conflict_markers", path), ("merge_conflict", path)]
+                } else {
+                    [("no_changes", ""), ("merge_conflict", path)]
+                };
+                assert_eq!(codes, want, "{}", case.name);
             }
             None => {
                 assert_eq!(p.conflicts, [], "{}", case.name);
@@ -377,6 +394,42 @@ fn revert_equals_rollback_when_nothing_later_touched_the_files() {
         rolled[3],
         Some((b"pub fn b() -> u32 {\n    2\n}\n".to_vec(), 0o600))
     );
+}
+
+/// A revert removes the directories the reverted commit created and left empty, as a
+/// rollback does (found by the breaker: they stayed, empty); one someone put a file in
+/// since stays; rolling back the revert makes them again.
+#[test]
+fn a_committed_revert_removes_the_directories_its_tx_created_when_empty() {
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[
+        {"op":"create_file","path":"gen/deep/out.txt","content":"o\n"},
+        {"op":"create_file","path":"kept/x.txt","content":"x\n"}]}"#,
+    );
+    assert!(ws.path("gen/deep").is_dir());
+    // Someone else's file in one created directory: that one is not empty after.
+    ws.write("kept/mine.txt", b"mine\n");
+    let p = ws
+        .journal
+        .revert(&[tx.into()], RevertOptions::default())
+        .unwrap();
+    let r = ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(r.removed_dirs, ["gen/deep", "gen"]);
+    assert!(!ws.path("gen").exists());
+    assert_eq!(ws.read("kept/mine.txt"), b"mine\n");
+    assert!(!ws.path("kept/x.txt").exists());
+    // The rollback of the revert re-creates the file and its directories.
+    let back = ws
+        .journal
+        .rollback(p.tx, RollbackOptions::default())
+        .unwrap();
+    ws.journal.flush().unwrap();
+    assert_eq!(back.created_dirs, ["gen", "gen/deep"]);
+    assert_eq!(ws.read("gen/deep/out.txt"), b"o\n");
+    assert_eq!(ws.read("kept/x.txt"), b"x\n");
 }
 
 /// Several txs are reverted newest first into one candidate; a person's later edit
@@ -1425,4 +1478,43 @@ fn cli_revert_refuses_since_and_last_beside_named_txs() {
         );
     }
     assert_eq!(ws.journal.log(None).unwrap().len(), before);
+}
+
+/// A path refused in a revert has no plan to fix: the hint says a reverted tx wrote it
+/// and what to do (found by the breaker: "fix that path in the plan and preview
+/// again"). Here the directory the tx wrote into is a symbolic link now.
+#[test]
+fn a_path_refused_in_a_revert_says_what_to_fix_without_a_plan() {
+    let ws = workspace();
+    let tx = commit(
+        &ws,
+        r#"{"edits":[{"op":"create_file","path":"d/f.txt","content":"f\n"}]}"#,
+    );
+    std::fs::rename(ws.path("d"), ws.path("real")).unwrap();
+    std::os::unix::fs::symlink("real", ws.path("d")).unwrap();
+    let out = crate::support::cli(ws.root(), &["--json", "revert", &tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "path_refused");
+    assert_eq!(
+        err["hint"],
+        "d is a symbolic link, and a transaction does not write through links: a reverted transaction wrote that path, and the disk holds something else there now: put a regular file back there (or remove what is there) outside ultra-edit and revert again, or revert without that transaction"
+    );
+    assert_eq!(ws.journal.log(None).unwrap().len(), 1);
+}
+
+/// `revert --since` refuses a bare number and a word with one wording that says what
+/// it accepts (found by the breaker: two wordings).
+#[test]
+fn cli_revert_since_refuses_a_number_and_a_word_alike() {
+    let ws = workspace();
+    for bad in ["120", "garbage"] {
+        let out = crate::support::cli(ws.root(), &["revert", "--agent", "a", "--since", bad], None);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let want = format!(
+            "error: invalid value '{bad}' for '--since <TIME>': \"{bad}\" is not a time: give an RFC 3339 time, a date (from its midnight UTC) or a duration ago with its unit (a bare number is none); e.g. 2026-11-30T08:00:00Z, 2026-11-30, 10m or 2h ago"
+        );
+        assert!(err.starts_with(&want), "{err}");
+    }
 }

@@ -340,6 +340,108 @@ fn made_symlinks_and_fifos_are_refused_by_name() {
     assert!(ws.journal.log(None).unwrap().is_empty());
 }
 
+/// A file name that is not UTF-8 has its own typed refusal, `non_utf8_name`, naming
+/// the path with its bytes escaped — made, and removed with its directory (found by
+/// the breaker: it was `unrepresentable_files`, "it records regular files only", about
+/// a regular file). Under an ignored directory it is dropped like any ignored path.
+#[test]
+fn non_utf8_file_names_are_refused_with_their_own_reason() {
+    use std::os::unix::ffi::OsStrExt;
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let before = ws.tree();
+    let made = ws.journal.preview_run(
+        &RunOptions::new(r#"printf x > "$(printf 'caf\351.txt')"; echo y > src/a.rs"#)
+            .with_cwd(ws.root().to_path_buf()),
+    );
+    match made {
+        Err(Error::Sandbox(e @ SandboxError::NonUtf8Names { .. })) => {
+            assert_eq!(e.kind(), "non_utf8_name");
+            assert_eq!(e.exit_code(), 1);
+            assert_eq!(
+                e,
+                SandboxError::NonUtf8Names {
+                    paths: vec![r"caf\xe9.txt".to_string()]
+                }
+            );
+            assert_eq!(
+                e.to_string(),
+                r"the command made or removed a file whose name is not UTF-8 (caf\xe9.txt), which a transaction cannot name (its paths are UTF-8 text); nothing was recorded. Give them UTF-8 names in the command, or make or remove them outside ultra-edit"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(ws.tree(), before);
+    // Removed with its directory: refused too, never dropped.
+    std::fs::create_dir(ws.path("d")).unwrap();
+    std::fs::write(ws.path("d/ok.txt"), b"ok\n").unwrap();
+    let name = std::ffi::OsStr::from_bytes(b"n\xff");
+    std::fs::write(ws.path("d").join(name), b"n\n").unwrap();
+    match ws
+        .journal
+        .preview_run(&RunOptions::new("rm -r d").with_cwd(ws.root().to_path_buf()))
+    {
+        Err(Error::Sandbox(SandboxError::NonUtf8Names { paths })) => {
+            assert_eq!(paths, [r"d/n\xff"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(std::fs::read(ws.path("d").join(name)).unwrap(), b"n\n");
+    // Under an ignored directory: dropped and counted like any ignored path.
+    std::fs::write(ws.path(".gitignore"), b"out/\n").unwrap();
+    let p = ws
+        .journal
+        .preview_run(
+            &RunOptions::new(r#"mkdir out; printf x > "out/$(printf '\351')"; echo z > z.txt"#)
+                .with_cwd(ws.root().to_path_buf()),
+        )
+        .unwrap();
+    let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(paths, ["z.txt"]);
+    assert_eq!(p.command.as_ref().unwrap().dropped_ignored, 1);
+    // The CLI's kind.
+    let out = cli(
+        ws.root(),
+        &[
+            "--json",
+            "preview",
+            "--run",
+            r#"printf x > "$(printf '\351')""#,
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(json_of(&out)["error"]["kind"], "non_utf8_name");
+}
+
+/// A path a command wrote that a transaction refuses (an ultra-edit temp file's name
+/// form) has no plan to fix: the hint says the command wrote it (found by the
+/// breaker: "fix that path in the plan and preview again").
+#[test]
+fn a_path_refused_in_a_command_run_says_to_change_the_command() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let before = ws.tree();
+    let out = cli(
+        ws.root(),
+        &["--json", "preview", "--run", "echo x > .ue-1.tmp"],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "path_refused");
+    assert_eq!(
+        err["hint"],
+        "names of the form .ue-*.tmp are ultra-edit's temp files: the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and run it again"
+    );
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
 /// Removing a symbolic link or a FIFO cannot be recorded by a plan: the whole run is
 /// refused, by name, rather than committed without that removal (found by a breaker:
 /// `rm lnk; echo new > new.txt` committed new.txt and kept lnk, exit 0).
@@ -894,4 +996,31 @@ fn a_directory_removed_and_made_again_deletes_what_it_held() {
     committed(&ws, p.tx);
     assert_eq!(ws.read("src/lib.rs"), b"pub fn n() {}\n");
     assert!(!ws.path("src/a.rs").exists() && !ws.path("src/b.rs").exists());
+}
+
+/// Found by the breaker: the command ran as PID 1 of its own PID namespace, and the
+/// kernel never delivers to a namespace's init a signal it has no handler for when it
+/// comes from inside the namespace. So `sh -c 'kill -TERM $$'` — a command ending
+/// itself, as `raise(SIGTERM)` or a watchdog inside it would — was not killed: the
+/// shell read on, exited 0, and what it wrote was recorded as a success. Run directly,
+/// the shell dies by SIGTERM (status 143); so it must here: `command_failed` with
+/// `signal: Some(15)`, nothing recorded (the namespace's first process is now a minimal
+/// init and the command its child).
+#[test]
+fn a_command_that_kills_itself_by_a_signal_fails_and_records_nothing() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let cmd = "echo x > self.txt; kill -TERM $$; echo survived > after.txt";
+    match ws
+        .journal
+        .preview_run(&RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
+    {
+        Err(Error::Sandbox(SandboxError::CommandFailed { status, signal, .. })) => {
+            assert_eq!((status, signal), (None, Some(15)));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty());
 }

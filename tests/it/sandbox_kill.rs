@@ -127,7 +127,7 @@ fn ctrl_c_stops_the_command_and_records_nothing() {
     );
     // The CLI in a process group of its own, as a shell puts a foreground job; Ctrl-C
     // is SIGINT to that group.
-    let mut child = ue_command(ws.root(), &["preview", "--run", &command])
+    let child = ue_command(ws.root(), &["preview", "--run", &command])
         .current_dir(ws.root())
         .process_group(0)
         .spawn()
@@ -135,15 +135,58 @@ fn ctrl_c_stops_the_command_and_records_nothing() {
     wait_for("the command wrote and its child beats", || beat.exists());
     let pgid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process_group(pgid, rustix::process::Signal::INT).unwrap();
-    let status = child.wait().unwrap();
+    let out = child.wait_with_output().unwrap();
+    // The CLI kills the command, removes its run directory, then exits 130 with the
+    // typed error (found by the breaker: it died on the signal and left the directory
+    // until the next command).
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
     assert!(
-        status.signal() == Some(2) || status.code() == Some(130),
-        "{status:?}"
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "error: the command `{command}` was interrupted and killed; nothing was recorded"
+        )),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        residue(&ws),
+        0,
+        "the run directory is removed before the CLI exits"
     );
     assert!(stopped(&beat), "the command outlived Ctrl-C");
     assert_eq!(ws.tree(), before);
     next_command_cleans_up(&ws);
     assert_eq!(ws.tree(), before);
+}
+
+/// SIGTERM to the CLI alone (`kill PID`) during `preview --run`: the same as Ctrl-C —
+/// the command stopped, nothing recorded, the run directory removed before it exits.
+#[test]
+fn sigterm_removes_the_run_directory_before_the_cli_exits() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let beat = outside.path().join("beat");
+    let before = ws.tree();
+    let command = format!("echo x > src/a.rs; ({}) & sleep 30", heartbeat(&beat));
+    let child = ue_command(ws.root(), &["preview", "--run", &command])
+        .current_dir(ws.root())
+        .spawn()
+        .unwrap();
+    wait_for("the command's child beats", || beat.exists());
+    let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", text(&out));
+    assert_eq!(
+        residue(&ws),
+        0,
+        "the run directory is removed before the CLI exits"
+    );
+    assert!(stopped(&beat), "the command outlived SIGTERM");
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty());
 }
 
 /// SIGKILL-like deaths (an abort at a failpoint) right after the command ran and

@@ -21,6 +21,7 @@ use ultra_edit::{
     STATE_DIR,
 };
 
+use super::advice::PathOrigin;
 use super::args::{Cli, Command, JournalCommand};
 use super::pager::Pager;
 use super::render::Out;
@@ -35,6 +36,8 @@ pub struct Failed {
     /// How hints must start a command to reach the same journal: `ultra-edit`, plus
     /// `--root R --state-dir S` when the journal lives outside the root.
     pub invocation: String,
+    /// Where the command's paths came from, for a refused path's hint.
+    pub origin: PathOrigin,
 }
 
 impl From<Error> for Box<Failed> {
@@ -43,7 +46,20 @@ impl From<Error> for Box<Failed> {
             error,
             root: None,
             invocation: "ultra-edit".into(),
+            origin: PathOrigin::Plan,
         })
+    }
+}
+
+/// Where `command`'s paths come from: a command run on the overlay (`--run`, `run`),
+/// a revert, or a plan.
+fn origin_of(command: &Command) -> PathOrigin {
+    match command {
+        Command::Preview { run: Some(_), .. }
+        | Command::Revise { run: Some(_), .. }
+        | Command::Run { .. } => PathOrigin::Command,
+        Command::Revert { .. } => PathOrigin::Revert,
+        _ => PathOrigin::Plan,
     }
 }
 
@@ -52,12 +68,14 @@ impl From<Error> for Box<Failed> {
 pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
     let out = Out::new(cli.json, cli.color);
     let invocation = invocation(&cli);
+    let origin = origin_of(&cli.command);
     if let Command::Init = cli.command {
         return init(&out, cli.root, cli.state_dir).map_err(|error| {
             Box::new(Failed {
                 error,
                 root: None,
                 invocation,
+                origin,
             })
         });
     }
@@ -70,6 +88,7 @@ pub fn dispatch(cli: Cli) -> std::result::Result<i32, Box<Failed>> {
             error,
             root: Some(root),
             invocation,
+            origin,
         })
     })
 }

@@ -125,8 +125,13 @@ pub(super) fn log(
     limit: Option<usize>,
     agent: Option<&str>,
 ) -> Result<i32> {
-    out.log(&j.log_of(limit, agent)?, &j.needs_attention()?, limit)
-        .map(|()| 0)
+    out.log(
+        &j.log_of(limit, agent)?,
+        &j.needs_attention()?,
+        limit,
+        agent,
+    )
+    .map(|()| 0)
 }
 
 /// `revert TX…` or `revert --agent A [--since TIME | --last N]`: the new tx's revision
