@@ -536,8 +536,7 @@ impl Journal {
                 let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();
                 for f in &batch.files {
-                    let (state, bytes, xattrs) =
-                        snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
+                    let (state, bytes, xattrs) = read_current(&locked, f)?;
                     if !f.post.matches(&state) {
                         stale.push(f.path.to_string());
                     }
@@ -739,35 +738,88 @@ impl Journal {
         (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
+        // What a journal error was reading, for its message.
+        let needed = |f: &BatchFile, what: &'static str| {
+            let path = f.path.clone();
+            move |e: Error| {
+                e.needed_by(|| {
+                    format!("the {what} of {path} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores")
+                })
+            }
+        };
+        // A large file that holds its post-image (read_current left its bytes on disk)
+        // is diffed from the journal's chunks around the edit (`window_diff`): neither
+        // side is read whole. Where a window cannot stand for the whole (see
+        // `Reader::blob_window`), both sides are read whole, as for any other file.
+        let mut windowed = Vec::with_capacity(current.len());
         let mut pres = Vec::with_capacity(current.len());
-        for (f, _, _) in current {
-            pres.push(match f.pre.hash() {
-                Some(h) => Some(reader.blob_required(&h).map_err(|e| {
-                    e.needed_by(|| {
-                        format!(
-                            "the pre-image of {} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores",
-                            f.path
+        let mut nows = Vec::with_capacity(current.len());
+        for (f, state, bytes) in current {
+            let window = match (bytes, state.hash(), f.pre.hash()) {
+                (None, Some(now), Some(pre)) => reader
+                    .blob_window(&now, &pre)
+                    .map_err(needed(f, "post-image and pre-image"))?
+                    .and_then(|w| {
+                        edit::window_diff(
+                            &f.path,
+                            &edit::DiffWindow {
+                                old: &w.old,
+                                new: &w.new,
+                                lines_before: w.lines_before,
+                                outside_utf8: w.outside_utf8,
+                                binary: w.binary,
+                                sizes: w.sizes,
+                            },
                         )
-                    })
-                })?),
-                None => None,
+                    }),
+                _ => None,
+            };
+            let whole = window.is_none();
+            windowed.push(window);
+            pres.push(match f.pre.hash() {
+                Some(h) if whole => Some(reader.blob_required(&h).map_err(needed(f, "pre-image"))?),
+                _ => None,
+            });
+            // The disk's bytes, when read_current left them there: they are the
+            // post-image's, which the journal holds.
+            nows.push(match (bytes, state.hash()) {
+                (None, Some(h)) if whole => {
+                    Some(reader.blob_required(&h).map_err(needed(f, "post-image"))?)
+                }
+                _ => None,
             });
         }
         // The diffs (with their hunk names' parses) are independent per file: in
         // parallel for a large rollback, as for a preview (`revision::par_map`).
-        let items: Vec<_> = current.iter().zip(&pres).collect();
-        let bytes_of = |((_, _, now), pre): &(&Current<'_>, &Option<Vec<u8>>)| {
-            now.as_ref().map_or(0, Vec::len) + pre.as_ref().map_or(0, Vec::len)
+        let items: Vec<_> = current
+            .iter()
+            .zip(windowed)
+            .zip(pres.iter().zip(&nows))
+            .collect();
+        type Item<'c, 'b> = (
+            (&'c Current<'b>, Option<edit::CandidateDiff>),
+            (&'c Option<Vec<u8>>, &'c Option<Vec<u8>>),
+        );
+        let bytes_of = |((cur, _), (pre, now)): &Item<'_, '_>| {
+            let read = cur.2.as_ref().or(now.as_ref());
+            read.map_or(0, Vec::len) + pre.as_ref().map_or(0, Vec::len)
         };
         Ok(crate::revision::par_map(
             &items,
             bytes_of,
-            |_, ((f, state, bytes), pre)| FileRevision {
+            |_, (((f, state, bytes), window), (pre, now))| FileRevision {
                 path: f.path.clone(),
                 snapshot: *state,
                 candidate: f.pre,
                 diff: crate::revision::with_mode_lines(
-                    edit::candidate_diff(&f.path, bytes.as_deref(), pre.as_deref()),
+                    match window {
+                        Some(diff) => diff.clone(),
+                        None => edit::candidate_diff(
+                            &f.path,
+                            bytes.as_deref().or(now.as_deref()),
+                            pre.as_deref(),
+                        ),
+                    },
                     state,
                     &f.pre,
                 ),
@@ -776,8 +828,36 @@ impl Journal {
     }
 }
 
-/// One file of a rollback: its batch file, what it holds now, and those bytes.
+/// One file of a rollback: its batch file, what it holds now, and those bytes (`None`
+/// for a large file that holds its post-image, see [`read_current`]).
 type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
+
+/// Files over this many bytes that hold their post-image are not read into memory by
+/// a rollback (the size from which a commit streams its temps, `batch::protocol`).
+const READ_WHOLE_MAX: u64 = 8 << 20;
+
+/// What `f`'s path holds now, its bytes and its xattrs' blob, as
+/// [`snapshot::read_state`] gives them; but a file over [`READ_WHOLE_MAX`] that holds
+/// `f`'s post-image (stored in the journal by the commit) is only hashed as it is
+/// read, and comes without its bytes: the rollback diffs it from the journal's chunks
+/// and records the blob the journal holds. Errors: those of `read_state`, and the
+/// journal's.
+#[allow(clippy::type_complexity)]
+fn read_current(
+    locked: &crate::lock::Locked<'_>,
+    f: &BatchFile,
+) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
+    let stored = |h: &BlobHash| -> Result<bool> { locked.store.read()?.has_blob(h) };
+    if let Some(post) = f.post.hash().filter(|_| f.post.size() > READ_WHOLE_MAX) {
+        if stored(&post)? {
+            let (state, xattrs) = snapshot::state_of(locked.fs.as_ref(), &locked.root, &f.path)?;
+            if f.post.matches(&state) && state.hash() == Some(post) {
+                return Ok((state, None, xattrs));
+            }
+        }
+    }
+    snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)
+}
 
 /// For the committed `tx`: `Some((b, c))` when its change is live through a redo — its
 /// newest rollback `b` was rolled back — with `c` the committed tx at the top of that
