@@ -616,6 +616,20 @@ fn option_structs_are_built_with_new_and_with_methods_outside_the_crate() {
         (c.revision, c.allow_owner_change, c.max_preview_age),
         (Some(2), true, Some(Duration::from_millis(1500)))
     );
+    assert_eq!(ultra_edit::RevertOptions::new().agent, None);
+    assert_eq!(
+        ultra_edit::RevertOptions::new()
+            .with_agent("alice")
+            .agent
+            .as_deref(),
+        Some("alice")
+    );
+    let g = ultra_edit::AgentRange::all();
+    assert_eq!((g.since_ms, g.last), (None, None));
+    let g = ultra_edit::AgentRange::all()
+        .with_since_ms(Some(1_700_000_000_000))
+        .with_last(Some(2));
+    assert_eq!((g.since_ms, g.last), (Some(1_700_000_000_000), Some(2)));
     let r = RollbackOptions::new();
     assert_eq!((r.force, r.allow_owner_change), (false, false));
     let r = RollbackOptions::new().with_force(true);

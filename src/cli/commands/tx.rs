@@ -144,7 +144,11 @@ pub(super) fn revert(
     last: Option<usize>,
 ) -> Result<i32> {
     let p = match agent {
-        Some(a) => j.revert_agent(&a, AgentRange { since_ms, last }, RevertOptions::default())?,
+        Some(a) => j.revert_agent(
+            &a,
+            AgentRange::all().with_since_ms(since_ms).with_last(last),
+            RevertOptions::new(),
+        )?,
         None => j.revert(&txs, RevertOptions::default())?,
     };
     previewed(out, &p)
