@@ -15,7 +15,11 @@ use crate::workspace::Journal;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Options of [`Journal::commit`].
+/// `#[non_exhaustive]`: start from [`CommitOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct CommitOptions {
     /// The revision to apply (default: the latest).
     pub revision: Option<u32>,
@@ -26,6 +30,28 @@ pub struct CommitOptions {
     /// journal's [`crate::OpenOptions::max_preview_age`] (default: `None`, the
     /// journal's). The age is checked before the lock is taken and again under it.
     pub max_preview_age: Option<std::time::Duration>,
+}
+
+impl CommitOptions {
+    /// Every default: the latest revision, owners kept, the journal's max preview age.
+    pub fn new() -> CommitOptions {
+        CommitOptions::default()
+    }
+    /// [`CommitOptions::revision`]: apply this revision (0-based) instead of the latest.
+    pub fn with_revision(mut self, revision: u32) -> Self {
+        self.revision = Some(revision);
+        self
+    }
+    /// [`CommitOptions::allow_owner_change`].
+    pub fn with_allow_owner_change(mut self, allow: bool) -> Self {
+        self.allow_owner_change = allow;
+        self
+    }
+    /// [`CommitOptions::max_preview_age`].
+    pub fn with_max_preview_age(mut self, age: std::time::Duration) -> Self {
+        self.max_preview_age = Some(age);
+        self
+    }
 }
 
 /// What a forced rollback did to a file that had changed since the commit it rolled
@@ -75,13 +101,34 @@ impl Overwritten {
 }
 
 /// Options of [`Journal::rollback`].
+/// `#[non_exhaustive]`: start from [`RollbackOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RollbackOptions {
     /// Overwrite files changed since the commit; their current bytes are stored in the
     /// journal first, so nothing is lost (docs/design.md, "Rollback").
     pub force: bool,
     /// As [`CommitOptions::allow_owner_change`].
     pub allow_owner_change: bool,
+}
+
+impl RollbackOptions {
+    /// Every default: not forced, owners kept.
+    pub fn new() -> RollbackOptions {
+        RollbackOptions::default()
+    }
+    /// [`RollbackOptions::force`].
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+    /// [`RollbackOptions::allow_owner_change`].
+    pub fn with_allow_owner_change(mut self, allow: bool) -> Self {
+        self.allow_owner_change = allow;
+        self
+    }
 }
 
 /// What [`Journal::commit_report`] or [`Journal::rollback_report`] did: the receipt of
@@ -489,8 +536,7 @@ impl Journal {
                 let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();
                 for f in &batch.files {
-                    let (state, bytes, xattrs) =
-                        snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
+                    let (state, bytes, xattrs) = read_current(&locked, f)?;
                     if !f.post.matches(&state) {
                         stale.push(f.path.to_string());
                     }
@@ -692,35 +738,88 @@ impl Journal {
         (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
+        // What a journal error was reading, for its message.
+        let needed = |f: &BatchFile, what: &'static str| {
+            let path = f.path.clone();
+            move |e: Error| {
+                e.needed_by(|| {
+                    format!("the {what} of {path} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores")
+                })
+            }
+        };
+        // A large file that holds its post-image (read_current left its bytes on disk)
+        // is diffed from the journal's chunks around the edit (`window_diff`): neither
+        // side is read whole. Where a window cannot stand for the whole (see
+        // `Reader::blob_window`), both sides are read whole, as for any other file.
+        let mut windowed = Vec::with_capacity(current.len());
         let mut pres = Vec::with_capacity(current.len());
-        for (f, _, _) in current {
-            pres.push(match f.pre.hash() {
-                Some(h) => Some(reader.blob_required(&h).map_err(|e| {
-                    e.needed_by(|| {
-                        format!(
-                            "the pre-image of {} in batch {batch} of tx {tx}, which this rollback of tx {tx} restores",
-                            f.path
+        let mut nows = Vec::with_capacity(current.len());
+        for (f, state, bytes) in current {
+            let window = match (bytes, state.hash(), f.pre.hash()) {
+                (None, Some(now), Some(pre)) => reader
+                    .blob_window(&now, &pre)
+                    .map_err(needed(f, "post-image and pre-image"))?
+                    .and_then(|w| {
+                        edit::window_diff(
+                            &f.path,
+                            &edit::DiffWindow {
+                                old: &w.old,
+                                new: &w.new,
+                                lines_before: w.lines_before,
+                                outside_utf8: w.outside_utf8,
+                                binary: w.binary,
+                                sizes: w.sizes,
+                            },
                         )
-                    })
-                })?),
-                None => None,
+                    }),
+                _ => None,
+            };
+            let whole = window.is_none();
+            windowed.push(window);
+            pres.push(match f.pre.hash() {
+                Some(h) if whole => Some(reader.blob_required(&h).map_err(needed(f, "pre-image"))?),
+                _ => None,
+            });
+            // The disk's bytes, when read_current left them there: they are the
+            // post-image's, which the journal holds.
+            nows.push(match (bytes, state.hash()) {
+                (None, Some(h)) if whole => {
+                    Some(reader.blob_required(&h).map_err(needed(f, "post-image"))?)
+                }
+                _ => None,
             });
         }
         // The diffs (with their hunk names' parses) are independent per file: in
         // parallel for a large rollback, as for a preview (`revision::par_map`).
-        let items: Vec<_> = current.iter().zip(&pres).collect();
-        let bytes_of = |((_, _, now), pre): &(&Current<'_>, &Option<Vec<u8>>)| {
-            now.as_ref().map_or(0, Vec::len) + pre.as_ref().map_or(0, Vec::len)
+        let items: Vec<_> = current
+            .iter()
+            .zip(windowed)
+            .zip(pres.iter().zip(&nows))
+            .collect();
+        type Item<'c, 'b> = (
+            (&'c Current<'b>, Option<edit::CandidateDiff>),
+            (&'c Option<Vec<u8>>, &'c Option<Vec<u8>>),
+        );
+        let bytes_of = |((cur, _), (pre, now)): &Item<'_, '_>| {
+            let read = cur.2.as_ref().or(now.as_ref());
+            read.map_or(0, Vec::len) + pre.as_ref().map_or(0, Vec::len)
         };
         Ok(crate::revision::par_map(
             &items,
             bytes_of,
-            |_, ((f, state, bytes), pre)| FileRevision {
+            |_, (((f, state, bytes), window), (pre, now))| FileRevision {
                 path: f.path.clone(),
                 snapshot: *state,
                 candidate: f.pre,
                 diff: crate::revision::with_mode_lines(
-                    edit::candidate_diff(&f.path, bytes.as_deref(), pre.as_deref()),
+                    match window {
+                        Some(diff) => diff.clone(),
+                        None => edit::candidate_diff(
+                            &f.path,
+                            bytes.as_deref().or(now.as_deref()),
+                            pre.as_deref(),
+                        ),
+                    },
                     state,
                     &f.pre,
                 ),
@@ -729,8 +828,36 @@ impl Journal {
     }
 }
 
-/// One file of a rollback: its batch file, what it holds now, and those bytes.
+/// One file of a rollback: its batch file, what it holds now, and those bytes (`None`
+/// for a large file that holds its post-image, see [`read_current`]).
 type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
+
+/// Files over this many bytes that hold their post-image are not read into memory by
+/// a rollback (the size from which a commit streams its temps, `batch::protocol`).
+const READ_WHOLE_MAX: u64 = 8 << 20;
+
+/// What `f`'s path holds now, its bytes and its xattrs' blob, as
+/// [`snapshot::read_state`] gives them; but a file over [`READ_WHOLE_MAX`] that holds
+/// `f`'s post-image (stored in the journal by the commit) is only hashed as it is
+/// read, and comes without its bytes: the rollback diffs it from the journal's chunks
+/// and records the blob the journal holds. Errors: those of `read_state`, and the
+/// journal's.
+#[allow(clippy::type_complexity)]
+fn read_current(
+    locked: &crate::lock::Locked<'_>,
+    f: &BatchFile,
+) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
+    let stored = |h: &BlobHash| -> Result<bool> { locked.store.read()?.has_blob(h) };
+    if let Some(post) = f.post.hash().filter(|_| f.post.size() > READ_WHOLE_MAX) {
+        if stored(&post)? {
+            let (state, xattrs) = snapshot::state_of(locked.fs.as_ref(), &locked.root, &f.path)?;
+            if f.post.matches(&state) && state.hash() == Some(post) {
+                return Ok((state, None, xattrs));
+            }
+        }
+    }
+    snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)
+}
 
 /// For the committed `tx`: `Some((b, c))` when its change is live through a redo — its
 /// newest rollback `b` was rolled back — with `c` the committed tx at the top of that

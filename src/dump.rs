@@ -50,8 +50,12 @@ impl DumpEntry {
     }
 }
 
-/// Which entries [`Journal::dump`] yields.
+/// Which entries [`Journal::dump`] yields (default: every one).
+/// `#[non_exhaustive]`: start from [`DumpFilter::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct DumpFilter {
     /// Only entries about this tx (blob events are dropped: blobs are shared): a tx
     /// number of this journal or a handle, which another journal refuses
@@ -63,6 +67,33 @@ pub struct DumpFilter {
     pub since_ms: Option<u64>,
     /// Only events of these kinds ([`EventKind::name`]); empty for all.
     pub kinds: Vec<String>,
+}
+
+impl DumpFilter {
+    /// Every entry.
+    pub fn new() -> DumpFilter {
+        DumpFilter::default()
+    }
+    /// [`DumpFilter::tx`]: only entries about this tx.
+    pub fn with_tx(mut self, tx: impl Into<crate::TxRef>) -> Self {
+        self.tx = Some(tx.into());
+        self
+    }
+    /// [`DumpFilter::since_seq`].
+    pub fn with_since_seq(mut self, seq: u64) -> Self {
+        self.since_seq = seq;
+        self
+    }
+    /// [`DumpFilter::since_ms`] (ms since the Unix epoch).
+    pub fn with_since_ms(mut self, ms: u64) -> Self {
+        self.since_ms = Some(ms);
+        self
+    }
+    /// [`DumpFilter::kinds`]: only events of these kinds ([`EventKind::name`]).
+    pub fn with_kinds<S: Into<String>>(mut self, kinds: impl IntoIterator<Item = S>) -> Self {
+        self.kinds = kinds.into_iter().map(Into::into).collect();
+        self
+    }
 }
 
 impl Journal {

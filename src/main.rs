@@ -1,5 +1,26 @@
 //! The `ultra-edit` command: a thin layer over the `ultra_edit` library.
 
+/// `eprintln!` for the whole binary (this definition shadows std's in `main` and in
+/// every module of `cli`), without std's panic when standard error cannot be written:
+/// a pipe nobody reads any more (`ultra-edit show 9 2>&1 | true`, a log reader that
+/// went away) made every error panic, and the panic's own report panicked again, so
+/// the process exited 101 instead of the error's code (1, 2, 3, …). What cannot be
+/// written is dropped; the exit code still says what happened. Found by the breaker.
+macro_rules! eprintln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` without the panic, as [`eprintln!`] above.
+macro_rules! eprint {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 fn main() {

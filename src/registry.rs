@@ -151,6 +151,29 @@ impl Registry {
         })
     }
 
+    /// The journal of the root among `roots` that holds `path` — the deepest one when
+    /// roots nest — opened or created as [`Registry::open_or_create`]: what a host with
+    /// several ingest roots calls with a file an agent named. `path` and `roots` are
+    /// compared component by component as given (absolute paths, not resolved), so
+    /// give both in the same form. Errors: [`Error::Registry`] naming `path` when no
+    /// root holds it (nothing is opened); those of [`Registry::open_or_create`].
+    pub fn open_or_create_for<R: AsRef<Path>>(
+        &self,
+        path: impl AsRef<Path>,
+        roots: impl IntoIterator<Item = R>,
+    ) -> Result<Arc<Journal>> {
+        let path = path.as_ref();
+        let root = roots
+            .into_iter()
+            .filter(|r| path.starts_with(r.as_ref()))
+            .max_by_key(|r| r.as_ref().components().count())
+            .ok_or_else(|| Error::Registry {
+                path: path.to_path_buf(),
+                reason: "it is in none of the roots given; name a file inside one of them, or add its root".into(),
+            })?;
+        self.open_or_create(root)
+    }
+
     /// The journal of `root` if it has one — in the index, or in the state directory
     /// the rule would give it — opened on first use; `None` when it has none (nothing
     /// is created). Errors: as [`Registry::open_or_create`].

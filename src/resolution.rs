@@ -41,10 +41,26 @@ pub struct ResolveFile {
 }
 
 /// Options of [`Journal::resolve`].
+/// `#[non_exhaustive]`: start from [`ResolveOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ResolveOptions {
     /// Record the content even if conflict markers remain in it.
     pub force: bool,
+}
+
+impl ResolveOptions {
+    /// Every default: content with conflict markers left in it is refused.
+    pub fn new() -> ResolveOptions {
+        ResolveOptions::default()
+    }
+    /// [`ResolveOptions::force`].
+    pub fn with_force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
 }
 
 impl Journal {
@@ -211,10 +227,7 @@ impl Journal {
             edits,
             policy: None,
         };
-        let opts = ReviseOptions {
-            base: Some(on),
-            rebase: false,
-        };
+        let opts = ReviseOptions::new().with_base(on);
         Ok((tx, opts, plan))
     }
 }

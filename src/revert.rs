@@ -52,22 +52,63 @@ use crate::revision::{self, RevisionContent, Working};
 use crate::workspace::Journal;
 
 /// Options of [`Journal::revert`] and [`Journal::revert_agent`].
+///
+/// `#[non_exhaustive]`: start from [`RevertOptions::new`] (or `Default`) and set fields
+/// with the `with_*` methods, so that a field added later does not break a host's code.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct RevertOptions {
     /// The agent recorded for the revert's tx (default: none; for
     /// [`Journal::revert_agent`], the agent whose work it reverts).
     pub agent: Option<String>,
 }
 
+impl RevertOptions {
+    /// The defaults: no agent recorded (for [`Journal::revert_agent`], its agent).
+    pub fn new() -> RevertOptions {
+        RevertOptions::default()
+    }
+
+    /// Record `agent` as the revert's agent.
+    pub fn with_agent(mut self, agent: impl Into<String>) -> Self {
+        self.agent = Some(agent.into());
+        self
+    }
+}
+
 /// Which committed txs of one agent [`Journal::revert_agent`] reverts: every one by
 /// default; those created at or after `since_ms`; at most the `last` newest. Both
 /// together: the `last` newest of those since `since_ms`.
+///
+/// `#[non_exhaustive]`: start from [`AgentRange::all`] (or `Default`) and narrow it
+/// with the `with_*` methods.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentRange {
     /// Only txs created at or after this time (ms since the Unix epoch).
     pub since_ms: Option<u64>,
     /// Only the `last` newest (0 selects none, which is [`Error::NothingToRevert`]).
     pub last: Option<usize>,
+}
+
+impl AgentRange {
+    /// Every committed tx of the agent.
+    pub fn all() -> AgentRange {
+        AgentRange::default()
+    }
+
+    /// Only txs created at or after `since_ms` (ms since the Unix epoch); `None`: no
+    /// lower bound.
+    pub fn with_since_ms(mut self, since_ms: Option<u64>) -> Self {
+        self.since_ms = since_ms;
+        self
+    }
+
+    /// Only the `last` newest; `None`: no limit.
+    pub fn with_last(mut self, last: Option<usize>) -> Self {
+        self.last = last;
+        self
+    }
 }
 
 impl Journal {

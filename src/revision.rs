@@ -750,12 +750,19 @@ pub(crate) fn par_map<T: Sync, R: Send + Sync>(
     f: impl Fn(usize, &T) -> R + Sync,
 ) -> Vec<R> {
     let bytes: usize = items.iter().map(bytes_of).sum();
+    let serial = || items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
+    // Decided before asking for the parallelism: `available_parallelism` reads the
+    // cgroup's CPU quota from /proc and /sys (seven syscalls) on every call, which a
+    // long-lived host's one-file preview would pay each time (issue 32, item 7).
+    if items.len() < PAR_MIN_FILES || bytes < PAR_MIN_BYTES {
+        return serial();
+    }
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .min(8)
         .min(items.len());
-    if items.len() < PAR_MIN_FILES || bytes < PAR_MIN_BYTES || threads < 2 {
-        return items.iter().enumerate().map(|(i, t)| f(i, t)).collect();
+    if threads < 2 {
+        return serial();
     }
     let next = std::sync::atomic::AtomicUsize::new(0);
     let slots: Vec<std::sync::OnceLock<R>> =

@@ -66,7 +66,11 @@ pub struct LogEntry {
 }
 
 /// Options of [`Journal::revise`].
+/// `#[non_exhaustive]`: start from [`ReviseOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ReviseOptions {
     /// The revision the plan was written against (default: the latest).
     pub base: Option<u32>,
@@ -74,8 +78,29 @@ pub struct ReviseOptions {
     pub rebase: bool,
 }
 
+impl ReviseOptions {
+    /// Every default: the plan is written against the latest revision, no rebase.
+    pub fn new() -> ReviseOptions {
+        ReviseOptions::default()
+    }
+    /// [`ReviseOptions::base`]: the plan was written against this revision (0-based).
+    pub fn with_base(mut self, revision: u32) -> Self {
+        self.base = Some(revision);
+        self
+    }
+    /// [`ReviseOptions::rebase`].
+    pub fn with_rebase(mut self, rebase: bool) -> Self {
+        self.rebase = rebase;
+        self
+    }
+}
+
 /// Options of [`Journal::preview_with`].
+/// `#[non_exhaustive]`: start from [`PreviewOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct PreviewOptions {
     /// Refuse a plan that changes nothing (every file it names would keep its bytes and
     /// mode, and the policy does not allow that) with [`Error::NothingToChange`],
@@ -84,6 +109,19 @@ pub struct PreviewOptions {
     /// error `no_changes` (m1nd's `edit_preview` answers a preview that is not ready
     /// to commit). The CLI sets it.
     pub refuse_nothing_to_change: bool,
+}
+
+impl PreviewOptions {
+    /// Every default: a plan that changes nothing is recorded (see
+    /// [`PreviewOptions::refuse_nothing_to_change`]).
+    pub fn new() -> PreviewOptions {
+        PreviewOptions::default()
+    }
+    /// [`PreviewOptions::refuse_nothing_to_change`].
+    pub fn with_refuse_nothing_to_change(mut self, refuse: bool) -> Self {
+        self.refuse_nothing_to_change = refuse;
+        self
+    }
 }
 
 impl Journal {

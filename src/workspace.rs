@@ -41,13 +41,30 @@ pub struct Touched {
 }
 
 /// Options of [`Journal::recover_with`].
+/// `#[non_exhaustive]`: start from [`RecoverOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct RecoverOptions {
     /// Overwrite files that hold foreign bytes (they are stored in the journal first).
     pub overwrite: bool,
 }
 
-/// How to open a [`Journal`]. `#[non_exhaustive]`: start from
+impl RecoverOptions {
+    /// Every default: files with foreign bytes are left alone and reported.
+    pub fn new() -> RecoverOptions {
+        RecoverOptions::default()
+    }
+    /// [`RecoverOptions::overwrite`].
+    pub fn with_overwrite(mut self, overwrite: bool) -> Self {
+        self.overwrite = overwrite;
+        self
+    }
+}
+
+/// How to open a [`Journal`].
+/// `#[non_exhaustive]`: start from
 /// [`OpenOptions::default`] and set fields with the `with_*` methods (or assign them),
 /// so a field added later does not break a host's code.
 #[non_exhaustive]

@@ -332,6 +332,10 @@ fn path_hint(p: &PathError) -> Option<String> {
             };
             format!("{area}/ is {owner}: leave it to that tool, and remove the edit from the plan")
         }
+        PathError::StateDirectory { dir, .. } => format!(
+            "{} belongs to another workspace's journal, which changes only through ultra-edit's commands run for that workspace: remove the edit from the plan",
+            word(dir)
+        ),
         PathError::IsSymlink { path } => format!(
             "write the path of the file the link points to (`readlink -f {}` prints it; an absolute path inside the root is accepted): {fix}",
             word(path)

@@ -65,7 +65,8 @@ pub fn command() -> clap::Command {
 /// under `--json` also the usage error object on stdout) that lists the topics.
 pub fn print(topic: &[String], json: bool) -> i32 {
     if topic.len() == 1 && topic.first().is_some_and(|t| t == "plan") {
-        print!("{PLAN}");
+        // Not `print!`: a reader that stops early (`help plan | head`) is no failure.
+        super::render::emit(PLAN);
         return 0;
     }
     let mut cmd = command();

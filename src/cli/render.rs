@@ -477,7 +477,8 @@ impl Out {
     }
 
     /// `log`; `limit` as given (`Some(0)` asked for none: nothing is printed, not
-    /// "no transactions yet").
+    /// "no transactions yet"); `agent` the `--agent` filter, which an empty list names
+    /// (the journal may hold other agents' transactions).
     /// `attention`: the batches that need attention (`needs_attention` in `--json`,
     /// always present; in text, each tx's line says `[batch needs_attention]`).
     pub fn log(
@@ -485,6 +486,7 @@ impl Out {
         entries: &[LogEntry],
         attention: &[ultra_edit::AttentionEntry],
         limit: Option<usize>,
+        agent: Option<&str>,
     ) -> Result<()> {
         if self.json {
             emit_json(&json!({ "txs": entries, "needs_attention": attention }));
@@ -492,7 +494,15 @@ impl Out {
         }
         let mut s = String::new();
         if entries.is_empty() && limit != Some(0) {
-            s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n";
+            match agent {
+                Some(a) => {
+                    s += &format!(
+                        "no transactions of agent \"{}\"; `ultra-edit log` lists every agent's\n",
+                        shown(a)
+                    )
+                }
+                None => s += "no transactions yet; `ultra-edit preview --plan FILE` starts one\n",
+            }
         }
         let now = now_ms();
         for e in entries {

@@ -122,6 +122,84 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     diff.lossy = std::str::from_utf8(old).is_err() || std::str::from_utf8(new).is_err();
     diff.unified = format!("--- {old_name}\n+++ {new_name}\n");
     let ops = file_line_ops(old, new);
+    render_ops(&mut diff, ops, (old, new), 0, |changed| {
+        HunkNames::around(path, old, changed)
+    });
+    diff
+}
+
+/// The window of two large files around where they differ, for [`window_diff`]: both
+/// sides' bytes from the same line start to the start of the same last lines (or the
+/// end), holding every byte in which the files differ and [`CONTEXT_LINES`] + 1 lines
+/// of context on each side where the files have them. The bytes outside the window are
+/// equal in both files.
+#[derive(Debug, Clone, Copy)]
+pub struct DiffWindow<'a> {
+    /// The snapshot's bytes in the window.
+    pub old: &'a [u8],
+    /// The candidate's bytes in the window.
+    pub new: &'a [u8],
+    /// Lines before the window (1-based line `lines_before + 1` is its first).
+    pub lines_before: usize,
+    /// True when the bytes outside the window are valid UTF-8.
+    pub outside_utf8: bool,
+    /// True when either whole file holds a NUL byte in its first 8000 bytes.
+    pub binary: bool,
+    /// The whole files' sizes in bytes: (snapshot, candidate).
+    pub sizes: (u64, u64),
+}
+
+/// [`candidate_diff`] of two existing files known only by their [`DiffWindow`]: the
+/// same text and counts, byte for byte, reading only the window. `None` when the
+/// window cannot give them — a binary side (the binary line hashes the whole files),
+/// files together under 1 MiB (diffed over whole line tables), or a snapshot small
+/// enough for its hunk names to be parsed (`syntax::PARSE_MAX_BYTES`) — and the caller
+/// diffs the whole files.
+///
+/// Why it is the same diff: the whole files' common ends (`common_ends`) reach into
+/// the window from both sides, since outside it the files are equal and it starts and
+/// ends at line starts; so the region left between them, and the ops over it, are the
+/// same, shifted by `lines_before`, and hunks take at most [`CONTEXT_LINES`] lines of
+/// the equal lines around it, which the window holds. UTF-8 is decided per line, and
+/// the window's edges are line starts.
+pub fn window_diff(path: &str, window: &DiffWindow<'_>) -> Option<CandidateDiff> {
+    let whole = window.sizes.0.saturating_add(window.sizes.1);
+    let parsed = window.sizes.0 <= crate::syntax::PARSE_MAX_BYTES as u64;
+    if window.binary || whole < CHUNKED_FROM_BYTES as u64 || parsed {
+        return None;
+    }
+    let mut diff = CandidateDiff {
+        unified: String::new(),
+        lines_added: 0,
+        lines_removed: 0,
+        binary: false,
+        lossy: false,
+    };
+    let (old, new) = (window.old, window.new);
+    if old == new {
+        return Some(diff);
+    }
+    diff.lossy = !window.outside_utf8
+        || std::str::from_utf8(old).is_err()
+        || std::str::from_utf8(new).is_err();
+    diff.unified = format!("--- a/{path}\n+++ b/{path}\n");
+    let ops = trimmed_line_ops(old, new);
+    render_ops(&mut diff, ops, (old, new), window.lines_before, |_| {
+        HunkNames::default()
+    });
+    Some(diff)
+}
+
+/// Counts `ops` into `diff` and renders their hunks after its headers. `sides` are the
+/// bytes the ops index, which start `offset` lines into the files; `names` gives the
+/// hunk names for the old side's 1-based lines of the hunks' first changes.
+fn render_ops(
+    diff: &mut CandidateDiff,
+    ops: Vec<DiffOp>,
+    (old, new): (&[u8], &[u8]),
+    offset: usize,
+    names: impl FnOnce(&[usize]) -> HunkNames,
+) {
     (diff.lines_added, diff.lines_removed) = count_changes(&ops);
     let (mut old_lines, mut new_lines) = (LineCursor::new(old), LineCursor::new(new));
     let hunks = group_diff_ops(ops, CONTEXT_LINES);
@@ -129,21 +207,20 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     let changed: Vec<usize> = hunks.iter().filter_map(|h| first_change(h)).collect();
     let names = match changed.is_empty() {
         true => HunkNames::default(),
-        false => HunkNames::around(path, old, &changed),
+        false => names(&changed),
     };
     for hunk in hunks {
         if !render_hunk(
             &mut diff.unified,
             &hunk,
-            &mut old_lines,
-            &mut new_lines,
+            (&mut old_lines, &mut new_lines),
+            offset,
             &names,
         ) {
             diff.unified.push_str(TRUNCATED);
             break;
         }
     }
-    diff
 }
 
 /// `N bytes (blake3 XXXXXXXXXXXX)` for a side of a binary diff, `absent` for none.
@@ -181,6 +258,13 @@ fn file_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
     if old.len() + new.len() < CHUNKED_FROM_BYTES {
         return region_line_ops(old, new, deadline);
     }
+    trimmed_line_ops(old, new)
+}
+
+/// The large-file branch of [`file_line_ops`]: common ends set aside, then the search
+/// over byte offsets or the chunk pass over what is left between them.
+fn trimmed_line_ops(old: &[u8], new: &[u8]) -> Vec<DiffOp> {
+    let deadline = Instant::now().checked_add(DIFF_TIMEOUT);
     let (head, tail) = common_ends(old, new);
     let old_mid = old.get(head..old.len() - tail).unwrap_or_default();
     let new_mid = new.get(head..new.len() - tail).unwrap_or_default();
@@ -615,8 +699,8 @@ fn count_changes(ops: &[DiffOp]) -> (usize, usize) {
 fn render_hunk(
     out: &mut String,
     hunk: &[DiffOp],
-    old: &mut LineCursor<'_>,
-    new: &mut LineCursor<'_>,
+    (old, new): (&mut LineCursor<'_>, &mut LineCursor<'_>),
+    offset: usize,
     names: &HunkNames,
 ) -> bool {
     let (Some(first), Some(last)) = (hunk.first(), hunk.last()) else {
@@ -628,8 +712,8 @@ fn render_hunk(
     let _ = write!(
         out,
         "@@ -{} +{} @@",
-        hunk_range(old_range.start, old_range.len()),
-        hunk_range(new_range.start, new_range.len())
+        hunk_range(offset + old_range.start, old_range.len()),
+        hunk_range(offset + new_range.start, new_range.len())
     );
     match changed.and_then(|line| hunk_context(names, line)) {
         Some(name) => {

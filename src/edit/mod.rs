@@ -31,7 +31,7 @@ mod symbol;
 mod target;
 pub mod validate;
 
-pub use diff::{candidate_diff, is_binary, CandidateDiff};
+pub use diff::{candidate_diff, is_binary, window_diff, CandidateDiff, DiffWindow};
 pub use error::{EditError, NearPath, SymbolCandidate, TargetFailure};
 pub(crate) use lines::count_lines;
 pub use merge::{merge3, merge3_styled, ConflictRegion, ConflictStyle, Labels, MergeResult};

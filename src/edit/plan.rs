@@ -24,7 +24,12 @@ fn de_mode<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Err
         Number(u32),
         Octal(String),
     }
-    match Option::<Mode>::deserialize(d)? {
+    let mode = Option::<Mode>::deserialize(d).map_err(|_| {
+        serde::de::Error::custom(
+            "\"mode\" must be permission bits as a number (420 = 0o644) or an octal string like \"0644\" or \"755\", at most 0o7777",
+        )
+    })?;
+    match mode {
         None => Ok(None),
         Some(Mode::Number(n)) => Ok(Some(n)),
         Some(Mode::Octal(s)) => {
@@ -1614,6 +1619,18 @@ mod tests {
             r#"{"edits":[{"op":"create_file","path":"a","content":"","mode":"9z"}]}"#,
         );
         assert!(msg.contains("octal"), "{msg}");
+        // Out of u32 or negative: the plan's words, not serde's ("did not match any
+        // variant of untagged enum"; found by a breaker).
+        for m in ["4294967296", "-1", "true"] {
+            let msg = invalid_message(&format!(
+                r#"{{"edits":[{{"op":"create_file","path":"a","content":"","mode":{m}}}]}}"#
+            ));
+            assert!(
+                msg.contains("\"mode\" must be permission bits as a number (420 = 0o644) or an octal string like \"0644\" or \"755\", at most 0o7777"),
+                "{m}: {msg}"
+            );
+            assert!(!msg.contains("untagged"), "{m}: {msg}");
+        }
     }
 
     #[test]

@@ -27,6 +27,17 @@ pub enum PathError {
         /// `.git`, `.jj`, `.hg`, `.svn` or `.ultra-edit`.
         area: &'static str,
     },
+    /// A directory above the path is the state directory of an ultra-edit journal (it
+    /// holds both `journal.redb` and `commit.lock`): another root's, placed inside this
+    /// root by `--state-dir` or by a host's registry directory. Its files are that
+    /// journal's database, as off-limits as `.ultra-edit/`.
+    #[error("path {path:?} is inside {dir:?}, the state directory of an ultra-edit journal, which ultra-edit never edits")]
+    StateDirectory {
+        /// The path as given.
+        path: String,
+        /// The state directory (relative to the root).
+        dir: String,
+    },
     /// The path ends with `/`, `/.` or `/..`: by POSIX rules it names a directory,
     /// and a plan's paths name files.
     #[error(
@@ -109,6 +120,7 @@ impl PathError {
             PathError::Invalid { path, .. }
             | PathError::OutsideRoot { path }
             | PathError::Reserved { path, .. }
+            | PathError::StateDirectory { path, .. }
             | PathError::NamesDirectory { path, .. }
             | PathError::TempName { path }
             | PathError::SymlinkInPath { path, .. }

@@ -208,7 +208,15 @@ pub(crate) fn checked_entry(
     for dir in rel.ancestors() {
         let kind = fs.entry(&dir).ctx_at("lstat", || dir.under(root))?;
         match kind {
-            EntryKind::Dir => {}
+            EntryKind::Dir => {
+                if is_state_dir(fs, root, &dir)? {
+                    return Err(PathError::StateDirectory {
+                        path: raw.into(),
+                        dir: dir.to_string(),
+                    }
+                    .into());
+                }
+            }
             EntryKind::Absent => return Ok(EntryKind::Absent),
             EntryKind::Symlink => {
                 return Err(PathError::SymlinkInPath {
@@ -230,6 +238,20 @@ pub(crate) fn checked_entry(
     }
     let kind = fs.entry(rel).ctx_at("lstat", || rel.under(root))?;
     check_final(kind, raw)
+}
+
+/// Whether the directory `dir` is the state directory of an ultra-edit journal: it
+/// holds a regular file `journal.redb` and a regular file `commit.lock` (docs/design.md,
+/// "Path safety"). One `lstat` for a directory without a journal, two for one with it.
+fn is_state_dir(fs: &dyn FileSystem, root: &Path, dir: &RelPath) -> Result<bool> {
+    for name in ["journal.redb", "commit.lock"] {
+        let p = dir.join(name);
+        match fs.entry(&p).ctx_at("lstat", || p.under(root))? {
+            EntryKind::File { .. } => {}
+            _ => return Ok(false),
+        }
+    }
+    Ok(true)
 }
 
 /// The checks of [`check_on_disk`] on what is at the path itself, `kind` (from its

@@ -15,6 +15,7 @@ mod reader;
 pub mod records;
 mod store;
 mod transitions;
+pub(crate) mod window;
 mod writer;
 
 use redb::{ReadableTable, TableDefinition};

@@ -81,6 +81,32 @@ impl Reader {
         blobs::stream(&chunks, &pages, hash, raw.value(), sink)
     }
 
+    /// The part of the blobs `old` and `new` around where they differ, read chunk by
+    /// chunk: the differing chunks widened to whole lines and
+    /// [`window::CONTEXT`](super::window::CONTEXT) lines of context, with the lines
+    /// before it counted ([`BlobWindow`](super::window::BlobWindow)). `None` when a
+    /// window cannot stand for the whole blobs (inline blobs, equal blobs). Memory: the
+    /// window and the chunk lists, not the blobs.
+    /// A blob not stored is [`JournalError::Missing`]; damage is
+    /// [`JournalError::Corrupt`].
+    pub(crate) fn blob_window(
+        &self,
+        old: &BlobHash,
+        new: &BlobHash,
+    ) -> Result<Option<super::window::BlobWindow>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let pages = self.txn.open_table(blobs::PAGES)?;
+        super::window::window(&manifests, &chunks, &pages, old, new)
+    }
+
+    /// Whether the blob `hash` is stored (its manifest is; its chunks are checked when
+    /// it is read). Errors: the journal's.
+    pub fn has_blob(&self, hash: &BlobHash) -> Result<bool> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        Ok(manifests.get(&hash.0)?.is_some())
+    }
+
     /// A blob's bytes, or [`JournalError::Missing`].
     pub fn blob_required(&self, hash: &BlobHash) -> Result<Vec<u8>> {
         self.blob(hash)?.ok_or_else(|| {

@@ -57,7 +57,7 @@ pub(super) fn edit_run_schema() -> serde_json::Map<String, Value> {
             "preview_id": {"type": ["string", "integer"], "description": "Run on top of this open preview's latest candidate and record a new revision of it (default: a new preview)."},
             "check": check_schema(),
             "no_check": no_check_schema(),
-            "timeout_secs": {"type": "integer", "minimum": 1, "default": 600, "description": "Kill the command (and the check) after this many seconds; nothing is recorded."},
+            "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 86400, "default": 600, "description": "Kill the command (and the check) after this many seconds; nothing is recorded."},
             "keep_on_failure": {"type": "boolean", "default": false},
             "include_ignored": {"type": "boolean", "default": false},
             "strict": {"type": "boolean", "default": false}

@@ -55,6 +55,22 @@ impl ToolError {
         self
     }
 
+    /// A `path_refused` error reworded for a path that no plan named: one a command
+    /// wrote (`edit_run`, `by_command`) or a reverted transaction wrote (`edit_revert`).
+    /// The plan hint of [`ToolError::from_engine`] would send the agent to fix a plan
+    /// it never sent. Other kinds pass unchanged.
+    pub fn path_not_from_a_plan(mut self, by_command: bool) -> Self {
+        if self.kind == "path_refused" {
+            self.hint = if by_command {
+                "the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and call edit_run again; nothing was changed"
+            } else {
+                "a reverted transaction wrote that path, and the disk holds something else there now: put a regular file back there (or remove what is there) outside ultra-edit and revert again, or revert without that transaction; nothing was changed"
+            }
+            .to_string();
+        }
+        self
+    }
+
     /// Merge the fields of `detail` (an object) into the structured content.
     pub fn with_detail(mut self, detail: Value) -> Self {
         if let Value::Object(m) = detail {

@@ -56,7 +56,11 @@ because the file changed on disk (source_modified), call edit_rebase or edit_pre
 journal_log and journal_dump show the history.";
 
 /// Options of [`serve`].
+/// `#[non_exhaustive]`: start from [`ServeOptions::new`] (or `Default`)
+/// and set fields with the `with_*` methods (or assign them), so a field added later
+/// does not break a host's code.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct ServeOptions {
     /// Refuse previews older than this (default: none, previews are durable).
     pub preview_ttl: Option<Duration>,
@@ -64,6 +68,23 @@ pub struct ServeOptions {
     /// (feature `sandbox`; `serve --allow-commands`). Default `false`: `edit_run` is
     /// not listed and both are refused with `commands_not_allowed`.
     pub allow_commands: bool,
+}
+
+impl ServeOptions {
+    /// Every default: previews never expire, commands are not allowed.
+    pub fn new() -> ServeOptions {
+        ServeOptions::default()
+    }
+    /// [`ServeOptions::preview_ttl`].
+    pub fn with_preview_ttl(mut self, ttl: Duration) -> Self {
+        self.preview_ttl = Some(ttl);
+        self
+    }
+    /// [`ServeOptions::allow_commands`].
+    pub fn with_allow_commands(mut self, allow: bool) -> Self {
+        self.allow_commands = allow;
+        self
+    }
 }
 
 /// Builds the tools anew over a journal opened again ([`McpServer::with_reopen`]).

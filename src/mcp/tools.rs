@@ -143,9 +143,7 @@ impl EditTools {
         let (plan, focus) = self.plan(a, &agent)?;
         // A plan that changes nothing is refused and records nothing, as the CLI's
         // `preview` refuses it (issue 33, item 11): no open tx is left behind.
-        let opts = crate::PreviewOptions {
-            refuse_nothing_to_change: true,
-        };
+        let opts = crate::PreviewOptions::new().with_refuse_nothing_to_change(true);
         let p = match check {
             #[cfg(feature = "sandbox")]
             Some(check) => {
@@ -180,8 +178,8 @@ impl EditTools {
             },
         };
         let mut c = crate::sandbox::CheckOptions::new(command);
-        if let Some(secs) = a.u64("timeout_secs")? {
-            c.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            c.timeout = timeout;
         }
         Ok(Some(c))
     }
@@ -211,8 +209,8 @@ impl EditTools {
         };
         let mut opts = crate::sandbox::RunOptions::new(command);
         opts.check = self.check(a)?;
-        if let Some(secs) = a.u64("timeout_secs")? {
-            opts.timeout = Duration::from_secs(secs.max(1));
+        if let Some(timeout) = a.timeout()? {
+            opts.timeout = timeout;
         }
         opts.keep_on_failure = a.bool("keep_on_failure")?.unwrap_or(false);
         opts.include_ignored = a.bool("include_ignored")?.unwrap_or(false);
@@ -222,9 +220,11 @@ impl EditTools {
         opts.policy = self.policy;
         let p = if a.map.contains_key("preview_id") {
             let (tx, _) = self.open_handle(a, &agent, true)?;
-            self.engine(self.journal.revise_run(tx, &opts), &agent)?
+            self.engine(self.journal.revise_run(tx, &opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(true))?
         } else {
-            self.engine(self.journal.preview_run(&opts), &agent)?
+            self.engine(self.journal.preview_run(&opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(true))?
         };
         Ok(self.preview_out(&p, None, start))
     }
@@ -268,10 +268,8 @@ impl EditTools {
         let (tx, _) = self.open_handle(a, &agent, true)?;
         let check = self.check(a)?;
         let (plan, focus) = self.plan(a, &agent)?;
-        let opts = ReviseOptions {
-            base: a.u64("base_revision")?.map(|n| n as u32),
-            rebase: a.bool("rebase")?.unwrap_or(false),
-        };
+        let mut opts = ReviseOptions::new().with_rebase(a.bool("rebase")?.unwrap_or(false));
+        opts.base = a.u64("base_revision")?.map(|n| n as u32);
         let p = match check {
             #[cfg(feature = "sandbox")]
             Some(check) => {
@@ -357,10 +355,8 @@ impl EditTools {
             .with_tx(Some(tx)));
         }
         let reingest = a.bool("reingest")?.unwrap_or(true);
-        let opts = CommitOptions {
-            max_preview_age: self.preview_ttl,
-            ..Default::default()
-        };
+        let mut opts = CommitOptions::new();
+        opts.max_preview_age = self.preview_ttl;
         let report = self.engine(self.journal.commit_report(tx, opts), &agent)?;
         let receipt = report.receipt;
         let attention = self.recorded(&receipt);
@@ -435,10 +431,7 @@ impl EditTools {
         let tx = self.handle(a, key, &agent)?;
         let p = self.show(tx, None, &agent)?;
         check_agent(&p, &agent, "roll back")?;
-        let opts = RollbackOptions {
-            force: a.bool("force")?.unwrap_or(false),
-            ..Default::default()
-        };
+        let opts = RollbackOptions::new().with_force(a.bool("force")?.unwrap_or(false));
         let report = self.engine(self.journal.rollback_report(tx, opts), &agent)?;
         let receipt = report.receipt;
         let attention = self.recorded(&receipt);
@@ -508,7 +501,12 @@ impl EditTools {
             ToolError::invalid_args(
                 a.tool,
                 what,
-                json!({"agent_id": "me", "txs": ["ue1-…-1", "ue1-…-2"]}),
+                // This journal's handles, in the shape journal_log lists them (a
+                // made-up "ue1-…-1" had a shape no handle has).
+                json!({"agent_id": "me", "txs": [
+                    self.journal.handle(1).to_string(),
+                    self.journal.handle(2).to_string(),
+                ]}),
             )
         };
         if given("tx") && given("txs") {
@@ -552,13 +550,15 @@ impl EditTools {
                     .u64("last")?
                     .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
             };
-            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)?
+            self.engine(self.journal.revert_agent(&agent, range, opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(false))?
         } else {
             for &tx in &txs {
                 check_agent(&self.show(tx, None, &agent)?, &agent, "revert")?;
             }
             let refs: Vec<crate::TxRef> = txs.iter().map(|&t| t.into()).collect();
-            self.engine(self.journal.revert(&refs, opts), &agent)?
+            self.engine(self.journal.revert(&refs, opts), &agent)
+                .map_err(|e| e.path_not_from_a_plan(false))?
         };
         Ok(self.preview_out(&p, None, start))
     }
@@ -641,10 +641,10 @@ impl EditTools {
         let mut next = None;
         self.engine(
             self.journal.dump(
-                DumpFilter {
-                    tx: tx.map(Into::into),
-                    since_seq,
-                    ..Default::default()
+                {
+                    let mut filter = DumpFilter::new().with_since_seq(since_seq);
+                    filter.tx = tx.map(Into::into);
+                    filter
                 },
                 |entry| {
                     if entries.len() == limit {
@@ -1088,7 +1088,11 @@ impl Args<'_> {
         ToolError::invalid_args(
             self.tool,
             format!("{key} must be {want}, not {}", self.map[key]),
-            json!({"agent_id": "me"}),
+            match self.tool {
+                // journal_log's filter is by_agent; agent_id there is its old name.
+                "journal_log" => json!({"by_agent": "me", "limit": 20}),
+                _ => json!({"agent_id": "me"}),
+            },
         )
     }
 
@@ -1130,6 +1134,23 @@ impl Args<'_> {
                 .as_u64()
                 .map(Some)
                 .ok_or_else(|| self.wrong_type(key, "a non-negative integer")),
+        }
+    }
+
+    /// `timeout_secs`: whole seconds from 1 to 86400, the range the CLI's `--timeout`
+    /// takes (which allows fractions too). 0 was taken as 1 s, silently, beside a
+    /// schema that says `"minimum": 1`; a refusal says what was wrong instead. Found by
+    /// the breaker.
+    #[cfg(feature = "sandbox")]
+    fn timeout(&self) -> Result<Option<Duration>, ToolError> {
+        match self.u64("timeout_secs")? {
+            None => Ok(None),
+            Some(secs) if (1..=86_400).contains(&secs) => Ok(Some(Duration::from_secs(secs))),
+            Some(secs) => Err(ToolError::invalid_args(
+                self.tool,
+                format!("timeout_secs must be from 1 to 86400 seconds, not {secs}"),
+                json!({"agent_id": "me", "command": "make test", "timeout_secs": 600}),
+            )),
         }
     }
 

@@ -11,9 +11,9 @@
 //! working directory again (to see it through the overlay), applies a prelude of file
 //! writes and deletions (a candidate the command must see, src/sandbox/check.rs), and
 //! execs `sh -c CMD`. It asks to be killed with its parent (`PR_SET_PDEATHSIG`), and
-//! where the kernel allows it unshares a PID namespace too and forks its first
-//! process to run the command ([`enter_pid_namespace`]): whatever the command leaves
-//! behind dies with it.
+//! where the kernel allows it unshares a PID namespace too, whose first process is a
+//! minimal init that runs the command as its child ([`enter_pid_namespace`]): whatever
+//! the command leaves behind dies with the init.
 
 use std::ffi::CString;
 use std::io::Read;
@@ -512,50 +512,93 @@ fn child_setup(
     Ok(())
 }
 
-/// After `unshare(CLONE_NEWPID)`: fork the namespace's first process, which returns
-/// to run the rest of the setup and exec the command. This process stays outside
-/// the namespace as its parent: it closes every descriptor but standard input, output
-/// and error (`std`'s error pipe among them, so that the spawn returns once the
-/// command is exec'd), waits for the command, and ends as it ended — its exit status,
-/// or the same signal. Killed with its parent (`PR_SET_PDEATHSIG`, set before), it
-/// takes the command with it (the command's own `PR_SET_PDEATHSIG`), and with the
-/// command the whole namespace. System calls only, as the rest of the setup.
+/// After `unshare(CLONE_NEWPID)`: fork the namespace's first process, its init, which
+/// forks again the process that returns to run the rest of the setup and exec the
+/// command. The command is not the namespace's first process because the kernel
+/// delivers a signal to that one from inside its namespace only if it has a handler:
+/// `sh -c 'kill -TERM $$'` as PID 1 would survive its own signal and run on.
+///
+/// This process stays outside the namespace as the init's parent: it closes every
+/// descriptor but standard input, output and error and the read end of a status pipe
+/// (`std`'s error pipe among them, so that the spawn returns once the command is
+/// exec'd), waits for the init, and ends as the command ended — its exit status, or the
+/// same signal — which the init reports through the pipe as the raw wait status (4
+/// bytes). When the pipe says nothing (the init was killed), it ends as the init did.
+/// Killed with its parent (`PR_SET_PDEATHSIG`, set before), it takes the init with it,
+/// and with the init the whole namespace. System calls only, as the rest of the setup.
 fn enter_pid_namespace() -> StepResult {
+    let errno = || {
+        rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
+            .unwrap_or(rustix::io::Errno::AGAIN)
+    };
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: a system call filling a local array.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err((STEP_FORK, errno()));
+    }
+    let [read_end, write_end] = fds;
     // SAFETY: fork in a single-threaded child between fork and exec; both sides go on
     // with system calls only.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err((
-            STEP_FORK,
-            rustix::io::Errno::from_io_error(&std::io::Error::last_os_error())
-                .unwrap_or(rustix::io::Errno::AGAIN),
-        ));
+    let init = unsafe { libc::fork() };
+    if init < 0 {
+        return Err((STEP_FORK, errno()));
     }
-    if pid == 0 {
+    if init == 0 {
         // The namespace's first process; its parent is the process above.
         rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
             .map_err(|e| (7, e))?;
-        // (Its parent is outside the namespace, so `getppid` says 0 here: whether the
-        // parent died before the line above cannot be told from inside.)
-        return Ok(());
+        // SAFETY: closing this process's own descriptor.
+        unsafe { libc::close(read_end) };
+        // SAFETY: as above.
+        let command = unsafe { libc::fork() };
+        if command < 0 {
+            return Err((STEP_FORK, errno()));
+        }
+        if command == 0 {
+            // The command's process (PID 2), killed with the init.
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(|e| (7, e))?;
+            // SAFETY: closing this process's own descriptor.
+            unsafe { libc::close(write_end) };
+            return Ok(());
+        }
+        // SAFETY: the init's system calls on its own descriptors and children; it never
+        // returns to the caller.
+        unsafe { run_init(command, write_end) }
     }
     // SAFETY: system calls on this process's own descriptors, children and signals;
     // none of them returns to the caller.
     unsafe {
-        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
-            for fd in 3..4096 {
-                libc::close(fd);
-            }
-        }
+        libc::close(write_end);
+        close_all_but(read_end);
         let mut status: libc::c_int = 0;
         loop {
-            let r = libc::waitpid(pid, &mut status, 0);
-            if r == pid {
+            let r = libc::waitpid(init, &mut status, 0);
+            if r == init {
                 break;
             }
             if r < 0 && *libc::__errno_location() != libc::EINTR {
                 libc::_exit(127);
             }
+        }
+        let mut reported = [0u8; 4];
+        let mut got = 0usize;
+        while got < reported.len() {
+            let n = libc::read(
+                read_end,
+                reported[got..].as_mut_ptr().cast(),
+                reported.len() - got,
+            );
+            if n > 0 {
+                got += n as usize;
+            } else if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            } else {
+                break;
+            }
+        }
+        if got == reported.len() {
+            status = libc::c_int::from_ne_bytes(reported);
         }
         if libc::WIFEXITED(status) {
             libc::_exit(libc::WEXITSTATUS(status));
@@ -572,6 +615,57 @@ fn enter_pid_namespace() -> StepResult {
         libc::sigprocmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
         libc::kill(libc::getpid(), sig);
         libc::_exit(128 + sig)
+    }
+}
+
+/// The namespace's init: closes every descriptor but `report` (so that it holds none of
+/// the command's output pipes, nor `std`'s error pipe), reaps every process left to it
+/// until `command` ends, writes `command`'s raw wait status (4 bytes, native order) to
+/// `report`, and exits — which makes the kernel kill whatever is left in the namespace.
+///
+/// # Safety
+/// Only in the namespace's first process, between fork and exec (system calls only).
+unsafe fn run_init(command: libc::pid_t, report: libc::c_int) -> ! {
+    unsafe {
+        for fd in 0..3 {
+            libc::close(fd);
+        }
+        close_all_but(report);
+        let mut status: libc::c_int = 0;
+        loop {
+            let r = libc::waitpid(-1, &mut status, 0);
+            if r == command {
+                break;
+            }
+            if r < 0 && *libc::__errno_location() != libc::EINTR {
+                libc::_exit(127);
+            }
+        }
+        let bytes = status.to_ne_bytes();
+        let _ = libc::write(report, bytes.as_ptr().cast(), bytes.len());
+        libc::_exit(0)
+    }
+}
+
+/// Closes every descriptor from 3 up except `keep` (`close_range`, or one by one below
+/// 4096 where the kernel lacks it).
+///
+/// # Safety
+/// Between fork and exec only: it closes descriptors other code may think it owns.
+unsafe fn close_all_but(keep: libc::c_int) {
+    let keep = keep as u32;
+    let close = |from: u32, to: u32| unsafe {
+        if from <= to && libc::syscall(libc::SYS_close_range, from, to, 0u32) != 0 {
+            for fd in from..=to.min(4095) {
+                libc::close(fd as libc::c_int);
+            }
+        }
+    };
+    if keep >= 3 {
+        close(3, keep - 1);
+        close(keep + 1, u32::MAX);
+    } else {
+        close(3, u32::MAX);
     }
 }
 

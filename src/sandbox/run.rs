@@ -474,10 +474,7 @@ impl Journal {
         };
         self.revise_recorded(
             tx,
-            ReviseOptions {
-                base: Some(latest.revision),
-                rebase: false,
-            },
+            ReviseOptions::new().with_base(latest.revision),
             &plan,
             Some(recorded),
             Some(&extra),

@@ -69,10 +69,7 @@ fn a_batch_that_needs_attention_owns_its_files() {
     );
     // A rollback of an earlier commit of the file is refused too, forced or not.
     for force in [false, true] {
-        let opts = RollbackOptions {
-            force,
-            ..Default::default()
-        };
+        let opts = RollbackOptions::new().with_force(force);
         let e = ws.journal.rollback(t0, opts).unwrap_err();
         assert!(want(t0, Verb::RollBack)(&e), "{e:?}");
     }
@@ -109,7 +106,7 @@ fn a_batch_that_needs_attention_owns_its_files() {
     // the preview made meanwhile is stale now, not lost.
     let report = ws
         .journal
-        .recover_with(RecoverOptions { overwrite: true })
+        .recover_with(RecoverOptions::new().with_overwrite(true))
         .unwrap();
     assert_eq!(report.completed, [2]);
     assert_eq!(ws.read("f.txt"), b"A\n");
@@ -137,7 +134,7 @@ fn overwrite_never_writes_over_a_later_commit() {
     let read = |rel: &str| std::fs::read(root.join(rel)).unwrap();
     let j = Journal::open(root).unwrap();
     let e = j
-        .recover_with(RecoverOptions { overwrite: true })
+        .recover_with(RecoverOptions::new().with_overwrite(true))
         .unwrap_err();
     assert!(
         matches!(&e, Error::OverwriteUndoesCommit { tx: 1, batch: 1, paths, later }
@@ -223,7 +220,7 @@ fn log_and_dump_report_a_batch_that_needs_attention_as_data_with_exit_0() {
     assert_eq!(held[0]["event"]["kind"]["batch_state"]["batch"], 2);
     // Settled: nothing needs attention, the list is empty (and still there).
     ws.journal
-        .recover_with(RecoverOptions { overwrite: true })
+        .recover_with(RecoverOptions::new().with_overwrite(true))
         .unwrap();
     let out = run_ue(ws.root(), &["--json", "log"], None);
     assert_eq!(out.status.code(), Some(0));

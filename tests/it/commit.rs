@@ -225,19 +225,12 @@ fn commit_all_or_nothing_when_one_file_is_unwritable() {
         assert_eq!(ws.tree(), before, "{op:?} left the tree changed");
         let mut states = Vec::new();
         ws.journal
-            .dump(
-                DumpFilter {
-                    tx: Some(p.tx.into()),
-                    since_seq: 0,
-                    ..Default::default()
-                },
-                |e| {
-                    if let EventKind::BatchState { state, note, .. } = e.event.kind {
-                        states.push((state, note.is_some()));
-                    }
-                    Ok(true)
-                },
-            )
+            .dump(DumpFilter::new().with_tx(p.tx), |e| {
+                if let EventKind::BatchState { state, note, .. } = e.event.kind {
+                    states.push((state, note.is_some()));
+                }
+                Ok(true)
+            })
             .unwrap();
         let last = states.last().copied();
         assert_eq!(
@@ -332,19 +325,12 @@ fn another_handle_committing_waits_for_a_pending_completion_and_does_not_recover
     // a recovery in B.
     let mut recorded = Vec::new();
     ws.journal
-        .dump(
-            DumpFilter {
-                tx: Some(a_tx.into()),
-                since_seq: 0,
-                ..Default::default()
-            },
-            |e| {
-                if let Some(ultra_edit::DumpDetail::Receipt(r)) = e.detail {
-                    recorded.push(r);
-                }
-                Ok(true)
-            },
-        )
+        .dump(DumpFilter::new().with_tx(a_tx), |e| {
+            if let Some(ultra_edit::DumpDetail::Receipt(r)) = e.detail {
+                recorded.push(r);
+            }
+            Ok(true)
+        })
         .unwrap();
     assert_eq!(recorded, vec![receipt]);
 }

@@ -593,3 +593,95 @@ fn tools_with_a_preview(
     let id = p["preview_id"].clone();
     (tools, id)
 }
+
+/// Issue 32, item 4: the option and filter structs are `#[non_exhaustive]`, so a host
+/// (this test is outside the crate, like one) builds them from `new()` with the
+/// `with_*` methods; each method sets its field and only it.
+#[test]
+fn option_structs_are_built_with_new_and_with_methods_outside_the_crate() {
+    use ultra_edit::{
+        CommitOptions, DumpFilter, PreviewOptions, RecoverOptions, ResolveOptions, ReviseOptions,
+        RollbackOptions,
+    };
+    let c = CommitOptions::new();
+    assert_eq!(
+        (c.revision, c.allow_owner_change, c.max_preview_age),
+        (None, false, None)
+    );
+    let c = CommitOptions::new()
+        .with_revision(2)
+        .with_allow_owner_change(true)
+        .with_max_preview_age(Duration::from_millis(1500));
+    assert_eq!(
+        (c.revision, c.allow_owner_change, c.max_preview_age),
+        (Some(2), true, Some(Duration::from_millis(1500)))
+    );
+    assert_eq!(ultra_edit::RevertOptions::new().agent, None);
+    assert_eq!(
+        ultra_edit::RevertOptions::new()
+            .with_agent("alice")
+            .agent
+            .as_deref(),
+        Some("alice")
+    );
+    let g = ultra_edit::AgentRange::all();
+    assert_eq!((g.since_ms, g.last), (None, None));
+    let g = ultra_edit::AgentRange::all()
+        .with_since_ms(Some(1_700_000_000_000))
+        .with_last(Some(2));
+    assert_eq!((g.since_ms, g.last), (Some(1_700_000_000_000), Some(2)));
+    let r = RollbackOptions::new();
+    assert_eq!((r.force, r.allow_owner_change), (false, false));
+    let r = RollbackOptions::new().with_force(true);
+    assert_eq!((r.force, r.allow_owner_change), (true, false));
+    let r = RollbackOptions::new().with_allow_owner_change(true);
+    assert_eq!((r.force, r.allow_owner_change), (false, true));
+    assert!(!RecoverOptions::new().overwrite);
+    assert!(RecoverOptions::new().with_overwrite(true).overwrite);
+    assert!(!PreviewOptions::new().refuse_nothing_to_change);
+    assert!(
+        PreviewOptions::new()
+            .with_refuse_nothing_to_change(true)
+            .refuse_nothing_to_change
+    );
+    let v = ReviseOptions::new();
+    assert_eq!((v.base, v.rebase), (None, false));
+    let v = ReviseOptions::new().with_base(3).with_rebase(true);
+    assert_eq!((v.base, v.rebase), (Some(3), true));
+    assert!(!ResolveOptions::new().force);
+    assert!(ResolveOptions::new().with_force(true).force);
+    let d = DumpFilter::new();
+    assert_eq!(
+        (d.tx, d.since_seq, d.since_ms, d.kinds.len()),
+        (None, 0, None, 0)
+    );
+    let d = DumpFilter::new()
+        .with_tx(7u64)
+        .with_since_seq(4)
+        .with_since_ms(1_700_000_000_000)
+        .with_kinds(["tx_created", "receipt_issued"]);
+    assert_eq!(d.tx, Some(ultra_edit::TxRef::from(7u64)));
+    assert_eq!(
+        (d.since_seq, d.since_ms, d.kinds),
+        (
+            4,
+            Some(1_700_000_000_000),
+            vec!["tx_created".to_string(), "receipt_issued".to_string()]
+        )
+    );
+}
+
+/// As above, for the MCP server's options (feature `mcp`).
+#[cfg(feature = "mcp")]
+#[test]
+fn serve_options_are_built_with_new_and_with_methods() {
+    let s = ultra_edit::mcp::ServeOptions::new();
+    assert_eq!((s.preview_ttl, s.allow_commands), (None, false));
+    let s = ultra_edit::mcp::ServeOptions::new()
+        .with_preview_ttl(Duration::from_secs(300))
+        .with_allow_commands(true);
+    assert_eq!(
+        (s.preview_ttl, s.allow_commands),
+        (Some(Duration::from_secs(300)), true)
+    );
+}

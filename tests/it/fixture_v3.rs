@@ -85,10 +85,7 @@ fn verify_requires_the_foreign_bytes_that_gc_keeps() {
     {
         let mut j = Journal::open(dir.path()).unwrap();
         let mut batch = None;
-        let filter = DumpFilter {
-            tx: Some(5.into()),
-            ..Default::default()
-        };
+        let filter = DumpFilter::new().with_tx(5u64);
         j.dump(filter, |e| {
             if let Some(DumpDetail::Batch(b)) = e.detail {
                 batch = Some(b);

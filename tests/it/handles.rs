@@ -79,13 +79,10 @@ fn another_journals_handle_is_refused_and_changes_nothing() {
             .map(|_| ()),
         a.journal.rebase(pb.handle).map(|_| ()),
         a.journal.tx(pb.handle).map(|_| ()),
-        a.journal.dump(
-            ultra_edit::DumpFilter {
-                tx: Some(pb.handle.into()),
-                ..Default::default()
-            },
-            |_| Ok(true),
-        ),
+        a.journal
+            .dump(ultra_edit::DumpFilter::new().with_tx(pb.handle), |_| {
+                Ok(true)
+            }),
     ] {
         match result {
             Err(Error::ForeignHandle {

@@ -494,13 +494,8 @@ fn a_rollback_that_would_change_no_file_is_refused_even_forced() {
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
     let undo = |tx, force| {
-        ws.journal.rollback(
-            tx,
-            RollbackOptions {
-                force,
-                ..Default::default()
-            },
-        )
+        ws.journal
+            .rollback(tx, RollbackOptions::new().with_force(force))
     };
     assert_eq!(undo(1, false).unwrap().tx, 2); // X
     assert_eq!(undo(2, false).unwrap().tx, 3); // redo: Y
@@ -548,13 +543,8 @@ fn a_second_rollback_of_a_redone_commit_is_refused_even_forced() {
     ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
     let undo = |tx, force| {
-        ws.journal.rollback(
-            tx,
-            RollbackOptions {
-                force,
-                ..Default::default()
-            },
-        )
+        ws.journal
+            .rollback(tx, RollbackOptions::new().with_force(force))
     };
     assert_eq!(undo(1, false).unwrap().tx, 2); // X: tx 2 undoes tx 1
     assert_eq!(undo(2, false).unwrap().tx, 3); // Y: redo

@@ -309,23 +309,14 @@ fn dump_filters_by_tx_kind_and_since() {
         all.iter().map(|(s, _)| *s).collect::<Vec<_>>(),
         (1..=all.len() as u64).collect::<Vec<_>>()
     );
-    let of_b = kinds(DumpFilter {
-        tx: Some(b.into()),
-        ..Default::default()
-    });
+    let of_b = kinds(DumpFilter::new().with_tx(b));
     assert_eq!(
         of_b.iter().map(|(_, k)| *k).collect::<Vec<_>>(),
         ["tx_created", "revision_recorded"]
     );
-    let receipts = kinds(DumpFilter {
-        kinds: vec!["receipt_issued".into()],
-        ..Default::default()
-    });
+    let receipts = kinds(DumpFilter::new().with_kinds(["receipt_issued"]));
     assert_eq!(receipts.len(), 1);
-    let since = kinds(DumpFilter {
-        since_seq: all[all.len() - 2].0,
-        ..Default::default()
-    });
+    let since = kinds(DumpFilter::new().with_since_seq(all[all.len() - 2].0));
     assert_eq!(since.len(), 2);
     // The CLI's --since takes a seq or a time.
     let out = cli(

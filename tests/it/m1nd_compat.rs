@@ -510,10 +510,7 @@ fn m1nd_a_preview_older_than_the_max_age_is_refused() {
     let j = &w.m1nd.journals[0];
     assert_eq!(j.preview_age(1).unwrap(), 300_001);
     // A per-call max age overrides the journal's.
-    let opts = CommitOptions {
-        max_preview_age: Some(Duration::from_secs(3600)),
-        ..Default::default()
-    };
+    let opts = CommitOptions::new().with_max_preview_age(Duration::from_secs(3600));
     j.commit(1, opts).unwrap();
     assert_eq!(w.read(0, "hello.py").as_deref(), Some(NEW));
 }

@@ -473,3 +473,44 @@ fn registry_apply_batch_lands_in_one_root_and_a_batch_across_roots_is_refused_wh
     assert_eq!(w.read(1, "b.txt"), None);
     assert_eq!(w.host.registry.opened(), [w.root(0)]);
 }
+
+/// `Registry::open_or_create_for`: the journal of the deepest root holding a file, as
+/// a host routes an agent's file path; a file in no root is a typed refusal that opens
+/// nothing.
+#[test]
+fn registry_routes_a_file_to_the_deepest_root_that_holds_it() {
+    let outer = tempfile::tempdir().unwrap();
+    let outer_root = outer.path().canonicalize().unwrap();
+    let inner_root = outer_root.join("inner");
+    fs::create_dir(&inner_root).unwrap();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let runtime = tempfile::tempdir().unwrap();
+    let registry = Registry::open(runtime.path().join("ultra-edit")).unwrap();
+    let roots = [outer_root.clone(), inner_root.clone()];
+
+    let j = registry
+        .open_or_create_for(inner_root.join("src/lib.rs"), &roots)
+        .unwrap();
+    assert_eq!(j.root(), inner_root.as_path());
+    let j = registry
+        .open_or_create_for(outer_root.join("a.txt"), roots.iter().rev())
+        .unwrap();
+    assert_eq!(j.root(), outer_root.as_path());
+
+    let stray = elsewhere.path().join("x.txt");
+    match registry.open_or_create_for(&stray, &roots) {
+        Err(Error::Registry { path, reason }) => {
+            assert_eq!(path, stray);
+            assert_eq!(
+                reason,
+                "it is in none of the roots given; name a file inside one of them, or add its root"
+            );
+        }
+        Err(other) => panic!("expected Error::Registry, got {other:?}"),
+        Ok(j) => panic!(
+            "expected Error::Registry, got the journal of {}",
+            j.root().display()
+        ),
+    }
+    assert_eq!(registry.opened(), vec![outer_root, inner_root]);
+}

@@ -199,7 +199,8 @@ fn help_plan_lists_every_refused_area_and_the_temp_names() {
              `.ue-*.tmp` (ultra-edit's temp files), and names with a NUL\n  or another \
              control character (newline, carriage return, escape, C1 controls, Unicode\n  \
              line separators, bidirectional overrides and invisible characters such as a\n  \
-             zero-width space: a diff could not show them safely). One bad path refuses the whole plan (`path_refused`, exit 1); the\n  \
+             zero-width space: a diff could not show them safely; a tab is accepted, since it cannot\n  \
+             start or hide a line and real trees have such names). One bad path refuses the whole plan (`path_refused`, exit 1); the\n  \
              CLI's `hint:` says what to write or do instead (for a symlink, how to find the path\n  \
              of its target).\n"
         ),

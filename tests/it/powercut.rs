@@ -527,19 +527,12 @@ fn power_cut_at_every_sync_of_a_rollback() {
 fn receipts_of(m: &Machine, tx: u64) -> Vec<Receipt> {
     let mut out = Vec::new();
     m.journal
-        .dump(
-            DumpFilter {
-                tx: Some(tx.into()),
-                since_seq: 0,
-                ..Default::default()
-            },
-            |e| {
-                if let Some(DumpDetail::Receipt(r)) = e.detail {
-                    out.push(r);
-                }
-                Ok(true)
-            },
-        )
+        .dump(DumpFilter::new().with_tx(tx), |e| {
+            if let Some(DumpDetail::Receipt(r)) = e.detail {
+                out.push(r);
+            }
+            Ok(true)
+        })
         .unwrap();
     out
 }

@@ -271,9 +271,7 @@ fn preview_with_refuses_a_plan_that_changes_nothing() {
         n
     };
     let before = events(&ws);
-    let opts = ultra_edit::PreviewOptions {
-        refuse_nothing_to_change: true,
-    };
+    let opts = ultra_edit::PreviewOptions::new().with_refuse_nothing_to_change(true);
     let e = ws.journal.preview_with(&plan, opts).unwrap_err();
     match &e {
         ultra_edit::Error::NothingToChange { paths } => assert_eq!(paths, &["src/b.rs"]),

@@ -89,10 +89,7 @@ fn revise_against_old_base_is_refused() {
         .journal
         .revise(
             p0.tx,
-            ReviseOptions {
-                base: Some(0),
-                rebase: false,
-            },
+            ReviseOptions::new().with_base(0).with_rebase(false),
             &old,
         )
         .unwrap_err();
@@ -118,10 +115,7 @@ fn revise_against_old_base_is_refused() {
         .journal
         .revise(
             p0.tx,
-            ReviseOptions {
-                base: Some(0),
-                rebase: true,
-            },
+            ReviseOptions::new().with_base(0).with_rebase(true),
             &old,
         )
         .unwrap();
@@ -426,10 +420,7 @@ fn revise_rebase_conflicts_are_labelled_plan_base_latest() {
         .journal
         .revise(
             p.tx,
-            ReviseOptions {
-                base: Some(0),
-                rebase: true,
-            },
+            ReviseOptions::new().with_base(0).with_rebase(true),
             &line2("deux"),
         )
         .unwrap();

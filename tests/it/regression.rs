@@ -120,7 +120,7 @@ fn regression_needs_attention_settles_once_the_file_is_back_or_overwritten() {
         assert_eq!(events(&ws.journal), n);
         let r = if overwrite {
             ws.journal
-                .recover_with(RecoverOptions { overwrite: true })
+                .recover_with(RecoverOptions::new().with_overwrite(true))
                 .unwrap()
         } else {
             ws.write("src/lib.rs", &pre_lib);
@@ -171,7 +171,7 @@ fn regression_a_crash_before_the_commit_point_never_touches_a_file_someone_edite
     ws.write("src/lib.rs", b"the human's edit\n");
     let r = ws
         .journal
-        .recover_with(RecoverOptions { overwrite: true })
+        .recover_with(RecoverOptions::new().with_overwrite(true))
         .unwrap();
     assert_eq!((r.reverted.len(), r.needs_attention.len()), (1, 0), "{r:?}");
     assert!(r.actions[0].rewritten.is_empty() && r.actions[0].overwritten.is_empty());
@@ -306,4 +306,248 @@ fn regression_a_directory_swapped_for_a_symlink_right_before_the_rename_cannot_e
         "the installed file is reverted"
     );
     assert_eq!(ws.read("z.orig/victim.txt"), b"same\n");
+}
+
+/// `ultra-edit show 999 2>&1 | true`: standard error is a pipe nobody reads. Writing
+/// the error there panicked (std's `eprintln!`), the panic's report panicked again,
+/// and the process exited 101, whatever the error was. Found by the breaker.
+#[test]
+fn regression_an_error_into_a_closed_stderr_keeps_its_exit_code() {
+    let ws = workspace();
+    let cases: [(&[&str], i32); 3] = [
+        (&["show", "999"], 1),
+        (&["rollback", "1", "--lock-timeout", "-5"], 2),
+        (&["--json", "show", "999"], 1),
+    ];
+    for (args, code) in cases {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = ue_command(ws.root(), args).stderr(writer).output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}");
+        if args[0] == "--json" {
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v["error"]["kind"], "unknown_tx", "{v}");
+        }
+    }
+}
+
+/// `ultra-edit help plan | head -1`: the reader stops early. `print!` panicked
+/// ("internal failure (failed printing to stdout: Broken pipe)", exit 1); the page is
+/// now written as every other output is, and the command exits 0. Found by the breaker.
+#[test]
+fn regression_help_plan_into_a_closed_pipe_exits_0_without_an_internal_failure() {
+    let ws = workspace();
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = ue_command(ws.root(), &["help", "plan"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+}
+
+/// `ultra-edit log --agent nobody` in a journal with transactions said "no
+/// transactions yet; `ultra-edit preview --plan FILE` starts one". It names the
+/// filter now. Found by the breaker.
+#[test]
+fn regression_log_of_an_agent_without_transactions_names_the_agent() {
+    let ws = workspace();
+    ws.preview(r#"{"agent":"bob","edits":[{"op":"append","path":"src/b.rs","text":"//\n"}]}"#);
+    let out = cli(ws.root(), &["log", "--agent", "nobody"], None);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "no transactions of agent \"nobody\"; `ultra-edit log` lists every agent's\n"
+    );
+    let out = cli(ws.root(), &["log", "--agent", "bob"], None);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.starts_with("tx 1 "), "{text}");
+    assert_eq!(text.lines().count(), 1, "{text}");
+}
+
+/// MCP refusals' examples must be calls that work: `edit_revert`'s named handles of a
+/// made-up shape (`"ue1-…-1"`) instead of this journal's, and a wrong `limit` of
+/// `journal_log` suggested `agent_id`, its filter's deprecated name. Found by the
+/// breaker.
+#[test]
+fn regression_mcp_examples_name_this_journals_handles_and_journal_logs_filter() {
+    use serde_json::json;
+    let ws = workspace();
+    let t = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let id = t
+        .call(
+            "edit_preview",
+            json!({"agent_id": "me", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap()["preview_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let journal = id.strip_suffix("-1").unwrap();
+    let e = t
+        .call("edit_revert", json!({"agent_id": "me", "txs": []}))
+        .unwrap_err();
+    assert_eq!(e.kind, "invalid_arguments");
+    assert_eq!(
+        e.to_json()["example"],
+        json!({"tool": "edit_revert", "arguments": {"agent_id": "me", "txs": [
+            format!("{journal}-1"), format!("{journal}-2")
+        ]}})
+    );
+    let e = t.call("journal_log", json!({"limit": -1})).unwrap_err();
+    assert_eq!(
+        e.message,
+        "journal_log: limit must be a non-negative integer, not -1"
+    );
+    assert_eq!(
+        e.to_json()["example"],
+        json!({"tool": "journal_log", "arguments": {"by_agent": "me", "limit": 20}})
+    );
+}
+
+/// Found by the breaker: a journal refuses a state directory inside its own root, but
+/// nothing stopped another root's state directory from lying inside this root. A
+/// registry whose host directory is inside root `a` keeps root `b`'s journal at
+/// `a/host/roots/<hex>/` (so does `ultra-edit --root b --state-dir a/st init`), and a
+/// plan of `a` could then overwrite `b`'s `journal.redb`: `b`'s history and rollback
+/// material were gone (its next command failed with "Not a redb database"). A directory
+/// holding both `journal.redb` and `commit.lock` is now refused at any depth, and `b`'s
+/// files keep their bytes.
+#[test]
+fn regression_a_plan_cannot_overwrite_another_roots_journal_inside_its_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let registry = ultra_edit::Registry::open(a.join("host")).unwrap();
+    let ja = registry.open_or_create(&a).unwrap();
+    let jb = registry.open_or_create(&b).unwrap();
+    let state_of_b = jb
+        .state_dir()
+        .strip_prefix(&a)
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_string();
+    let before = std::fs::read(jb.state_dir().join("journal.redb")).unwrap();
+    for name in ["journal.redb", "commit.lock", "new.txt"] {
+        let rel = format!("{state_of_b}/{name}");
+        let err = ja
+            .preview(&plan(&format!(
+                r#"{{"edits":[{{"op":"write_file","path":"{rel}","content":"x"}}]}}"#
+            )))
+            .unwrap_err();
+        assert_eq!(err.kind(), "path_refused", "{err}");
+        match err {
+            Error::Path(PathError::StateDirectory { path, dir }) => {
+                assert_eq!(
+                    (path.as_str(), dir.as_str()),
+                    (rel.as_str(), state_of_b.as_str())
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    assert!(ja.log(None).unwrap().is_empty());
+    assert_eq!(
+        std::fs::read(jb.state_dir().join("journal.redb")).unwrap(),
+        before
+    );
+    assert!(!jb.state_dir().join("new.txt").exists());
+    // A directory with only one of the two names is an ordinary directory.
+    std::fs::create_dir_all(a.join("data")).unwrap();
+    std::fs::write(a.join("data/journal.redb"), b"mine").unwrap();
+    ja.preview(&plan(
+        r#"{"edits":[{"op":"write_file","path":"data/journal.redb","content":"x"}]}"#,
+    ))
+    .unwrap();
+}
+
+/// The same through the CLI, with `--state-dir` placing `b`'s journal inside `a`.
+#[test]
+fn regression_the_cli_refuses_a_plan_into_another_roots_state_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (a, b) = (base.join("a"), base.join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let ue = env!("CARGO_BIN_EXE_ultra-edit");
+    let run = |args: &[&str]| std::process::Command::new(ue).args(args).output().unwrap();
+    let (a_s, b_s, st) = (
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        a.join("st").to_str().unwrap().to_string(),
+    );
+    assert!(run(&["--root", a_s, "init"]).status.success());
+    assert!(run(&["--root", b_s, "--state-dir", &st, "init"])
+        .status
+        .success());
+    let plan_path = base.join("plan.json");
+    std::fs::write(
+        &plan_path,
+        r#"{"edits":[{"op":"write_file","path":"st/journal.redb","content":"x"}]}"#,
+    )
+    .unwrap();
+    let out = run(&[
+        "--root",
+        a_s,
+        "--json",
+        "preview",
+        "--plan",
+        plan_path.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["error"]["kind"], "path_refused", "{v}");
+    assert_eq!(
+        v["error"]["message"],
+        "path \"st/journal.redb\" is inside \"st\", the state directory of an ultra-edit journal, which ultra-edit never edits"
+    );
+    assert!(run(&["--root", b_s, "--state-dir", &st, "log"])
+        .status
+        .success());
+}
+
+/// MCP `timeout_secs` of 0 was taken as 1 s, silently, beside a schema saying
+/// `"minimum": 1` and a CLI that refuses `--timeout 0`. Out of 1..=86400 it is now
+/// refused before anything runs, for `edit_run` and for a `check`. Found by the breaker.
+#[test]
+fn regression_mcp_a_timeout_out_of_range_is_refused_and_runs_nothing() {
+    use serde_json::json;
+    let ws = workspace();
+    let t = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()))
+        .with_commands(true);
+    for secs in [0u64, 86_401] {
+        let e = t
+            .call(
+                "edit_run",
+                json!({"agent_id": "a", "command": "echo x > x.txt", "timeout_secs": secs}),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, "invalid_arguments");
+        assert_eq!(
+            e.message,
+            format!("edit_run: timeout_secs must be from 1 to 86400 seconds, not {secs}")
+        );
+        let e = t
+            .call(
+                "edit_preview",
+                json!({"agent_id": "a", "file_path": "n.txt", "new_content": "n\n",
+                       "check": "echo y > y.txt", "timeout_secs": secs}),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e.message,
+            format!("edit_preview: timeout_secs must be from 1 to 86400 seconds, not {secs}")
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert!(!ws.path("x.txt").exists() && !ws.path("n.txt").exists());
 }

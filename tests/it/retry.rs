@@ -54,13 +54,7 @@ fn a_retried_commit_answers_already_with_the_first_receipt() {
     // By its revision number too, and through `commit` (the receipt alone).
     let by_number = ws
         .journal
-        .commit_report(
-            p.tx,
-            CommitOptions {
-                revision: Some(0),
-                ..Default::default()
-            },
-        )
+        .commit_report(p.tx, CommitOptions::new().with_revision(0))
         .unwrap();
     assert!(by_number.already);
     assert_eq!(
@@ -86,10 +80,7 @@ fn a_commit_of_another_revision_than_the_committed_one_names_the_one_that_landed
             &plan(r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    3","new":"    4"}]}"#),
         )
         .unwrap();
-    let r0 = CommitOptions {
-        revision: Some(0),
-        ..Default::default()
-    };
+    let r0 = CommitOptions::new().with_revision(0);
     assert!(!ws.journal.commit_report(p.tx, r0).unwrap().already);
     let err = ws
         .journal

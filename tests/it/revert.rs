@@ -209,7 +209,7 @@ fn every_file_case_gives_the_exact_candidate_and_commits_it() {
         let tx = (case.setup)(&ws);
         let p = ws
             .journal
-            .revert(&[tx.into()], RevertOptions::default())
+            .revert(&[tx.into()], RevertOptions::new())
             .unwrap();
         assert_eq!(p.state, TxState::Open, "{}", case.name);
         assert_eq!(
@@ -372,7 +372,7 @@ fn revert_equals_rollback_when_nothing_later_touched_the_files() {
     );
     let p = ws
         .journal
-        .revert(&[tx.into()], RevertOptions::default())
+        .revert(&[tx.into()], RevertOptions::new())
         .unwrap();
     assert!(p.ready_to_commit);
     let paths = [
@@ -413,7 +413,7 @@ fn a_committed_revert_removes_the_directories_its_tx_created_when_empty() {
     ws.write("kept/mine.txt", b"mine\n");
     let p = ws
         .journal
-        .revert(&[tx.into()], RevertOptions::default())
+        .revert(&[tx.into()], RevertOptions::new())
         .unwrap();
     let r = ws.journal.commit(p.tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
@@ -450,13 +450,13 @@ fn several_txs_newest_first_into_one_candidate_and_rolled_back() {
     ws.write("t.txt", b"a\nB2\nc\nd\ne\nf\ng\nH by hand\n");
     let alone = ws
         .journal
-        .revert(&[t1.into()], RevertOptions::default())
+        .revert(&[t1.into()], RevertOptions::new())
         .unwrap();
     assert_eq!(alone.conflicts.len(), 1);
     ws.journal.abort(alone.tx).unwrap();
     let p = ws
         .journal
-        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .revert(&[t1.into(), t2.into()], RevertOptions::new())
         .unwrap();
     assert_eq!(
         p.description.as_deref(),
@@ -490,7 +490,7 @@ fn a_conflicted_revert_is_resolved_by_a_revision_then_committed() {
     let tx = (CASES[1].setup)(&ws);
     let p = ws
         .journal
-        .revert(&[tx.into()], RevertOptions::default())
+        .revert(&[tx.into()], RevertOptions::new())
         .unwrap();
     assert_eq!(p.conflict_list.len(), 1);
     let sides = p.conflict_list[0].sides.as_ref().unwrap();
@@ -566,7 +566,7 @@ fn conflicts_equal_git_merge_file_diff3() {
         ws.journal.commit(tx, Default::default()).unwrap();
         ws.journal.flush().unwrap();
         ws.write("f.txt", disk_bytes);
-        let r = ws.journal.revert(&[tx.into()], RevertOptions::default());
+        let r = ws.journal.revert(&[tx.into()], RevertOptions::new());
         let ours = ws.root().join("ours");
         let base = ws.root().join("base");
         let theirs = ws.root().join("theirs");
@@ -619,10 +619,7 @@ fn refusals_are_typed_and_record_nothing() {
     let ws = workspace();
     let open = ws.preview(r#"{"edits":[{"op":"append","path":"run.sh","text":"x\n"}]}"#);
     let before = ws.journal.log(None).unwrap().len();
-    match ws
-        .journal
-        .revert(&[open.tx.into()], RevertOptions::default())
-    {
+    match ws.journal.revert(&[open.tx.into()], RevertOptions::new()) {
         Err(Error::WrongState {
             tx,
             verb: Verb::Revert,
@@ -632,7 +629,7 @@ fn refusals_are_typed_and_record_nothing() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        ws.journal.revert(&[99.into()], RevertOptions::default()),
+        ws.journal.revert(&[99.into()], RevertOptions::new()),
         Err(Error::UnknownTx { tx: 99 })
     ));
     // Already undone by hand: nothing to revert.
@@ -641,7 +638,7 @@ fn refusals_are_typed_and_record_nothing() {
     ws.write("run.sh", b"#!/bin/sh\necho hi\n");
     let e = ws
         .journal
-        .revert(&[open.tx.into()], RevertOptions::default())
+        .revert(&[open.tx.into()], RevertOptions::new())
         .unwrap_err();
     assert_eq!(e.kind(), "nothing_to_revert");
     assert_eq!(
@@ -812,11 +809,8 @@ fn two_agents_each_undo_their_own_interleaved_work() {
     let last = j
         .revert_agent(
             "alice",
-            AgentRange {
-                last: Some(1),
-                ..Default::default()
-            },
-            RevertOptions::default(),
+            AgentRange::all().with_last(Some(1)),
+            RevertOptions::new(),
         )
         .unwrap();
     assert_eq!(
@@ -828,11 +822,8 @@ fn two_agents_each_undo_their_own_interleaved_work() {
     let e = j
         .revert_agent(
             "alice",
-            AgentRange {
-                since_ms: Some(u64::MAX),
-                ..Default::default()
-            },
-            RevertOptions::default(),
+            AgentRange::all().with_since_ms(Some(u64::MAX)),
+            RevertOptions::new(),
         )
         .unwrap_err();
     assert_eq!(e.kind(), "nothing_to_revert");
@@ -851,13 +842,13 @@ fn two_agents_each_undo_their_own_interleaved_work() {
     assert!(!ws.path("alice.txt").exists());
     // Her revert is not counted as her work: reverting her again finds nothing.
     let e = j
-        .revert_agent("alice", AgentRange::default(), RevertOptions::default())
+        .revert_agent("alice", AgentRange::default(), RevertOptions::new())
         .unwrap_err();
     assert_eq!(e.kind(), "nothing_to_revert");
 
     // Bob undoes his through the library; the file is back to the original.
     let p = j
-        .revert_agent("bob", AgentRange::default(), RevertOptions::default())
+        .revert_agent("bob", AgentRange::default(), RevertOptions::new())
         .unwrap();
     assert_eq!(
         p.description.as_deref(),
@@ -935,13 +926,7 @@ fn a_forced_rollback_says_where_the_overwritten_bytes_went() {
     ws.write("run.sh", b"mine\n");
     let receipt = ws
         .journal
-        .rollback(
-            tx,
-            RollbackOptions {
-                force: true,
-                ..Default::default()
-            },
-        )
+        .rollback(tx, RollbackOptions::new().with_force(true))
         .unwrap();
     ws.journal.flush().unwrap();
     let o = ws.journal.overwritten(&receipt).unwrap();
@@ -1174,7 +1159,7 @@ fn an_agents_successive_commits_to_the_same_lines_revert_as_one_merge() {
     );
     // Clean: a's lines come back, b's stay.
     let p = j
-        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .revert_agent("a", AgentRange::default(), RevertOptions::new())
         .unwrap();
     assert_eq!(p.conflicts, []);
     assert_eq!(
@@ -1186,7 +1171,7 @@ fn an_agents_successive_commits_to_the_same_lines_revert_as_one_merge() {
     // Reverted already: nothing to revert, nothing recorded.
     let before = j.log(None).unwrap().len();
     let e = j
-        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .revert_agent("a", AgentRange::default(), RevertOptions::new())
         .unwrap_err();
     assert_eq!(e.kind(), "nothing_to_revert");
     assert_eq!(j.log(None).unwrap().len(), before);
@@ -1197,7 +1182,7 @@ fn an_agents_successive_commits_to_the_same_lines_revert_as_one_merge() {
     // A person changed a's line since: one conflict, git's markers, not nested.
     ws.write("f.txt", b"1\nP2\n3\n4\nB5\n6\n7\nA8\n9\n");
     let p = j
-        .revert_agent("a", AgentRange::default(), RevertOptions::default())
+        .revert_agent("a", AgentRange::default(), RevertOptions::new())
         .unwrap();
     assert_eq!(
         candidate(&ws, &p, "f.txt"),
@@ -1241,7 +1226,7 @@ fn back_to_back_txs_of_one_file_conflict_once_against_the_oldest_pre_image() {
     );
     ws.write("f.txt", b"a\nP\nc\n");
     let p = j
-        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .revert(&[t1.into(), t2.into()], RevertOptions::new())
         .unwrap();
     assert_eq!(
         candidate(&ws, &p, "f.txt"),
@@ -1273,7 +1258,7 @@ fn a_file_deleted_then_recreated_by_someone_else_is_not_joined_across() {
     );
     let p = ws
         .journal
-        .revert(&[t1.into(), t2.into()], RevertOptions::default())
+        .revert(&[t1.into(), t2.into()], RevertOptions::new())
         .unwrap();
     assert_eq!(candidate(&ws, &p, "d.txt"), Some((Vec::new(), 0o644)));
     assert_eq!(p.conflicts.len(), 1);
@@ -1300,7 +1285,7 @@ fn files_the_revert_leaves_unchanged_are_not_in_its_revision() {
     std::fs::remove_file(ws.path("n.txt")).unwrap();
     let p = ws
         .journal
-        .revert(&[tx.into()], RevertOptions::default())
+        .revert(&[tx.into()], RevertOptions::new())
         .unwrap();
     let paths: Vec<&str> = p.files.iter().map(|f| f.path.as_str()).collect();
     assert_eq!(paths, ["f.txt"]);
@@ -1391,7 +1376,7 @@ mod property {
             for f in 0..FILES {
                 prop_assert_eq!(ws.read(&format!("s{f}.txt")), original(&now, f).into_bytes());
             }
-            let res = ws.journal.revert_agent("a", AgentRange::default(), RevertOptions::default());
+            let res = ws.journal.revert_agent("a", AgentRange::default(), RevertOptions::new());
             if a_txs == 0 {
                 prop_assert_eq!(res.unwrap_err().kind(), "nothing_to_revert");
                 return Ok(());

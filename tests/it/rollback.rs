@@ -170,13 +170,7 @@ fn a_rollback_refused_for_an_edit_outside_ultra_edit_does_not_send_the_user_roun
     // Nothing was written by the refusals; forced, the first commit's old content is back.
     assert_eq!(ws.read("f.py"), b"a = 10\nb = 2\nc = 30\n");
     ws.journal
-        .rollback(
-            first.tx,
-            RollbackOptions {
-                force: true,
-                ..Default::default()
-            },
-        )
+        .rollback(first.tx, RollbackOptions::new().with_force(true))
         .unwrap();
     assert_eq!(ws.read("f.py"), b"a = 1\nb = 2\nc = 3\n");
 }
@@ -279,13 +273,7 @@ fn rollback_of_a_changed_file_is_stale_unless_forced() {
     // kept in the journal.
     let r = ws
         .journal
-        .rollback(
-            p.tx,
-            RollbackOptions {
-                force: true,
-                ..Default::default()
-            },
-        )
+        .rollback(p.tx, RollbackOptions::new().with_force(true))
         .unwrap();
     assert_eq!(
         r.kind,

@@ -791,6 +791,30 @@ mod mcp {
         EditTools::new(Arc::new(ultra_edit::Journal::open(ws.root()).unwrap())).with_commands(allow)
     }
 
+    /// MCP's twin of `a_path_refused_in_a_command_run_says_to_change_the_command`: the
+    /// hint names the command, not a plan the agent never sent.
+    #[test]
+    fn a_path_refused_in_edit_run_says_to_change_the_command() {
+        let ws = workspace();
+        if !available(&ws) {
+            return;
+        }
+        let before = ws.tree();
+        let e = tools(&ws, true)
+            .call(
+                EDIT_RUN,
+                json!({"agent_id": "a", "command": "echo x > .ue-1.tmp"}),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind, "path_refused");
+        assert_eq!(
+            e.hint,
+            "the command wrote that path: change the command so that it does not (or make that change outside ultra-edit), and call edit_run again; nothing was changed"
+        );
+        assert_eq!(ws.tree(), before);
+        assert!(ws.journal.log(None).unwrap().is_empty());
+    }
+
     #[test]
     fn without_the_opt_in_edit_run_and_check_are_absent_and_refused_by_name() {
         let ws = workspace();
@@ -996,4 +1020,31 @@ fn a_directory_removed_and_made_again_deletes_what_it_held() {
     committed(&ws, p.tx);
     assert_eq!(ws.read("src/lib.rs"), b"pub fn n() {}\n");
     assert!(!ws.path("src/a.rs").exists() && !ws.path("src/b.rs").exists());
+}
+
+/// Found by the breaker: the command ran as PID 1 of its own PID namespace, and the
+/// kernel never delivers to a namespace's init a signal it has no handler for when it
+/// comes from inside the namespace. So `sh -c 'kill -TERM $$'` — a command ending
+/// itself, as `raise(SIGTERM)` or a watchdog inside it would — was not killed: the
+/// shell read on, exited 0, and what it wrote was recorded as a success. Run directly,
+/// the shell dies by SIGTERM (status 143); so it must here: `command_failed` with
+/// `signal: Some(15)`, nothing recorded (the namespace's first process is now a minimal
+/// init and the command its child).
+#[test]
+fn a_command_that_kills_itself_by_a_signal_fails_and_records_nothing() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let cmd = "echo x > self.txt; kill -TERM $$; echo survived > after.txt";
+    match ws
+        .journal
+        .preview_run(&RunOptions::new(cmd).with_cwd(ws.root().to_path_buf()))
+    {
+        Err(Error::Sandbox(SandboxError::CommandFailed { status, signal, .. })) => {
+            assert_eq!((status, signal), (None, Some(15)));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty());
 }

@@ -54,12 +54,11 @@ fn dump(
         Some(Since::Seq(seq)) => (seq, None),
         Some(Since::Ms(ms)) => (0, Some(ms)),
     };
-    let filter = DumpFilter {
-        tx,
-        since_seq,
-        since_ms,
-        kinds,
-    };
+    let mut filter = DumpFilter::new()
+        .with_since_seq(since_seq)
+        .with_kinds(kinds);
+    filter.tx = tx;
+    filter.since_ms = since_ms;
     // A running count on a terminal's stderr while the dump goes to a file or a
     // pipe (indicatif draws nothing when stderr is not a terminal).
     let progress = (!out.on_terminal()).then(|| {

@@ -220,10 +220,10 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             out,
             &mut j,
             tx,
-            CommitOptions {
-                revision,
-                allow_owner_change,
-                ..Default::default()
+            {
+                let mut opts = CommitOptions::new().with_allow_owner_change(allow_owner_change);
+                opts.revision = revision;
+                opts
             },
             lock_timeout,
         ),
@@ -257,10 +257,9 @@ fn run_command(out: &Out, cli: Cli, root: &Path, mut j: Journal) -> Result<i32> 
             out,
             &mut j,
             tx,
-            RollbackOptions {
-                force,
-                allow_owner_change,
-            },
+            RollbackOptions::new()
+                .with_force(force)
+                .with_allow_owner_change(allow_owner_change),
             lock_timeout,
         ),
         Command::Revert {
@@ -362,7 +361,7 @@ fn reads_only(command: &Command) -> bool {
 
 /// `recover`: run recovery now and report; exit 7 if a batch needs attention.
 fn recover(out: &Out, j: &Journal, overwrite: bool) -> Result<i32> {
-    let report = j.recover_with(RecoverOptions { overwrite })?;
+    let report = j.recover_with(RecoverOptions::new().with_overwrite(overwrite))?;
     out.recovery(&report)?;
     if !report.needs_attention.is_empty() {
         eprintln!(
@@ -376,13 +375,11 @@ fn recover(out: &Out, j: &Journal, overwrite: bool) -> Result<i32> {
 
 /// `serve`: the MCP server on standard input/output, until the client goes away.
 fn serve(j: Journal, preview_ttl: Option<u64>, allow_commands: bool) -> Result<i32> {
-    ultra_edit::mcp::serve(
-        j,
-        ultra_edit::mcp::ServeOptions {
-            preview_ttl: preview_ttl.map(Duration::from_secs),
-            allow_commands,
-        },
-    )
+    ultra_edit::mcp::serve(j, {
+        let mut opts = ultra_edit::mcp::ServeOptions::new().with_allow_commands(allow_commands);
+        opts.preview_ttl = preview_ttl.map(Duration::from_secs);
+        opts
+    })
     .map(|()| 0)
 }
 

@@ -54,7 +54,7 @@ pub(super) fn resolve(
     let recorded = run_editor(&copies, out.is_json())
         .and_then(|()| read_copies(&offered, &copies))
         .and_then(|edited| {
-            let opts = ResolveOptions { force };
+            let opts = ResolveOptions::new().with_force(force);
             match check {
                 Some(check) => j.resolve_checked(tx, offered.revision, &edited, opts, check),
                 None => j.resolve(tx, offered.revision, &edited, opts),

@@ -86,9 +86,7 @@ pub(super) fn preview(
     match check_of(out, j, &a)? {
         Some(check) => {
             let plan = tx::read_plan_pub(j, plan, allow)?;
-            let opts = PreviewOptions {
-                refuse_nothing_to_change: true,
-            };
+            let opts = PreviewOptions::new().with_refuse_nothing_to_change(true);
             tx::previewed_pub(out, &j.preview_checked(&plan, opts, &check)?)
         }
         None => tx::preview(out, j, plan, allow),
@@ -115,7 +113,11 @@ pub(super) fn revise(
     match check_of(out, j, &a)? {
         Some(check) => {
             let plan = tx::read_plan_pub(j, plan, allow)?;
-            let p = j.revise_checked(txr, ReviseOptions { base, rebase }, &plan, &check)?;
+            let p = {
+                let mut opts = ReviseOptions::new().with_rebase(rebase);
+                opts.base = base;
+                j.revise_checked(txr, opts, &plan, &check)?
+            };
             tx::revised(out, j, &p)
         }
         None => tx::revise(out, j, txr, base, rebase, plan, allow),

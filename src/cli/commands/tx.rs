@@ -15,9 +15,7 @@ use crate::cli::render::Out;
 /// `preview`: a plan that changes nothing is refused and records nothing
 /// ([`Error::NothingToChange`], exit 4), as `git commit` refuses an empty commit.
 pub(super) fn preview(out: &Out, j: &Journal, plan: &str, allow: Vec<String>) -> Result<i32> {
-    let opts = PreviewOptions {
-        refuse_nothing_to_change: true,
-    };
+    let opts = PreviewOptions::new().with_refuse_nothing_to_change(true);
     let plan = read_plan(j, plan, allow)?;
     let p = progress::with(
         format!("preview: building {} edit(s)", plan.edits.len()),
@@ -35,7 +33,8 @@ pub(super) fn revise(
     plan: &str,
     allow: Vec<String>,
 ) -> Result<i32> {
-    let opts = ReviseOptions { base, rebase };
+    let mut opts = ReviseOptions::new().with_rebase(rebase);
+    opts.base = base;
     let plan = read_plan(j, plan, allow)?;
     let p = progress::with(format!("revise tx {tx}: building the revision"), || {
         j.revise(tx, opts, &plan)
@@ -125,8 +124,13 @@ pub(super) fn log(
     limit: Option<usize>,
     agent: Option<&str>,
 ) -> Result<i32> {
-    out.log(&j.log_of(limit, agent)?, &j.needs_attention()?, limit)
-        .map(|()| 0)
+    out.log(
+        &j.log_of(limit, agent)?,
+        &j.needs_attention()?,
+        limit,
+        agent,
+    )
+    .map(|()| 0)
 }
 
 /// `revert TX…` or `revert --agent A [--since TIME | --last N]`: the new tx's revision
@@ -140,7 +144,11 @@ pub(super) fn revert(
     last: Option<usize>,
 ) -> Result<i32> {
     let p = match agent {
-        Some(a) => j.revert_agent(&a, AgentRange { since_ms, last }, RevertOptions::default())?,
+        Some(a) => j.revert_agent(
+            &a,
+            AgentRange::all().with_since_ms(since_ms).with_last(last),
+            RevertOptions::new(),
+        )?,
         None => j.revert(&txs, RevertOptions::default())?,
     };
     previewed(out, &p)

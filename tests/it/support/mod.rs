@@ -266,19 +266,12 @@ pub fn with_damaged_blob(original: &[u8]) -> (TempDir, u64) {
 /// Receipt batches of `tx` recorded in the journal.
 pub fn receipts_of(j: &Journal, tx: u64) -> Vec<u64> {
     let mut out = Vec::new();
-    j.dump(
-        ultra_edit::DumpFilter {
-            tx: Some(tx.into()),
-            since_seq: 0,
-            ..Default::default()
-        },
-        |e| {
-            if let ultra_edit::EventKind::ReceiptIssued { batch, .. } = e.event.kind {
-                out.push(batch);
-            }
-            Ok(true)
-        },
-    )
+    j.dump(ultra_edit::DumpFilter::new().with_tx(tx), |e| {
+        if let ultra_edit::EventKind::ReceiptIssued { batch, .. } = e.event.kind {
+            out.push(batch);
+        }
+        Ok(true)
+    })
     .unwrap();
     out
 }

@@ -1,0 +1,479 @@
+//! The window of two stored blobs around where they differ, read from their chunk
+//! lists without assembling either blob: what a rollback of a large file diffs
+//! (docs/benchmarks.md, "Peak memory").
+//!
+//! Two blobs chunked by the same FastCDC parameters share their chunks (by hash)
+//! before the first edit and after the last one. The chunks they share at the start
+//! and at the end are equal bytes; only the chunks between them differ. The window is
+//! those chunks' bytes, widened on both sides to whole lines with
+//! [`CONTEXT`] more lines of context each way, so a diff of the two windows has the
+//! hunks of a diff of the two whole blobs (`edit::window_diff`). The shared start and
+//! end are read once, chunk by chunk, for what the diff needs of them: the number of
+//! lines before the window and whether they are UTF-8.
+
+use redb::ReadableTable;
+
+use crate::error::{JournalError, Result};
+use crate::journal::blobs::{self, Manifest};
+use crate::journal::codec;
+use crate::journal::records::BlobHash;
+
+/// Lines of context kept on each side of the differing chunks: one more than the
+/// diff's 3, so a hunk's context never reaches past the window.
+pub const CONTEXT: usize = 4;
+
+/// Bytes at the start of a blob that decide whether it is binary (git's heuristic, as
+/// `edit::diff::is_binary`).
+const SNIFF: usize = 8000;
+
+/// The part of two blobs around where they differ (see the module docs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlobWindow {
+    /// The old blob's bytes from `start` to a line start (or its end).
+    pub old: Vec<u8>,
+    /// The new blob's bytes from `start` to the same suffix's start (or its end).
+    pub new: Vec<u8>,
+    /// Byte offset of the window in both blobs (a line start; the bytes before it are
+    /// equal).
+    pub start: u64,
+    /// Lines before the window (newlines in the bytes before `start`).
+    pub lines_before: usize,
+    /// True when the bytes outside the window (equal in both blobs) are valid UTF-8.
+    pub outside_utf8: bool,
+    /// True when the first 8000 bytes of either blob hold a NUL byte.
+    pub binary: bool,
+    /// Each blob's whole size in bytes: (old, new).
+    pub sizes: (u64, u64),
+}
+
+/// The window of `old` and `new` (see [`BlobWindow`]); `None` when either is stored
+/// inline (small) or they are equal. A blob not stored is
+/// [`JournalError::Missing`]; a missing chunk or page is [`JournalError::Corrupt`].
+///
+/// The window's own chunks are checked against their keys; the shared start and end
+/// are only scanned (newlines, UTF-8), not hashed: they are counted, never shown.
+pub(crate) fn window(
+    manifests: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    old: &BlobHash,
+    new: &BlobHash,
+) -> Result<Option<BlobWindow>> {
+    if old == new {
+        return Ok(None);
+    }
+    let (Some((old_size, old_keys)), Some((new_size, new_keys))) = (
+        chunk_list(manifests, pages, old)?,
+        chunk_list(manifests, pages, new)?,
+    ) else {
+        return Ok(None);
+    };
+    let shortest = old_keys.len().min(new_keys.len());
+    let head = old_keys
+        .iter()
+        .zip(&new_keys)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let tail = old_keys
+        .iter()
+        .rev()
+        .zip(new_keys.iter().rev())
+        .take(shortest - head)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let chunk = |key: &[u8; 32]| -> Result<Vec<u8>> { read_chunk(chunks, old, key) };
+
+    // The shared start: counted, and its last lines kept.
+    let mut before = Before::default();
+    for key in &old_keys[..head] {
+        let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
+        before.push(bytes.value());
+    }
+    // The first 8000 bytes of each: shared when the shared start is that long.
+    let binary = if before.sniffed.len() >= SNIFF {
+        before.sniffed.contains(&0)
+    } else {
+        first_bytes(chunks, old, &old_keys)?.contains(&0)
+            || first_bytes(chunks, new, &new_keys)?.contains(&0)
+    };
+    // The shared end: its first lines kept, the rest checked for UTF-8.
+    let mut after = After::default();
+    for key in &old_keys[old_keys.len() - tail..] {
+        let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
+        after.push(bytes.value());
+    }
+    let mut old_window = before.kept.clone();
+    for key in &old_keys[head..old_keys.len() - tail] {
+        old_window.extend_from_slice(&chunk(key)?);
+    }
+    old_window.extend_from_slice(&after.kept);
+    let mut new_window = before.kept;
+    for key in &new_keys[head..new_keys.len() - tail] {
+        new_window.extend_from_slice(&read_chunk(chunks, new, key)?);
+    }
+    new_window.extend_from_slice(&after.kept);
+    Ok(Some(BlobWindow {
+        old: old_window,
+        new: new_window,
+        start: before.kept_from,
+        lines_before: before.dropped_lines,
+        outside_utf8: before.utf8.valid(true) && after.utf8.valid(false),
+        binary,
+        sizes: (old_size, new_size),
+    }))
+}
+
+/// The first [`SNIFF`] bytes (or fewer, all there are) of the blob `blob` whose chunks
+/// are `keys`.
+fn first_bytes(
+    chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    blob: &BlobHash,
+    keys: &[[u8; 32]],
+) -> Result<Vec<u8>> {
+    let mut out = Vec::with_capacity(SNIFF + blobs::MAX_CHUNK);
+    for key in keys {
+        if out.len() >= SNIFF {
+            break;
+        }
+        out.extend_from_slice(&read_chunk(chunks, blob, key)?);
+    }
+    out.truncate(SNIFF);
+    Ok(out)
+}
+
+/// A blob's size and chunk list; `None` for an inline blob.
+fn chunk_list(
+    manifests: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    hash: &BlobHash,
+) -> Result<Option<(u64, Vec<[u8; 32]>)>> {
+    let raw = manifests
+        .get(&hash.0)?
+        .ok_or_else(|| JournalError::Missing {
+            what: format!("blob {hash}"),
+        })?;
+    let manifest = codec::decode::<Manifest>("blob_manifests", raw.value())?;
+    let size = match &manifest {
+        Manifest::Inline(_) => return Ok(None),
+        Manifest::Chunked { size, .. } | Manifest::Tree { size, .. } => *size,
+    };
+    Ok(Some((size, blobs::resolve(pages, hash, &manifest)?.chunks)))
+}
+
+/// The chunk `key` of blob `blob`, checked against its key.
+fn read_chunk(
+    chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    blob: &BlobHash,
+    key: &[u8; 32],
+) -> Result<Vec<u8>> {
+    let bytes = chunks
+        .get(key)?
+        .ok_or_else(|| missing(blob, key))?
+        .value()
+        .to_vec();
+    let actual = BlobHash::of(&bytes);
+    if actual.0 != *key {
+        return Err(JournalError::Corrupt {
+            table: "blob_chunks",
+            message: format!(
+                "chunk {} of blob {blob} holds bytes that hash to {actual}",
+                BlobHash(*key)
+            ),
+        }
+        .into());
+    }
+    Ok(bytes)
+}
+
+fn missing(blob: &BlobHash, key: &[u8; 32]) -> crate::Error {
+    JournalError::Corrupt {
+        table: "blob_chunks",
+        message: format!(
+            "blob {blob} needs chunk {} which is missing",
+            BlobHash(*key)
+        ),
+    }
+    .into()
+}
+
+/// UTF-8 validation of bytes that arrive in pieces: a character cut between two
+/// pieces is carried into the next.
+#[derive(Debug, Default)]
+struct Utf8Stream {
+    carry: Vec<u8>,
+    invalid: bool,
+}
+
+impl Utf8Stream {
+    fn push(&mut self, mut piece: &[u8]) {
+        if self.invalid {
+            return;
+        }
+        if !self.carry.is_empty() {
+            // 1–3 bytes of a character were carried; complete it from the piece.
+            let had = self.carry.len();
+            let take = piece.len().min(4 - had);
+            self.carry.extend_from_slice(&piece[..take]);
+            let (valid, cut) = match std::str::from_utf8(&self.carry) {
+                Ok(_) => (self.carry.len(), false),
+                Err(e) => (e.valid_up_to(), e.error_len().is_none()),
+            };
+            if valid <= had {
+                // Not complete: still cut (the piece was shorter than it), or broken.
+                if !(cut && take == piece.len()) {
+                    self.invalid = true;
+                }
+                return;
+            }
+            piece = &piece[valid - had..];
+            self.carry.clear();
+        }
+        match std::str::from_utf8(piece) {
+            Ok(_) => {}
+            Err(e) if e.error_len().is_none() => {
+                self.carry = piece[e.valid_up_to()..].to_vec();
+            }
+            Err(_) => self.invalid = true,
+        }
+    }
+
+    /// Whether everything pushed was UTF-8; `cut_ok`: a character cut at the end
+    /// counts as valid (the bytes after it are checked elsewhere).
+    fn valid(&self, cut_ok: bool) -> bool {
+        !self.invalid && (cut_ok || self.carry.is_empty())
+    }
+}
+
+/// The shared start, chunk by chunk: its first 8000 bytes, its UTF-8, and its last
+/// [`CONTEXT`] lines (from a line start) with the lines before them counted.
+#[derive(Debug, Default)]
+struct Before {
+    sniffed: Vec<u8>,
+    utf8: Utf8Stream,
+    kept: Vec<u8>,
+    /// Offset of `kept` in the blob.
+    kept_from: u64,
+    /// Newlines in `kept`.
+    kept_lines: usize,
+    /// Newlines before `kept`.
+    dropped_lines: usize,
+}
+
+impl Before {
+    fn push(&mut self, piece: &[u8]) {
+        if self.sniffed.len() < SNIFF {
+            let take = piece.len().min(SNIFF - self.sniffed.len());
+            self.sniffed.extend_from_slice(&piece[..take]);
+        }
+        self.utf8.push(piece);
+        self.kept.extend_from_slice(piece);
+        self.kept_lines += memchr::memchr_iter(b'\n', piece).count();
+        if self.kept_lines > CONTEXT {
+            // Keep from just after the CONTEXT-th newline from the end.
+            let cut = memchr::memrchr_iter(b'\n', &self.kept)
+                .nth(CONTEXT)
+                .map_or(0, |i| i + 1);
+            self.kept.drain(..cut);
+            self.kept_from += cut as u64;
+            self.dropped_lines += self.kept_lines - CONTEXT;
+            self.kept_lines = CONTEXT;
+        }
+    }
+}
+
+/// The shared end, chunk by chunk: its bytes up to and including the [`CONTEXT`]-th
+/// newline (kept), then the UTF-8 of the rest.
+#[derive(Debug, Default)]
+struct After {
+    kept: Vec<u8>,
+    kept_lines: usize,
+    utf8: Utf8Stream,
+}
+
+impl After {
+    fn push(&mut self, mut piece: &[u8]) {
+        if self.kept_lines < CONTEXT {
+            let need = CONTEXT - self.kept_lines;
+            match memchr::memchr_iter(b'\n', piece).nth(need - 1) {
+                Some(i) => {
+                    self.kept.extend_from_slice(&piece[..=i]);
+                    self.kept_lines = CONTEXT;
+                    piece = &piece[i + 1..];
+                }
+                None => {
+                    self.kept_lines += memchr::memchr_iter(b'\n', piece).count();
+                    self.kept.extend_from_slice(piece);
+                    return;
+                }
+            }
+        }
+        self.utf8.push(piece);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::journal::blobs::{put, CHUNKS, MANIFESTS, PAGES};
+
+    fn lines(n: usize) -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| format!("line {i} of the file\n").into_bytes())
+            .collect()
+    }
+
+    /// The window diff of `a` and `b` stored as blobs, or `None` where the window
+    /// cannot give it; and their whole diff.
+    fn both_diffs(
+        a: &[u8],
+        b: &[u8],
+    ) -> (
+        Option<crate::edit::CandidateDiff>,
+        crate::edit::CandidateDiff,
+    ) {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut m = txn.open_table(MANIFESTS).unwrap();
+        let mut c = txn.open_table(CHUNKS).unwrap();
+        let mut p = txn.open_table(PAGES).unwrap();
+        let (ha, hb) = (BlobHash::of(a), BlobHash::of(b));
+        put(&mut m, &mut c, &mut p, &ha, a).unwrap();
+        put(&mut m, &mut c, &mut p, &hb, b).unwrap();
+        let w = window(&m, &c, &p, &ha, &hb).unwrap().unwrap();
+        assert_eq!(w.sizes, (a.len() as u64, b.len() as u64));
+        let start = w.start as usize;
+        assert_eq!(
+            w.lines_before,
+            memchr::memchr_iter(b'\n', &a[..start]).count()
+        );
+        assert_eq!(&a[start..start + w.old.len()], &w.old[..]);
+        assert_eq!(&b[start..start + w.new.len()], &w.new[..]);
+        assert_eq!(a[start + w.old.len()..], b[start + w.new.len()..]);
+        // A window, not the file: the edits here lie within a few lines.
+        assert!(w.old.len() < 64 << 10, "a window of {} bytes", w.old.len());
+        let windowed = crate::edit::window_diff(
+            "f.txt",
+            &crate::edit::DiffWindow {
+                old: &w.old,
+                new: &w.new,
+                lines_before: w.lines_before,
+                outside_utf8: w.outside_utf8,
+                binary: w.binary,
+                sizes: w.sizes,
+            },
+        );
+        (
+            windowed,
+            crate::edit::candidate_diff("f.txt", Some(a), Some(b)),
+        )
+    }
+
+    /// The diff of a window read from the chunks is the whole files' diff, byte for
+    /// byte: edits at the start, the middle and the end, a line equal to its
+    /// neighbours, CRLF, invalid UTF-8 inside and outside the window, a file without a
+    /// final newline; and a NUL byte in the first 8000 bytes leaves it to the whole diff.
+    #[test]
+    fn a_window_of_the_chunks_gives_the_whole_files_diff() {
+        let a = lines(60_000);
+        let mid = a.len() / 2;
+        let at_line = |n: usize| memchr::memchr_iter(b'\n', &a).nth(n - 1).unwrap() + 1;
+        let mut cases: Vec<(&str, Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut edit = |name, base: &[u8], at: usize, cut: usize, text: &[u8]| {
+            let mut b = base.to_vec();
+            b.splice(at..at + cut, text.iter().copied());
+            cases.push((name, base.to_vec(), b));
+        };
+        edit("one line", &a, at_line(30_000), 5, b"LINE");
+        edit("inserted line", &a, mid, 0, b"inserted\n");
+        edit("first line", &a, 0, 4, b"first");
+        edit("line 2", &a, at_line(1), 22, b"two\n");
+        edit("last line", &a, a.len() - 3, 3, b"END\n");
+        edit("no final newline", &a, a.len() - 1, 1, b"");
+        edit("crlf", &a, at_line(40_000) - 1, 0, b"\r");
+        edit("invalid inside", &a, at_line(20_000), 0, b"\xff\n");
+        let dup = &a[at_line(10_000)..at_line(10_001)];
+        edit("a line equal to its neighbour", &a, at_line(10_000), 0, dup);
+        let mut bad = a.clone();
+        bad[at_line(100) + 2] = 0xc3;
+        edit("invalid outside", &bad, at_line(50_000), 4, b"");
+        let mut accented = a.clone();
+        accented.splice(at_line(5)..at_line(5), "ééé ✓ 𝄞\n".bytes());
+        edit(
+            "utf-8 before",
+            &accented,
+            at_line(45_000),
+            4,
+            "é".as_bytes(),
+        );
+        edit("two places", &a, at_line(30_000), 0, b"x");
+        let (windowed, whole) = {
+            let mut b = a.clone();
+            b[100] = 0;
+            both_diffs(&a, &b)
+        };
+        assert!(whole.binary && windowed.is_none(), "{whole:?}");
+        for (name, base, b) in &mut cases {
+            if *name == "two places" {
+                b.splice(at_line(30_010)..at_line(30_010), b"y\n".iter().copied());
+            }
+            let (windowed, whole) = both_diffs(base, b);
+            assert!(!whole.unified.is_empty(), "{name}");
+            assert_eq!(windowed.as_ref(), Some(&whole), "{name}");
+        }
+    }
+
+    fn utf8_in_pieces(bytes: &[u8], size: usize) -> bool {
+        let mut s = Utf8Stream::default();
+        for piece in bytes.chunks(size) {
+            s.push(piece);
+        }
+        s.valid(false)
+    }
+
+    #[test]
+    fn utf8_checked_in_pieces_agrees_with_the_whole() {
+        let cases: [&[u8]; 7] = [
+            "héllo wörld ✓ 𝄞 end".as_bytes(),
+            b"plain ascii",
+            b"bad \xff byte",
+            b"cut at end \xe2\x9c",
+            b"\xe2\x9c\x93\xf0\x9d\x84\x9e\xc3\xa9",
+            b"\xe2\x9c\x41",
+            b"\xc3\xa9\xc3",
+        ];
+        for bytes in cases {
+            let whole = std::str::from_utf8(bytes).is_ok();
+            for size in 1..=6 {
+                assert_eq!(utf8_in_pieces(bytes, size), whole, "{bytes:?} in {size}s");
+            }
+        }
+    }
+
+    #[test]
+    fn the_start_keeps_its_last_lines_and_counts_the_others() {
+        let text = b"1\n2\n3\n4\n5\n6\n7\nhalf";
+        for size in 1..=5 {
+            let mut b = Before::default();
+            for piece in text.chunks(size) {
+                b.push(piece);
+            }
+            assert_eq!(b.kept, b"4\n5\n6\n7\nhalf", "pieces of {size}");
+            assert_eq!((b.kept_from, b.dropped_lines), (6, 3), "pieces of {size}");
+        }
+    }
+
+    #[test]
+    fn the_end_keeps_its_first_lines_and_checks_the_rest() {
+        let text = b"tail\n1\n2\n3\n4\n\xff\n";
+        for size in 1..=5 {
+            let mut a = After::default();
+            for piece in text.chunks(size) {
+                a.push(piece);
+            }
+            assert_eq!(a.kept, b"tail\n1\n2\n3\n", "pieces of {size}");
+            assert!(!a.utf8.valid(false), "pieces of {size}");
+        }
+    }
+}
