@@ -518,19 +518,12 @@ fn a_damaged_chunk_of_a_streamed_post_image_refuses_the_commit_and_changes_nothi
     assert_eq!(*table, "blob_chunks", "{err}");
     let mut batches = Vec::new();
     ws.journal
-        .dump(
-            DumpFilter {
-                tx: Some(p.tx.into()),
-                since_seq: 0,
-                ..Default::default()
-            },
-            |e| {
-                if let EventKind::BatchState { batch, state, .. } = e.event.kind {
-                    batches.push((batch, state));
-                }
-                Ok(true)
-            },
-        )
+        .dump(DumpFilter::new().with_tx(p.tx), |e| {
+            if let EventKind::BatchState { batch, state, .. } = e.event.kind {
+                batches.push((batch, state));
+            }
+            Ok(true)
+        })
         .unwrap();
     let batch = batches[0].0;
     assert_eq!(
