@@ -45,6 +45,10 @@ pub fn hint_for(e: &Error, origin: PathOrigin) -> Option<String> {
             Error::NotInitialized {
                 state_dir: Some(_), ..
             } => "run `ultra-edit init` to create it".into(),
+            Error::NotInitialized { root, .. } if root.exists() && !root.is_dir() => format!(
+                "{} is a file, not a directory: give --root the workspace's root directory",
+                super::commands::shell_word(root)
+            ),
             Error::NotInitialized {
                 searched_up: false, ..
             } => "run `ultra-edit init` there, or give --root the directory that holds .ultra-edit/".into(),
@@ -253,6 +257,20 @@ fn refusal_hint(e: &Error) -> Option<String> {
         {
             Some("pass --include-ignored to keep the paths the ignore rules dropped".into())
         }
+        Error::Sandbox(SandboxError::NothingChanged { .. }) => Some(
+            "a transaction keeps the files a command writes under the workspace root: check that the command writes files there (writes outside the root are neither captured nor prevented, and a directory alone is not kept)".into(),
+        ),
+        Error::Io(io) if io.op == "open workspace root" => Some(match io.source.kind() {
+            std::io::ErrorKind::NotFound => format!(
+                "there is no directory {}: give --root the workspace's root directory",
+                super::commands::shell_word(&io.path)
+            ),
+            std::io::ErrorKind::NotADirectory => format!(
+                "{} is not a directory: give --root the workspace's root directory",
+                super::commands::shell_word(&io.path)
+            ),
+            _ => return None,
+        }),
         Error::Io(io) if io.op == super::commands::READ_PLAN => {
             let stdin = "or `--plan -` to read the plan from standard input";
             Some(match io.source.kind() {

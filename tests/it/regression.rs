@@ -551,3 +551,45 @@ fn regression_mcp_a_timeout_out_of_range_is_refused_and_runs_nothing() {
     assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
     assert!(!ws.path("x.txt").exists() && !ws.path("n.txt").exists());
 }
+
+/// Found by the breaker: three CLI errors had no hint or a wrong one. `--root` naming a
+/// missing path or a file, and a command run that changed nothing (with no ignored
+/// path to blame) now say what to do; each still changes nothing.
+#[test]
+fn regression_root_errors_and_a_command_that_changed_nothing_have_hints() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let ue = env!("CARGO_BIN_EXE_ultra-edit");
+    let run = |args: &[&str]| std::process::Command::new(ue).args(args).output().unwrap();
+    let hint = |out: &std::process::Output| -> (Option<i32>, serde_json::Value) {
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), v["error"]["hint"].clone())
+    };
+    let missing = base.join("nowhere");
+    let out = run(&["--root", missing.to_str().unwrap(), "--json", "log"]);
+    assert_eq!(
+        hint(&out),
+        (
+            Some(1),
+            serde_json::json!(format!(
+                "there is no directory {}: give --root the workspace's root directory",
+                missing.display()
+            ))
+        )
+    );
+    let file = base.join("file.txt");
+    std::fs::write(&file, b"x").unwrap();
+    let out = run(&["--root", file.to_str().unwrap(), "--json", "log"]);
+    assert_eq!(
+        hint(&out),
+        (
+            Some(1),
+            serde_json::json!(format!(
+                "{} is a file, not a directory: give --root the workspace's root directory",
+                file.display()
+            ))
+        )
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), b"x");
+    assert!(!missing.exists());
+}

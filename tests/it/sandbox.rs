@@ -442,6 +442,31 @@ fn a_path_refused_in_a_command_run_says_to_change_the_command() {
     assert!(ws.journal.log(None).unwrap().is_empty());
 }
 
+/// A command that writes nothing a transaction keeps (here: only outside the root)
+/// gets `nothing_to_change`, exit 4, with a hint that says where a command's writes
+/// are kept (found by a breaker: it had no hint unless ignored paths were dropped).
+#[test]
+fn a_command_that_changed_nothing_says_where_writes_are_kept() {
+    let ws = workspace();
+    if !available(&ws) {
+        return;
+    }
+    let outside = tempfile::tempdir().unwrap();
+    let before = ws.tree();
+    let command = format!("echo x > {}/o.txt", outside.path().display());
+    let out = cli(ws.root(), &["--json", "preview", "--run", &command], None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    let err = &json_of(&out)["error"];
+    assert_eq!(err["kind"], "nothing_to_change");
+    assert_eq!(
+        err["hint"],
+        "a transaction keeps the files a command writes under the workspace root: check that the command writes files there (writes outside the root are neither captured nor prevented, and a directory alone is not kept)"
+    );
+    assert_eq!(std::fs::read(outside.path().join("o.txt")).unwrap(), b"x\n");
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
 /// Removing a symbolic link or a FIFO cannot be recorded by a plan: the whole run is
 /// refused, by name, rather than committed without that removal (found by a breaker:
 /// `rm lnk; echo new > new.txt` committed new.txt and kept lnk, exit 0).
