@@ -759,19 +759,7 @@ impl Journal {
                 (None, Some(now), Some(pre)) => reader
                     .blob_window(&now, &pre)
                     .map_err(needed(f, "post-image and pre-image"))?
-                    .and_then(|w| {
-                        edit::window_diff(
-                            &f.path,
-                            &edit::DiffWindow {
-                                old: &w.old,
-                                new: &w.new,
-                                lines_before: w.lines_before,
-                                outside_utf8: w.outside_utf8,
-                                binary: w.binary,
-                                sizes: w.sizes,
-                            },
-                        )
-                    }),
+                    .and_then(|w| edit::window_diff(&f.path, &w.as_diff_window())),
                 _ => None,
             };
             let whole = window.is_none();

@@ -49,8 +49,9 @@ pub const UNIFIED_MAX_BYTES: usize = 8 << 20;
 const TRUNCATED: &str =
     "\\ Diff truncated at 8 MiB of text; lines_added and lines_removed count the whole change\n";
 
-/// The diff between a file's snapshot and its candidate.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+/// The diff between a file's snapshot and its candidate. `Default`: the diff of two
+/// identical sides (empty text, no lines, not binary, not lossy).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CandidateDiff {
     /// Unified diff text with git-style headers (`--- a/PATH` / `+++ b/PATH`,
     /// `/dev/null` for an absent side) and 3 lines of context; empty when both
@@ -97,13 +98,7 @@ pub fn is_binary(bytes: &[u8]) -> bool {
 /// than 2^20 lines is shown as one replacement. Every diff is exact (it turns the
 /// snapshot into the candidate); only its size may exceed the minimum.
 pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -> CandidateDiff {
-    let mut diff = CandidateDiff {
-        unified: String::new(),
-        lines_added: 0,
-        lines_removed: 0,
-        binary: false,
-        lossy: false,
-    };
+    let mut diff = CandidateDiff::default();
     if before == after {
         return diff;
     }
@@ -168,13 +163,7 @@ pub fn window_diff(path: &str, window: &DiffWindow<'_>) -> Option<CandidateDiff>
     if window.binary || whole < CHUNKED_FROM_BYTES as u64 || parsed {
         return None;
     }
-    let mut diff = CandidateDiff {
-        unified: String::new(),
-        lines_added: 0,
-        lines_removed: 0,
-        binary: false,
-        lossy: false,
-    };
+    let mut diff = CandidateDiff::default();
     let (old, new) = (window.old, window.new);
     if old == new {
         return Some(diff);

@@ -538,10 +538,11 @@ pub(crate) fn manifest_bytes(m: &Manifest) -> u64 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn lines(n: usize) -> Vec<u8> {
+    /// `n` distinct lines of text (shared with `journal::window`'s tests).
+    pub(crate) fn lines(n: usize) -> Vec<u8> {
         (0..n)
             .flat_map(|i| format!("line {i} of the file\n").into_bytes())
             .collect()

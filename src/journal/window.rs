@@ -46,6 +46,21 @@ pub struct BlobWindow {
     pub sizes: (u64, u64),
 }
 
+impl BlobWindow {
+    /// The window as the diff reads it ([`crate::edit::window_diff`]), borrowing its
+    /// bytes.
+    pub fn as_diff_window(&self) -> crate::edit::DiffWindow<'_> {
+        crate::edit::DiffWindow {
+            old: &self.old,
+            new: &self.new,
+            lines_before: self.lines_before,
+            outside_utf8: self.outside_utf8,
+            binary: self.binary,
+            sizes: self.sizes,
+        }
+    }
+}
+
 /// The window of `old` and `new` (see [`BlobWindow`]); `None` when either is stored
 /// inline (small) or they are equal. A blob not stored is
 /// [`JournalError::Missing`]; a missing chunk or page is [`JournalError::Corrupt`].
@@ -314,13 +329,8 @@ impl After {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::journal::blobs::tests::lines;
     use crate::journal::blobs::{put, CHUNKS, MANIFESTS, PAGES};
-
-    fn lines(n: usize) -> Vec<u8> {
-        (0..n)
-            .flat_map(|i| format!("line {i} of the file\n").into_bytes())
-            .collect()
-    }
 
     /// The window diff of `a` and `b` stored as blobs, or `None` where the window
     /// cannot give it; and their whole diff.
@@ -353,17 +363,7 @@ mod tests {
         assert_eq!(a[start + w.old.len()..], b[start + w.new.len()..]);
         // A window, not the file: the edits here lie within a few lines.
         assert!(w.old.len() < 64 << 10, "a window of {} bytes", w.old.len());
-        let windowed = crate::edit::window_diff(
-            "f.txt",
-            &crate::edit::DiffWindow {
-                old: &w.old,
-                new: &w.new,
-                lines_before: w.lines_before,
-                outside_utf8: w.outside_utf8,
-                binary: w.binary,
-                sizes: w.sizes,
-            },
-        );
+        let windowed = crate::edit::window_diff("f.txt", &w.as_diff_window());
         (
             windowed,
             crate::edit::candidate_diff("f.txt", Some(a), Some(b)),
