@@ -209,12 +209,15 @@ fn write_side(
     }
     // The commit's own path: a large image is streamed from the journal, never whole
     // in memory, and checked against its hash before the temp is synced.
-    image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs).map_err(|e| match e {
-        ImageError::Journal(e) => {
-            e.needed_by(|| format!("the content of {} that recovery writes back", f.path))
-        }
-        ImageError::Io(e) => e.into(),
-    })?;
+    // No base: what the disk holds here is not known (a recovery, a revert).
+    image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs, None).map_err(
+        |e| match e {
+            ImageError::Journal(e) => {
+                e.needed_by(|| format!("the content of {} that recovery writes back", f.path))
+            }
+            ImageError::Io(e) => e.into(),
+        },
+    )?;
     drop(reader);
     ws.fs.rename(&tmp, &f.path).ctx("rename", ws.abs(&f.path))?;
     Ok(())

@@ -262,11 +262,14 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
         };
         let xattrs = reader.xattrs(&f.post).map_err(StepError::Journal)?;
         let tmp = temp_path(&f.path, rec, i);
-        // Above the threshold streamed from the journal to the temp, never whole in
-        // memory; checked against its hash before the temp is synced (a damaged blob
-        // removes it).
-        image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs).map_err(
-            |e| match e {
+        // Above the threshold streamed to the temp, never whole in memory: spliced from
+        // the file on disk (the gate just found it holds the pre-image) and the
+        // journal's changed chunks, else from the journal alone; checked against its
+        // hash before the temp is synced (a damaged blob or a changed file removes it).
+        let base = f.pre.hash().map(|pre| (&f.path, pre));
+        let base = base.as_ref().map(|(p, h)| (*p, h));
+        image::write_image(ws, &reader, &tmp, &hash, size, &meta, &xattrs, base).map_err(|e| {
+            match e {
                 ImageError::Journal(e) => StepError::Journal(e.needed_by(|| {
                     format!(
                         "the new content of {} that batch {} of tx {} writes",
@@ -274,8 +277,8 @@ fn stage(ws: &Locked<'_>, rec: &BatchRecord) -> Result<(), StepError> {
                     )
                 })),
                 ImageError::Io(e) => StepError::Io(e),
-            },
-        )?;
+            }
+        })?;
         crash_point!("batch::after_stage_file");
         Ok(())
     };

@@ -13,6 +13,7 @@ mod gc;
 pub(crate) mod pending;
 mod reader;
 pub mod records;
+pub(crate) mod splice;
 mod store;
 mod transitions;
 pub(crate) mod window;

@@ -81,6 +81,29 @@ impl Reader {
         blobs::stream(&chunks, &pages, hash, raw.value(), sink)
     }
 
+    /// A [`Splice`](super::splice::Splice) writing the blob `target` from the file on
+    /// disk, which should hold the blob `base`, and from the journal where they differ.
+    /// `None` when either blob is not stored, is inline, or they share no chunk (then
+    /// stream the target with [`Reader::blob_stream`]). Errors: a damaged page or
+    /// manifest is [`JournalError::Corrupt`], and the journal's.
+    pub(crate) fn blob_splice(
+        &self,
+        target: &BlobHash,
+        base: &BlobHash,
+    ) -> Result<Option<super::splice::Splice>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let (Some(t), Some(b)) = (manifests.get(&target.0)?, manifests.get(&base.0)?) else {
+            return Ok(None);
+        };
+        let pages = self.txn.open_table(blobs::PAGES)?;
+        super::splice::Splice::new(
+            self.txn.open_table(blobs::CHUNKS)?,
+            &pages,
+            (target, t.value()),
+            (base, b.value()),
+        )
+    }
+
     /// The part of the blobs `old` and `new` around where they differ, read chunk by
     /// chunk: the differing chunks widened to whole lines and
     /// [`window::CONTEXT`](super::window::CONTEXT) lines of context, with the lines
