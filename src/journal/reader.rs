@@ -111,16 +111,20 @@ impl Reader {
     /// window cannot stand for the whole blobs (inline blobs, equal blobs). Memory: the
     /// window and the chunk lists, not the blobs.
     /// A blob not stored is [`JournalError::Missing`]; damage is
-    /// [`JournalError::Corrupt`].
+    /// [`JournalError::Corrupt`]. With `disk`, a reader of a file that should hold
+    /// `old`, the parts both blobs share are scanned from that file instead of read
+    /// chunk by chunk from the journal, when it does hold `old`
+    /// ([`window`](super::window::window)).
     pub(crate) fn blob_window(
         &self,
         old: &BlobHash,
         new: &BlobHash,
+        disk: Option<super::window::DiskRead<'_>>,
     ) -> Result<Option<super::window::BlobWindow>> {
         let manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let chunks = self.txn.open_table(blobs::CHUNKS)?;
         let pages = self.txn.open_table(blobs::PAGES)?;
-        super::window::window(&manifests, &chunks, &pages, old, new)
+        super::window::window(&manifests, &chunks, &pages, old, new, disk)
     }
 
     /// Whether the blob `hash` is stored (its manifest is; its chunks are checked when

@@ -67,12 +67,21 @@ impl BlobWindow {
 ///
 /// The window's own chunks are checked against their keys; the shared start and end
 /// are only scanned (newlines, UTF-8), not hashed: they are counted, never shown.
+///
+/// With `disk` — a reader of a file that should hold `old` (it calls its argument with
+/// the file's bytes in order, and returns whether it could read them) — the shared
+/// start and end are scanned from the file instead of the journal: where the shared
+/// start ends is found by running the chunker's boundary search over the file's bytes
+/// (no hashing per chunk, no chunk lookups), and the whole file is hashed as it is read
+/// and must be `old`, else the journal is read as without `disk` (a file that changed
+/// meanwhile never gives a wrong window).
 pub(crate) fn window(
     manifests: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     old: &BlobHash,
     new: &BlobHash,
+    disk: Option<DiskRead<'_>>,
 ) -> Result<Option<BlobWindow>> {
     if old == new {
         return Ok(None);
@@ -96,14 +105,39 @@ pub(crate) fn window(
         .take(shortest - head)
         .take_while(|(a, b)| a == b)
         .count();
-    let chunk = |key: &[u8; 32]| -> Result<Vec<u8>> { read_chunk(chunks, old, key) };
-
-    // The shared start: counted, and its last lines kept.
-    let mut before = Before::default();
-    for key in &old_keys[..head] {
-        let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
-        before.push(bytes.value());
+    // The differing chunks, each checked against its key.
+    let mut old_mid = Vec::new();
+    for key in &old_keys[head..old_keys.len() - tail] {
+        old_mid.extend_from_slice(&read_chunk(chunks, old, key)?);
     }
+    let mut new_mid = Vec::new();
+    for key in &new_keys[head..new_keys.len() - tail] {
+        new_mid.extend_from_slice(&read_chunk(chunks, new, key)?);
+    }
+    let from_disk = disk.and_then(|read| {
+        let mut scan = DiskScan::new(head, old_mid.len() as u64);
+        let ok = read(&mut |piece| scan.feed(piece, false));
+        scan.feed(&[], true);
+        scan.done(ok, old, old_size)
+    });
+    let (before, after) = match from_disk {
+        Some(found) => found,
+        None => {
+            // The shared start: counted, and its last lines kept.
+            let mut before = Before::default();
+            for key in &old_keys[..head] {
+                let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
+                before.push(bytes.value());
+            }
+            // The shared end: its first lines kept, the rest checked for UTF-8.
+            let mut after = After::default();
+            for key in &old_keys[old_keys.len() - tail..] {
+                let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
+                after.push(bytes.value());
+            }
+            (before, after)
+        }
+    };
     // The first 8000 bytes of each: shared when the shared start is that long.
     let binary = if before.sniffed.len() >= SNIFF {
         before.sniffed.contains(&0)
@@ -111,21 +145,11 @@ pub(crate) fn window(
         first_bytes(chunks, old, &old_keys)?.contains(&0)
             || first_bytes(chunks, new, &new_keys)?.contains(&0)
     };
-    // The shared end: its first lines kept, the rest checked for UTF-8.
-    let mut after = After::default();
-    for key in &old_keys[old_keys.len() - tail..] {
-        let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
-        after.push(bytes.value());
-    }
     let mut old_window = before.kept.clone();
-    for key in &old_keys[head..old_keys.len() - tail] {
-        old_window.extend_from_slice(&chunk(key)?);
-    }
+    old_window.extend_from_slice(&old_mid);
     old_window.extend_from_slice(&after.kept);
     let mut new_window = before.kept;
-    for key in &new_keys[head..new_keys.len() - tail] {
-        new_window.extend_from_slice(&read_chunk(chunks, new, key)?);
-    }
+    new_window.extend_from_slice(&new_mid);
     new_window.extend_from_slice(&after.kept);
     Ok(Some(BlobWindow {
         old: old_window,
@@ -136,6 +160,113 @@ pub(crate) fn window(
         binary,
         sizes: (old_size, new_size),
     }))
+}
+
+/// A reader of a file on disk for [`window`]: calls its argument with the file's bytes
+/// in order; returns whether it read the whole file (a regular file).
+pub(crate) type DiskRead<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8])) -> bool;
+
+/// The shared start and end of [`window`] scanned from the file on disk, which should
+/// hold the old blob: the first `head` chunks are cut from its bytes as they come
+/// (FastCDC's boundary search, the parameters of `journal::blobs`) and go to
+/// [`Before`]; once their end `a` is known, the bytes from `a + mid` (the differing
+/// chunks' length) go to [`After`]. Every byte is hashed.
+struct DiskScan {
+    head: usize,
+    mid: u64,
+    cut: usize,
+    /// Bytes read but not yet cut, from offset `carry_at`.
+    carry: Vec<u8>,
+    carry_at: u64,
+    /// Where the shared start ends, once found.
+    a: Option<u64>,
+    /// Bytes read so far.
+    total: u64,
+    before: Before,
+    after: After,
+    hasher: blake3::Hasher,
+    masks: (u64, u64),
+}
+
+impl DiskScan {
+    fn new(head: usize, mid: u64) -> DiskScan {
+        DiskScan {
+            head,
+            mid,
+            cut: 0,
+            carry: Vec::new(),
+            carry_at: 0,
+            a: (head == 0).then_some(0),
+            total: 0,
+            before: Before::default(),
+            after: After::default(),
+            hasher: blake3::Hasher::new(),
+            masks: fastcdc::v2020::select_masks(
+                blobs::AVG_CHUNK,
+                fastcdc::v2020::Normalization::Level1,
+            ),
+        }
+    }
+
+    /// `bytes` of the file at offset `at`, the shared start's end known: the part from
+    /// the shared end's start goes to [`After`].
+    fn route_after(after: &mut After, shared_end: u64, bytes: &[u8], at: u64) {
+        let end = at + bytes.len() as u64;
+        if end <= shared_end {
+            return;
+        }
+        let skip = usize::try_from(shared_end.saturating_sub(at)).unwrap_or(usize::MAX);
+        after.push(bytes.get(skip..).unwrap_or_default());
+    }
+
+    /// The next piece of the file (`end`: there is no more; `piece` is then empty).
+    fn feed(&mut self, piece: &[u8], end: bool) {
+        self.hasher.update(piece);
+        let at = self.total;
+        self.total += piece.len() as u64;
+        if let Some(a) = self.a {
+            Self::route_after(&mut self.after, a + self.mid, piece, at);
+            return;
+        }
+        self.carry.extend_from_slice(piece);
+        let mut pos = 0;
+        while self.cut < self.head {
+            let left = self.carry.len() - pos;
+            if left == 0 || (left < blobs::MAX_CHUNK && !end) {
+                break;
+            }
+            let (_, len) = fastcdc::v2020::cut(
+                &self.carry[pos..pos + left.min(blobs::MAX_CHUNK)],
+                blobs::MIN_CHUNK,
+                blobs::AVG_CHUNK,
+                blobs::MAX_CHUNK,
+                self.masks.0,
+                self.masks.1,
+                self.masks.0 << 1,
+                self.masks.1 << 1,
+            );
+            pos += len.max(1);
+            self.cut += 1;
+        }
+        self.before.push(&self.carry[..pos]);
+        if self.cut == self.head {
+            let a = self.carry_at + pos as u64;
+            self.a = Some(a);
+            Self::route_after(&mut self.after, a + self.mid, &self.carry[pos..], a);
+            self.carry = Vec::new();
+        } else {
+            self.carry.drain(..pos);
+            self.carry_at += pos as u64;
+        }
+    }
+
+    /// The scan's [`Before`] and [`After`] when the file was read whole, its shared
+    /// start found, and it is the blob `old` of `size` bytes; else `None`.
+    fn done(self, read: bool, old: &BlobHash, size: u64) -> Option<(Before, After)> {
+        let whole = read && self.a.is_some() && self.total == size;
+        (whole && BlobHash(*self.hasher.finalize().as_bytes()) == *old)
+            .then_some((self.before, self.after))
+    }
 }
 
 /// The first [`SNIFF`] bytes (or fewer, all there are) of the blob `blob` whose chunks
@@ -351,7 +482,82 @@ mod tests {
         let (ha, hb) = (BlobHash::of(a), BlobHash::of(b));
         put(&mut m, &mut c, &mut p, &ha, a).unwrap();
         put(&mut m, &mut c, &mut p, &hb, b).unwrap();
-        let w = window(&m, &c, &p, &ha, &hb).unwrap().unwrap();
+        let w = window(&m, &c, &p, &ha, &hb, None).unwrap().unwrap();
+        // The shared start and end scanned from a file holding `a` (in pieces that cut
+        // lines, chunks and characters) give the same window; a file that is not `a`
+        // (a byte changed, a byte more) falls back to the journal: the same again.
+        let mut changed = a.to_vec();
+        changed[a.len() / 3] ^= 0x20;
+        let mut longer = a.to_vec();
+        longer.push(b'\n');
+        for (disk, piece) in [
+            (a, 65_537),
+            (a, 1 << 20),
+            (a, 999),
+            (&changed[..], 65_537),
+            (&longer[..], 4096),
+        ] {
+            let mut read = |sink: &mut dyn FnMut(&[u8])| {
+                disk.chunks(piece).for_each(&mut *sink);
+                true
+            };
+            let scanned = window(&m, &c, &p, &ha, &hb, Some(&mut read))
+                .unwrap()
+                .unwrap();
+            assert_eq!(scanned, w, "read from a disk file in pieces of {piece}");
+        }
+        // Without the shared chunks in the journal, the file holding `a` still gives the
+        // window (it was scanned from the file), and a changed file cannot (the journal
+        // is read, and the chunks are missing).
+        let keys = |h: &BlobHash| {
+            let raw = m.get(&h.0).unwrap().unwrap().value().to_vec();
+            let manifest = crate::journal::codec::decode("m", &raw).unwrap();
+            crate::journal::blobs::resolve(&p, h, &manifest)
+                .unwrap()
+                .chunks
+        };
+        let (ka, kb) = (keys(&ha), keys(&hb));
+        let head = ka.iter().zip(&kb).take_while(|(x, y)| x == y).count();
+        let short = ka.len().min(kb.len());
+        let tail = ka
+            .iter()
+            .rev()
+            .zip(kb.iter().rev())
+            .take(short - head)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let mid: std::collections::HashSet<_> = ka[head..ka.len() - tail]
+            .iter()
+            .chain(&kb[head..kb.len() - tail])
+            .copied()
+            .collect();
+        let mut saved = Vec::new();
+        // (The first 8 chunks, 8000 bytes or more, are kept: when the shared start is
+        // shorter, the binary sniff reads them from the journal.)
+        let sniffed: std::collections::HashSet<_> = ka.iter().chain(&kb).take(8).copied().collect();
+        for k in ka[..head].iter().chain(&ka[ka.len() - tail..]) {
+            if !mid.contains(k) && !sniffed.contains(k) {
+                if let Some(v) = c.remove(k).unwrap() {
+                    saved.push((*k, v.value().to_vec()));
+                }
+            }
+        }
+        if !saved.is_empty() {
+            let mut read = |sink: &mut dyn FnMut(&[u8])| {
+                a.chunks(70_001).for_each(&mut *sink);
+                true
+            };
+            let scanned = window(&m, &c, &p, &ha, &hb, Some(&mut read));
+            assert_eq!(scanned.unwrap().unwrap(), w, "scanned from the file");
+            let mut read = |sink: &mut dyn FnMut(&[u8])| {
+                sink(&changed);
+                true
+            };
+            assert!(window(&m, &c, &p, &ha, &hb, Some(&mut read)).is_err());
+        }
+        for (k, v) in saved {
+            c.insert(&k, v.as_slice()).unwrap();
+        }
         assert_eq!(w.sizes, (a.len() as u64, b.len() as u64));
         let start = w.start as usize;
         assert_eq!(
