@@ -115,6 +115,7 @@ pub(crate) struct Splice {
     target: BlobHash,
     target_keys: Vec<[u8; 32]>,
     base_len: usize,
+    base_keys: Vec<[u8; 32]>,
     ops: Vec<Op>,
     /// The op being done.
     op: usize,
@@ -157,6 +158,7 @@ impl Splice {
             target: *target,
             target_keys,
             base_len: base_keys.len(),
+            base_keys,
             ops,
             op: 0,
             base_at: 0,
@@ -257,6 +259,17 @@ impl Splice {
                             self.masks.0 << 1,
                             self.masks.1 << 1,
                         );
+                        // The first chunk of the file and of each run is hashed: a file
+                        // that is not the base (or a base cut with other chunk sizes,
+                        // an older schema's) stops here, before the rest is written.
+                        if self.base_at == 0 || self.base_at == from {
+                            let cut = window.get(..len).unwrap_or_default();
+                            if Some(blake3::hash(cut).as_bytes())
+                                != self.base_keys.get(self.base_at)
+                            {
+                                return Err(SpliceError::Mismatch);
+                            }
+                        }
                         if self.base_at >= from && run_start.is_none() {
                             run_start = Some(pos);
                         }
