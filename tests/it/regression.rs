@@ -593,3 +593,31 @@ fn regression_root_errors_and_a_command_that_changed_nothing_have_hints() {
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
     assert!(!missing.exists());
 }
+
+/// Reverting or rolling back an aborted tx is refused, and the hint no longer says
+/// "preview again" (which would redo what the caller meant to undo): an aborted tx
+/// never changed a file, and `log` shows what there is to undo. Nothing changes.
+#[test]
+fn regression_undoing_an_aborted_tx_says_it_never_changed_a_file() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    let out = cli(ws.root(), &["abort", &p.tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let before = ws.tree();
+    for (verb, words) in [("revert", "be reverted"), ("rollback", "be rolled back")] {
+        let out = cli(ws.root(), &[verb, &p.tx.to_string()], None);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: tx {} is aborted; it never changed a file, so it cannot {words}\n\
+                 hint: `ultra-edit log` lists the transactions\n",
+                p.tx
+            ),
+            "{verb}"
+        );
+    }
+    assert_eq!(ws.tree(), before);
+}
