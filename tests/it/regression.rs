@@ -621,3 +621,51 @@ fn regression_undoing_an_aborted_tx_says_it_never_changed_a_file() {
     }
     assert_eq!(ws.tree(), before);
 }
+
+/// The same through MCP: `edit_rollback` and `edit_revert` of an aborted preview are
+/// `preview_aborted` with a hint to read the log, never "call edit_preview to start
+/// again".
+#[test]
+fn regression_mcp_undoing_an_aborted_preview_points_to_the_log() {
+    let ws = workspace();
+    let tools =
+        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let p = tools
+        .call(
+            "edit_preview",
+            serde_json::json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    tools
+        .call(
+            "edit_abort",
+            serde_json::json!({"agent_id": "dev", "preview_id": id}),
+        )
+        .unwrap();
+    let before = ws.tree();
+    for (tool, args) in [
+        (
+            "edit_rollback",
+            serde_json::json!({"agent_id": "dev", "preview_id": id}),
+        ),
+        (
+            "edit_revert",
+            serde_json::json!({"agent_id": "dev", "tx": id}),
+        ),
+    ] {
+        let v = tools.call(tool, args).unwrap_err().to_json();
+        assert_eq!(v["error"], "preview_aborted", "{tool}: {v}");
+        assert_eq!(
+            v["message"],
+            "preview 1 was aborted and never changed a file, so there is nothing to undo",
+            "{tool}"
+        );
+        assert_eq!(
+            v["hint"], "call journal_log to see which transactions changed the files",
+            "{tool}"
+        );
+        assert_eq!(v["example"]["tool"], "journal_log", "{tool}");
+    }
+    assert_eq!(ws.tree(), before);
+}
