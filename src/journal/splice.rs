@@ -399,7 +399,8 @@ mod tests {
     fn a_splice_writes_the_target_exactly_reading_few_chunks_from_the_journal() {
         let base = lines(100_000); // 2.2 MB, ≈ 1000 chunks
         let n = base.len();
-        let cases: Vec<(&str, Vec<(usize, usize, &[u8])>)> = vec![
+        type Edits<'a> = Vec<(usize, usize, &'a [u8])>;
+        let cases: Vec<(&str, Edits)> = vec![
             ("start", vec![(0, 5, b"FIRST")]),
             ("middle", vec![(n / 2, 0, b"inserted line\n")]),
             ("end", vec![(n - 3, 3, b"")]),

@@ -146,11 +146,7 @@ fn a_file_changed_between_the_gate_and_the_temp_write_is_refused_as_stale() {
     CHANGE.with(|c| *c.borrow_mut() = Some((path.clone(), theirs.clone())));
     let before = spliced();
     let err = j.commit(p.tx, Default::default()).unwrap_err();
-    assert_eq!(
-        CHANGE.with(|c| c.borrow().is_none()),
-        true,
-        "the failpoint ran"
-    );
+    assert!(CHANGE.with(|c| c.borrow().is_none()), "the failpoint ran");
     assert_eq!(
         spliced(),
         before,
