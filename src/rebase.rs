@@ -392,6 +392,16 @@ impl Sides<'_> {
                 Some(c)
             }
         };
+        // A side that deleted the file has no mode: where the candidate keeps the other
+        // side's bytes (a modify/delete conflict), it keeps that side's mode too, not
+        // the mode of a new file (found by the breaker: an edited 0755 script deleted on
+        // disk came out of `rebase` as 0644, and so did a file a reverted tx created and
+        // someone changed since; saving the conflict unchanged dropped the exec bit).
+        let mode = match (mode, theirs, ours) {
+            (None, None, Some(_)) => our_mode,
+            (None, Some(_), None) => their_mode,
+            (m, _, _) => m,
+        };
         let state = match &bytes {
             Some(b) => FileState::with_meta(
                 b,
