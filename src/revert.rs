@@ -13,7 +13,7 @@
 //!
 //! File cases, as the merge decides them (plus one rule of its own, below):
 //! - a file the tx created: deleted if it still holds the tx's bytes and mode, else a
-//!   modify/delete conflict (the candidate keeps the disk's bytes);
+//!   modify/delete conflict (the candidate keeps the disk's bytes and mode);
 //! - a file the tx deleted: re-created with its old bytes and mode while it is still
 //!   absent; if it exists again (with other bytes), a whole-file conflict — the one
 //!   rule of this module: the merge alone would mark an add/add conflict line by line,

@@ -791,3 +791,28 @@ fn regression_resolve_says_the_editor_deleted_the_file() {
     assert_eq!(ws.journal.show(p.tx, None).unwrap().latest_revision, 0);
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    2\n}\n");
 }
+
+/// NOT FIXED (src/revision.rs, `error_summary`, another engineer's area; found by
+/// hbreak2): an issue of the whole revision has an empty path, and the commit's
+/// refusal prints it with a gap: "failed validation: no_changes : …" (and
+/// "check_failed : check `exit 7` …" after a failed `--check`). `show` and
+/// `journal dump` print "no_changes: …". Expected: no space before the colon.
+#[test]
+#[ignore = "defect in src/revision.rs error_summary: a revision-wide issue reads `CODE : message`"]
+fn regression_a_commit_refusal_prints_a_revision_wide_issue_without_a_gap() {
+    let ws = workspace();
+    let p = ws.preview(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#);
+    ws.journal
+        .revise(
+            p.tx,
+            Default::default(),
+            &plan(r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"pub fn b() -> u32 {\n    2\n}\n"}]}"#),
+        )
+        .unwrap();
+    match ws.journal.commit(p.tx, Default::default()) {
+        Err(Error::ValidationFailed { summary, .. }) => {
+            assert!(summary[0].starts_with("no_changes: "), "{summary:?}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
