@@ -89,18 +89,18 @@ fn read_copies(offered: &Resolvable, copies: &[PathBuf]) -> Result<Vec<(String, 
             // The copy the editor saved, never what a link there points to: content from
             // elsewhere would be recorded as the file's new revision.
             let kind = match std::fs::symlink_metadata(copy) {
-                // The editor deleted the copy: say so in resolve's words, not as a
-                // failed `stat` of a temp path (found by the breaker).
+                Ok(kind) => kind,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(Error::Resolve(ResolveError::Editor {
                         editor: editor(),
                         what: format!(
-                            "deleted {}; resolve records the files the editor saves: save it (unchanged, to keep the candidate), or delete the file with `ultra-edit revise` and a delete_file edit",
-                            f.path
+                            "removed {}; resolve records the files the editor saves, never a deletion: save the file again, and to delete it, `ultra-edit revise {}` with a `delete_file` edit once the rest is resolved",
+                            copy.display(),
+                            offered.tx
                         ),
                     }));
                 }
-                r => r.map_err(|e| io("stat", copy, e))?,
+                Err(e) => return Err(io("stat", copy, e)),
             };
             if !kind.is_file() {
                 return Err(Error::Resolve(ResolveError::Editor {
