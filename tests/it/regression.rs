@@ -858,3 +858,42 @@ fn regression_a_commit_refusal_prints_a_revision_wide_issue_without_a_gap() {
         other => panic!("{other:?}"),
     }
 }
+
+/// Found by the breaker (hbreak2): `--check ''` (or `'  '`, as an unset variable in
+/// `--check "$CHECK"` gives) ran `sh -c ''`, which runs nothing and exits 0, and the
+/// revision was recorded with `check_passed`; `config check ''` was refused already.
+/// Such a check is now `empty_command` (exit 1) with a hint, and nothing is recorded.
+#[test]
+fn regression_an_empty_check_is_refused_not_passed() {
+    let ws = workspace();
+    let before = ws.tree();
+    for check in ["", "  "] {
+        let out = cli(
+            ws.root(),
+            &["--json", "preview", "--check", check, "--plan", "-"],
+            Some(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#),
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "empty_command",
+                "exit_code": 1,
+                "message": "the check is empty; give a command line (`sh -c` runs it)",
+                "hint": "give the command as one quoted argument, e.g. --check 'cargo check --offline' or `ultra-edit config check 'cargo check --offline'`; --no-check runs no check",
+            }})
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert_eq!(ws.tree(), before);
+    let e = ws
+        .journal
+        .preview_checked(
+            &plan(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#),
+            Default::default(),
+            &ultra_edit::sandbox::CheckOptions::new(" "),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), "empty_command");
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
