@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use ultra_edit::journal::records::BlobHash;
 use ultra_edit::{EditError, Journal};
 
 use crate::support::*;
@@ -415,4 +416,101 @@ fn a_pathological_needle_does_not_make_matching_quadratic() {
         took < std::time::Duration::from_secs(2),
         "searching a 32 KiB needle in 4 MiB took {took:?}"
     );
+}
+
+/// Issue 34: a large file's candidate kept as its snapshot plus one spliced region
+/// (the preview's path from 8 MiB up) records exactly what the assembled candidate
+/// records: the same files (snapshot and candidate states, so hashes and sizes), the
+/// same diff bytes and counts, the same validation, the same summary and the same
+/// stored candidate bytes. The threshold is forced both ways on the same edits of a
+/// 3 MiB CRLF file (conflict markers in it, non-ASCII bytes, no final newline): edits
+/// in the middle, at both ends, far apart, adding a marker and LF endings, removing
+/// a marker, leaving the file unchanged; then a revise touching the same file and one
+/// touching a second large file.
+#[test]
+fn a_spliced_candidate_records_exactly_what_the_assembled_one_records() {
+    let lines = 3 * 1024 * 1024 / 32;
+    let mut big = Vec::with_capacity(lines * 32);
+    for i in 0..lines {
+        let line = match i {
+            1000 => "<<<<<<< ours (kept in the file)\r\n".to_string(),
+            2000 => "=======\r\n".to_string(),
+            3000 => ">>>>>>> theirs (kept)\r\n".to_string(),
+            i if i % 500 == 7 => format!("line {i:08} caf\u{e9} ........\r\n"),
+            i => format!("line {i:08} payload .......\r\n"),
+        };
+        big.extend_from_slice(line.as_bytes());
+    }
+    big.truncate(big.len() - 2);
+    let other: Vec<u8> = big
+        .iter()
+        .map(|b| if *b == b'p' { b'q' } else { *b })
+        .collect();
+    let mid = lines / 2;
+    let last = format!("line {:08} payload .......", lines - 1);
+    let plans = [
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":{mid},"end":{mid},"content":"one line\r\n"}}]}}"#),
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":1,"end":2,"content":""}},{{"op":"replace_text","path":"big.txt","old":"{last}","new":"the end"}}]}}"#),
+        r#"{"edits":[{"op":"insert_after","path":"big.txt","anchor":"line 00050000 payload .......\r\n","text":"<<<<<<< new\nlf line\n"}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":">>>>>>> theirs (kept)\r\n","new":""}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":"line 00060000 payload","new":"line 00060000 payload"}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":"payload","new":"PAYLOAD","occurrence":"all"}]}"#.to_string(),
+    ];
+    let revisions = [
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":{},"end":{},"content":"revised\r\n"}}]}}"#, mid + 3, mid + 3),
+        r#"{"edits":[{"op":"replace_text","path":"other.txt","old":"line 00070000 qayload","new":"line 70000"}]}"#.to_string(),
+    ];
+    // Everything a revision records but its tx, handle and times.
+    let recorded = |ws: &Ws, p: &ultra_edit::Preview| {
+        let blobs: Vec<Option<Vec<u8>>> = p
+            .files
+            .iter()
+            .map(|f| {
+                let h = f.candidate.hash()?;
+                let bytes = ws.journal.blob(&h).unwrap().unwrap();
+                assert_eq!(BlobHash::of(&bytes), h, "{}: stored bytes", f.path);
+                Some(bytes)
+            })
+            .collect();
+        (
+            serde_json::to_value(&p.files).unwrap(),
+            serde_json::to_value(&p.validation).unwrap(),
+            serde_json::to_value(&p.summary).unwrap(),
+            (p.lines_added, p.lines_removed, p.ready_to_commit),
+            blobs,
+        )
+    };
+    for (n, plan_json) in plans.iter().enumerate() {
+        let mut seen = Vec::new();
+        for splice_from in [Some(0), Some(usize::MAX)] {
+            ultra_edit::set_splice_from(splice_from);
+            let ws = workspace();
+            ws.write("big.txt", &big);
+            ws.write("other.txt", &other);
+            let got = ws.journal.preview(&plan(plan_json));
+            let mut runs = Vec::new();
+            match got {
+                Ok(p) => {
+                    runs.push(recorded(&ws, &p));
+                    for r in &revisions {
+                        let p = ws
+                            .journal
+                            .revise(p.tx, ultra_edit::ReviseOptions::new(), &plan(r))
+                            .unwrap();
+                        runs.push(recorded(&ws, &p));
+                    }
+                }
+                Err(e) => runs.push((
+                    serde_json::Value::String(e.to_string()),
+                    serde_json::Value::Null,
+                    serde_json::Value::Null,
+                    (0, 0, false),
+                    Vec::new(),
+                )),
+            }
+            seen.push(runs);
+        }
+        ultra_edit::set_splice_from(None);
+        assert_eq!(seen[0], seen[1], "plan {n}: spliced and assembled differ");
+    }
 }
