@@ -142,8 +142,10 @@ fn a_large_file_preview_commit_and_rollback_stay_within_their_memory_bounds() {
     );
     let file_kib = mib * 1024;
     for (what, rss, bound) in [
-        ("preview", p, 3 * file_kib),
-        ("revise", r, 7 * file_kib / 2),
+        // Issue 34: one copy of the file (the snapshot), the candidate as it plus a
+        // spliced region; bounded like the issue's target, 1.25x + 32 MiB.
+        ("preview", p, 5 * file_kib / 4 + 32 * 1024),
+        ("revise", r, 5 * file_kib / 4 + 32 * 1024),
         ("commit", c, file_kib / 2 + 32 * 1024),
         ("rollback", b, file_kib / 2 + 32 * 1024),
     ] {
@@ -203,8 +205,33 @@ fn big_file_run(mib: usize) -> BigFileRun {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tx = json_of(&out)["tx"].as_u64().unwrap();
     let preview_took = t0.elapsed();
+    let tx = json_of(&out)["tx"].as_u64().unwrap();
+    // The preview's diff is the whole files' diff, byte for byte, and its candidate's
+    // hash the blake3 of the whole candidate (issue 34: it holds neither whole).
+    let previewed = [
+        &big[..at],
+        b"REPLACED\n".as_slice(),
+        &big[at + target.len()..after_anchor],
+        b"!".as_slice(),
+        &big[after_anchor..],
+    ]
+    .concat();
+    let check_revision = |out: &Output, candidate: &[u8], what: &str| {
+        let json = json_of(out);
+        let file: ultra_edit::journal::records::FileRevision =
+            serde_json::from_value(json["files"][0].clone()).unwrap();
+        assert_eq!(
+            file.candidate.hash(),
+            Some(BlobHash::of(candidate)),
+            "{what}"
+        );
+        assert_eq!(file.candidate.size(), candidate.len() as u64, "{what}");
+        let want = ultra_edit::edit::candidate_diff("big.txt", Some(&big), Some(candidate));
+        assert_eq!(file.diff, want, "{what}: the diff");
+        assert!(want.unified.contains("+REPLACED\n"), "{}", want.unified);
+    };
+    check_revision(&out, &previewed, "preview");
     // A revision of the same file: the line two lines above the target (1-based
     // line k - 1, bytes (k - 2) * 32 ..) replaced.
     let revised = (k - 2) * 32;
@@ -223,6 +250,19 @@ fn big_file_run(mib: usize) -> BigFileRun {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    drop(previewed);
+    let revised_candidate = [
+        &big[..revised],
+        b"line revised\n".as_slice(),
+        &big[revised + 32..at],
+        b"REPLACED\n".as_slice(),
+        &big[at + target.len()..after_anchor],
+        b"!".as_slice(),
+        &big[after_anchor..],
+    ]
+    .concat();
+    check_revision(&out, &revised_candidate, "revise");
+    drop(revised_candidate);
     let t0 = Instant::now();
     let (out, commit_rss) = peak_rss_kib(ws.root(), &["--json", "commit", &tx.to_string()]);
     assert!(
@@ -498,6 +538,24 @@ fn a_spliced_candidate_records_exactly_what_the_assembled_one_records() {
                             .revise(p.tx, ultra_edit::ReviseOptions::new(), &plan(r))
                             .unwrap();
                         runs.push(recorded(&ws, &p));
+                        // The interdiff (diffed from the journal's chunks around the
+                        // change for large files) is the whole blobs' diff.
+                        let inter = ws
+                            .journal
+                            .interdiff(p.tx, p.revision - 1, p.revision)
+                            .unwrap();
+                        assert!(!inter.files.is_empty(), "plan {n}: an empty interdiff");
+                        for f in &inter.files {
+                            let side = |s: &ultra_edit::journal::records::FileState| {
+                                s.hash().map(|h| ws.journal.blob(&h).unwrap().unwrap())
+                            };
+                            let want = ultra_edit::edit::candidate_diff(
+                                &f.path,
+                                side(&f.from).as_deref(),
+                                side(&f.to).as_deref(),
+                            );
+                            assert_eq!(f.diff, want, "plan {n}: the interdiff of {}", f.path);
+                        }
                     }
                 }
                 Err(e) => runs.push((
