@@ -523,6 +523,8 @@ pub(crate) fn build(
                     };
                     (state, Some(Content::Spliced(spliced)))
                 }
+                // No splices, or (never: a spliced candidate's base is the snapshot,
+                // loaded above) no base for them: the candidate's bytes are whole.
                 _ => (
                     FileState::with_meta(&cand.bytes, meta),
                     Some(Content::Whole(cand.bytes)),

@@ -27,7 +27,7 @@ pub mod merge;
 mod near_miss;
 pub mod plan;
 pub mod resolve;
-pub mod spliced;
+pub(crate) mod spliced;
 mod symbol;
 mod target;
 pub mod validate;
@@ -39,5 +39,5 @@ pub use merge::{merge3, merge3_styled, ConflictRegion, ConflictStyle, Labels, Me
 pub use plan::{Edit, ExpectedBase, Occurrence, Plan, Position};
 pub(crate) use resolve::apply_file_edits_spliced;
 pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};
-pub use spliced::Spliced;
+pub(crate) use spliced::Spliced;
 pub use validate::{conflict_marker_lines, has_errors, validate, FileCheck, Issue, Severity};
