@@ -254,7 +254,7 @@ pub(crate) fn splice_from() -> usize {
     SPLICE_FROM.with(|c| c.get()).unwrap_or(SPLICE_FROM_BYTES)
 }
 
-/// Tests only (`#[doc(hidden)]` through [`crate::testing`]): keep candidates spliced
+/// Tests only (re-exported `#[doc(hidden)]` at the crate root): keep candidates spliced
 /// from `bytes` of snapshot up on this thread (`None`: the default), to prove both
 /// paths record the same revision.
 pub fn set_splice_from(bytes: Option<usize>) {
@@ -459,8 +459,8 @@ pub(crate) fn build(
             bytes: base_bytes,
             mode: base_state.mode(),
         };
-        // A large file joining now keeps its candidate as the snapshot plus one
-        // spliced region: one copy of the file, not two (issue 34).
+        // A large base keeps its candidate as splices (then the snapshot plus one
+        // spliced region): one copy of the file, not two (issue 34).
         let spliceable = base_bytes.is_some_and(|b| b.len() >= splice_from());
         let resolved = match spliceable {
             true => edit::apply_file_edits_spliced(&rel, base, &edits),

@@ -75,11 +75,6 @@ impl Spliced {
         base.len() - (self.end - self.start) + self.text.len()
     }
 
-    /// The candidate is empty.
-    pub fn is_empty(&self, base: &[u8]) -> bool {
-        self.len(base) == 0
-    }
-
     /// The candidate's bytes in order: the base before the region, the region's text,
     /// the base after it.
     pub fn pieces<'a>(&'a self, base: &'a [u8]) -> [&'a [u8]; 3] {
