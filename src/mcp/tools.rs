@@ -429,6 +429,19 @@ impl EditTools {
         let old_key = !a.map.contains_key("preview_id") && a.map.contains_key("tx");
         let key = if old_key { "tx" } else { "preview_id" };
         let tx = self.handle(a, key, &agent)?;
+        // Both keys naming different transactions is a caller's mistake, never a
+        // guess: which one to roll back is refused rather than picked (the breaker
+        // found `tx` silently ignored beside `preview_id`).
+        if !old_key && a.map.get("tx").is_some_and(|v| !v.is_null()) {
+            let other = self.handle(a, "tx", &agent)?;
+            if other != tx {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    format!("preview_id names tx {tx} and tx (its old name) names tx {other}: give preview_id alone"),
+                    json!({"preview_id": self.journal.handle(tx).to_string(), "agent_id": agent}),
+                ));
+            }
+        }
         let p = self.show(tx, None, &agent)?;
         check_agent(&p, &agent, "roll back")?;
         let opts = RollbackOptions::new().with_force(a.bool("force")?.unwrap_or(false));
@@ -636,7 +649,19 @@ impl EditTools {
             }
         };
         let since_seq = a.u64("since_seq")?.unwrap_or(0);
-        let limit = a.u64("limit")?.unwrap_or(200).max(1) as usize;
+        // 0 was taken as 1, silently, beside a schema that says `"minimum": 1` (found
+        // by the breaker, as `timeout_secs` was): a refusal says what was wrong.
+        let limit = match a.u64("limit")? {
+            None => 200,
+            Some(0) => {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    "limit must be at least 1 (entries per answer), not 0",
+                    json!({"since_seq": since_seq, "limit": 200}),
+                ))
+            }
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        };
         let mut entries = Vec::new();
         let mut next = None;
         self.engine(
@@ -1091,6 +1116,8 @@ impl Args<'_> {
             match self.tool {
                 // journal_log's filter is by_agent; agent_id there is its old name.
                 "journal_log" => json!({"by_agent": "me", "limit": 20}),
+                // journal_dump takes no agent_id: its own arguments.
+                "journal_dump" => json!({"since_seq": 0, "limit": 200}),
                 _ => json!({"agent_id": "me"}),
             },
         )

@@ -154,7 +154,7 @@ pub(crate) fn prelude_of(
         if w.candidate == w.snapshot {
             continue;
         }
-        match (&w.candidate_bytes, w.candidate.mode()) {
+        match (w.candidate_whole(), w.candidate.mode()) {
             (Some(bytes), Some(mode)) => {
                 let parts: Vec<&str> = rel.as_str().split('/').collect();
                 for i in 1..parts.len() {
@@ -162,7 +162,7 @@ pub(crate) fn prelude_of(
                 }
                 ops.push(PreludeOp::Write(
                     c(root.join(rel.as_str()))?,
-                    bytes.clone(),
+                    bytes.into_owned(),
                     mode,
                 ));
             }
@@ -397,8 +397,8 @@ impl Journal {
     /// `path` in the base a command ran on: `prior`'s candidate, else the disk.
     fn base_file(&self, prior: &BTreeMap<RelPath, Working>, path: &str) -> Result<BaseFile> {
         if let Some(w) = prior.get(path) {
-            return Ok(match (&w.candidate_bytes, w.candidate.mode()) {
-                (Some(b), Some(m)) => Some((b.clone(), m)),
+            return Ok(match (w.candidate_whole(), w.candidate.mode()) {
+                (Some(b), Some(m)) => Some((b.into_owned(), m)),
                 _ => None,
             });
         }
