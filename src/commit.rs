@@ -734,7 +734,8 @@ impl Journal {
     /// original pre-images), diffed before the journal write that records them.
     /// The bytes of the workspace file `path`, handed to `sink` in pieces; whether it
     /// was read whole as a regular file. What a rollback's window scans
-    /// (`Reader::blob_window`: checked there against the blob the file should hold).
+    /// (`Reader::blob_window_from_disk`: checked there against the blob the file should
+    /// hold).
     fn disk_read(&self, path: &crate::fs::RelPath, sink: &mut dyn FnMut(&[u8])) -> bool {
         matches!(
             self.ws.fs.read_file_with(path, sink),
@@ -767,7 +768,11 @@ impl Journal {
         for (f, state, bytes) in current {
             let window = match (bytes, state.hash(), f.pre.hash()) {
                 (None, Some(now), Some(pre)) => reader
-                    .blob_window(&now, &pre, Some(&mut |sink| self.disk_read(&f.path, sink)))
+                    .blob_window_from_disk(
+                        &now,
+                        &pre,
+                        Some(&mut |sink| self.disk_read(&f.path, sink)),
+                    )
                     .map_err(needed(f, "post-image and pre-image"))?
                     .and_then(|w| edit::window_diff(&f.path, &w.as_diff_window())),
                 _ => None,

@@ -111,11 +111,20 @@ impl Reader {
     /// window cannot stand for the whole blobs (inline blobs, equal blobs). Memory: the
     /// window and the chunk lists, not the blobs.
     /// A blob not stored is [`JournalError::Missing`]; damage is
-    /// [`JournalError::Corrupt`]. With `disk`, a reader of a file that should hold
+    /// [`JournalError::Corrupt`].
+    pub(crate) fn blob_window(
+        &self,
+        old: &BlobHash,
+        new: &BlobHash,
+    ) -> Result<Option<super::window::BlobWindow>> {
+        self.blob_window_from_disk(old, new, None)
+    }
+
+    /// [`Reader::blob_window`], and with `disk`, a reader of a file that should hold
     /// `old`, the parts both blobs share are scanned from that file instead of read
     /// chunk by chunk from the journal, when it does hold `old`
-    /// ([`window`](super::window::window)).
-    pub(crate) fn blob_window(
+    /// ([`window`](super::window::window)). The same errors.
+    pub(crate) fn blob_window_from_disk(
         &self,
         old: &BlobHash,
         new: &BlobHash,
