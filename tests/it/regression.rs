@@ -933,3 +933,32 @@ fn regression_mcp_an_unknown_argument_is_refused_with_the_nearest_name() {
     assert_eq!(ws.tree(), before);
     assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
 }
+
+/// Found by the breaker (hbreak2): `run -- ''` and `preview --run ''` made the layers,
+/// ran `sh -c ''` and answered `nothing_to_change`; an empty check was already
+/// `empty_command`. A command of whitespace only is now `empty_command` too, before
+/// anything is made, and nothing is recorded.
+#[test]
+fn regression_an_empty_command_is_refused_as_empty() {
+    let ws = workspace();
+    let before = ws.tree();
+    for args in [
+        &["--json", "run", "--", ""][..],
+        &["--json", "preview", "--run", "  "],
+    ] {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "empty_command",
+                "exit_code": 1,
+                "message": "the command is empty; give a command line (`sh -c` runs it)",
+                "hint": "give the command line as one quoted argument, e.g. `ultra-edit run -- 'cargo fmt'` or `ultra-edit preview --run 'cargo fmt'`",
+            }}),
+            "{args:?}"
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert_eq!(ws.tree(), before);
+}
