@@ -18,7 +18,9 @@ use crate::registry::Registry;
 use crate::{CommitOptions, Journal, Plan, Preview, RollbackOptions};
 
 /// What a host call wrote or restored: the transaction and the files it touched.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialized as `{"tx":"3f9a2c1b7d4e8a60-7","files":["/srv/a/x.rs"]}`, what a host's
+/// tool returns.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct Written {
     /// The transaction's handle: what `edit_rollback` takes back (as text,

@@ -54,6 +54,9 @@ fn host_write_files_commits_all_files_in_one_tx_and_rollback_tx_restores_the_byt
     // Sorted by root-relative path: `sub/y.txt` before `x.txt`.
     assert_eq!(w.files, vec![y.clone(), x.clone()]);
     assert_eq!(w.tx.tx, 1);
+    // What a host's tool returns as JSON.
+    let json = serde_json::json!({"tx": w.tx.to_string(), "files": [y, x]});
+    assert_eq!(serde_json::to_value(&w).unwrap(), json);
 
     let back = h.registry.rollback_tx(&w.tx.to_string()).unwrap();
     assert_eq!(back.tx, w.tx);
@@ -200,4 +203,47 @@ fn host_calls_refuse_bad_input_with_typed_errors_and_open_nothing() {
     assert_eq!(h.registry.opened(), Vec::<PathBuf>::new());
     assert!(h.registry.roots().unwrap().is_empty());
     assert_eq!(read(&f), None);
+}
+
+/// The registry resolves a root path once and re-checks it with one `stat`: a symlink
+/// retargeted to another root routes to that root's journal; a root renamed away with
+/// another directory put in its place is resolved again (to the same path, so the
+/// same journal: roots are paths); a root path that names nothing is refused.
+#[test]
+fn registry_root_resolved_once_follows_a_retargeted_symlink_and_a_replaced_root() {
+    let (a, b, run, links) = (tempdir(), tempdir(), tempdir(), tempdir());
+    let registry = Registry::for_host(run.path().join("ultra-edit")).unwrap();
+    let link = canon(&links).join("root");
+    std::os::unix::fs::symlink(canon(&a), &link).unwrap();
+    let ja = registry.open_or_create(&link).unwrap();
+    assert_eq!(ja.root(), canon(&a).as_path());
+    // The same path again: the journal already open.
+    assert!(std::sync::Arc::ptr_eq(
+        &ja,
+        &registry.open_or_create(&link).unwrap()
+    ));
+    // Retarget the symlink: the next call resolves again and opens b's journal.
+    fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(canon(&b), &link).unwrap();
+    let jb = registry.open_or_create(&link).unwrap();
+    assert_eq!(jb.root(), canon(&b).as_path());
+    assert_ne!(ja.id(), jb.id());
+
+    // A root renamed away and another directory made at its path.
+    let r = canon(&links).join("r");
+    fs::create_dir(&r).unwrap();
+    let j1 = registry.open_or_create(&r).unwrap();
+    fs::rename(&r, canon(&links).join("r-old")).unwrap();
+    fs::create_dir(&r).unwrap();
+    let j2 = registry.open_or_create(&r).unwrap();
+    // Roots are paths (docs/embedding.md): the path's journal, as before the cache.
+    assert_eq!(j2.root(), r.as_path());
+    assert!(std::sync::Arc::ptr_eq(&j1, &j2));
+    // And a root path that names nothing any more is the error it was before.
+    fs::remove_dir(&r).unwrap();
+    let e = registry
+        .open_or_create(&r)
+        .err()
+        .expect("a missing root is refused");
+    assert_eq!(e.kind(), "io");
 }
