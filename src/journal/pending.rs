@@ -221,3 +221,52 @@ impl Pending {
         self.slot.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::thread::ThreadId;
+
+    /// Completions of one handle run on one long-lived thread, named
+    /// [`COMPLETION_THREAD`], not on the caller's; each failure (a panic too) is kept
+    /// for its tx; dropping the handle's `Pending` ends the thread.
+    #[test]
+    fn completions_share_one_thread_keep_failures_and_drop_ends_it() {
+        let pending = Pending::default();
+        let seen: Arc<Mutex<Vec<(ThreadId, Option<String>)>>> = Arc::default();
+        for tx in 1..=4u64 {
+            let seen = Arc::clone(&seen);
+            pending.start(tx, move || {
+                let me = std::thread::current();
+                seen.lock().unwrap().push((me.id(), me.name().map(String::from)));
+                match tx {
+                    2 => Err(Error::UnknownTx { tx }),
+                    3 => panic!("completion {tx} panicked"),
+                    _ => Ok(()),
+                }
+            });
+            pending.wait();
+        }
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 4);
+        assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
+        assert_ne!(seen[0].0, std::thread::current().id());
+        assert_eq!(seen[0].1.as_deref(), Some(COMPLETION_THREAD));
+        assert!(matches!(
+            pending.take_failure(None),
+            Err(Error::UnknownTx { tx: 2 })
+        ));
+        match pending.take_failure(None) {
+            Err(Error::Journal(JournalError::Panicked { message })) => {
+                assert_eq!(message, "completion 3 panicked")
+            }
+            other => panic!("expected the panic of tx 3, got {other:?}"),
+        }
+        assert!(pending.take_failure(None).is_ok());
+        let worker = pending.lock().worker.as_ref().map(|w| w.thread.thread().id());
+        assert_eq!(worker, Some(seen[0].0));
+        // Drop joins the thread: it returns once the thread has ended.
+        drop(pending);
+    }
+}
