@@ -166,7 +166,7 @@ fn overwrite_undoes_no_commit(l: &Locked<'_>, id: u64) -> Result<()> {
     }
     let mut found = Vec::new();
     for f in &rec.files {
-        let Ok((state, _, _)) = snapshot::read_state(l.fs.as_ref(), &l.root, &f.path) else {
+        let Ok((state, _)) = snapshot::state_of(l.fs.as_ref(), &l.root, &f.path) else {
             continue;
         };
         if !f.pre.matches(&state) && !f.post.matches(&state) {
@@ -235,8 +235,8 @@ fn owners_can_be_given(l: &Locked<'_>, rec: &BatchRecord, side: Side, files: usi
         }
         // Already there (the crash came after this file): nothing to give.
         let written = matches!(
-            snapshot::read_state(l.fs.as_ref(), &l.root, &f.path),
-            Ok((found, _, _)) if target.matches(&found)
+            snapshot::state_of(l.fs.as_ref(), &l.root, &f.path),
+            Ok((found, _)) if target.matches(&found)
         );
         if !written {
             refused.push(OwnedPath {

@@ -34,7 +34,11 @@ fn role(line: &str) -> Option<Role> {
 /// The line git starts each file's diff with, `diff --git a/PATH b/PATH`: it names the
 /// file even when no `---`/`+++` lines follow (a change of mode alone).
 pub fn git_header(path: &str) -> String {
-    format!("diff --git a/{path} b/{path}\n")
+    let (a, b) = (
+        ultra_edit::edit::diff::diff_name("a/", path),
+        ultra_edit::edit::diff::diff_name("b/", path),
+    );
+    format!("diff --git {a} {b}\n")
 }
 
 /// `unified` rendered line by line, each line prefixed by `indent` and ending in `\n`.

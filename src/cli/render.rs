@@ -1248,6 +1248,24 @@ fn attention_words(a: &ultra_edit::RecoveryAction) -> String {
     )
 }
 
+/// One line about a file a forced rollback overwrote, re-created or deleted, with the
+/// command that brings its bytes back.
+fn overwritten_note(o: &ultra_edit::Overwritten) -> String {
+    use ultra_edit::OverwriteAction as A;
+    let (path, of) = (shown(&o.path), o.rolled_back);
+    match (o.action, o.kept_in) {
+        (A::Recreated, _) | (_, None) => {
+            format!("{path} was absent (deleted or moved since tx {of}); the rollback re-created it")
+        }
+        (A::Overwrote, Some(k)) => format!(
+            "the bytes {path} held (changed since tx {of}) are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
+        (A::Deleted, Some(k)) => format!(
+            "{path}, which tx {of} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1305,23 +1323,5 @@ mod tests {
         assert_eq!(ago(21 * 86_400), "3 weeks ago");
         assert_eq!(ago(90 * 86_400), "2026-10-17");
         assert_eq!(relative_time(now, now + 5000), "in the future");
-    }
-}
-
-/// One line about a file a forced rollback overwrote, re-created or deleted, with the
-/// command that brings its bytes back.
-fn overwritten_note(o: &ultra_edit::Overwritten) -> String {
-    use ultra_edit::OverwriteAction as A;
-    let (path, of) = (shown(&o.path), o.rolled_back);
-    match (o.action, o.kept_in) {
-        (A::Recreated, _) | (_, None) => {
-            format!("{path} was absent (deleted or moved since tx {of}); the rollback re-created it")
-        }
-        (A::Overwrote, Some(k)) => format!(
-            "the bytes {path} held (changed since tx {of}) are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
-        ),
-        (A::Deleted, Some(k)) => format!(
-            "{path}, which tx {of} created, was rewritten since: the rollback deleted it, and its bytes are kept in tx {k}; `ultra-edit rollback {k}` brings them back"
-        ),
     }
 }

@@ -102,8 +102,8 @@ pub fn candidate_diff(path: &str, before: Option<&[u8]>, after: Option<&[u8]>) -
     if before == after {
         return diff;
     }
-    let old_name = before.map_or_else(|| "/dev/null".to_string(), |_| format!("a/{path}"));
-    let new_name = after.map_or_else(|| "/dev/null".to_string(), |_| format!("b/{path}"));
+    let old_name = before.map_or_else(|| "/dev/null".to_string(), |_| diff_name("a/", path));
+    let new_name = after.map_or_else(|| "/dev/null".to_string(), |_| diff_name("b/", path));
     if before.is_some_and(is_binary) || after.is_some_and(is_binary) {
         diff.binary = true;
         diff.unified = format!(
@@ -171,12 +171,41 @@ pub fn window_diff(path: &str, window: &DiffWindow<'_>) -> Option<CandidateDiff>
     diff.lossy = !window.outside_utf8
         || std::str::from_utf8(old).is_err()
         || std::str::from_utf8(new).is_err();
-    diff.unified = format!("--- a/{path}\n+++ b/{path}\n");
+    diff.unified = format!(
+        "--- {}\n+++ {}\n",
+        diff_name("a/", path),
+        diff_name("b/", path)
+    );
     let ops = trimmed_line_ops(old, new);
     render_ops(&mut diff, ops, (old, new), window.lines_before, |_| {
         HunkNames::default()
     });
     Some(diff)
+}
+
+/// `prefix` + `path` as a diff header names it, quoted the way git quotes a name
+/// (`quote_c_style` in git's quote.c) when it holds a tab, `"` or `\`: inside double
+/// quotes, with `\t`, `\"` and `\\`. Unquoted, a tab would end the name for
+/// `patch` and `git apply` (a tab starts a header's timestamp), so the diff would not
+/// apply to the file it names. Other control characters never reach here: path safety
+/// refuses them (docs/design.md, "Path safety"). Non-ASCII names stay as they are, as
+/// git prints them with `core.quotePath=false` (which `git apply` reads).
+pub fn diff_name(prefix: &str, path: &str) -> String {
+    if !path.contains(['\t', '"', '\\']) {
+        return format!("{prefix}{path}");
+    }
+    let mut quoted = String::with_capacity(prefix.len() + path.len() + 4);
+    quoted.push('"');
+    for c in prefix.chars().chain(path.chars()) {
+        match c {
+            '\t' => quoted.push_str("\\t"),
+            '"' => quoted.push_str("\\\""),
+            '\\' => quoted.push_str("\\\\"),
+            c => quoted.push(c),
+        }
+    }
+    quoted.push('"');
+    quoted
 }
 
 /// Counts `ops` into `diff` and renders their hunks after its headers. `sides` are the
@@ -842,6 +871,25 @@ mod tests {
         let headers: Vec<&str> = d.unified.lines().filter(|l| l.starts_with("@@")).collect();
         assert_eq!(headers, ["@@ -1,5 +1,5 @@", "@@ -16,5 +16,5 @@"]);
         assert_eq!((d.lines_added, d.lines_removed), (2, 2));
+    }
+
+    #[test]
+    fn a_name_with_a_tab_quote_or_backslash_is_quoted_as_git_quotes_it() {
+        let d = candidate_diff("src/x\ty.rs", Some(b"a\n"), Some(b"b\n"));
+        assert_eq!(
+            d.unified,
+            "--- \"a/src/x\\ty.rs\"\n+++ \"b/src/x\\ty.rs\"\n@@ -1 +1 @@\n-a\n+b\n"
+        );
+        assert_eq!(
+            diff_name("b/", "say \"hi\"\\.txt"),
+            "\"b/say \\\"hi\\\"\\\\.txt\""
+        );
+        assert_eq!(diff_name("a/", "plain é.rs"), "a/plain é.rs");
+        let gone = candidate_diff("t\tab", Some(b"x\n"), None);
+        assert_eq!(
+            gone.unified,
+            "--- \"a/t\\tab\"\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n"
+        );
     }
 
     #[test]

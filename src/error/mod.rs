@@ -919,6 +919,11 @@ impl Error {
                 }
                 StateReason::RolledBack { .. } => NextStep::Log,
                 StateReason::Pruned if *verb == Verb::Show => NextStep::History { tx: *tx },
+                // Nothing of an aborted tx is on the disk: "preview again" would
+                // redo what its caller meant to undo; the log shows what to undo.
+                StateReason::Aborted if matches!(verb, Verb::RollBack | Verb::Revert) => {
+                    NextStep::Log
+                }
                 StateReason::Aborted | StateReason::Pruned => NextStep::PreviewAgain,
                 StateReason::NotCommitted => NextStep::Commit { tx: *tx },
                 StateReason::BatchInFlight {

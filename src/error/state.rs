@@ -152,6 +152,10 @@ impl StateReason {
             StateReason::RolledBack { by, .. } => {
                 format!("tx {by} rolled it back, so it cannot {verb}")
             }
+            // An aborted tx never reached the disk: undoing it has nothing to undo.
+            StateReason::Aborted if matches!(verb, Verb::RollBack | Verb::Revert) => {
+                format!("it never changed a file, so it cannot {verb}")
+            }
             StateReason::Aborted => {
                 format!("an aborted tx accepts nothing further, so it cannot {verb}")
             }

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde_json::{json, Map, Value};
 
-use crate::error::{Error, Outcome, StateReason};
+use crate::error::{Error, Outcome, StateReason, Verb};
 use crate::journal::records::{BatchState, TxState};
 
 /// A refused tool call.
@@ -271,8 +271,12 @@ impl ToolError {
             )
             .with_example(json!({"tool": "edit_show", "preview_id": id})),
             Error::WrongState {
-                tx, state, reason, ..
-            } => wrong_state(*tx, *state, Some(reason), agent),
+                tx,
+                state,
+                reason,
+                verb,
+                ..
+            } => wrong_state(*tx, *state, Some(reason), Some(*verb), agent),
             Error::LockTimeout { .. } => ToolError::new(
                 "lock_timeout",
                 e.to_string(),
@@ -392,12 +396,14 @@ pub fn not_found(preview_id: &str, agent: &str) -> ToolError {
     .with_example(json!({"tool": "edit_preview", "file_path": "src/lib.rs", "agent_id": agent, "new_content": "…"}))
 }
 
-/// The tx is not open (or `reason` says why a verb does not fit it): say what can be
-/// done with it instead, from the typed state and reason, never from their wording.
+/// The tx is not open (or `reason` says why `verb` does not fit it): say what can be
+/// done with it instead, from the typed state, reason and verb, never from their
+/// wording.
 pub fn wrong_state(
     tx: u64,
     state: TxState,
     reason: Option<&StateReason>,
+    verb: Option<Verb>,
     agent: &str,
 ) -> ToolError {
     let in_flight = |batch: u64, attention: bool| {
@@ -494,6 +500,14 @@ pub fn wrong_state(
             format!("preview {tx} was already committed and accepts no further revision"),
             "to change the files again call edit_preview for a new preview (edit_show shows what landed)",
             json!({"tool": "edit_preview", "file_path": "…", "agent_id": agent, "new_content": "…"}),
+        ),
+        // Undoing an aborted preview: nothing of it reached the disk, and "start
+        // again" would redo what the caller meant to undo.
+        TxState::Aborted if matches!(verb, Some(Verb::RollBack | Verb::Revert)) => (
+            "preview_aborted",
+            format!("preview {tx} was aborted and never changed a file, so there is nothing to undo"),
+            "call journal_log to see which transactions changed the files",
+            json!({"tool": "journal_log", "agent_id": agent}),
         ),
         TxState::Aborted => (
             "preview_aborted",

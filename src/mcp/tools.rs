@@ -716,7 +716,7 @@ impl EditTools {
         let tx = self.handle(a, "preview_id", agent)?;
         let p = self.show(tx, None, agent)?;
         if p.state != TxState::Open {
-            return Err(errors::wrong_state(tx, p.state, None, agent));
+            return Err(errors::wrong_state(tx, p.state, None, None, agent));
         }
         if ttl {
             if let Some(err) = self.expired(tx) {

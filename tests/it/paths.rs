@@ -259,3 +259,43 @@ fn refused_paths_have_a_hint() {
         serde_json::json!({"txs": [], "needs_attention": []})
     );
 }
+
+/// A name with a tab is accepted (real trees have them), and the diff names it the way
+/// git does, in double quotes with `\t`: unquoted, `patch` and `git apply` end the name
+/// at the tab (a header's timestamp starts there). The diff `show` prints applies with
+/// `git apply` and gives the candidate's exact bytes.
+#[test]
+fn a_diff_of_a_name_with_a_tab_quotes_it_and_applies_with_git() {
+    let ws = workspace();
+    std::fs::write(ws.path("notes\tdraft.txt"), "one\ntwo\n").unwrap();
+    let plan =
+        r#"{"edits":[{"op":"replace_text","path":"notes\tdraft.txt","old":"two","new":"2"}]}"#;
+    let out = cli(ws.root(), &["preview"], Some(plan));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let out = cli(ws.root(), &["show", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let diff = "diff --git \"a/notes\\tdraft.txt\" \"b/notes\\tdraft.txt\"\n\
+                --- \"a/notes\\tdraft.txt\"\n+++ \"b/notes\\tdraft.txt\"\n\
+                @@ -1,2 +1,2 @@\n one\n-two\n+2\n";
+    assert!(shown.contains(diff), "{shown}");
+    let Ok(git) = std::process::Command::new("git").arg("--version").output() else {
+        eprintln!("git is not installed: the apply half is skipped");
+        return;
+    };
+    assert!(git.status.success());
+    let copy = tempfile::tempdir().unwrap();
+    std::fs::write(copy.path().join("notes\tdraft.txt"), "one\ntwo\n").unwrap();
+    let patch = copy.path().join("p.diff");
+    std::fs::write(&patch, diff).unwrap();
+    let applied = std::process::Command::new("git")
+        .args(["apply", "--unsafe-paths", "p.diff"])
+        .current_dir(copy.path())
+        .output()
+        .unwrap();
+    assert!(applied.status.success(), "{applied:?}");
+    assert_eq!(
+        std::fs::read(copy.path().join("notes\tdraft.txt")).unwrap(),
+        b"one\n2\n"
+    );
+}

@@ -593,3 +593,79 @@ fn regression_root_errors_and_a_command_that_changed_nothing_have_hints() {
     assert_eq!(std::fs::read(&file).unwrap(), b"x");
     assert!(!missing.exists());
 }
+
+/// Reverting or rolling back an aborted tx is refused, and the hint no longer says
+/// "preview again" (which would redo what the caller meant to undo): an aborted tx
+/// never changed a file, and `log` shows what there is to undo. Nothing changes.
+#[test]
+fn regression_undoing_an_aborted_tx_says_it_never_changed_a_file() {
+    let ws = workspace();
+    let p = ws.preview(
+        r#"{"edits":[{"op":"replace_text","path":"src/b.rs","old":"    2","new":"    3"}]}"#,
+    );
+    let out = cli(ws.root(), &["abort", &p.tx.to_string()], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let before = ws.tree();
+    for (verb, words) in [("revert", "be reverted"), ("rollback", "be rolled back")] {
+        let out = cli(ws.root(), &[verb, &p.tx.to_string()], None);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert_eq!(
+            String::from_utf8_lossy(&out.stderr),
+            format!(
+                "error: tx {} is aborted; it never changed a file, so it cannot {words}\n\
+                 hint: `ultra-edit log` lists the transactions\n",
+                p.tx
+            ),
+            "{verb}"
+        );
+    }
+    assert_eq!(ws.tree(), before);
+}
+
+/// The same through MCP: `edit_rollback` and `edit_revert` of an aborted preview are
+/// `preview_aborted` with a hint to read the log, never "call edit_preview to start
+/// again".
+#[test]
+fn regression_mcp_undoing_an_aborted_preview_points_to_the_log() {
+    let ws = workspace();
+    let tools =
+        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let p = tools
+        .call(
+            "edit_preview",
+            serde_json::json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+        )
+        .unwrap();
+    let id = p["preview_id"].clone();
+    tools
+        .call(
+            "edit_abort",
+            serde_json::json!({"agent_id": "dev", "preview_id": id}),
+        )
+        .unwrap();
+    let before = ws.tree();
+    for (tool, args) in [
+        (
+            "edit_rollback",
+            serde_json::json!({"agent_id": "dev", "preview_id": id}),
+        ),
+        (
+            "edit_revert",
+            serde_json::json!({"agent_id": "dev", "tx": id}),
+        ),
+    ] {
+        let v = tools.call(tool, args).unwrap_err().to_json();
+        assert_eq!(v["error"], "preview_aborted", "{tool}: {v}");
+        assert_eq!(
+            v["message"],
+            "preview 1 was aborted and never changed a file, so there is nothing to undo",
+            "{tool}"
+        );
+        assert_eq!(
+            v["hint"], "call journal_log to see which transactions changed the files",
+            "{tool}"
+        );
+        assert_eq!(v["example"]["tool"], "journal_log", "{tool}");
+    }
+    assert_eq!(ws.tree(), before);
+}

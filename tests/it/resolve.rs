@@ -366,6 +366,36 @@ fn a_copy_the_editor_replaced_with_a_symlink_is_not_followed() {
     assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
 }
 
+/// An editor that deletes its copy does not record a deletion (resolve records saved
+/// files): a typed `editor_failed` that says how to delete the file, the session kept,
+/// nothing recorded.
+#[test]
+fn a_copy_the_editor_deleted_is_refused_with_how_to_delete_the_file() {
+    let (ws, tx) = conflicted();
+    let tools = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let remover = script(tools.path(), "remover", "rm \"$1\"\n");
+    let out = resolve_in(&ws, tmp.path(), &["--json", &tx], &remover);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let v = json_of(&out);
+    assert_eq!(v["error"]["kind"], "editor_failed");
+    let kept = kept_dirs(tmp.path());
+    assert_eq!(
+        kept.len(),
+        1,
+        "the session is kept like any unrecorded edit"
+    );
+    assert_eq!(
+        v["error"]["message"],
+        format!(
+            "the editor `{}` removed {}; resolve records the files the editor saves, never a deletion: save the file again, and to delete it, `ultra-edit revise 1` with a `delete_file` edit once the rest is resolved; nothing was recorded",
+            remover.display(),
+            kept[0].join("f.txt").display()
+        )
+    );
+    assert_eq!(latest_revision(&ws, &tx), 1, "nothing recorded");
+}
+
 /// Without `$VISUAL`/`$EDITOR` and without a terminal (a script, an agent), `vi` is not
 /// started (it would print escape codes and fail, or wait): refused before anything
 /// is copied, naming what to set.

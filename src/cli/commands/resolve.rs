@@ -88,7 +88,20 @@ fn read_copies(offered: &Resolvable, copies: &[PathBuf]) -> Result<Vec<(String, 
         .map(|(f, copy)| {
             // The copy the editor saved, never what a link there points to: content from
             // elsewhere would be recorded as the file's new revision.
-            let kind = std::fs::symlink_metadata(copy).map_err(|e| io("stat", copy, e))?;
+            let kind = match std::fs::symlink_metadata(copy) {
+                Ok(kind) => kind,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    return Err(Error::Resolve(ResolveError::Editor {
+                        editor: editor(),
+                        what: format!(
+                            "removed {}; resolve records the files the editor saves, never a deletion: save the file again, and to delete it, `ultra-edit revise {}` with a `delete_file` edit once the rest is resolved",
+                            copy.display(),
+                            offered.tx
+                        ),
+                    }));
+                }
+                Err(e) => return Err(io("stat", copy, e)),
+            };
             if !kind.is_file() {
                 return Err(Error::Resolve(ResolveError::Editor {
                     editor: editor(),
