@@ -67,7 +67,8 @@ impl Registry {
     /// handle as text, from [`Registry::preview_files`]) that preview is committed
     /// instead — its snapshot is the expected base, so a file changed since it was
     /// made is [`Error::StaleSnapshot`] — after checking that it writes exactly
-    /// `files`, byte for byte. Errors: those of [`Registry::preview_files`] and
+    /// `files`, byte for byte (a file the preview leaves as it is must hold the bytes
+    /// given), and no other file. Errors: those of [`Registry::preview_files`] and
     /// [`crate::Journal::commit`]; an `expected` that is not a handle is
     /// [`Error::Registry`] (the parse error in its reason), one of no known journal
     /// [`Error::UnknownJournal`], one that writes other files or bytes
@@ -97,21 +98,34 @@ impl Registry {
                 let mut wanted = Vec::with_capacity(files.len());
                 for (path, bytes) in &files {
                     let rel = journal.relative(utf8(path.as_ref())?)?;
-                    wanted.push((rel.as_str().to_string(), BlobHash::of(bytes.as_ref())));
+                    wanted.push((rel, path.as_ref(), BlobHash::of(bytes.as_ref())));
                 }
-                let mut has: Vec<(String, BlobHash)> = (shown.files.iter())
-                    .filter_map(|f| match f.candidate {
-                        FileState::File { hash, .. } => Some((f.path.as_str().to_string(), hash)),
-                        FileState::Absent => None,
+                // What the preview changes, file by file (a file it leaves as it is
+                // is not listed).
+                let mut changes: Vec<(String, Option<BlobHash>)> = (shown.files.iter())
+                    .map(|f| match f.candidate {
+                        FileState::File { hash, .. } => (f.path.as_str().to_string(), Some(hash)),
+                        FileState::Absent => (f.path.as_str().to_string(), None),
                     })
                     .collect();
-                wanted.sort();
-                has.sort();
-                if wanted != has {
-                    return Err(Error::PreviewWritesOther {
-                        handle,
-                        paths: wanted.into_iter().map(|(p, _)| p).collect(),
-                    });
+                let mut same = true;
+                for (rel, path, hash) in &wanted {
+                    match changes.iter().position(|(p, _)| p == rel.as_str()) {
+                        Some(i) => same &= changes.swap_remove(i).1 == Some(*hash),
+                        // Left as it is by the preview: right only if it holds the bytes.
+                        None => {
+                            let now = std::fs::read(path).map(|b| BlobHash::of(&b));
+                            same &= now.ok() == Some(*hash);
+                        }
+                    }
+                }
+                if !same || !changes.is_empty() {
+                    let mut paths: Vec<String> = wanted
+                        .iter()
+                        .map(|(r, _, _)| r.as_str().to_string())
+                        .collect();
+                    paths.sort();
+                    return Err(Error::PreviewWritesOther { handle, paths });
                 }
                 (journal, handle)
             }

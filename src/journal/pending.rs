@@ -239,7 +239,9 @@ mod tests {
             let seen = Arc::clone(&seen);
             pending.start(tx, move || {
                 let me = std::thread::current();
-                seen.lock().unwrap().push((me.id(), me.name().map(String::from)));
+                seen.lock()
+                    .unwrap()
+                    .push((me.id(), me.name().map(String::from)));
                 match tx {
                     2 => Err(Error::UnknownTx { tx }),
                     3 => panic!("completion {tx} panicked"),
@@ -264,7 +266,11 @@ mod tests {
             other => panic!("expected the panic of tx 3, got {other:?}"),
         }
         assert!(pending.take_failure(None).is_ok());
-        let worker = pending.lock().worker.as_ref().map(|w| w.thread.thread().id());
+        let worker = pending
+            .lock()
+            .worker
+            .as_ref()
+            .map(|w| w.thread.thread().id());
         assert_eq!(worker, Some(seen[0].0));
         // Drop joins the thread: it returns once the thread has ended.
         drop(pending);

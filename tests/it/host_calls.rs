@@ -107,6 +107,17 @@ fn host_write_files_refuses_a_preview_of_other_bytes_and_writes_nothing() {
     }
     assert_eq!(e.kind(), "preview_writes_other");
     assert_eq!(read(&x).unwrap(), b"v1\n");
+    // A preview that also writes a file not given is refused too.
+    let y = h.roots[0].join("y.txt");
+    let both = [(&x, "v2\n"), (&y, "y\n")];
+    let q = (h.registry.preview_files(&h.roots, "dev", both)).unwrap();
+    let q = q.handle.to_string();
+    let e = (h
+        .registry
+        .write_files(&h.roots, "dev", [(&x, "v2\n")], Some(&q)))
+    .unwrap_err();
+    assert_eq!(e.kind(), "preview_writes_other");
+    assert_eq!((read(&x).unwrap(), read(&y)), (b"v1\n".to_vec(), None));
     // The preview is still open and commits as it was made.
     let w = (h
         .registry
@@ -246,4 +257,22 @@ fn registry_root_resolved_once_follows_a_retargeted_symlink_and_a_replaced_root(
         .err()
         .expect("a missing root is refused");
     assert_eq!(e.kind(), "io");
+}
+
+/// A preview that changes nothing (the content the file holds) commits through
+/// `write_files` with it as the expected preview, as a write of the same bytes would:
+/// nothing is written and no error is made of it.
+#[test]
+fn host_write_files_with_a_preview_that_changes_nothing_commits_it() {
+    let h = host();
+    let x = h.roots[0].join("x.txt");
+    fs::write(&x, b"same\n").unwrap();
+    let p = (h.registry.preview_files(&h.roots, "dev", [(&x, "same\n")])).unwrap();
+    let text = p.handle.to_string();
+    let w = h
+        .registry
+        .write_files(&h.roots, "dev", [(&x, "same\n")], Some(&text));
+    let w = w.unwrap();
+    assert_eq!((w.tx, w.files), (p.handle, vec![]));
+    assert_eq!(read(&x).unwrap(), b"same\n");
 }
