@@ -228,13 +228,16 @@ mod tests {
     use std::sync::Arc;
     use std::thread::ThreadId;
 
+    /// Each completion's thread: its id and name.
+    type Seen = Vec<(ThreadId, Option<String>)>;
+
     /// Completions of one handle run on one long-lived thread, named
     /// [`COMPLETION_THREAD`], not on the caller's; each failure (a panic too) is kept
     /// for its tx; dropping the handle's `Pending` ends the thread.
     #[test]
     fn completions_share_one_thread_keep_failures_and_drop_ends_it() {
         let pending = Pending::default();
-        let seen: Arc<Mutex<Vec<(ThreadId, Option<String>)>>> = Arc::default();
+        let seen: Arc<Mutex<Seen>> = Arc::default();
         for tx in 1..=4u64 {
             let seen = Arc::clone(&seen);
             pending.start(tx, move || {
