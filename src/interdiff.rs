@@ -115,12 +115,29 @@ impl Journal {
             if a == b {
                 continue;
             }
-            let a_bytes = match a_bytes {
-                Some(loaded) => loaded,
-                None => bytes(&a)?,
+            // Two large blobs are diffed from the journal's chunks around where they
+            // differ (`Reader::blob_window`, as a rollback's diff): neither is read
+            // whole. Where a window cannot stand for the whole, both are read.
+            let windowed = match (&a_bytes, a.hash(), b.hash()) {
+                (None, Some(ha), Some(hb)) => self
+                    .ws
+                    .store
+                    .read()?
+                    .blob_window(&ha, &hb)?
+                    .and_then(|w| edit::window_diff(path, &w.as_diff_window())),
+                _ => None,
             };
-            let b_bytes = bytes(&b)?;
-            let diff = edit::candidate_diff(path, a_bytes.as_deref(), b_bytes.as_deref());
+            let diff = match windowed {
+                Some(diff) => diff,
+                None => {
+                    let a_bytes = match a_bytes {
+                        Some(loaded) => loaded,
+                        None => bytes(&a)?,
+                    };
+                    let b_bytes = bytes(&b)?;
+                    edit::candidate_diff(path, a_bytes.as_deref(), b_bytes.as_deref())
+                }
+            };
             let diff = crate::revision::with_mode_lines(diff, &a, &b);
             files.push(InterdiffFile {
                 path: path.to_string(),

@@ -51,6 +51,8 @@ pub mod registry;
 mod resolution;
 mod revert;
 mod revision;
+#[doc(hidden)]
+pub use revision::set_splice_from;
 #[cfg(feature = "sandbox")]
 pub mod sandbox;
 pub mod syntax;

@@ -81,7 +81,7 @@ impl Journal {
                 moved = true;
                 let sides = Sides {
                     base: (&w.snapshot, w.snapshot_bytes.as_deref()),
-                    ours: (&w.candidate, w.candidate_bytes.as_deref()),
+                    ours: (&w.candidate, w.candidate_slice()),
                     theirs: (&disk, disk_bytes.as_deref()),
                 };
                 let (merged, conflict) = sides.merge(&path, &DISK_LABELS);
@@ -118,7 +118,7 @@ impl Journal {
                         snapshot_bytes: disk_bytes.clone(),
                         snapshot_xattrs: disk_xattrs,
                         candidate: disk,
-                        candidate_bytes: disk_bytes,
+                        candidate_bytes: disk_bytes.map(crate::revision::Content::Whole),
                         text_op_on_binary: false,
                         notes: Vec::new(),
                         keep: true,
@@ -179,7 +179,7 @@ pub(crate) fn merge_onto(
                 continue;
             };
             let base = match prior.get(&path) {
-                Some(b) => (&b.candidate, b.candidate_bytes.as_deref()),
+                Some(b) => (&b.candidate, b.candidate_slice()),
                 None => (&any.snapshot, any.snapshot_bytes.as_deref()),
             };
             let sides = Sides {
@@ -231,7 +231,7 @@ fn side<'a>(
     base: (&'a FileState, Option<&'a [u8]>),
 ) -> (&'a FileState, Option<&'a [u8]>) {
     match w {
-        Some(w) => (&w.candidate, w.candidate_bytes.as_deref()),
+        Some(w) => (&w.candidate, w.candidate_slice()),
         None => base,
     }
 }
@@ -261,7 +261,7 @@ impl Merged {
             snapshot_bytes,
             snapshot_xattrs,
             candidate: self.state,
-            candidate_bytes: self.bytes,
+            candidate_bytes: self.bytes.map(crate::revision::Content::Whole),
             text_op_on_binary: false,
             notes: Vec::new(),
             keep: false,
@@ -391,6 +391,16 @@ impl Sides<'_> {
                 ));
                 Some(c)
             }
+        };
+        // A side that deleted the file has no mode: where the candidate keeps the other
+        // side's bytes (a modify/delete conflict), it keeps that side's mode too, not
+        // the mode of a new file (found by the breaker: an edited 0755 script deleted on
+        // disk came out of `rebase` as 0644, and so did a file a reverted tx created and
+        // someone changed since; saving the conflict unchanged dropped the exec bit).
+        let mode = match (mode, theirs, ours) {
+            (None, None, Some(_)) => our_mode,
+            (None, Some(_), None) => their_mode,
+            (m, _, _) => m,
         };
         let state = match &bytes {
             Some(b) => FileState::with_meta(

@@ -13,7 +13,7 @@
 //!
 //! File cases, as the merge decides them (plus one rule of its own, below):
 //! - a file the tx created: deleted if it still holds the tx's bytes and mode, else a
-//!   modify/delete conflict (the candidate keeps the disk's bytes);
+//!   modify/delete conflict (the candidate keeps the disk's bytes and mode);
 //! - a file the tx deleted: re-created with its old bytes and mode while it is still
 //!   absent; if it exists again (with other bytes), a whole-file conflict — the one
 //!   rule of this module: the merge alone would mark an add/add conflict line by line,
@@ -245,7 +245,7 @@ impl Journal {
                 snapshot_bytes: bytes.clone(),
                 snapshot_xattrs: xattrs,
                 candidate: state,
-                candidate_bytes: bytes,
+                candidate_bytes: bytes.map(crate::revision::Content::Whole),
                 text_op_on_binary: false,
                 notes: Vec::new(),
                 keep: false,
@@ -255,11 +255,11 @@ impl Journal {
                     &path,
                     &step.txs,
                     (&step.post.0, step.post.1.as_deref()),
-                    (&w.candidate, w.candidate_bytes.as_deref()),
+                    (&w.candidate, w.candidate_slice()),
                     (&step.pre.0, step.pre.1.as_deref()),
                 );
                 w.candidate = state;
-                w.candidate_bytes = bytes;
+                w.candidate_bytes = bytes.map(crate::revision::Content::Whole);
                 if let Some(c) = conflict {
                     match conflicts.entry(path.clone()) {
                         std::collections::btree_map::Entry::Vacant(e) => {
@@ -283,7 +283,7 @@ impl Journal {
         // A candidate equal to the disk is no change (its owner and attributes are the
         // disk's, not a pre-image's).
         for w in files.values_mut() {
-            if w.candidate_bytes == w.snapshot_bytes && w.candidate.mode() == w.snapshot.mode() {
+            if w.candidate_is_snapshot_bytes() && w.candidate.mode() == w.snapshot.mode() {
                 w.candidate = w.snapshot;
             }
         }
@@ -309,7 +309,7 @@ impl Journal {
             .filter(|p| {
                 files
                     .get(*p)
-                    .is_some_and(|w| w.candidate_bytes == w.snapshot_bytes)
+                    .is_some_and(|w| w.candidate_is_snapshot_bytes())
             })
             .map(|p| p.as_str().to_string())
             .collect();

@@ -214,7 +214,9 @@ pub(crate) struct Working {
     /// the disk now (recorded with the revision); `None` when it came from the journal.
     pub snapshot_xattrs: Option<Vec<u8>>,
     pub candidate: FileState,
-    pub candidate_bytes: Option<Vec<u8>>,
+    /// The candidate's bytes; `None` when it is absent. A large text-edited file's
+    /// is [`Content::Spliced`] on `snapshot_bytes` (which then holds its base).
+    pub candidate_bytes: Option<Content>,
     pub text_op_on_binary: bool,
     /// Findings of the plan's resolution for the validation report (see
     /// `FileCandidate::notes`).
@@ -226,13 +228,101 @@ pub(crate) struct Working {
     pub keep: bool,
 }
 
+/// A candidate's bytes: whole, or (a large file's, issue 34) its snapshot with one
+/// region replaced, so a preview holds one copy of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Content {
+    /// The bytes themselves.
+    Whole(Vec<u8>),
+    /// The snapshot's bytes ([`Working::snapshot_bytes`]) with one region replaced.
+    Spliced(edit::Spliced),
+}
+
+/// From this size of a file's snapshot (bytes) up, a preview keeps a text-edited
+/// candidate as [`Content::Spliced`] instead of assembling it: the size from which a
+/// commit streams a file (`batch::image::STREAM_ABOVE`).
+pub(crate) const SPLICE_FROM_BYTES: usize = 8 << 20;
+
+thread_local! {
+    /// Tests: the size [`splice_from`] returns instead of [`SPLICE_FROM_BYTES`].
+    static SPLICE_FROM: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+}
+
+/// The snapshot size (bytes) from which candidates are kept spliced on this thread:
+/// [`SPLICE_FROM_BYTES`] unless a test set another with [`set_splice_from`].
+pub(crate) fn splice_from() -> usize {
+    SPLICE_FROM.with(|c| c.get()).unwrap_or(SPLICE_FROM_BYTES)
+}
+
+/// Tests only (re-exported `#[doc(hidden)]` at the crate root): keep candidates spliced
+/// from `bytes` of snapshot up on this thread (`None`: the default), to prove both
+/// paths record the same revision.
+pub fn set_splice_from(bytes: Option<usize>) {
+    SPLICE_FROM.with(|c| c.set(bytes));
+}
+
+impl Working {
+    /// The candidate's whole bytes (assembled when spliced); `None` when absent, or
+    /// when a spliced candidate's snapshot bytes are gone (they are kept with it).
+    pub(crate) fn candidate_whole(&self) -> Option<std::borrow::Cow<'_, [u8]>> {
+        match self.candidate_bytes.as_ref()? {
+            Content::Whole(b) => Some(std::borrow::Cow::Borrowed(b)),
+            Content::Spliced(s) => Some(std::borrow::Cow::Owned(
+                s.to_vec(self.snapshot_bytes.as_deref()?),
+            )),
+        }
+    }
+
+    /// The candidate's bytes when they are whole ([`Content::Whole`]); `None` when
+    /// absent or spliced: for the callers that run only on [`assemble`]d files or
+    /// files loaded from the journal (merges, reverts).
+    pub(crate) fn candidate_slice(&self) -> Option<&[u8]> {
+        match self.candidate_bytes.as_ref()? {
+            Content::Whole(b) => Some(b),
+            Content::Spliced(_) => None,
+        }
+    }
+
+    /// The candidate's bytes equal the snapshot's (both absent, or the same bytes).
+    pub(crate) fn candidate_is_snapshot_bytes(&self) -> bool {
+        match (&self.candidate_bytes, &self.snapshot_bytes) {
+            (Some(Content::Spliced(s)), Some(base)) => s.unchanged(base),
+            (Some(Content::Whole(c)), Some(b)) => c == b,
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
+    /// The spliced candidate and its base, when the candidate is kept spliced.
+    fn spliced(&self) -> Option<(&[u8], &edit::Spliced)> {
+        match (&self.candidate_bytes, &self.snapshot_bytes) {
+            (Some(Content::Spliced(s)), Some(base)) => Some((base, s)),
+            _ => None,
+        }
+    }
+}
+
+/// Every spliced candidate of `files` assembled whole ([`Content::Whole`]), for the
+/// merges, which read candidates as one buffer.
+pub(crate) fn assemble(files: &mut BTreeMap<RelPath, Working>) {
+    for w in files.values_mut() {
+        if let (Some(Content::Spliced(s)), Some(base)) = (&w.candidate_bytes, &w.snapshot_bytes) {
+            w.candidate_bytes = Some(Content::Whole(s.to_vec(base)));
+        }
+    }
+}
+
 /// The validation errors of `issues` as `"{code} {path}: {message}"` lines, in order
 /// ([`Error::ValidationFailed`]'s summary).
 pub(crate) fn error_summary(issues: &[edit::Issue]) -> Vec<String> {
     issues
         .iter()
         .filter(|i| i.severity == edit::Severity::Error)
-        .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
+        .map(|i| match i.path.is_empty() {
+            // An issue of the whole revision names no file (as `show` prints it).
+            true => format!("{}: {}", i.code, i.message),
+            false => format!("{} {}: {}", i.code, i.path, i.message),
+        })
         .collect()
 }
 
@@ -277,16 +367,16 @@ pub(crate) fn load_working(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<Rel
 /// existing snapshot's bytes are `None` until [`load_snapshot`].
 pub(crate) fn load_candidates(ws: &Ws, rev: &RevisionRecord) -> Result<BTreeMap<RelPath, Working>> {
     let r = ws.store.read()?;
-    let load = |s: &FileState, path: &RelPath| -> Result<Option<Vec<u8>>> {
+    let load = |s: &FileState, path: &RelPath| -> Result<Option<Content>> {
         match s.hash() {
-            Some(h) => Ok(Some(r.blob_required(&h).map_err(|e| {
+            Some(h) => Ok(Some(Content::Whole(r.blob_required(&h).map_err(|e| {
                 e.needed_by(|| {
                     format!(
                         "the candidate of {path} in revision {} of tx {}",
                         rev.revision, rev.tx
                     )
                 })
-            })?)),
+            })?))),
             None => Ok(None),
         }
     };
@@ -361,7 +451,7 @@ pub(crate) fn build(
             None => snapshot::read_state(ws.fs.as_ref(), &ws.root, &rel)?,
         };
         let (base_state, base_bytes) = match &prior_file {
-            Some(w) => (w.candidate, w.candidate_bytes.as_deref()),
+            Some(w) => (w.candidate, w.candidate_slice()),
             None => (snapshot, snapshot_bytes.as_deref()),
         };
         for (_, e) in &edits {
@@ -373,7 +463,14 @@ pub(crate) fn build(
             bytes: base_bytes,
             mode: base_state.mode(),
         };
-        let cand = match edit::apply_file_edits(&rel, base, &edits) {
+        // A large base keeps its candidate as splices (then the snapshot plus one
+        // spliced region): one copy of the file, not two (issue 34).
+        let spliceable = base_bytes.is_some_and(|b| b.len() >= splice_from());
+        let resolved = match spliceable {
+            true => edit::apply_file_edits_spliced(&rel, base, &edits),
+            false => edit::apply_file_edits(&rel, base, &edits).map(|c| (c, None)),
+        };
+        let (mut cand, spliced) = match resolved {
             Ok(cand) => cand,
             Err(e) if e.is_target_failure() => {
                 unresolved.push(crate::access::with_near_path(ws.fs.as_ref(), &rel, e));
@@ -386,6 +483,21 @@ pub(crate) fn build(
         if cand.exists && !base_state.exists() && !snapshot.exists() {
             notes.extend(crate::access::new_file_near_existing(ws.fs.as_ref(), &rel));
         }
+        // A revision's splices apply to the old candidate: carried over to the
+        // snapshot (with the region where the two differ), or assembled.
+        let spliced = match (spliced, &prior_file) {
+            (Some(sp), Some(w)) => {
+                let old = w.candidate_slice().unwrap_or_default();
+                match onto_snapshot(ws, sp.clone(), old, &w.candidate, &snapshot)? {
+                    Some(onto) => Some(onto),
+                    None => {
+                        cand.bytes = sp.to_vec(old);
+                        None
+                    }
+                }
+            }
+            (spliced, _) => spliced,
+        };
         // The old candidate is no longer needed; the snapshot may now be loaded.
         let mut snapshot_bytes = snapshot_bytes;
         if prior_file.take().is_some() {
@@ -406,7 +518,22 @@ pub(crate) fn build(
                 owner: base_state.owner().or(snapshot.owner()),
                 xattrs: base_state.xattrs().or(snapshot.xattrs()),
             };
-            (FileState::with_meta(&cand.bytes, meta), Some(cand.bytes))
+            match (spliced, snapshot_bytes.as_deref()) {
+                (Some(spliced), Some(base)) => {
+                    let state = FileState::File {
+                        hash: BlobHash(*spliced.hash(base).as_bytes()),
+                        size: spliced.len(base) as u64,
+                        meta,
+                    };
+                    (state, Some(Content::Spliced(spliced)))
+                }
+                // No splices, or (never: a spliced candidate's base is the snapshot,
+                // loaded above) no base for them: the candidate's bytes are whole.
+                _ => (
+                    FileState::with_meta(&cand.bytes, meta),
+                    Some(Content::Whole(cand.bytes)),
+                ),
+            }
         } else {
             (FileState::ABSENT, None)
         };
@@ -447,6 +574,46 @@ pub(crate) fn build(
         }
     }
     Ok(out)
+}
+
+/// `spliced`, splices on the old candidate `old` (bytes of state `old_state`), as
+/// splices on the snapshot `snapshot` the old candidate was made from: the region
+/// where the journal's blobs of the two differ (`Reader::blob_window`) joined with
+/// `spliced`'s, its text taken from `old`. `None` when the journal cannot give that
+/// window (a small or absent side): the caller assembles the candidate.
+fn onto_snapshot(
+    ws: &Ws,
+    spliced: edit::Spliced,
+    old: &[u8],
+    old_state: &FileState,
+    snapshot: &FileState,
+) -> Result<Option<edit::Spliced>> {
+    let (Some(s_hash), Some(p_hash)) = (snapshot.hash(), old_state.hash()) else {
+        return Ok(None);
+    };
+    if s_hash == p_hash {
+        return Ok(Some(spliced));
+    }
+    let Some(w) = ws.store.read()?.blob_window(&s_hash, &p_hash)? else {
+        return Ok(None);
+    };
+    let start = usize::try_from(w.start).unwrap_or(usize::MAX);
+    // The blobs differ in `old[start..old_end]`, `snapshot[start..snapshot_end]`.
+    let (old_end, snapshot_end) = (start + w.new.len(), start + w.old.len());
+    if old_end > old.len() || spliced.end > old.len() {
+        return Ok(None);
+    }
+    let lo = spliced.start.min(start);
+    let hi = spliced.end.max(old_end);
+    let mut text = Vec::with_capacity(hi - lo + spliced.text.len());
+    text.extend_from_slice(&old[lo..spliced.start]);
+    text.extend_from_slice(&spliced.text);
+    text.extend_from_slice(&old[spliced.end..hi]);
+    Ok(Some(edit::Spliced {
+        start: lo,
+        end: snapshot_end + (hi - old_end),
+        text,
+    }))
 }
 
 /// Issues added to a revision's validation by its maker, from the files as built
@@ -589,12 +756,22 @@ impl RevisionContent {
         extra: Vec<edit::Issue>,
     ) -> Self {
         let entries: Vec<(&RelPath, &Working)> = files.iter().collect();
+        // A spliced candidate is checked and diffed over its base and region; one that
+        // cannot be (small, binary) is assembled for that file alone (`whole`).
+        let whole: Vec<Option<Vec<u8>>> = entries
+            .iter()
+            .map(|(_, f)| match f.spliced() {
+                Some((base, s)) if !windowed(base, s) => Some(s.to_vec(base)),
+                _ => None,
+            })
+            .collect();
         let checks: Vec<FileCheck<'_>> = entries
             .iter()
-            .map(|(p, f)| FileCheck {
+            .zip(&whole)
+            .map(|((p, f), whole)| FileCheck {
                 path: p,
                 before: f.snapshot_bytes.as_deref(),
-                after: f.candidate_bytes.as_deref(),
+                after: whole.as_deref().or(f.candidate_slice()),
                 text_op_on_binary: f.text_op_on_binary,
                 meta_changed: meta_changed(&f.snapshot, &f.candidate),
             })
@@ -605,24 +782,41 @@ impl RevisionContent {
         // parallel ([`par_map`]); the results keep the files' order.
         let bytes_of = |(_, w): &(&RelPath, &Working)| {
             w.snapshot_bytes.as_ref().map_or(0, Vec::len)
-                + w.candidate_bytes.as_ref().map_or(0, Vec::len)
+                + match &w.candidate_bytes {
+                    Some(Content::Whole(b)) => b.len(),
+                    Some(Content::Spliced(s)) => s.text.len(),
+                    None => 0,
+                }
         };
         let per_file = par_map(&entries, bytes_of, |i, (path, f)| {
-            let diff = (f.snapshot != f.candidate || f.keep).then(|| FileRevision {
-                path: (*path).clone(),
-                snapshot: f.snapshot,
-                candidate: f.candidate,
-                diff: with_mode_lines(
-                    edit::candidate_diff(
-                        path,
-                        f.snapshot_bytes.as_deref(),
-                        f.candidate_bytes.as_deref(),
-                    ),
-                    &f.snapshot,
-                    &f.candidate,
-                ),
+            let windowed = f.spliced().filter(|_| whole[i].is_none());
+            let diff = (f.snapshot != f.candidate || f.keep).then(|| {
+                let diff = match windowed {
+                    Some((base, s)) => edit::window_diff(path, &s.diff_window(base))
+                        .unwrap_or_else(|| {
+                            edit::candidate_diff(path, Some(base), Some(&s.to_vec(base)))
+                        }),
+                    None => edit::candidate_diff(path, checks[i].before, checks[i].after),
+                };
+                FileRevision {
+                    path: (*path).clone(),
+                    snapshot: f.snapshot,
+                    candidate: f.candidate,
+                    diff: with_mode_lines(diff, &f.snapshot, &f.candidate),
+                }
             });
-            (edit::validate::check_file(&checks[i]), diff)
+            let issues = windowed
+                .and_then(|(base, s)| {
+                    edit::validate::check_spliced(
+                        path,
+                        base,
+                        s,
+                        f.text_op_on_binary,
+                        checks[i].meta_changed,
+                    )
+                })
+                .unwrap_or_else(|| edit::validate::check_file(&checks[i]));
+            (issues, diff)
         });
         let mut validation = Vec::new();
         let mut changed = Vec::new();
@@ -634,8 +828,14 @@ impl RevisionContent {
         // whose merge equals the disk says so), used only when nothing changes.
         let (worded, extra): (Vec<_>, Vec<_>) =
             extra.into_iter().partition(|i| i.code == "no_changes");
+        let unchanged = entries.iter().zip(&checks).all(|((_, f), c)| {
+            match f.spliced().filter(|_| c.after.is_none()) {
+                Some((base, s)) => s.unchanged(base) && !c.meta_changed,
+                None => c.before == c.after && !c.meta_changed,
+            }
+        });
         validation.extend(
-            edit::validate::no_changes(&checks)
+            edit::validate::no_changes_if(unchanged)
                 .map(|generic| worded.into_iter().next().unwrap_or(generic)),
         );
         validation.extend(extra);
@@ -695,13 +895,25 @@ impl RevisionContent {
                     .snapshot_bytes
                     .as_deref()
                     .map(|b| Size::hashed(b, f.snapshot.hash())),
-                candidate: f
-                    .candidate_bytes
-                    .as_deref()
-                    .map(|b| Size::hashed(b, f.candidate.hash())),
+                candidate: match (f.spliced(), f.candidate_slice()) {
+                    (Some((base, s)), _) => f.candidate.hash().map(|hash| Size {
+                        bytes: s.len(base) as u64,
+                        lines: s.count_lines(base) as u64,
+                        hash,
+                    }),
+                    (None, b) => b.map(|b| Size::hashed(b, f.candidate.hash())),
+                },
             })
             .collect()
     }
+}
+
+/// Whether the spliced candidate `s` of `base` is diffed and checked over its region
+/// (else it is assembled for that): neither side binary, and large enough that the
+/// window diff applies and no syntax check parses it.
+fn windowed(base: &[u8], s: &edit::Spliced) -> bool {
+    let least = crate::syntax::PARSE_MAX_BYTES + 1;
+    base.len() >= least && s.len(base) >= least && !edit::is_binary(base) && !s.is_binary(base)
 }
 
 /// Whether a file that exists on both sides changes its metadata (mode).
@@ -813,8 +1025,25 @@ pub(crate) fn record_revision(
         }
         // The candidate differs from its snapshot where the plan edited it: only that
         // region is chunked and hashed (`Writer::put_blob_like`).
-        if let (Some(hash), Some(bytes)) = (working.candidate.hash(), &working.candidate_bytes) {
-            w.put_blob_like(hash, bytes, snapshot)?;
+        match (working.candidate.hash(), &working.candidate_bytes, snapshot) {
+            (Some(hash), Some(Content::Spliced(s)), Some((base_hash, base))) => {
+                let bytes = crate::journal::blobs::SplicedBytes {
+                    base,
+                    start: s.start,
+                    end: s.end,
+                    text: &s.text,
+                };
+                w.put_blob_spliced(hash, base_hash, bytes)?;
+            }
+            (Some(hash), Some(content), _) => {
+                let bytes = match content {
+                    Content::Whole(b) => std::borrow::Cow::Borrowed(b.as_slice()),
+                    // A spliced candidate's snapshot is always loaded with it.
+                    Content::Spliced(_) => working.candidate_whole().unwrap_or_default(),
+                };
+                w.put_blob_like(hash, &bytes, snapshot)?;
+            }
+            _ => {}
         }
         if let Some(xattrs) = &working.snapshot_xattrs {
             w.put_blob(xattrs)?;
@@ -895,7 +1124,7 @@ mod tests {
             snapshot_bytes: before.map(<[u8]>::to_vec),
             snapshot_xattrs: None,
             candidate: state(after),
-            candidate_bytes: after.map(<[u8]>::to_vec),
+            candidate_bytes: after.map(|a| Content::Whole(a.to_vec())),
             text_op_on_binary: false,
             notes: Vec::new(),
             keep: false,

@@ -264,8 +264,9 @@ impl Journal {
                 // rather than copied, and without their snapshots, which the merge
                 // does not use.
                 let prior = revision::load_candidates(&self.ws, &base)?;
-                let files =
+                let mut files =
                     revision::build(&self.ws, plan, revision::load_candidates(&self.ws, &base)?)?;
+                revision::assemble(&mut files);
                 let theirs = revision::load_working(&self.ws, &latest)?;
                 let merged;
                 (merged, conflicts) = crate::rebase::merge_onto(&prior, files, theirs);

@@ -14,7 +14,7 @@ use super::diffview;
 use serde_json::json;
 use ultra_edit::{
     AbortReport, BatchKind, BatchRecord, CommitReport, DumpDetail, DumpEntry, Error, EventKind,
-    FileState, GcReport, Interdiff, Journal, JournalStats, LogEntry, Preview, Receipt,
+    FileState, GcReport, Interdiff, Issue, Journal, JournalStats, LogEntry, Preview, Receipt,
     RecoveryReport, Result, RevisionRecord, Severity, TxRecord, TxState, VerifyReport,
 };
 
@@ -759,16 +759,27 @@ impl Out {
             }
         }
         for i in &r.validation {
-            s += &format!(
-                "    validation {} {} {}: {}\n",
-                severity(i.severity),
-                i.code,
-                i.path,
-                i.message
-            );
+            s += &dump_issue(i);
         }
         s
     }
+}
+
+/// One validation issue of a revision in `journal dump`: `    validation SEVERITY CODE
+/// PATH: MESSAGE`, without the path (and its space) for an issue of the whole revision
+/// (`check_failed`, `no_changes`), as `show` prints it.
+fn dump_issue(i: &Issue) -> String {
+    let at = if i.path.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", i.path)
+    };
+    format!(
+        "    validation {} {}{at}: {}\n",
+        severity(i.severity),
+        i.code,
+        i.message
+    )
 }
 
 /// With `--with-blobs`, the content of a `blob_stored` event: text, or base64 for bytes
@@ -1306,6 +1317,26 @@ mod tests {
         assert_eq!(
             u("error: no help topic \"nope\"; topics: plan"),
             ("no help topic \"nope\"; topics: plan".into(), None, None)
+        );
+    }
+
+    /// An issue of the whole revision has no path: its dump line has no gap before the
+    /// colon (found by the new-user trial: `validation error check_failed : check …`).
+    #[test]
+    fn dump_issue_lines_skip_an_empty_path() {
+        let issue = |path: &str| Issue {
+            code: "check_failed".into(),
+            severity: Severity::Error,
+            path: path.into(),
+            message: "check `exit 7` exited with status 7".into(),
+        };
+        assert_eq!(
+            dump_issue(&issue("")),
+            "    validation error check_failed: check `exit 7` exited with status 7\n"
+        );
+        assert_eq!(
+            dump_issue(&issue("a.txt")),
+            "    validation error check_failed a.txt: check `exit 7` exited with status 7\n"
         );
     }
 

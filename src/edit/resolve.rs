@@ -17,6 +17,7 @@ use super::lines::line_spans;
 use super::lines::{count_lines, line_range, LineIndex};
 use super::near_miss;
 use super::plan::{Edit, Occurrence};
+use super::spliced::Spliced;
 use super::symbol::{Action, Outline, SymbolEdit};
 use super::validate::{Issue, Severity};
 
@@ -86,12 +87,61 @@ pub fn apply_file_edits(
     base: FileBase<'_>,
     edits: &[(usize, &Edit)],
 ) -> Result<FileCandidate, EditError> {
+    Ok(match resolve_file(path, base, edits)? {
+        Resolved::Whole(candidate) => candidate,
+        Resolved::Splices(base, splices, mut candidate) => {
+            candidate.bytes = splice_all(base, &splices);
+            candidate
+        }
+    })
+}
+
+/// [`apply_file_edits`] with a text-edited candidate kept as its base plus one
+/// [`Spliced`] region (`Some`, and the [`FileCandidate`]'s `bytes` empty) instead of
+/// assembled: a large file's preview holds one copy of it. Whole-file ops (and an
+/// absent file) give `None` and the candidate's bytes, as [`apply_file_edits`]. Errors
+/// as [`apply_file_edits`].
+pub(crate) fn apply_file_edits_spliced(
+    path: &str,
+    base: FileBase<'_>,
+    edits: &[(usize, &Edit)],
+) -> Result<(FileCandidate, Option<Spliced>), EditError> {
+    Ok(match resolve_file(path, base, edits)? {
+        Resolved::Whole(candidate) => (candidate, None),
+        Resolved::Splices(base, splices, candidate) => {
+            let parts: Vec<(usize, usize, &[u8])> = splices
+                .iter()
+                .map(|s| (s.start, s.end, s.text.as_ref()))
+                .collect();
+            let spliced = Spliced::of(base, &parts).unwrap_or(Spliced {
+                start: 0,
+                end: 0,
+                text: Vec::new(),
+            });
+            (candidate, Some(spliced))
+        }
+    })
+}
+
+/// What the edits of one file resolve to: a whole candidate (whole-file ops, an
+/// absent file), or splices on the base (sorted, checked for overlap) with the
+/// candidate's other fields (`bytes` empty).
+enum Resolved<'b, 'e> {
+    Whole(FileCandidate),
+    Splices(&'b [u8], Vec<Splice<'e>>, FileCandidate),
+}
+
+fn resolve_file<'b, 'e>(
+    path: &str,
+    base: FileBase<'b>,
+    edits: &[(usize, &'e Edit)],
+) -> Result<Resolved<'b, 'e>, EditError> {
     if let Some(candidate) = apply_whole_file(path, base, edits)? {
-        return Ok(candidate);
+        return Ok(Resolved::Whole(candidate));
     }
     let Some(bytes) = base.bytes else {
         return match edits.first() {
-            None => Ok(absent()),
+            None => Ok(Resolved::Whole(absent())),
             Some(&(index, edit)) => Err(EditError::FileNotFound {
                 path: path.into(),
                 op: edit.op_name(),
@@ -154,13 +204,14 @@ pub fn apply_file_edits(
     }
     splices.sort_by_key(|s| (s.start, s.end, s.rank, s.index));
     check_overlaps(path, &splices)?;
-    Ok(FileCandidate {
+    let candidate = FileCandidate {
         exists: true,
-        bytes: splice_all(bytes, &splices),
+        bytes: Vec::new(),
         mode: None,
         text_op_on_binary: !edits.is_empty() && is_binary(bytes),
         notes,
-    })
+    };
+    Ok(Resolved::Splices(bytes, splices, candidate))
 }
 
 /// The encoding of `bytes` if it is UTF-16 or UTF-32, which text ops refuse, with

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::lines::lines;
+use super::spliced::Spliced;
 
 /// How serious an [`Issue`] is: errors block a commit, warnings and notes do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -85,7 +86,12 @@ pub fn validate(files: &[FileCheck<'_>]) -> Vec<Issue> {
 
 /// The `no_changes` error of [`validate`], if every file is unchanged.
 pub fn no_changes(files: &[FileCheck<'_>]) -> Option<Issue> {
-    files.iter().all(FileCheck::unchanged).then(|| {
+    no_changes_if(files.iter().all(FileCheck::unchanged))
+}
+
+/// The `no_changes` error when `unchanged` (every file of the revision is).
+pub(crate) fn no_changes_if(unchanged: bool) -> Option<Issue> {
+    unchanged.then(|| {
         issue(
             "no_changes",
             Severity::Error,
@@ -143,32 +149,126 @@ pub fn check_file(file: &FileCheck<'_>) -> Vec<Issue> {
     }
     issues.extend(line_ending_issue(file));
     if file.text_op_on_binary {
-        issues.push(issue(
-            "binary_content_edited",
-            Severity::Warning,
-            path,
-            format!("{path} looks binary (NUL byte in the first 8000 bytes) but was edited as text; check the result or use replace_file with content_base64"),
-        ));
+        issues.push(binary_edited(path));
     }
     issues
+}
+
+/// The `binary_content_edited` warning.
+fn binary_edited(path: &str) -> Issue {
+    issue(
+        "binary_content_edited",
+        Severity::Warning,
+        path,
+        format!("{path} looks binary (NUL byte in the first 8000 bytes) but was edited as text; check the result or use replace_file with content_base64"),
+    )
+}
+
+/// [`check_file`] of a candidate kept as `before` with one region replaced
+/// ([`Spliced`]): the same issues, counted over the base and the region, not a
+/// second copy. `None` when the candidate could be parsed for syntax (at most
+/// [`crate::syntax::PARSE_MAX_BYTES`]): the caller assembles it and uses
+/// [`check_file`].
+pub(crate) fn check_spliced(
+    path: &str,
+    before: &[u8],
+    after: &Spliced,
+    text_op_on_binary: bool,
+    meta_changed: bool,
+) -> Option<Vec<Issue>> {
+    let len = after.len(before);
+    if len <= crate::syntax::PARSE_MAX_BYTES {
+        return None;
+    }
+    let mut issues = Vec::new();
+    if after.unchanged(before) && !meta_changed {
+        issues.push(issue(
+            "candidate_equals_source",
+            Severity::Warning,
+            path,
+            format!(
+                "the edits leave {path} unchanged; drop them or check that they do what you meant"
+            ),
+        ));
+    }
+    // The lines before the region, in it (old and new), and after it.
+    let head = &before[..after.start];
+    let old = &before[after.start..after.end];
+    let lines_before = memchr::memchr_iter(b'\n', head).count();
+    let old_lines = memchr::memchr_iter(b'\n', old).count();
+    let new_lines = memchr::memchr_iter(b'\n', &after.text).count();
+    let old_raw = raw_marker_lines(before);
+    let new_raw: Vec<(usize, &[u8])> = old_raw
+        .iter()
+        .filter(|(line, _)| *line <= lines_before)
+        .copied()
+        .chain(
+            raw_marker_lines(&after.text)
+                .into_iter()
+                .map(|(line, text)| (line + lines_before, text)),
+        )
+        .chain(
+            old_raw
+                .iter()
+                .filter(|(line, _)| *line > lines_before + old_lines)
+                .map(|&(line, text)| (line + new_lines - old_lines, text)),
+        )
+        .collect();
+    let new_markers = delimited(new_raw);
+    let marker = match new_markers.is_empty() {
+        true => None,
+        false => first_new_marker(delimited(old_raw), new_markers),
+    };
+    if let Some(line) = marker {
+        issues.push(issue(
+            "conflict_markers",
+            Severity::Error,
+            path,
+            format!("{path} line {line}: new merge conflict marker; resolve the conflict and remove the markers before committing"),
+        ));
+    }
+    // Outside the region the lines are the base's, which ended one way: only the
+    // region's can end the other (its edges are line starts).
+    if let Some(want) = super::symbol::uniform_terminator(before) {
+        let odd = odd_endings(&after.text, want == b"\r\n")
+            .into_iter()
+            .map(|n| n + lines_before)
+            .collect();
+        issues.extend(line_ending_message(path, want == b"\r\n", odd));
+    }
+    if text_op_on_binary {
+        issues.push(binary_edited(path));
+    }
+    Some(issues)
 }
 
 /// The `mixed_line_endings` warning: the file's lines all ended one way (`\n`, or
 /// `\r\n`) and some lines of the candidate end the other way. The message names the
 /// convention and the first lines (1-based, in the candidate) that break it.
 fn line_ending_issue(file: &FileCheck<'_>) -> Option<Issue> {
-    const SHOWN: usize = 10;
     let (before, after) = (file.before?, file.after?);
     let want = super::symbol::uniform_terminator(before)?;
     if super::symbol::uniform_terminator(after) == Some(want) {
         return None;
     }
     let crlf = want == b"\r\n";
-    let odd: Vec<usize> = memchr::memchr_iter(b'\n', after)
+    line_ending_message(file.path, crlf, odd_endings(after, crlf))
+}
+
+/// 1-based lines of `bytes` whose terminator is not the file's (`\r\n` when `crlf`,
+/// else `\n`).
+fn odd_endings(bytes: &[u8], crlf: bool) -> Vec<usize> {
+    memchr::memchr_iter(b'\n', bytes)
         .enumerate()
-        .filter(|&(_, i)| (i > 0 && after[i - 1] == b'\r') != crlf)
+        .filter(|&(_, i)| (i > 0 && bytes[i - 1] == b'\r') != crlf)
         .map(|(n, _)| n + 1)
-        .collect();
+        .collect()
+}
+
+/// The `mixed_line_endings` warning for the candidate's lines `odd` (1-based) that
+/// do not end the file's way; `None` when there are none.
+fn line_ending_message(path: &str, crlf: bool, odd: Vec<usize>) -> Option<Issue> {
+    const SHOWN: usize = 10;
     if odd.is_empty() {
         return None;
     }
@@ -180,7 +280,6 @@ fn line_ending_issue(file: &FileCheck<'_>) -> Option<Issue> {
         true => ("CRLF (\\r\\n)", "LF (\\n)"),
         false => ("LF (\\n)", "CRLF (\\r\\n)"),
     };
-    let path = file.path;
     Some(issue(
         "mixed_line_endings",
         Severity::Warning,
@@ -293,7 +392,14 @@ pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option
     if new_markers.is_empty() {
         return None;
     }
-    let old_markers = marker_lines(before.unwrap_or_default());
+    first_new_marker(marker_lines(before.unwrap_or_default()), new_markers)
+}
+
+/// [`new_conflict_marker`] of the markers of both sides ([`marker_lines`]).
+fn first_new_marker(
+    old_markers: Vec<(usize, &[u8])>,
+    new_markers: Vec<(usize, &[u8])>,
+) -> Option<usize> {
     if new_markers.len() <= old_markers.len() {
         return None;
     }
@@ -315,35 +421,53 @@ pub(crate) fn new_conflict_marker(before: Option<&[u8]>, after: &[u8]) -> Option
 
 /// (1-based line, line bytes without terminator) of each conflict-marker line.
 fn marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
+    delimited(raw_marker_lines(bytes))
+}
+
+/// Every line of `bytes` that looks like a marker, labelled or bare (before
+/// [`delimited`]).
+fn raw_marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
     if !may_hold_marker(bytes) {
         // Most files: no marker line, found without splitting them into lines.
         return Vec::new();
     }
-    scan_marker_lines(bytes)
+    lines(bytes)
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let text = strip_terminator(line);
+            is_marker(text).then_some((i + 1, text))
+        })
+        .collect()
+}
+
+/// `found` when one of its lines is a labelled marker, else none (bare `=======`
+/// lines alone are headings' underlines).
+fn delimited(found: Vec<(usize, &[u8])>) -> Vec<(usize, &[u8])> {
+    let labelled = found.iter().any(|(_, text)| {
+        text.starts_with(b"<<<<<<< ")
+            || text.starts_with(b">>>>>>> ")
+            || text.starts_with(b"||||||| ")
+    });
+    match labelled {
+        true => found,
+        false => Vec::new(),
+    }
 }
 
 /// [`marker_lines`] without the prefilter: every line split off and checked. A file
 /// whose marker-like lines are only bare `=======` or `|||||||` has none: a conflict's
 /// markers carry labels (`<<<<<<< ours`, `||||||| base`, `>>>>>>> theirs`), while a
 /// line of seven `=` alone is a Markdown or reStructuredText heading's underline.
+#[cfg(test)]
 fn scan_marker_lines(bytes: &[u8]) -> Vec<(usize, &[u8])> {
-    let found: Vec<(usize, &[u8])> = lines(bytes)
+    let found = lines(bytes)
         .enumerate()
         .filter_map(|(i, line)| {
             let text = strip_terminator(line);
             is_marker(text).then_some((i + 1, text))
         })
         .collect();
-    let delimited = found.iter().any(|(_, text)| {
-        text.starts_with(b"<<<<<<< ")
-            || text.starts_with(b">>>>>>> ")
-            || text.starts_with(b"||||||| ")
-    });
-    if delimited {
-        found
-    } else {
-        Vec::new()
-    }
+    delimited(found)
 }
 
 fn strip_terminator(line: &[u8]) -> &[u8] {

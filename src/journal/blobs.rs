@@ -177,6 +177,186 @@ pub(crate) fn put_like(
         Some((old, layout)) if layout.len() > 1 => cuts_like(bytes, old, layout),
         _ => cuts_from(bytes, 0, Vec::new()),
     };
+    store_cuts(
+        manifests,
+        chunks,
+        pages,
+        hash,
+        bytes.len(),
+        cuts,
+        (bytes, 0),
+    )
+}
+
+/// A blob's bytes given as `base` with `base[start..end]` replaced by `text` (a
+/// candidate kept spliced on its snapshot, `edit::Spliced`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SplicedBytes<'a> {
+    /// The bytes the splice applies to (the snapshot's, stored as a blob of `layout`).
+    pub base: &'a [u8],
+    /// First byte of `base` replaced.
+    pub start: usize,
+    /// First byte of `base` kept after the region.
+    pub end: usize,
+    /// The bytes in the region.
+    pub text: &'a [u8],
+}
+
+impl SplicedBytes<'_> {
+    /// The blob's length in bytes.
+    pub fn len(&self) -> usize {
+        self.base.len() - (self.end - self.start) + self.text.len()
+    }
+
+    /// The blob's bytes `from..to` (offsets in the blob), assembled.
+    pub fn range(&self, from: usize, to: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(to.saturating_sub(from));
+        let text_end = self.start + self.text.len();
+        let pieces = [
+            (0, self.start, &self.base[..self.start]),
+            (self.start, text_end, self.text),
+            (text_end, self.len(), &self.base[self.end..]),
+        ];
+        for (lo, hi, bytes) in pieces {
+            let (a, b) = (from.max(lo), to.min(hi));
+            if a < b {
+                out.extend_from_slice(&bytes[a - lo..b - lo]);
+            }
+        }
+        out
+    }
+}
+
+/// [`put_like`] of a blob given as its `like` blob's bytes with one region replaced
+/// (`new.base` is `like`'s bytes, laid out as `layout`): the stored manifest, chunks and
+/// pages are exactly those of [`put`] of the assembled bytes, but only the region and
+/// the chunks FastCDC cuts around it (up to where its cuts meet the base's again) are
+/// assembled, not the whole blob. Falls back to assembling it whole when the cuts do
+/// not meet within 1 MiB past the region, for a blob under [`INLINE_MAX`], and for a
+/// base of one chunk.
+pub(crate) fn put_spliced(
+    manifests: &mut Table<&[u8; 32], &[u8]>,
+    chunks: &mut Table<&[u8; 32], &[u8]>,
+    pages: &mut Table<&[u8; 32], &[u8]>,
+    hash: &BlobHash,
+    new: SplicedBytes<'_>,
+    layout: &Layout,
+) -> Result<Option<(u64, Layout)>> {
+    if manifests.get(&hash.0)?.is_some() {
+        return Ok(None);
+    }
+    let whole = |manifests: &mut Table<&[u8; 32], &[u8]>,
+                 chunks: &mut Table<&[u8; 32], &[u8]>,
+                 pages: &mut Table<&[u8; 32], &[u8]>| {
+        let bytes = new.range(0, new.len());
+        put_like(
+            manifests,
+            chunks,
+            pages,
+            hash,
+            &bytes,
+            Some((new.base, layout)),
+        )
+    };
+    if new.len() < INLINE_MAX || layout.len() <= 1 {
+        return whole(manifests, chunks, pages);
+    }
+    match cuts_spliced(&new, layout) {
+        Some((cuts, region, at)) => store_cuts(
+            manifests,
+            chunks,
+            pages,
+            hash,
+            new.len(),
+            cuts,
+            (&region, at),
+        ),
+        None => whole(manifests, chunks, pages),
+    }
+}
+
+/// [`cuts_like`] of a spliced blob, with the bytes its fresh chunks are cut from (and
+/// their offset in the blob); `None` when FastCDC's cuts do not meet the base's within
+/// 1 MiB past the region (the caller assembles the blob).
+fn cuts_spliced(new: &SplicedBytes<'_>, layout: &Layout) -> Option<(Vec<Cut>, Vec<u8>, usize)> {
+    const PAST: usize = 1 << 20;
+    let (old, len) = (new.base, new.len());
+    // A common start and end no longer than the true ones (each only shortens what is
+    // reused, never changes a cut: see `cuts_like`).
+    let prefix =
+        new.start + crate::bytes::common_prefix_len(new.text, old.get(new.start..new.end)?);
+    let shorter = old.len().min(len);
+    let suffix = (old.len() - new.end
+        + crate::bytes::common_suffix_len(new.text, old.get(new.start..new.end)?))
+    .min(shorter - prefix.min(shorter));
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &(chunk_len, key) in layout {
+        let (start, end) = (at, at + chunk_len as usize);
+        if end >= prefix || start + MAX_CHUNK >= shorter {
+            break;
+        }
+        out.push(Cut {
+            start,
+            len: chunk_len as usize,
+            key: Some(key),
+        });
+        at = end;
+    }
+    let mut ends = Vec::with_capacity(layout.len());
+    let mut end = 0usize;
+    for &(chunk_len, _) in layout.iter().take(layout.len() - 1) {
+        end += chunk_len as usize;
+        ends.push(end);
+    }
+    let common_end = len - suffix;
+    let region_end = common_end.saturating_add(PAST).min(len);
+    let region = new.range(at, region_end);
+    for c in fastcdc::v2020::FastCDC::new(&region, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK) {
+        // A cut is the whole blob's only where FastCDC saw as many bytes ahead as it
+        // would in the whole (a largest chunk's worth, or the blob's end).
+        if region_end < len && region.len() - c.offset < MAX_CHUNK {
+            return None;
+        }
+        let start = at + c.offset;
+        let end = start + c.length;
+        out.push(Cut {
+            start,
+            len: c.length,
+            key: None,
+        });
+        if end >= common_end && end < len {
+            let old_end = end + old.len() - len;
+            if let Ok(i) = ends.binary_search(&old_end) {
+                let mut start = end;
+                for &(chunk_len, key) in layout.get(i + 1..).unwrap_or_default() {
+                    out.push(Cut {
+                        start,
+                        len: chunk_len as usize,
+                        key: Some(key),
+                    });
+                    start += chunk_len as usize;
+                }
+                return Some((out, region, at));
+            }
+        }
+    }
+    (region_end == len).then_some((out, region, at))
+}
+
+/// Store the chunks `cuts` of a blob of `size` bytes (hashing and inserting the fresh
+/// ones, whose bytes `src.0` holds from blob offset `src.1`), its manifest pages and
+/// its manifest under `hash`.
+fn store_cuts(
+    manifests: &mut Table<&[u8; 32], &[u8]>,
+    chunks: &mut Table<&[u8; 32], &[u8]>,
+    pages: &mut Table<&[u8; 32], &[u8]>,
+    hash: &BlobHash,
+    size: usize,
+    cuts: Vec<Cut>,
+    (src, offset): (&[u8], usize),
+) -> Result<Option<(u64, Layout)>> {
+    let bytes = src;
     let mut layout = Vec::with_capacity(cuts.len());
     // New chunks are looked up and inserted in key order: the keys are hashes, so in
     // the file's order every insert lands on a random leaf of the table, and once the
@@ -187,9 +367,8 @@ pub(crate) fn put_like(
         let key = match cut.key {
             Some(key) => key,
             None => {
-                let piece = bytes
-                    .get(cut.start..cut.start + cut.len)
-                    .unwrap_or_default();
+                let from = cut.start.saturating_sub(offset);
+                let piece = bytes.get(from..from + cut.len).unwrap_or_default();
                 let key = *blake3::hash(piece).as_bytes();
                 fresh.push((key, piece));
                 key
@@ -215,7 +394,7 @@ pub(crate) fn put_like(
     }
     written += (level.len() * HASH) as u64;
     let manifest = Manifest::Tree {
-        size: bytes.len() as u64,
+        size: size as u64,
         levels,
         top: level,
     };
@@ -714,6 +893,94 @@ pub(crate) mod tests {
                     "edit {n}: {written} bytes for a small edit"
                 );
             }
+        }
+    }
+
+    /// `put_spliced` (a candidate as its base with one region replaced) stores exactly
+    /// what `put` of the assembled bytes stores — the same manifest, layout and bytes —
+    /// for regions at the start, middle and end, growing, shrinking, and one that
+    /// replaces almost all of the base (which falls back to assembling it).
+    #[test]
+    fn a_spliced_blob_is_the_blob_stored_alone() {
+        let a = lines(60_000);
+        let mid = a.len() / 2;
+        let fresh_db = || {
+            redb::Database::builder()
+                .create_with_backend(redb::backends::InMemoryBackend::new())
+                .unwrap()
+        };
+        let db = fresh_db();
+        let txn = db.begin_write().unwrap();
+        let layout_a = {
+            let mut m = txn.open_table(MANIFESTS).unwrap();
+            let mut c = txn.open_table(CHUNKS).unwrap();
+            let mut p = txn.open_table(PAGES).unwrap();
+            put_like(&mut m, &mut c, &mut p, &BlobHash::of(&a), &a, None)
+                .unwrap()
+                .unwrap()
+                .1
+        };
+        drop(txn);
+        for (n, (start, end, text)) in [
+            (mid, mid, &b"inserted line\n"[..]),
+            (mid, mid + 30, b"x"),
+            (mid, mid + 5000, b""),
+            (0, 0, b"first\n"),
+            (3, 4, b""),
+            (a.len() - 1, a.len(), b"!"),
+            (a.len(), a.len(), b"appended\n"),
+            (a.len() - 9000, a.len(), b""),
+            (10, a.len() - 10, b"almost all replaced"),
+            (mid, mid + 2, &[b'y'; 3 << 20][..]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let spliced = SplicedBytes {
+                base: &a,
+                start,
+                end,
+                text,
+            };
+            let b = spliced.range(0, spliced.len());
+            let mut want = a.clone();
+            want.splice(start..end, text.iter().copied());
+            assert_eq!(b, want, "edit {n}: range");
+            assert_eq!(spliced.range(5, 17), want[5..17], "edit {n}: a piece");
+            let h = BlobHash::of(&b);
+            let alone = fresh_db();
+            let txn = alone.begin_write().unwrap();
+            let mut m = txn.open_table(MANIFESTS).unwrap();
+            let mut c = txn.open_table(CHUNKS).unwrap();
+            let mut p = txn.open_table(PAGES).unwrap();
+            let (_, layout_alone) = put_like(&mut m, &mut c, &mut p, &h, &b, None)
+                .unwrap()
+                .unwrap();
+            let raw_alone = m.get(&h.0).unwrap().unwrap().value().to_vec();
+            let db = fresh_db();
+            let txn = db.begin_write().unwrap();
+            let mut m = txn.open_table(MANIFESTS).unwrap();
+            let mut c = txn.open_table(CHUNKS).unwrap();
+            let mut p = txn.open_table(PAGES).unwrap();
+            put(&mut m, &mut c, &mut p, &BlobHash::of(&a), &a).unwrap();
+            let (written, layout) = put_spliced(&mut m, &mut c, &mut p, &h, spliced, &layout_a)
+                .unwrap()
+                .unwrap();
+            let raw = m.get(&h.0).unwrap().unwrap().value().to_vec();
+            assert_eq!(raw, raw_alone, "edit {n}: another manifest");
+            assert_eq!(layout, layout_alone, "edit {n}: another layout");
+            assert_eq!(assemble(&c, &p, &h, &raw).unwrap(), b, "edit {n}");
+            if n < 3 {
+                assert!(
+                    written < 64 << 10,
+                    "edit {n}: {written} bytes for a small edit"
+                );
+            }
+            // Stored once: a second store writes nothing.
+            assert_eq!(
+                put_spliced(&mut m, &mut c, &mut p, &h, spliced, &layout_a).unwrap(),
+                None
+            );
         }
     }
 

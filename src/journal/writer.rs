@@ -89,6 +89,73 @@ impl Writer {
         self.put_blob_like(hash, bytes, None)
     }
 
+    /// [`Writer::put_blob_like`] of bytes given as the stored blob `base` (its hash) with
+    /// one region replaced (`bytes.base` is its bytes): a large candidate kept spliced
+    /// on its snapshot is stored without being assembled (`blobs::put_spliced`; the
+    /// stored blob is the same as [`Writer::put_blob`] of the assembled bytes). A base
+    /// that is not stored: the bytes are assembled and stored alone. Errors: the
+    /// journal's.
+    pub(crate) fn put_blob_spliced(
+        &mut self,
+        hash: BlobHash,
+        base: BlobHash,
+        bytes: blobs::SplicedBytes<'_>,
+    ) -> Result<BlobHash> {
+        let stored = {
+            let mut manifests = self.txn.open_table(blobs::MANIFESTS)?;
+            let mut chunks = self.txn.open_table(blobs::CHUNKS)?;
+            let mut pages = self.txn.open_table(blobs::PAGES)?;
+            if manifests.get(&hash.0)?.is_some() {
+                None
+            } else {
+                let layout = match self.last_layout.take() {
+                    Some((h, l)) if h == base => Some(l),
+                    _ => match manifests.get(&base.0)? {
+                        Some(raw) => {
+                            let m = codec::decode("blob_manifests", raw.value())?;
+                            Some(blobs::layout_of(&chunks, &pages, &base, &m)?)
+                        }
+                        None => None,
+                    },
+                };
+                match layout {
+                    Some(layout) => blobs::put_spliced(
+                        &mut manifests,
+                        &mut chunks,
+                        &mut pages,
+                        &hash,
+                        bytes,
+                        &layout,
+                    )?,
+                    None => {
+                        let whole = bytes.range(0, bytes.len());
+                        debug_assert_eq!(
+                            hash,
+                            BlobHash::of(&whole),
+                            "put_blob_spliced: wrong hash"
+                        );
+                        blobs::put_like(
+                            &mut manifests,
+                            &mut chunks,
+                            &mut pages,
+                            &hash,
+                            &whole,
+                            None,
+                        )?
+                    }
+                }
+            }
+        };
+        if let Some((_, layout)) = stored {
+            self.last_layout = Some((hash, layout));
+            self.event(EventKind::BlobStored {
+                hash,
+                size: bytes.len() as u64,
+            })?;
+        }
+        Ok(hash)
+    }
+
     /// [`Writer::put_blob_hashed`] of bytes that differ from those of the stored blob
     /// `like` (its hash and bytes) in one region, e.g. a candidate and its snapshot:
     /// only that region is chunked and hashed, the rest reuses `like`'s chunks

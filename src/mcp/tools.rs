@@ -106,6 +106,9 @@ impl EditTools {
                 ))
             }
         };
+        if let Some(e) = unknown_argument(name, &map) {
+            return Err(e.in_journal(self.journal.id()));
+        }
         let a = Args { tool: name, map };
         let id = self.journal.id();
         let outcome = match name {
@@ -429,6 +432,19 @@ impl EditTools {
         let old_key = !a.map.contains_key("preview_id") && a.map.contains_key("tx");
         let key = if old_key { "tx" } else { "preview_id" };
         let tx = self.handle(a, key, &agent)?;
+        // Both keys naming different transactions is a caller's mistake, never a
+        // guess: which one to roll back is refused rather than picked (the breaker
+        // found `tx` silently ignored beside `preview_id`).
+        if !old_key && a.map.get("tx").is_some_and(|v| !v.is_null()) {
+            let other = self.handle(a, "tx", &agent)?;
+            if other != tx {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    format!("preview_id names tx {tx} and tx (its old name) names tx {other}: give preview_id alone"),
+                    json!({"preview_id": self.journal.handle(tx).to_string(), "agent_id": agent}),
+                ));
+            }
+        }
         let p = self.show(tx, None, &agent)?;
         check_agent(&p, &agent, "roll back")?;
         let opts = RollbackOptions::new().with_force(a.bool("force")?.unwrap_or(false));
@@ -636,7 +652,19 @@ impl EditTools {
             }
         };
         let since_seq = a.u64("since_seq")?.unwrap_or(0);
-        let limit = a.u64("limit")?.unwrap_or(200).max(1) as usize;
+        // 0 was taken as 1, silently, beside a schema that says `"minimum": 1` (found
+        // by the breaker, as `timeout_secs` was): a refusal says what was wrong.
+        let limit = match a.u64("limit")? {
+            None => 200,
+            Some(0) => {
+                return Err(ToolError::invalid_args(
+                    a.tool,
+                    "limit must be at least 1 (entries per answer), not 0",
+                    json!({"since_seq": since_seq, "limit": 200}),
+                ))
+            }
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+        };
         let mut entries = Vec::new();
         let mut next = None;
         self.engine(
@@ -1077,6 +1105,56 @@ impl<'a> PlanItem<'a> {
     }
 }
 
+/// Each tool's argument names, from its input schema (with the command arguments, so
+/// that a `check` sent to a server without `--allow-commands` gets its own refusal).
+fn argument_names() -> &'static std::collections::BTreeMap<&'static str, Vec<String>> {
+    static NAMES: std::sync::OnceLock<std::collections::BTreeMap<&'static str, Vec<String>>> =
+        std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        super::schemas::tool_definitions_for(true)
+            .into_iter()
+            .map(|d| {
+                let names = match d.input_schema.get("properties") {
+                    Some(Value::Object(props)) => props.keys().cloned().collect(),
+                    _ => Vec::new(),
+                };
+                (d.name, names)
+            })
+            .collect()
+    })
+}
+
+/// A refusal of the first argument `tool`'s input schema does not list: a misspelt
+/// key (`by_agnet`) was ignored, and a filter the caller meant silently did nothing —
+/// `journal_log` answered the whole log. JSON Schema's `additionalProperties` is left
+/// open in `tools/list` (hosts differ in what they accept), so the check is here. The
+/// nearest listed name (edit distance ≤ 2) is suggested. `None` for an unknown tool,
+/// which the dispatch refuses.
+fn unknown_argument(tool: &str, map: &Map<String, Value>) -> Option<ToolError> {
+    let names = argument_names().get(tool)?;
+    let key = map.keys().find(|k| !names.iter().any(|n| n == *k))?;
+    let near = names
+        .iter()
+        .map(|n| (crate::edit::edit_distance(key, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    let what = match near {
+        Some((_, n)) => format!("unknown argument {key:?} (did you mean {n:?}?)"),
+        None => format!("unknown argument {key:?}"),
+    };
+    let mut example = Map::new();
+    for n in names {
+        if n == "agent_id" && tool != "journal_log" {
+            example.insert(n.clone(), json!("me"));
+        }
+    }
+    Some(ToolError::invalid_args(
+        tool,
+        format!("{what}; it takes {}", names.join(", ")),
+        Value::Object(example),
+    ))
+}
+
 /// The arguments of one call.
 struct Args<'a> {
     tool: &'a str,
@@ -1091,6 +1169,8 @@ impl Args<'_> {
             match self.tool {
                 // journal_log's filter is by_agent; agent_id there is its old name.
                 "journal_log" => json!({"by_agent": "me", "limit": 20}),
+                // journal_dump takes no agent_id: its own arguments.
+                "journal_dump" => json!({"since_seq": 0, "limit": 200}),
                 _ => json!({"agent_id": "me"}),
             },
         )

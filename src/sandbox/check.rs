@@ -83,13 +83,21 @@ fn last_bytes(s: &str, n: usize) -> &str {
 }
 
 /// Run `check` on the disk with `files`' candidates applied; its outcome as an issue.
-/// Errors: [`SandboxError::Unavailable`], [`SandboxError::Interrupted`] and I/O
+/// Errors: [`SandboxError::EmptyCommand`] for a command of whitespace only (`sh -c ''`
+/// runs nothing and exits 0: it would be recorded as `check_passed`; nothing is run
+/// or recorded), [`SandboxError::Unavailable`], [`SandboxError::Interrupted`] and I/O
 /// errors of the layers; a failing or timed-out check is an issue, not an error.
 pub(crate) fn run_check(
     journal: &Journal,
     check: &CheckOptions,
     files: &BTreeMap<RelPath, Working>,
 ) -> Result<Vec<Issue>> {
+    if check.command.trim().is_empty() {
+        return Err(SandboxError::EmptyCommand {
+            what: "the check".into(),
+        }
+        .into());
+    }
     let root = journal.ws.root.clone();
     let state_dir = journal.state_dir().to_path_buf();
     layers::sweep(&state_dir);

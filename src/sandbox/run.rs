@@ -154,7 +154,7 @@ pub(crate) fn prelude_of(
         if w.candidate == w.snapshot {
             continue;
         }
-        match (&w.candidate_bytes, w.candidate.mode()) {
+        match (w.candidate_whole(), w.candidate.mode()) {
             (Some(bytes), Some(mode)) => {
                 let parts: Vec<&str> = rel.as_str().split('/').collect();
                 for i in 1..parts.len() {
@@ -162,7 +162,7 @@ pub(crate) fn prelude_of(
                 }
                 ops.push(PreludeOp::Write(
                     c(root.join(rel.as_str()))?,
-                    bytes.clone(),
+                    bytes.into_owned(),
                     mode,
                 ));
             }
@@ -204,6 +204,14 @@ impl Journal {
         opts: &RunOptions,
         prior: &BTreeMap<RelPath, Working>,
     ) -> Result<Captured> {
+        // `sh -c ''` runs nothing and exits 0: refused as the empty check is, rather
+        // than answered `nothing_to_change` after making the layers.
+        if opts.command.trim().is_empty() {
+            return Err(SandboxError::EmptyCommand {
+                what: EMPTY_COMMAND.into(),
+            }
+            .into());
+        }
         let root = self.ws.root.clone();
         let state_dir = self.state_dir().to_path_buf();
         layers::sweep(&state_dir);
@@ -397,8 +405,8 @@ impl Journal {
     /// `path` in the base a command ran on: `prior`'s candidate, else the disk.
     fn base_file(&self, prior: &BTreeMap<RelPath, Working>, path: &str) -> Result<BaseFile> {
         if let Some(w) = prior.get(path) {
-            return Ok(match (&w.candidate_bytes, w.candidate.mode()) {
-                (Some(b), Some(m)) => Some((b.clone(), m)),
+            return Ok(match (w.candidate_whole(), w.candidate.mode()) {
+                (Some(b), Some(m)) => Some((b.into_owned(), m)),
                 _ => None,
             });
         }
@@ -428,7 +436,8 @@ impl Journal {
     ///
     /// Errors: [`SandboxError`] (`sandbox_unavailable`, `command_failed`,
     /// `command_timed_out`, `command_interrupted`, `unrepresentable_files`,
-    /// `out_of_scope`, `nothing_to_change`), and those of [`Journal::preview`] (the
+    /// `out_of_scope`, `nothing_to_change`, `empty_command` for a command of whitespace
+    /// only), and those of [`Journal::preview`] (the
     /// plan of what it wrote must pass the path rules). Nothing is recorded on error.
     pub fn preview_run(&self, opts: &RunOptions) -> Result<Preview> {
         self.ws.writable()?;
@@ -494,6 +503,9 @@ impl Journal {
         Ok((preview, receipt))
     }
 }
+
+/// [`SandboxError::EmptyCommand`]'s `what` for a command to run (not a check).
+pub const EMPTY_COMMAND: &str = "the command";
 
 /// The issues a captured revision's validation gets besides the usual ones: the
 /// capture's warnings (what the scope rules dropped), then the outcome of `check`

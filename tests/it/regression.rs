@@ -669,3 +669,296 @@ fn regression_mcp_undoing_an_aborted_preview_points_to_the_log() {
     }
     assert_eq!(ws.tree(), before);
 }
+
+/// Found by the breaker (hbreak2): `edit_rollback` given both `preview_id` and its old
+/// name `tx`, naming two different transactions, rolled back the `preview_id` one and
+/// ignored `tx` without a word. It is now refused (`invalid_arguments`, nothing
+/// written); both keys naming the same transaction still roll it back.
+#[test]
+fn regression_mcp_rollback_refuses_preview_id_and_tx_naming_different_txs() {
+    use serde_json::json;
+    let ws = workspace();
+    let t = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let mut ids = Vec::new();
+    for (path, content) in [("src/b.rs", "pub fn b() {}\n"), ("src/lib.rs", "// lib\n")] {
+        let id = t
+            .call(
+                "edit_preview",
+                json!({"agent_id": "me", "file_path": path, "new_content": content}),
+            )
+            .unwrap()["preview_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        t.call(
+            "edit_commit",
+            json!({"agent_id": "me", "preview_id": id, "confirm": true}),
+        )
+        .unwrap();
+        ids.push(id);
+    }
+    let e = t
+        .call(
+            "edit_rollback",
+            json!({"agent_id": "me", "preview_id": ids[1], "tx": ids[0]}),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind, "invalid_arguments");
+    assert_eq!(
+        e.message,
+        "edit_rollback: preview_id names tx 2 and tx (its old name) names tx 1: give preview_id alone"
+    );
+    assert_eq!(
+        e.to_json()["example"],
+        json!({"tool": "edit_rollback", "arguments": {"preview_id": ids[1], "agent_id": "me"}})
+    );
+    assert_eq!(ws.read("src/b.rs"), b"pub fn b() {}\n");
+    assert_eq!(ws.read("src/lib.rs"), b"// lib\n");
+    let states: Vec<_> = ws
+        .journal
+        .log(None)
+        .unwrap()
+        .iter()
+        .map(|e| (e.tx, e.state))
+        .collect();
+    assert_eq!(states, [(2, TxState::Committed), (1, TxState::Committed)]);
+    let rb = t
+        .call(
+            "edit_rollback",
+            json!({"agent_id": "me", "preview_id": ids[1], "tx": 2}),
+        )
+        .unwrap();
+    assert_eq!(rb["rolled_back"], 2);
+    assert_eq!(rb["tx"], 3);
+}
+
+/// Found by the breaker (hbreak2): `journal_dump` took `limit: 0` as 1 (one entry,
+/// `truncated`), beside a schema that says `"minimum": 1`, and a wrong-typed argument's
+/// example named `agent_id`, which journal_dump does not take. Both refusals now name
+/// journal_dump's own arguments.
+#[test]
+fn regression_mcp_journal_dump_refuses_limit_0_and_its_examples_name_its_arguments() {
+    use serde_json::json;
+    let ws = workspace();
+    let t = ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    t.call(
+        "edit_preview",
+        json!({"agent_id": "me", "file_path": "src/b.rs", "new_content": "pub fn b() {}\n"}),
+    )
+    .unwrap();
+    let e = t
+        .call("journal_dump", json!({"since_seq": 1, "limit": 0}))
+        .unwrap_err();
+    assert_eq!(e.kind, "invalid_arguments");
+    assert_eq!(
+        e.message,
+        "journal_dump: limit must be at least 1 (entries per answer), not 0"
+    );
+    assert_eq!(
+        e.to_json()["example"],
+        json!({"tool": "journal_dump", "arguments": {"since_seq": 1, "limit": 200}})
+    );
+    let e = t
+        .call("journal_dump", json!({"since_seq": -1}))
+        .unwrap_err();
+    assert_eq!(
+        e.message,
+        "journal_dump: since_seq must be a non-negative integer, not -1"
+    );
+    assert_eq!(
+        e.to_json()["example"],
+        json!({"tool": "journal_dump", "arguments": {"since_seq": 0, "limit": 200}})
+    );
+    let one = t.call("journal_dump", json!({"limit": 1})).unwrap();
+    assert_eq!(
+        (one["count"].as_u64(), one["truncated"].as_bool()),
+        (Some(1), Some(true))
+    );
+}
+
+/// Found by the breaker (hbreak2): in a modify/delete conflict the candidate keeps the
+/// side that still has the file, but took the mode of a new file (0644): a rebase of
+/// an edit of a 0755 script that someone deleted on disk, and a revert of a tx that
+/// created a 0755 file someone changed since, both gave a 0644 candidate, so keeping
+/// the conflict's candidate (as `resolve` says saving it unchanged does) dropped the
+/// exec bit. The candidate now keeps that side's mode.
+#[test]
+fn regression_a_modify_delete_conflict_keeps_the_kept_sides_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    // rebase: the candidate edited run.sh (0755), the disk deleted it.
+    let p = ws.preview(r#"{"edits":[{"op":"append","path":"run.sh","text":"echo more\n"}]}"#);
+    std::fs::remove_file(ws.path("run.sh")).unwrap();
+    let r = ws.journal.rebase(p.tx).unwrap();
+    let f = r.files.iter().find(|f| f.path == "run.sh").unwrap();
+    assert_eq!(f.candidate.mode(), Some(0o755));
+    assert_eq!(
+        ws.journal
+            .blob(&f.candidate.hash().unwrap())
+            .unwrap()
+            .unwrap(),
+        b"#!/bin/sh\necho hi\necho more\n"
+    );
+    assert_eq!(r.conflict_list.len(), 1);
+    assert!(!ws.path("run.sh").exists());
+    ws.journal.abort(r.tx).unwrap();
+    // revert: tx created tool.sh 0755; someone appended to it since.
+    let p = ws.preview(
+        r##"{"edits":[{"op":"create_file","path":"tool.sh","content":"#!/bin/sh\n","mode":"0755"}]}"##,
+    );
+    ws.journal.commit(p.tx, Default::default()).unwrap();
+    ws.journal.flush().unwrap();
+    ws.write("tool.sh", b"#!/bin/sh\necho later\n");
+    std::fs::set_permissions(ws.path("tool.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let r = ws
+        .journal
+        .revert(&[p.tx.into()], ultra_edit::RevertOptions::new())
+        .unwrap();
+    // The candidate is the disk's file, bytes and mode: no change to list, only the
+    // conflict (it listed `M tool.sh` with `new mode 100644` before).
+    let listed: Vec<_> = r
+        .files
+        .iter()
+        .map(|f| (f.path.to_string(), f.candidate.mode()))
+        .collect();
+    assert_eq!(listed, Vec::<(String, Option<u32>)>::new());
+    assert!(!r.ready_to_commit);
+    assert_eq!(r.conflict_list.len(), 1);
+    assert_eq!(
+        r.conflict_list[0].reason,
+        format!(
+            "reverting tx {}: deleted on the before tx side, changed on the disk side",
+            p.tx
+        )
+    );
+    assert_eq!(ws.mode("tool.sh"), 0o755);
+}
+
+/// Found by the breaker (hbreak2): an issue of the whole revision has an empty path,
+/// and the commit's refusal printed it with a gap: "failed validation: no_changes : …"
+/// (and "check_failed : check `exit 7` …" after a failed `--check`), where `show` and
+/// `journal dump` print "no_changes: …".
+#[test]
+fn regression_a_commit_refusal_prints_a_revision_wide_issue_without_a_gap() {
+    let ws = workspace();
+    let p = ws.preview(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#);
+    ws.journal
+        .revise(
+            p.tx,
+            Default::default(),
+            &plan(r#"{"edits":[{"op":"write_file","path":"src/b.rs","content":"pub fn b() -> u32 {\n    2\n}\n"}]}"#),
+        )
+        .unwrap();
+    match ws.journal.commit(p.tx, Default::default()) {
+        Err(Error::ValidationFailed { summary, .. }) => {
+            assert_eq!(summary, ["no_changes: the revision changes nothing, so there is nothing to commit; revise the plan or abort the transaction"])
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// Found by the breaker (hbreak2): `--check ''` (or `'  '`, as an unset variable in
+/// `--check "$CHECK"` gives) ran `sh -c ''`, which runs nothing and exits 0, and the
+/// revision was recorded with `check_passed`; `config check ''` was refused already.
+/// Such a check is now `empty_command` (exit 1) with a hint, and nothing is recorded.
+#[test]
+fn regression_an_empty_check_is_refused_not_passed() {
+    let ws = workspace();
+    let before = ws.tree();
+    for check in ["", "  "] {
+        let out = cli(
+            ws.root(),
+            &["--json", "preview", "--check", check, "--plan", "-"],
+            Some(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#),
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "empty_command",
+                "exit_code": 1,
+                "message": "the check is empty; give a command line (`sh -c` runs it)",
+                "hint": "give the command as one quoted argument, e.g. --check 'cargo check --offline' or `ultra-edit config check 'cargo check --offline'`; --no-check runs no check",
+            }})
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert_eq!(ws.tree(), before);
+    let e = ws
+        .journal
+        .preview_checked(
+            &plan(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#),
+            Default::default(),
+            &ultra_edit::sandbox::CheckOptions::new(" "),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), "empty_command");
+    assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
+/// Found by the breaker (hbreak2): an argument a tool does not take was ignored, so a
+/// misspelt filter (`journal_log {"by_agnet": "x"}`) answered the whole log. Every
+/// tool now refuses an argument its input schema does not list, naming the nearest
+/// one it takes, and does nothing.
+#[test]
+fn regression_mcp_an_unknown_argument_is_refused_with_the_nearest_name() {
+    let ws = workspace();
+    let tools =
+        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let v = tools
+        .call("journal_log", serde_json::json!({"by_agnet": "x"}))
+        .unwrap_err()
+        .to_json();
+    assert_eq!(v["error"], "invalid_arguments", "{v}");
+    assert_eq!(
+        v["message"],
+        "journal_log: unknown argument \"by_agnet\" (did you mean \"by_agent\"?); it takes agent_id, by_agent, limit"
+    );
+    let before = ws.tree();
+    let v = tools
+        .call(
+            "edit_preview",
+            serde_json::json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "x\n", "confrim": true}),
+        )
+        .unwrap_err()
+        .to_json();
+    assert_eq!(v["error"], "invalid_arguments", "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("edit_preview: unknown argument \"confrim\"; it takes agent_id, allow, "),
+        "{v}"
+    );
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+}
+
+/// Found by the breaker (hbreak2): `run -- ''` and `preview --run ''` made the layers,
+/// ran `sh -c ''` and answered `nothing_to_change`; an empty check was already
+/// `empty_command`. A command of whitespace only is now `empty_command` too, before
+/// anything is made, and nothing is recorded.
+#[test]
+fn regression_an_empty_command_is_refused_as_empty() {
+    let ws = workspace();
+    let before = ws.tree();
+    for args in [
+        &["--json", "run", "--", ""][..],
+        &["--json", "preview", "--run", "  "],
+    ] {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "empty_command",
+                "exit_code": 1,
+                "message": "the command is empty; give a command line (`sh -c` runs it)",
+                "hint": "give the command line as one quoted argument, e.g. `ultra-edit run -- 'cargo fmt'` or `ultra-edit preview --run 'cargo fmt'`",
+            }}),
+            "{args:?}"
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert_eq!(ws.tree(), before);
+}

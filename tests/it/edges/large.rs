@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Instant;
 
+use ultra_edit::journal::records::BlobHash;
 use ultra_edit::{EditError, Journal};
 
 use crate::support::*;
@@ -141,8 +142,10 @@ fn a_large_file_preview_commit_and_rollback_stay_within_their_memory_bounds() {
     );
     let file_kib = mib * 1024;
     for (what, rss, bound) in [
-        ("preview", p, 3 * file_kib),
-        ("revise", r, 7 * file_kib / 2),
+        // Issue 34: one copy of the file (the snapshot), the candidate as it plus a
+        // spliced region; bounded like the issue's target, 1.25x + 32 MiB.
+        ("preview", p, 5 * file_kib / 4 + 32 * 1024),
+        ("revise", r, 5 * file_kib / 4 + 32 * 1024),
         ("commit", c, file_kib / 2 + 32 * 1024),
         ("rollback", b, file_kib / 2 + 32 * 1024),
     ] {
@@ -202,8 +205,33 @@ fn big_file_run(mib: usize) -> BigFileRun {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let tx = json_of(&out)["tx"].as_u64().unwrap();
     let preview_took = t0.elapsed();
+    let tx = json_of(&out)["tx"].as_u64().unwrap();
+    // The preview's diff is the whole files' diff, byte for byte, and its candidate's
+    // hash the blake3 of the whole candidate (issue 34: it holds neither whole).
+    let previewed = [
+        &big[..at],
+        b"REPLACED\n".as_slice(),
+        &big[at + target.len()..after_anchor],
+        b"!".as_slice(),
+        &big[after_anchor..],
+    ]
+    .concat();
+    let check_revision = |out: &Output, candidate: &[u8], what: &str| {
+        let json = json_of(out);
+        let file: ultra_edit::journal::records::FileRevision =
+            serde_json::from_value(json["files"][0].clone()).unwrap();
+        assert_eq!(
+            file.candidate.hash(),
+            Some(BlobHash::of(candidate)),
+            "{what}"
+        );
+        assert_eq!(file.candidate.size(), candidate.len() as u64, "{what}");
+        let want = ultra_edit::edit::candidate_diff("big.txt", Some(&big), Some(candidate));
+        assert_eq!(file.diff, want, "{what}: the diff");
+        assert!(want.unified.contains("+REPLACED\n"), "{}", want.unified);
+    };
+    check_revision(&out, &previewed, "preview");
     // A revision of the same file: the line two lines above the target (1-based
     // line k - 1, bytes (k - 2) * 32 ..) replaced.
     let revised = (k - 2) * 32;
@@ -222,6 +250,19 @@ fn big_file_run(mib: usize) -> BigFileRun {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    drop(previewed);
+    let revised_candidate = [
+        &big[..revised],
+        b"line revised\n".as_slice(),
+        &big[revised + 32..at],
+        b"REPLACED\n".as_slice(),
+        &big[at + target.len()..after_anchor],
+        b"!".as_slice(),
+        &big[after_anchor..],
+    ]
+    .concat();
+    check_revision(&out, &revised_candidate, "revise");
+    drop(revised_candidate);
     let t0 = Instant::now();
     let (out, commit_rss) = peak_rss_kib(ws.root(), &["--json", "commit", &tx.to_string()]);
     assert!(
@@ -415,4 +456,119 @@ fn a_pathological_needle_does_not_make_matching_quadratic() {
         took < std::time::Duration::from_secs(2),
         "searching a 32 KiB needle in 4 MiB took {took:?}"
     );
+}
+
+/// Issue 34: a large file's candidate kept as its snapshot plus one spliced region
+/// (the preview's path from 8 MiB up) records exactly what the assembled candidate
+/// records: the same files (snapshot and candidate states, so hashes and sizes), the
+/// same diff bytes and counts, the same validation, the same summary and the same
+/// stored candidate bytes. The threshold is forced both ways on the same edits of a
+/// 3 MiB CRLF file (conflict markers in it, non-ASCII bytes, no final newline): edits
+/// in the middle, at both ends, far apart, adding a marker and LF endings, removing
+/// a marker, leaving the file unchanged; then a revise touching the same file and one
+/// touching a second large file.
+#[test]
+fn a_spliced_candidate_records_exactly_what_the_assembled_one_records() {
+    let lines = 3 * 1024 * 1024 / 32;
+    let mut big = Vec::with_capacity(lines * 32);
+    for i in 0..lines {
+        let line = match i {
+            1000 => "<<<<<<< ours (kept in the file)\r\n".to_string(),
+            2000 => "=======\r\n".to_string(),
+            3000 => ">>>>>>> theirs (kept)\r\n".to_string(),
+            i if i % 500 == 7 => format!("line {i:08} caf\u{e9} ........\r\n"),
+            i => format!("line {i:08} payload .......\r\n"),
+        };
+        big.extend_from_slice(line.as_bytes());
+    }
+    big.truncate(big.len() - 2);
+    let other: Vec<u8> = big
+        .iter()
+        .map(|b| if *b == b'p' { b'q' } else { *b })
+        .collect();
+    let mid = lines / 2;
+    let last = format!("line {:08} payload .......", lines - 1);
+    let plans = [
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":{mid},"end":{mid},"content":"one line\r\n"}}]}}"#),
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":1,"end":2,"content":""}},{{"op":"replace_text","path":"big.txt","old":"{last}","new":"the end"}}]}}"#),
+        r#"{"edits":[{"op":"insert_after","path":"big.txt","anchor":"line 00050000 payload .......\r\n","text":"<<<<<<< new\nlf line\n"}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":">>>>>>> theirs (kept)\r\n","new":""}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":"line 00060000 payload","new":"line 00060000 payload"}]}"#.to_string(),
+        r#"{"edits":[{"op":"replace_text","path":"big.txt","old":"payload","new":"PAYLOAD","occurrence":"all"}]}"#.to_string(),
+    ];
+    let revisions = [
+        format!(r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":{},"end":{},"content":"revised\r\n"}}]}}"#, mid + 3, mid + 3),
+        r#"{"edits":[{"op":"replace_text","path":"other.txt","old":"line 00070000 qayload","new":"line 70000"}]}"#.to_string(),
+    ];
+    // Everything a revision records but its tx, handle and times.
+    let recorded = |ws: &Ws, p: &ultra_edit::Preview| {
+        let blobs: Vec<Option<Vec<u8>>> = p
+            .files
+            .iter()
+            .map(|f| {
+                let h = f.candidate.hash()?;
+                let bytes = ws.journal.blob(&h).unwrap().unwrap();
+                assert_eq!(BlobHash::of(&bytes), h, "{}: stored bytes", f.path);
+                Some(bytes)
+            })
+            .collect();
+        (
+            serde_json::to_value(&p.files).unwrap(),
+            serde_json::to_value(&p.validation).unwrap(),
+            serde_json::to_value(&p.summary).unwrap(),
+            (p.lines_added, p.lines_removed, p.ready_to_commit),
+            blobs,
+        )
+    };
+    for (n, plan_json) in plans.iter().enumerate() {
+        let mut seen = Vec::new();
+        for splice_from in [Some(0), Some(usize::MAX)] {
+            ultra_edit::set_splice_from(splice_from);
+            let ws = workspace();
+            ws.write("big.txt", &big);
+            ws.write("other.txt", &other);
+            let got = ws.journal.preview(&plan(plan_json));
+            let mut runs = Vec::new();
+            match got {
+                Ok(p) => {
+                    runs.push(recorded(&ws, &p));
+                    for r in &revisions {
+                        let p = ws
+                            .journal
+                            .revise(p.tx, ultra_edit::ReviseOptions::new(), &plan(r))
+                            .unwrap();
+                        runs.push(recorded(&ws, &p));
+                        // The interdiff (diffed from the journal's chunks around the
+                        // change for large files) is the whole blobs' diff.
+                        let inter = ws
+                            .journal
+                            .interdiff(p.tx, p.revision - 1, p.revision)
+                            .unwrap();
+                        assert!(!inter.files.is_empty(), "plan {n}: an empty interdiff");
+                        for f in &inter.files {
+                            let side = |s: &ultra_edit::journal::records::FileState| {
+                                s.hash().map(|h| ws.journal.blob(&h).unwrap().unwrap())
+                            };
+                            let want = ultra_edit::edit::candidate_diff(
+                                &f.path,
+                                side(&f.from).as_deref(),
+                                side(&f.to).as_deref(),
+                            );
+                            assert_eq!(f.diff, want, "plan {n}: the interdiff of {}", f.path);
+                        }
+                    }
+                }
+                Err(e) => runs.push((
+                    serde_json::Value::String(e.to_string()),
+                    serde_json::Value::Null,
+                    serde_json::Value::Null,
+                    (0, 0, false),
+                    Vec::new(),
+                )),
+            }
+            seen.push(runs);
+        }
+        ultra_edit::set_splice_from(None);
+        assert_eq!(seen[0], seen[1], "plan {n}: spliced and assembled differ");
+    }
 }
