@@ -366,6 +366,15 @@ pub enum Error {
         /// The registry's host directory.
         registry: PathBuf,
     },
+    /// [`crate::Registry::write_files`] was given a preview (`expected`) that does not
+    /// write exactly the files and bytes it was asked to write; nothing was written.
+    #[error("preview {handle} does not write exactly {}: its files or their bytes differ from those given; nothing was written. Preview these files again and write with that preview, or write without one", and_list(paths))]
+    PreviewWritesOther {
+        /// The preview's handle.
+        handle: crate::handle::TxHandle,
+        /// The files given, root-relative, sorted.
+        paths: Vec<String>,
+    },
     /// A registry's host directory or its index cannot be used; nothing was changed.
     #[error("registry {} cannot be used: {reason}", path.display())]
     Registry {
@@ -773,6 +782,7 @@ impl Error {
             Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
             Error::InvalidStateDir { .. } => "invalid_state_dir",
             Error::UnknownJournal { .. } => "unknown_journal",
+            Error::PreviewWritesOther { .. } => "preview_writes_other",
             Error::Registry { .. } => "registry",
             Error::PreviewExpired { .. } => "preview_expired",
             Error::UnresolvedConflicts { .. } => "unresolved_conflicts",
@@ -842,6 +852,7 @@ impl Error {
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } | Error::UnknownJournal { .. } => NextStep::PreviewAgain,
+            Error::PreviewWritesOther { .. } => NextStep::PreviewAgain,
             // Read the file again and write the content over what it holds now.
             Error::BaseChanged { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },
