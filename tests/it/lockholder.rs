@@ -161,17 +161,14 @@ fn lock_timeout_names_the_holder_pid_and_a_sigkilled_holder_never_blocks() {
     assert!(t0.elapsed() >= Duration::from_millis(300));
     assert_eq!(ws.tree(), before);
 
-    // SIGKILL the holder: the next commit does not wait for anything.
+    // SIGKILL the holder: the next commit does not wait for anything. A lock timeout
+    // of zero tries the lock once, so a lock the dead holder still held would be a
+    // LockTimeout here, not a slow commit (no wall-clock bound: those fail on a
+    // loaded machine).
     holder.kill();
-    ws.journal.set_lock_timeout(Duration::from_secs(10));
-    let t0 = Instant::now();
+    ws.journal.set_lock_timeout(Duration::ZERO);
     let receipt = ws.journal.commit(tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
-    let took = t0.elapsed();
-    assert!(
-        took < Duration::from_secs(2),
-        "commit after the holder died took {took:?}"
-    );
     assert_eq!(receipt.tx, tx);
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    22\n}\n");
 }
