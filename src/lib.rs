@@ -37,6 +37,7 @@ mod failpoint;
 pub mod fs;
 mod gc;
 pub mod handle;
+mod host;
 mod interdiff;
 pub mod interrupt;
 pub mod journal;
@@ -73,6 +74,7 @@ pub use error::{
 pub use error::{RefusedPath, SandboxError};
 pub use gc::{GcPolicy, GcReport, JournalStats, PrunedTx};
 pub use handle::{HandleParseError, JournalId, TxHandle, TxRef};
+pub use host::Written;
 pub use interdiff::{Interdiff, InterdiffFile};
 pub use interrupt::Interrupt;
 pub use journal::records::{

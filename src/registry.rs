@@ -78,7 +78,18 @@ pub struct Registry {
     dir: PathBuf,
     make_options: MakeOptions,
     open: Mutex<HashMap<PathBuf, Arc<Journal>>>,
+    /// Each root path as a caller gave it, with the canonical root it resolved to and
+    /// that directory's identity when it did ([`Registry::resolved`]).
+    given: Mutex<HashMap<PathBuf, Resolved>>,
     notes: Mutex<Vec<String>>,
+}
+
+/// A root path as given, resolved: the canonical root and the (device, inode) of the
+/// directory the given path named then.
+#[derive(Clone)]
+struct Resolved {
+    canonical: PathBuf,
+    id: (u64, u64),
 }
 
 impl std::fmt::Debug for Registry {
@@ -123,6 +134,7 @@ impl Registry {
             dir,
             make_options: Box::new(options),
             open: Mutex::new(HashMap::new()),
+            given: Mutex::new(HashMap::new()),
             notes: Mutex::new(Vec::new()),
         })
     }
@@ -235,8 +247,41 @@ impl Registry {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The canonical form of the root path `given`. Resolved once per path as given,
+    /// then re-checked on each call with one `stat` of `given` (not the `readlink` of
+    /// each component that resolving costs): while it names the same directory
+    /// (device and inode) the canonical root resolved before is kept; when it names
+    /// another (a symlink retargeted, the root renamed away and another directory put
+    /// in its place) or nothing, it is resolved again, as on the first call.
+    fn resolved(&self, given: &Path) -> Result<PathBuf> {
+        use std::os::unix::fs::MetadataExt;
+        let id = |p: &Path| fs::metadata(p).map(|m| (m.dev(), m.ino()));
+        let known = self.lock_given().get(given).cloned();
+        if let (Some(known), Ok(now)) = (known, id(given)) {
+            if known.id == now {
+                return Ok(known.canonical);
+            }
+        }
+        let canonical = given.canonicalize().ctx("open workspace root", given)?;
+        // The identity of the directory the canonical path names (it has no symlink
+        // left to retarget), so a later `stat` of `given` is compared with it.
+        if let Ok(id) = id(&canonical) {
+            let resolved = Resolved {
+                canonical: canonical.clone(),
+                id,
+            };
+            self.lock_given().insert(given.to_path_buf(), resolved);
+        }
+        Ok(canonical)
+    }
+
+    fn lock_given(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Resolved>> {
+        // A panic while the map was locked leaves it whole (inserts are single calls).
+        self.given.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn get(&self, root: &Path, create: bool) -> Result<Option<Arc<Journal>>> {
-        let root = root.canonicalize().ctx("open workspace root", root)?;
+        let root = self.resolved(root)?;
         if root.to_str().is_none() {
             return Err(Error::Registry {
                 path: root,

@@ -318,7 +318,11 @@ pub(crate) fn error_summary(issues: &[edit::Issue]) -> Vec<String> {
     issues
         .iter()
         .filter(|i| i.severity == edit::Severity::Error)
-        .map(|i| format!("{} {}: {}", i.code, i.path, i.message))
+        .map(|i| match i.path.is_empty() {
+            // An issue of the whole revision names no file (as `show` prints it).
+            true => format!("{}: {}", i.code, i.message),
+            false => format!("{} {}: {}", i.code, i.path, i.message),
+        })
         .collect()
 }
 

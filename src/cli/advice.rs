@@ -249,6 +249,11 @@ fn refusal_hint(e: &Error) -> Option<String> {
         Error::Sandbox(SandboxError::TimedOut { .. }) => {
             Some("pass a longer --timeout SECS (default 600)".into())
         }
+        Error::Sandbox(SandboxError::EmptyCommand { what })
+            if what == ultra_edit::sandbox::EMPTY_COMMAND =>
+        {
+            Some("give the command line as one quoted argument, e.g. `ultra-edit run -- 'cargo fmt'` or `ultra-edit preview --run 'cargo fmt'`".into())
+        }
         Error::Sandbox(SandboxError::EmptyCommand { .. }) => Some(
             "give the command as one quoted argument, e.g. --check 'cargo check --offline' or `ultra-edit config check 'cargo check --offline'`; --no-check runs no check".into(),
         ),

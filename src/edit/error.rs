@@ -631,10 +631,12 @@ pub fn display_needle(needle: &str) -> String {
 /// name when there is one.
 fn not_found_tail(op: &str, near: Option<&NearPath>) -> String {
     let Some(near) = near else {
-        return if op == "delete_file" {
-            "; it is already absent".into()
-        } else {
-            " — use create_file (or write_file) to create it".into()
+        return match op {
+            "delete_file" => "; it is already absent".into(),
+            // A symbol in a file that is not there is absent with it: creating the
+            // file to delete from it is not what the caller wants.
+            "delete_symbol" => "; the symbol is absent with it (check the path)".into(),
+            _ => " — use create_file (or write_file) to create it".into(),
         };
     };
     let did_you_mean = format!(
@@ -748,6 +750,31 @@ mod tests {
              include more surrounding text so that it matches once"
         );
         assert_eq!(e.code(), "ambiguous_target");
+    }
+
+    #[test]
+    fn a_missing_file_tells_each_op_what_fits_it() {
+        let e = |op| EditError::FileNotFound {
+            path: "src/gone.py".into(),
+            op,
+            index: 0,
+            near: None,
+        };
+        assert_eq!(
+            e("delete_symbol").to_string(),
+            "edit #1 (delete_symbol of src/gone.py): src/gone.py does not exist, and \
+             delete_symbol needs an existing file; the symbol is absent with it (check the path)"
+        );
+        assert_eq!(
+            e("delete_file").to_string(),
+            "edit #1 (delete_file of src/gone.py): src/gone.py does not exist, and \
+             delete_file needs an existing file; it is already absent"
+        );
+        assert_eq!(
+            e("replace_symbol").to_string(),
+            "edit #1 (replace_symbol of src/gone.py): src/gone.py does not exist, and \
+             replace_symbol needs an existing file — use create_file (or write_file) to create it"
+        );
     }
 
     #[test]

@@ -40,4 +40,5 @@ pub use plan::{Edit, ExpectedBase, Occurrence, Plan, Position};
 pub(crate) use resolve::apply_file_edits_spliced;
 pub use resolve::{apply_file_edits, wide_encoding, FileBase, FileCandidate};
 pub(crate) use spliced::Spliced;
+pub(crate) use symbol::edit_distance;
 pub use validate::{conflict_marker_lines, has_errors, validate, FileCheck, Issue, Severity};

@@ -93,7 +93,7 @@ fn temps_left_note(temps: &[String]) -> String {
 fn rebase_verdict(revision: u32, blocked: &[String]) -> String {
     if blocked.is_empty() {
         "a commit can go ahead".into()
-    } else if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+    } else if summary_has(blocked, "no_changes") {
         format!("but revision {revision} changes nothing (every file holds its candidate already), so there is nothing to commit")
     } else {
         format!(
@@ -104,11 +104,12 @@ fn rebase_verdict(revision: u32, blocked: &[String]) -> String {
 }
 
 /// The step past a revision whose validation has the errors `summary`
-/// (`"{code} {path}: {message}"` lines): a revision that changes nothing
+/// (`"{code} {path}: {message}"` lines, `"{code}: {message}"` for an issue of the
+/// whole revision): a revision that changes nothing
 /// (`no_changes`) is dropped or revised with a new plan, never committed; conflict
 /// markers are fixed in an editor first; anything else is revised.
 fn step_past_validation(tx: u64, summary: &[String]) -> NextStep {
-    let has = |code: &str| summary.iter().any(|l| l.starts_with(&format!("{code} ")));
+    let has = |code: &str| summary_has(summary, code);
     if has("no_changes") {
         NextStep::Abort { tx }
     } else if has("merge_conflict") || has("conflict_markers") {
@@ -116,6 +117,15 @@ fn step_past_validation(tx: u64, summary: &[String]) -> NextStep {
     } else {
         NextStep::Revise { tx }
     }
+}
+
+/// Whether a validation summary (lines `"{code} {path}: {message}"`, or
+/// `"{code}: {message}"` for an issue of the whole revision) has an error `code`.
+pub(crate) fn summary_has(summary: &[String], code: &str) -> bool {
+    summary.iter().any(|l| {
+        l.strip_prefix(code)
+            .is_some_and(|rest| rest.starts_with(' ') || rest.starts_with(':'))
+    })
 }
 
 /// `tx 4` or `txs 4, 6`: the later txs of an [`Error::StaleRollback`], `None` if none.
@@ -355,6 +365,15 @@ pub enum Error {
         handle: crate::handle::TxHandle,
         /// The registry's host directory.
         registry: PathBuf,
+    },
+    /// [`crate::Registry::write_files`] was given a preview (`expected`) that does not
+    /// write exactly the files and bytes it was asked to write; nothing was written.
+    #[error("preview {handle} does not write exactly {}: its files or their bytes differ from those given; nothing was written. Preview these files again and write with that preview, or write without one", and_list(paths))]
+    PreviewWritesOther {
+        /// The preview's handle.
+        handle: crate::handle::TxHandle,
+        /// The files given, root-relative, sorted.
+        paths: Vec<String>,
     },
     /// A registry's host directory or its index cannot be used; nothing was changed.
     #[error("registry {} cannot be used: {reason}", path.display())]
@@ -763,6 +782,7 @@ impl Error {
             Error::StateDirOfOtherRoot { .. } => "state_dir_of_other_root",
             Error::InvalidStateDir { .. } => "invalid_state_dir",
             Error::UnknownJournal { .. } => "unknown_journal",
+            Error::PreviewWritesOther { .. } => "preview_writes_other",
             Error::Registry { .. } => "registry",
             Error::PreviewExpired { .. } => "preview_expired",
             Error::UnresolvedConflicts { .. } => "unresolved_conflicts",
@@ -832,6 +852,7 @@ impl Error {
             Error::UnknownTx { .. } | Error::ForeignHandle { .. } => NextStep::Log,
             Error::NothingToRevert { .. } => NextStep::Log,
             Error::PreviewExpired { .. } | Error::UnknownJournal { .. } => NextStep::PreviewAgain,
+            Error::PreviewWritesOther { .. } => NextStep::PreviewAgain,
             // Read the file again and write the content over what it holds now.
             Error::BaseChanged { .. } => NextStep::PreviewAgain,
             Error::UnresolvedConflicts { tx, .. } => NextStep::Resolve { tx: *tx },

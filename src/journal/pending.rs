@@ -13,6 +13,7 @@
 //! not fail.
 
 use std::cell::Cell;
+use std::sync::mpsc;
 use std::sync::Mutex;
 use std::thread::JoinHandle;
 
@@ -55,26 +56,103 @@ pub struct Pending {
 
 #[derive(Default)]
 struct Slot {
-    /// The completion in flight, and its tx.
-    running: Option<(u64, JoinHandle<Result<()>>)>,
+    /// The completion in flight, its tx, and where its result arrives.
+    running: Option<(u64, mpsc::Receiver<Result<()>>)>,
     /// Completions that failed, oldest first, each with its tx, not yet reported.
     failed: Vec<(u64, Error)>,
+    /// The handle's completion thread, started by its first completion and kept
+    /// until the handle is dropped (a thread per commit cost a spawn each).
+    worker: Option<Worker>,
+}
+
+/// A job for the completion thread: it runs the completion and sends its result.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// The long-lived completion thread ([`COMPLETION_THREAD`]) and its queue.
+struct Worker {
+    jobs: mpsc::Sender<Job>,
+    thread: JoinHandle<()>,
 }
 
 impl Slot {
-    /// Join the completion in flight, if any, keeping its failure.
+    /// Wait for the completion in flight, if any, keeping its failure.
     fn join_running(&mut self) {
         if let Some((tx, running)) = self.running.take() {
-            if let Err(e) = join(running) {
+            // No result: the thread died inside the job (a panic `guarded` missed).
+            let result = running.recv().unwrap_or_else(|_| {
+                Err(JournalError::Panicked {
+                    message: "the background completion panicked".into(),
+                }
+                .into())
+            });
+            if let Err(e) = result {
                 self.failed.push((tx, e));
+            }
+        }
+    }
+
+    /// Queue `job` on the completion thread, starting it if there is none (or it
+    /// died); `Err(job)` when no thread can be started.
+    fn send(&mut self, job: Job) -> std::result::Result<(), Job> {
+        let job = match &self.worker {
+            Some(w) => match w.jobs.send(job) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(job)) => {
+                    // The thread is gone: reap it and start another.
+                    if let Some(dead) = self.worker.take() {
+                        let _ = dead.thread.join();
+                    }
+                    job
+                }
+            },
+            None => job,
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let spawned = std::thread::Builder::new()
+            .name(COMPLETION_THREAD.into())
+            .spawn(move || {
+                ON_COMPLETION_THREAD.with(|c| c.set(true));
+                while let Ok(job) = queue.recv() {
+                    job();
+                }
+            });
+        match spawned {
+            Ok(thread) => match jobs.send(job) {
+                Ok(()) => {
+                    self.worker = Some(Worker { jobs, thread });
+                    Ok(())
+                }
+                Err(mpsc::SendError(job)) => Err(job),
+            },
+            Err(_) => Err(job),
+        }
+    }
+}
+
+impl Drop for Pending {
+    /// Wait for the completion in flight (its error is dropped: the batch stays
+    /// `committing` and the next recovery completes it), then end the completion
+    /// thread: its queue closes and it returns.
+    fn drop(&mut self) {
+        let slot = self.slot.get_mut().unwrap_or_else(|p| p.into_inner());
+        // On the completion thread itself the job in flight is the caller: no wait.
+        if !ON_COMPLETION_THREAD.with(Cell::get) {
+            slot.join_running();
+        }
+        if let Some(worker) = slot.worker.take() {
+            drop(worker.jobs);
+            // Never join from the thread itself (it would wait for itself).
+            if worker.thread.thread().id() != std::thread::current().id() {
+                let _ = worker.thread.join();
             }
         }
     }
 }
 
 impl Pending {
-    /// Run `job`, the completion of a batch of `tx`, on a new thread
-    /// ([`COMPLETION_THREAD`]); every later access of the store waits for it. The
+    /// Run `job`, the completion of a batch of `tx`, on the handle's completion
+    /// thread ([`COMPLETION_THREAD`], started by the first completion and kept until
+    /// the handle is dropped); every later access of the store waits for it. The
     /// caller has passed the barrier (nothing else is in flight). If no thread can be
     /// started, `job` runs here, before this returns.
     pub fn start(&self, tx: u64, job: impl FnOnce() -> Result<()> + Send + 'static) {
@@ -82,29 +160,20 @@ impl Pending {
         // Not reached through the verbs (they pass the barrier first); kept so that
         // two completions never overlap.
         slot.join_running();
-        // The job is shared with the fallback below: a failed spawn hands it back
-        // through this cell instead of dropping it.
-        let job = std::sync::Arc::new(Mutex::new(Some(job)));
-        let theirs = job.clone();
-        let spawned = std::thread::Builder::new()
-            .name(COMPLETION_THREAD.into())
-            .spawn(move || {
-                ON_COMPLETION_THREAD.with(|c| c.set(true));
-                let job = theirs.lock().ok().and_then(|mut j| j.take());
-                match job {
-                    Some(job) => crate::workspace::guarded(job),
-                    None => Ok(()),
-                }
-            });
-        match spawned {
-            Ok(handle) => slot.running = Some((tx, handle)),
-            Err(_) => {
-                let job = job.lock().ok().and_then(|mut j| j.take());
-                if let Some(job) = job {
-                    drop(slot);
-                    if let Err(e) = crate::workspace::guarded(job) {
-                        self.lock().failed.push((tx, e));
-                    }
+        let (done, result) = mpsc::sync_channel(1);
+        // `guarded` consumes `job`, so what it holds (the handle's state, the commit
+        // lock) is released before the result is sent: a caller that drops the handle
+        // once it has the result never leaves its last reference on the thread.
+        let boxed: Job = Box::new(move || {
+            let _ = done.send(crate::workspace::guarded(job));
+        });
+        match slot.send(boxed) {
+            Ok(()) => slot.running = Some((tx, result)),
+            Err(boxed) => {
+                drop(slot);
+                boxed();
+                if let Ok(Err(e)) = result.try_recv() {
+                    self.lock().failed.push((tx, e));
                 }
             }
         }
@@ -153,11 +222,60 @@ impl Pending {
     }
 }
 
-fn join(handle: JoinHandle<Result<()>>) -> Result<()> {
-    handle.join().unwrap_or_else(|_| {
-        Err(JournalError::Panicked {
-            message: "the background completion panicked".into(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::thread::ThreadId;
+
+    /// Each completion's thread: its id and name.
+    type Seen = Vec<(ThreadId, Option<String>)>;
+
+    /// Completions of one handle run on one long-lived thread, named
+    /// [`COMPLETION_THREAD`], not on the caller's; each failure (a panic too) is kept
+    /// for its tx; dropping the handle's `Pending` ends the thread.
+    #[test]
+    fn completions_share_one_thread_keep_failures_and_drop_ends_it() {
+        let pending = Pending::default();
+        let seen: Arc<Mutex<Seen>> = Arc::default();
+        for tx in 1..=4u64 {
+            let seen = Arc::clone(&seen);
+            pending.start(tx, move || {
+                let me = std::thread::current();
+                seen.lock()
+                    .unwrap()
+                    .push((me.id(), me.name().map(String::from)));
+                match tx {
+                    2 => Err(Error::UnknownTx { tx }),
+                    3 => panic!("completion {tx} panicked"),
+                    _ => Ok(()),
+                }
+            });
+            pending.wait();
         }
-        .into())
-    })
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 4);
+        assert!(seen.iter().all(|s| *s == seen[0]), "{seen:?}");
+        assert_ne!(seen[0].0, std::thread::current().id());
+        assert_eq!(seen[0].1.as_deref(), Some(COMPLETION_THREAD));
+        assert!(matches!(
+            pending.take_failure(None),
+            Err(Error::UnknownTx { tx: 2 })
+        ));
+        match pending.take_failure(None) {
+            Err(Error::Journal(JournalError::Panicked { message })) => {
+                assert_eq!(message, "completion 3 panicked")
+            }
+            other => panic!("expected the panic of tx 3, got {other:?}"),
+        }
+        assert!(pending.take_failure(None).is_ok());
+        let worker = pending
+            .lock()
+            .worker
+            .as_ref()
+            .map(|w| w.thread.thread().id());
+        assert_eq!(worker, Some(seen[0].0));
+        // Drop joins the thread: it returns once the thread has ended.
+        drop(pending);
+    }
 }

@@ -29,6 +29,11 @@ pub(super) fn no_check_schema() -> Value {
     json!({"type": "boolean", "default": false, "description": "Run no check, not even the journal's default check (edit_config)."})
 }
 
+/// The schema of the `timeout_secs` a `check` runs under.
+pub(super) fn check_timeout_schema() -> Value {
+    json!({"type": "integer", "minimum": 1, "maximum": 86400, "default": 600, "description": "Kill the check after this many seconds (check_failed)."})
+}
+
 /// `edit_config`'s arguments.
 pub(super) fn edit_config_schema() -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();

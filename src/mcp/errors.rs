@@ -239,7 +239,7 @@ impl ToolError {
             )
             .with_example(json!({"tool": "edit_commit", "preview_id": id, "agent_id": agent, "confirm": true})),
             Error::NothingToRebase { tx, revision, blocked } => {
-                let (hint, example) = if blocked.iter().any(|l| l.starts_with("no_changes ")) {
+                let (hint, example) = if crate::error::summary_has(blocked, "no_changes") {
                     (
                         "revision changes nothing (the files hold its candidate already): there is nothing to commit; call edit_abort to drop the preview, or edit_revise with new edits",
                         json!({"tool": "edit_abort", "preview_id": id, "agent_id": agent}),

@@ -164,7 +164,8 @@ pub fn tool_definitions() -> Vec<ToolDef> {
 
 /// Every tool with its schema; with `commands` (a server started with
 /// `--allow-commands`, feature `sandbox`), `edit_config` and `edit_run` last, and
-/// `check` and `no_check` arguments on `edit_preview`, `edit_revise` and `edit_rebase`.
+/// `check`, `no_check` and `timeout_secs` arguments on `edit_preview`, `edit_revise`
+/// and `edit_rebase`.
 pub fn tool_definitions_for(commands: bool) -> Vec<ToolDef> {
     let mut defs = base_definitions();
     if commands && cfg!(feature = "sandbox") {
@@ -173,6 +174,10 @@ pub fn tool_definitions_for(commands: bool) -> Vec<ToolDef> {
                 if let Some(Value::Object(props)) = d.input_schema.get_mut("properties") {
                     props.insert("check".into(), super::commands::check_schema());
                     props.insert("no_check".into(), super::commands::no_check_schema());
+                    props.insert(
+                        "timeout_secs".into(),
+                        super::commands::check_timeout_schema(),
+                    );
                 }
             }
         }
@@ -335,6 +340,7 @@ fn base_definitions() -> Vec<ToolDef> {
             description: JOURNAL_DUMP,
             input_schema: schema(
                 json!({"tx": {"type": ["string", "integer"], "description": "Only entries about this transaction."},
+                       "agent_id": {"type": "string", "description": "Accepted, as every other tool takes it; the dump is the same for every agent."},
                        "since_seq": {"type": "integer", "minimum": 0, "default": 0, "description": "Start at this event sequence number."},
                        "limit": {"type": "integer", "minimum": 1, "default": 200}}),
                 &[],

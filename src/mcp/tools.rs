@@ -106,6 +106,9 @@ impl EditTools {
                 ))
             }
         };
+        if let Some(e) = unknown_argument(name, &map) {
+            return Err(e.in_journal(self.journal.id()));
+        }
         let a = Args { tool: name, map };
         let id = self.journal.id();
         let outcome = match name {
@@ -1100,6 +1103,56 @@ impl<'a> PlanItem<'a> {
             Ok(_) => EditError::invalid_plan("an edit of the plan is not a valid op object"),
         }
     }
+}
+
+/// Each tool's argument names, from its input schema (with the command arguments, so
+/// that a `check` sent to a server without `--allow-commands` gets its own refusal).
+fn argument_names() -> &'static std::collections::BTreeMap<&'static str, Vec<String>> {
+    static NAMES: std::sync::OnceLock<std::collections::BTreeMap<&'static str, Vec<String>>> =
+        std::sync::OnceLock::new();
+    NAMES.get_or_init(|| {
+        super::schemas::tool_definitions_for(true)
+            .into_iter()
+            .map(|d| {
+                let names = match d.input_schema.get("properties") {
+                    Some(Value::Object(props)) => props.keys().cloned().collect(),
+                    _ => Vec::new(),
+                };
+                (d.name, names)
+            })
+            .collect()
+    })
+}
+
+/// A refusal of the first argument `tool`'s input schema does not list: a misspelt
+/// key (`by_agnet`) was ignored, and a filter the caller meant silently did nothing —
+/// `journal_log` answered the whole log. JSON Schema's `additionalProperties` is left
+/// open in `tools/list` (hosts differ in what they accept), so the check is here. The
+/// nearest listed name (edit distance ≤ 2) is suggested. `None` for an unknown tool,
+/// which the dispatch refuses.
+fn unknown_argument(tool: &str, map: &Map<String, Value>) -> Option<ToolError> {
+    let names = argument_names().get(tool)?;
+    let key = map.keys().find(|k| !names.iter().any(|n| n == *k))?;
+    let near = names
+        .iter()
+        .map(|n| (crate::edit::edit_distance(key, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    let what = match near {
+        Some((_, n)) => format!("unknown argument {key:?} (did you mean {n:?}?)"),
+        None => format!("unknown argument {key:?}"),
+    };
+    let mut example = Map::new();
+    for n in names {
+        if n == "agent_id" && tool != "journal_log" {
+            example.insert(n.clone(), json!("me"));
+        }
+    }
+    Some(ToolError::invalid_args(
+        tool,
+        format!("{what}; it takes {}", names.join(", ")),
+        Value::Object(example),
+    ))
 }
 
 /// The arguments of one call.

@@ -31,7 +31,7 @@ pub use check::CheckOptions;
 pub use config::JournalConfig;
 pub use layers::sweep;
 pub use ns::{Passthrough, TAIL_BYTES};
-pub use run::RunOptions;
+pub use run::{RunOptions, EMPTY_COMMAND};
 pub use scope::VCS_DIRS;
 
 /// How long a command or a check may run when no timeout is given: 10 minutes. A

@@ -204,6 +204,14 @@ impl Journal {
         opts: &RunOptions,
         prior: &BTreeMap<RelPath, Working>,
     ) -> Result<Captured> {
+        // `sh -c ''` runs nothing and exits 0: refused as the empty check is, rather
+        // than answered `nothing_to_change` after making the layers.
+        if opts.command.trim().is_empty() {
+            return Err(SandboxError::EmptyCommand {
+                what: EMPTY_COMMAND.into(),
+            }
+            .into());
+        }
         let root = self.ws.root.clone();
         let state_dir = self.state_dir().to_path_buf();
         layers::sweep(&state_dir);
@@ -428,7 +436,8 @@ impl Journal {
     ///
     /// Errors: [`SandboxError`] (`sandbox_unavailable`, `command_failed`,
     /// `command_timed_out`, `command_interrupted`, `unrepresentable_files`,
-    /// `out_of_scope`, `nothing_to_change`), and those of [`Journal::preview`] (the
+    /// `out_of_scope`, `nothing_to_change`, `empty_command` for a command of whitespace
+    /// only), and those of [`Journal::preview`] (the
     /// plan of what it wrote must pass the path rules). Nothing is recorded on error.
     pub fn preview_run(&self, opts: &RunOptions) -> Result<Preview> {
         self.ws.writable()?;
@@ -494,6 +503,9 @@ impl Journal {
         Ok((preview, receipt))
     }
 }
+
+/// [`SandboxError::EmptyCommand`]'s `what` for a command to run (not a check).
+pub const EMPTY_COMMAND: &str = "the command";
 
 /// The issues a captured revision's validation gets besides the usual ones: the
 /// capture's warnings (what the scope rules dropped), then the outcome of `check`

@@ -53,7 +53,7 @@ fn json_at_exit_4_carries_an_error_object_with_kind_and_next_step() {
     assert_eq!(v["error"]["hint"], hint);
     assert_eq!(
         v["error"]["message"],
-        "tx 1 revision 1 failed validation: no_changes : the revision changes nothing, so there is nothing to commit; revise the plan or abort the transaction"
+        "tx 1 revision 1 failed validation: no_changes: the revision changes nothing, so there is nothing to commit; revise the plan or abort the transaction"
     );
     assert_eq!(
         String::from_utf8_lossy(&out.stderr),

@@ -161,17 +161,14 @@ fn lock_timeout_names_the_holder_pid_and_a_sigkilled_holder_never_blocks() {
     assert!(t0.elapsed() >= Duration::from_millis(300));
     assert_eq!(ws.tree(), before);
 
-    // SIGKILL the holder: the next commit does not wait for anything.
+    // SIGKILL the holder: the next commit does not wait for anything. A lock timeout
+    // of zero tries the lock once, so a lock the dead holder still held would be a
+    // LockTimeout here, not a slow commit (no wall-clock bound: those fail on a
+    // loaded machine).
     holder.kill();
-    ws.journal.set_lock_timeout(Duration::from_secs(10));
-    let t0 = Instant::now();
+    ws.journal.set_lock_timeout(Duration::ZERO);
     let receipt = ws.journal.commit(tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
-    let took = t0.elapsed();
-    assert!(
-        took < Duration::from_secs(2),
-        "commit after the holder died took {took:?}"
-    );
     assert_eq!(receipt.tx, tx);
     assert_eq!(ws.read("src/b.rs"), b"pub fn b() -> u32 {\n    22\n}\n");
 }
@@ -227,8 +224,10 @@ fn a_waiting_commit_proceeds_when_the_holder_lets_go_or_is_killed() {
     let out = waiter.wait_with_output().unwrap();
     let took = t0.elapsed();
     assert!(out.status.success(), "{}", text(&out));
+    // Far under its 60 s timeout: it went through on the kill, not on giving up
+    // (a tighter bound fails on a loaded machine).
     assert!(
-        took < Duration::from_secs(3),
+        took < Duration::from_secs(30),
         "waiter took {took:?} after the holder died"
     );
     assert_eq!(
@@ -299,11 +298,11 @@ fn ultra_edit_killed_mid_batch_names_its_pid_then_never_blocks() {
     }
     holder.kill().unwrap(); // SIGKILL
     holder.wait().unwrap();
-    ws.journal.set_lock_timeout(Duration::from_secs(10));
-    let t0 = Instant::now();
+    // Tried once (timeout 0): a lock the dead process still held would be a
+    // LockTimeout, whatever the machine's load.
+    ws.journal.set_lock_timeout(Duration::ZERO);
     let receipt = ws.journal.commit(live_tx, Default::default()).unwrap();
     ws.journal.flush().unwrap();
-    assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
     assert_eq!(receipt.tx, live_tx);
     // The dead process's batch was past its commit point: the recovery before the live
     // commit rolled it forward, then the live commit landed.

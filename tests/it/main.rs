@@ -32,6 +32,7 @@ mod fuzz;
 mod growth;
 mod handles;
 mod history;
+mod host_calls;
 mod interdiff;
 mod interrupts;
 mod iofault;

@@ -834,13 +834,11 @@ fn regression_a_modify_delete_conflict_keeps_the_kept_sides_mode() {
     assert_eq!(ws.mode("tool.sh"), 0o755);
 }
 
-/// NOT FIXED (src/revision.rs, `error_summary`, another engineer's area; found by
-/// hbreak2): an issue of the whole revision has an empty path, and the commit's
-/// refusal prints it with a gap: "failed validation: no_changes : …" (and
-/// "check_failed : check `exit 7` …" after a failed `--check`). `show` and
-/// `journal dump` print "no_changes: …". Expected: no space before the colon.
+/// Found by the breaker (hbreak2): an issue of the whole revision has an empty path,
+/// and the commit's refusal printed it with a gap: "failed validation: no_changes : …"
+/// (and "check_failed : check `exit 7` …" after a failed `--check`), where `show` and
+/// `journal dump` print "no_changes: …".
 #[test]
-#[ignore = "defect in src/revision.rs error_summary: a revision-wide issue reads `CODE : message`"]
 fn regression_a_commit_refusal_prints_a_revision_wide_issue_without_a_gap() {
     let ws = workspace();
     let p = ws.preview(r#"{"edits":[{"op":"append","path":"src/b.rs","text":"// more\n"}]}"#);
@@ -853,7 +851,7 @@ fn regression_a_commit_refusal_prints_a_revision_wide_issue_without_a_gap() {
         .unwrap();
     match ws.journal.commit(p.tx, Default::default()) {
         Err(Error::ValidationFailed { summary, .. }) => {
-            assert!(summary[0].starts_with("no_changes: "), "{summary:?}")
+            assert_eq!(summary, ["no_changes: the revision changes nothing, so there is nothing to commit; revise the plan or abort the transaction"])
         }
         other => panic!("{other:?}"),
     }
@@ -896,4 +894,71 @@ fn regression_an_empty_check_is_refused_not_passed() {
         .unwrap_err();
     assert_eq!(e.kind(), "empty_command");
     assert!(ws.journal.log(None).unwrap().is_empty());
+}
+
+/// Found by the breaker (hbreak2): an argument a tool does not take was ignored, so a
+/// misspelt filter (`journal_log {"by_agnet": "x"}`) answered the whole log. Every
+/// tool now refuses an argument its input schema does not list, naming the nearest
+/// one it takes, and does nothing.
+#[test]
+fn regression_mcp_an_unknown_argument_is_refused_with_the_nearest_name() {
+    let ws = workspace();
+    let tools =
+        ultra_edit::mcp::EditTools::new(std::sync::Arc::new(Journal::open(ws.root()).unwrap()));
+    let v = tools
+        .call("journal_log", serde_json::json!({"by_agnet": "x"}))
+        .unwrap_err()
+        .to_json();
+    assert_eq!(v["error"], "invalid_arguments", "{v}");
+    assert_eq!(
+        v["message"],
+        "journal_log: unknown argument \"by_agnet\" (did you mean \"by_agent\"?); it takes agent_id, by_agent, limit"
+    );
+    let before = ws.tree();
+    let v = tools
+        .call(
+            "edit_preview",
+            serde_json::json!({"agent_id": "dev", "file_path": "src/b.rs", "new_content": "x\n", "confrim": true}),
+        )
+        .unwrap_err()
+        .to_json();
+    assert_eq!(v["error"], "invalid_arguments", "{v}");
+    assert!(
+        v["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("edit_preview: unknown argument \"confrim\"; it takes agent_id, allow, "),
+        "{v}"
+    );
+    assert_eq!(ws.tree(), before);
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+}
+
+/// Found by the breaker (hbreak2): `run -- ''` and `preview --run ''` made the layers,
+/// ran `sh -c ''` and answered `nothing_to_change`; an empty check was already
+/// `empty_command`. A command of whitespace only is now `empty_command` too, before
+/// anything is made, and nothing is recorded.
+#[test]
+fn regression_an_empty_command_is_refused_as_empty() {
+    let ws = workspace();
+    let before = ws.tree();
+    for args in [
+        &["--json", "run", "--", ""][..],
+        &["--json", "preview", "--run", "  "],
+    ] {
+        let out = cli(ws.root(), args, None);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", text(&out));
+        assert_eq!(
+            json_of(&out),
+            serde_json::json!({"error": {
+                "kind": "empty_command",
+                "exit_code": 1,
+                "message": "the command is empty; give a command line (`sh -c` runs it)",
+                "hint": "give the command line as one quoted argument, e.g. `ultra-edit run -- 'cargo fmt'` or `ultra-edit preview --run 'cargo fmt'`",
+            }}),
+            "{args:?}"
+        );
+    }
+    assert!(ws.journal.log(None).unwrap().is_empty(), "nothing recorded");
+    assert_eq!(ws.tree(), before);
 }
