@@ -289,26 +289,8 @@ fn cuts_spliced(new: &SplicedBytes<'_>, layout: &Layout) -> Option<(Vec<Cut>, Ve
     let suffix = (old.len() - new.end
         + crate::bytes::common_suffix_len(new.text, old.get(new.start..new.end)?))
     .min(shorter - prefix.min(shorter));
-    let mut out = Vec::new();
-    let mut at = 0;
-    for &(chunk_len, key) in layout {
-        let (start, end) = (at, at + chunk_len as usize);
-        if end >= prefix || start + MAX_CHUNK >= shorter {
-            break;
-        }
-        out.push(Cut {
-            start,
-            len: chunk_len as usize,
-            key: Some(key),
-        });
-        at = end;
-    }
-    let mut ends = Vec::with_capacity(layout.len());
-    let mut end = 0usize;
-    for &(chunk_len, _) in layout.iter().take(layout.len() - 1) {
-        end += chunk_len as usize;
-        ends.push(end);
-    }
+    let (mut out, at) = reused_start(layout, prefix, shorter);
+    let ends = chunk_ends(layout);
     let common_end = len - suffix;
     let region_end = common_end.saturating_add(PAST).min(len);
     let region = new.range(at, region_end);
@@ -325,20 +307,9 @@ fn cuts_spliced(new: &SplicedBytes<'_>, layout: &Layout) -> Option<(Vec<Cut>, Ve
             len: c.length,
             key: None,
         });
-        if end >= common_end && end < len {
-            let old_end = end + old.len() - len;
-            if let Ok(i) = ends.binary_search(&old_end) {
-                let mut start = end;
-                for &(chunk_len, key) in layout.get(i + 1..).unwrap_or_default() {
-                    out.push(Cut {
-                        start,
-                        len: chunk_len as usize,
-                        key: Some(key),
-                    });
-                    start += chunk_len as usize;
-                }
-                return Some((out, region, at));
-            }
+        if end >= common_end && end < len && reuse_end(&mut out, layout, &ends, end, old.len(), len)
+        {
+            return Some((out, region, at));
         }
     }
     (region_end == len).then_some((out, region, at))
@@ -439,10 +410,35 @@ fn cuts_like(new: &[u8], old: &[u8], layout: &Layout) -> Vec<Cut> {
     let prefix = common_prefix_len(old, new);
     let shorter = old.len().min(new.len());
     let suffix = common_suffix_len(old, new).min(shorter - prefix);
+    let (mut out, at) = reused_start(layout, prefix, shorter);
+    let ends = chunk_ends(layout);
+    let common_end = new.len() - suffix;
+    let rest = new.get(at..).unwrap_or_default();
+    for c in fastcdc::v2020::FastCDC::new(rest, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK) {
+        let start = at + c.offset;
+        let end = start + c.length;
+        out.push(Cut {
+            start,
+            len: c.length,
+            key: None,
+        });
+        if end >= common_end
+            && end < new.len()
+            && reuse_end(&mut out, layout, &ends, end, old.len(), new.len())
+        {
+            return out;
+        }
+    }
+    out
+}
+
+/// The chunks of `old` (laid out as `layout`) that are chunks of the new blob at its
+/// start, and the offset after them. A chunk of `old` is a chunk of the new blob when
+/// every byte its cut looked at (up to and including the one after it) is in the
+/// common start (`prefix` bytes), and both had more than a largest chunk left at its
+/// start (FastCDC narrows its search near the end; `shorter` is the shorter length).
+fn reused_start(layout: &Layout, prefix: usize, shorter: usize) -> (Vec<Cut>, usize) {
     let mut out = Vec::new();
-    // A chunk of `old` is a chunk of `new` when every byte its cut looked at (up to
-    // and including the one after it) is in the common start, and both had more than
-    // a largest chunk left at its start (FastCDC narrows its search near the end).
     let mut at = 0;
     for &(len, key) in layout {
         let (start, end) = (at, at + len as usize);
@@ -456,41 +452,46 @@ fn cuts_like(new: &[u8], old: &[u8], layout: &Layout) -> Vec<Cut> {
         });
         at = end;
     }
-    // Where each chunk of `old` but the last ends, and the index of the chunk after.
+    (out, at)
+}
+
+/// Where each chunk of `layout` but the last ends (the index of the chunk after).
+fn chunk_ends(layout: &Layout) -> Vec<usize> {
     let mut ends = Vec::with_capacity(layout.len());
     let mut end = 0usize;
-    for &(len, _) in layout.iter().take(layout.len() - 1) {
+    for &(len, _) in layout.iter().take(layout.len().saturating_sub(1)) {
         end += len as usize;
         ends.push(end);
     }
-    let common_end = new.len() - suffix;
-    let rest = new.get(at..).unwrap_or_default();
-    for c in fastcdc::v2020::FastCDC::new(rest, MIN_CHUNK, AVG_CHUNK, MAX_CHUNK) {
-        let start = at + c.offset;
-        let end = start + c.length;
+    ends
+}
+
+/// When a fresh cut at `end` of the new blob (of `new_len` bytes, in the common end)
+/// falls where a chunk of `old` (`old_len` bytes) ends too, the rest of `old`'s
+/// chunks are the new blob's: pushed onto `out`, and `true`. `new[end..]` is
+/// `old[end - (new_len - old_len)..]`.
+fn reuse_end(
+    out: &mut Vec<Cut>,
+    layout: &Layout,
+    ends: &[usize],
+    end: usize,
+    old_len: usize,
+    new_len: usize,
+) -> bool {
+    let old_end = end + old_len - new_len;
+    let Ok(i) = ends.binary_search(&old_end) else {
+        return false;
+    };
+    let mut start = end;
+    for &(len, key) in layout.get(i + 1..).unwrap_or_default() {
         out.push(Cut {
             start,
-            len: c.length,
-            key: None,
+            len: len as usize,
+            key: Some(key),
         });
-        if end >= common_end && end < new.len() {
-            // `new[end..]` is `old[end - (new.len() - old.len())..]`.
-            let old_end = end + old.len() - new.len();
-            if let Ok(i) = ends.binary_search(&old_end) {
-                let mut start = end;
-                for &(len, key) in layout.get(i + 1..).unwrap_or_default() {
-                    out.push(Cut {
-                        start,
-                        len: len as usize,
-                        key: Some(key),
-                    });
-                    start += len as usize;
-                }
-                return out;
-            }
-        }
+        start += len as usize;
     }
-    out
+    true
 }
 
 /// The [`Layout`] of the stored blob whose manifest is `manifest` (empty for an inline
