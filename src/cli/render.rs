@@ -534,8 +534,9 @@ impl Out {
             } else {
                 time(e.created_ms)
             };
-            s += &format!(
-                "{} {}  {:<11} {:<10} {} file(s){counts}  {}{}\n",
+            // No trailing blanks when the description and the notes are empty.
+            let line = format!(
+                "{} {}  {:<11} {:<10} {} file(s){counts}  {}{}",
                 self.palette.paint(Role::Id, &format!("tx {:<5}", e.tx)),
                 when,
                 e.state.to_string(),
@@ -548,6 +549,8 @@ impl Out {
                     format!("  [{}]", extra.join(", "))
                 }
             );
+            s += line.trim_end();
+            s += "\n";
         }
         emit(&s);
         Ok(())

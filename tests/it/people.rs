@@ -46,7 +46,8 @@ fn log_says_what_rollbacks_and_pruned_txs_are() {
     let lines = log_lines(&ws);
     assert_eq!(
         after_time(&lines[0]),
-        "committed   -          1 file(s) +0 -2  "
+        "committed   -          1 file(s) +0 -2",
+        "no trailing blanks without a description"
     );
     assert_eq!(
         after_time(&lines[2]),
