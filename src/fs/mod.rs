@@ -18,7 +18,7 @@ pub use relpath::RelPath;
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -238,6 +238,18 @@ pub trait NewFile {
     fn set_mode(&mut self, mode: u32) -> io::Result<()>;
     /// `fsync`: the bytes and every attribute set so far are durable.
     fn sync(&mut self) -> io::Result<()>;
+    /// Ask the kernel to start writing `len` bytes from `offset` (bytes already
+    /// written) to the disk, without waiting for them: Linux's
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` (sync_file_range(2)). A hint, not a
+    /// durability step — nothing is durable until [`NewFile::sync`], which also reports
+    /// any write error, so this one ignores its own. A large streamed file
+    /// ([`fill_and_sync_from`]) calls it as it goes, so that the final `fsync` finds
+    /// most of the file already on its way and the disk's work overlaps the reads and
+    /// hashes that produce the rest (docs/benchmarks.md, "Large files and large
+    /// batches"). The default does nothing.
+    fn start_writeback(&mut self, offset: u64, len: u64) {
+        let _ = (offset, len);
+    }
 }
 
 /// Fill a new file and make it durable, in the order the commit protocol relies on
@@ -274,21 +286,38 @@ pub fn fill_and_sync_from(
     xattrs: &Xattrs,
 ) -> io::Result<()> {
     let mut buf = Vec::with_capacity(PIECE);
+    // Bytes written, and up to where writeback was started ([`NewFile::start_writeback`]).
+    let (mut written, mut started) = (0u64, 0u64);
+    let mut write = |f: &mut dyn NewFile, bytes: &[u8]| -> io::Result<()> {
+        f.write_all(bytes)?;
+        written += bytes.len() as u64;
+        if written - started >= WRITEBACK_EVERY {
+            f.start_writeback(started, written - started);
+            started = written;
+        }
+        Ok(())
+    };
     pieces(&mut |p| {
         if buf.len() + p.len() > PIECE && !buf.is_empty() {
-            f.write_all(&buf)?;
+            write(f, &buf)?;
             buf.clear();
         }
         if p.len() >= PIECE {
-            f.write_all(p)
+            write(f, p)
         } else {
             buf.extend_from_slice(p);
             Ok(())
         }
     })?;
-    f.write_all(&buf)?;
+    write(f, &buf)?;
     set_meta_and_sync(f, meta, xattrs)
 }
+
+/// How many bytes [`fill_and_sync_from`] writes between two
+/// [`NewFile::start_writeback`] calls: 8 MiB, so a file at the streaming threshold
+/// (8 MiB) starts none, and a 106 MB file about 13 — each one system call that returns
+/// once the pages are queued.
+const WRITEBACK_EVERY: u64 = 8 << 20;
 
 /// The steps of [`fill_and_sync`] after the bytes: attributes, owner, mode, `fsync`.
 fn set_meta_and_sync(f: &mut dyn NewFile, meta: &FileMeta, xattrs: &Xattrs) -> io::Result<()> {
@@ -342,6 +371,23 @@ impl NewFile for StdNewFile {
     }
     fn sync(&mut self) -> io::Result<()> {
         sync_file(&self.0)
+    }
+    #[cfg(target_os = "linux")]
+    fn start_writeback(&mut self, offset: u64, len: u64) {
+        let (Ok(offset), Ok(len)) = (i64::try_from(offset), i64::try_from(len)) else {
+            return;
+        };
+        // SAFETY: `sync_file_range` takes a file descriptor this handle owns (open
+        // for the call's whole duration) and three integers; it touches no memory of
+        // ours. Its result is ignored: a hint (see the trait), the fsync reports errors.
+        let _ = unsafe {
+            libc::sync_file_range(
+                self.0.as_raw_fd(),
+                offset,
+                len,
+                libc::SYNC_FILE_RANGE_WRITE,
+            )
+        };
     }
 }
 
