@@ -9,6 +9,7 @@ use crate::error::{Error, Result, StateReason, Verb};
 use crate::failpoint::crash_point;
 use crate::fs::snapshot;
 use crate::journal::records::*;
+use crate::journal::window::BlobWindow;
 use crate::journal::{Reader, Writer};
 use crate::recovery;
 use crate::workspace::Journal;
@@ -533,16 +534,22 @@ impl Journal {
                     batch.files.iter().map(|f| &f.path),
                 )?;
                 let mut current = Vec::with_capacity(batch.files.len());
+                let mut windows = Vec::with_capacity(batch.files.len());
                 let mut xattr_blobs = Vec::new();
                 let mut stale = Vec::new();
                 for f in &batch.files {
-                    let (state, bytes, xattrs) = read_current(&locked, f)?;
+                    let (state, bytes, xattrs, window) = read_current(&locked, f)?;
                     if !f.post.matches(&state) {
                         stale.push(f.path.to_string());
                     }
                     current.push((f, state, bytes));
+                    windows.push(window);
                     xattr_blobs.extend(xattrs);
                 }
+                // Where a test changes a file between the rollback's check of the files
+                // (its gate: the protocol checks them next at the install) and the rest.
+                #[cfg(feature = "failpoints")]
+                fail::fail_point!("rollback::after_check");
                 // Nothing to do when every file already holds its old content (a later
                 // rollback of it, or an edit, undid it): say so rather than "changed",
                 // forced or not. A forced rollback that changed no file used to record
@@ -579,7 +586,7 @@ impl Journal {
                         absent,
                     });
                 }
-                let revision = self.rollback_revision(&current, (tx, batch.batch))?;
+                let revision = self.rollback_revision(&current, windows, (tx, batch.batch))?;
                 let mut new = NewBatch {
                     kind: BatchKind::Rollback {
                         of: tx,
@@ -732,20 +739,14 @@ impl Journal {
 
     /// The files of a rollback tx's revision 0 (snapshot = disk now, candidate = the
     /// original pre-images), diffed before the journal write that records them.
-    /// The bytes of the workspace file `path`, handed to `sink` in pieces; whether it
-    /// was read whole as a regular file. What a rollback's window scans
-    /// (`Reader::blob_window_from_disk`: checked there against the blob the file should
-    /// hold).
-    fn disk_read(&self, path: &crate::fs::RelPath, sink: &mut dyn FnMut(&[u8])) -> bool {
-        matches!(
-            self.ws.fs.read_file_with(path, sink),
-            Ok(crate::fs::FileRead::File { .. })
-        )
-    }
-
+    /// `windows`: per file of `current`, the diff's window [`read_current`] made from
+    /// its one read of a large file that holds its post-image (a journal error met
+    /// making it is returned here, after the rollback's checks of the files, where
+    /// the window is needed).
     fn rollback_revision(
         &self,
         current: &[(&BatchFile, FileState, Option<Vec<u8>>)],
+        windows: Vec<Window>,
         (tx, batch): (u64, u64),
     ) -> Result<Vec<FileRevision>> {
         let reader = self.ws.store.read()?;
@@ -765,17 +766,11 @@ impl Journal {
         let mut windowed = Vec::with_capacity(current.len());
         let mut pres = Vec::with_capacity(current.len());
         let mut nows = Vec::with_capacity(current.len());
-        for (f, state, bytes) in current {
-            let window = match (bytes, state.hash(), f.pre.hash()) {
-                (None, Some(now), Some(pre)) => reader
-                    .blob_window_from_disk(
-                        &now,
-                        &pre,
-                        Some(&mut |sink| self.disk_read(&f.path, sink)),
-                    )
-                    .map_err(needed(f, "post-image and pre-image"))?
-                    .and_then(|w| edit::window_diff(&f.path, &w.as_diff_window())),
-                _ => None,
+        for ((f, state, bytes), window) in current.iter().zip(windows) {
+            let window = match window {
+                Window::Made(Some(w)) => edit::window_diff(&f.path, &w.as_diff_window()),
+                Window::Made(None) | Window::NotMade => None,
+                Window::Failed(e) => return Err(needed(f, "post-image and pre-image")(e)),
             };
             let whole = window.is_none();
             windowed.push(window);
@@ -835,31 +830,76 @@ impl Journal {
 /// for a large file that holds its post-image, see [`read_current`]).
 type Current<'a> = (&'a BatchFile, FileState, Option<Vec<u8>>);
 
+/// The diff's window of one file of a rollback, as [`read_current`] left it.
+enum Window {
+    /// None made: the diff reads what it needs itself (a file read whole, a file the
+    /// commit created).
+    NotMade,
+    /// Made from the one read of a large file that holds its post-image; `None` when
+    /// the two images have no window (either stored inline, or equal), and the diff
+    /// reads them whole.
+    Made(Option<BlobWindow>),
+    /// The journal failed while it was made: returned where the diff needs the window,
+    /// after the rollback's checks of the files ([`Journal::rollback_report`]).
+    Failed(Error),
+}
+
 /// Files over this many bytes that hold their post-image are not read into memory by
 /// a rollback (the size from which a commit streams its temps, `batch::protocol`).
 const READ_WHOLE_MAX: u64 = 8 << 20;
 
 /// What `f`'s path holds now, its bytes and its xattrs' blob, as
-/// [`snapshot::read_state`] gives them; but a file over [`READ_WHOLE_MAX`] that holds
-/// `f`'s post-image (stored in the journal by the commit) is only hashed as it is
-/// read, and comes without its bytes: the rollback diffs it from the journal's chunks
-/// and records the blob the journal holds. Errors: those of `read_state`, and the
-/// journal's.
+/// [`snapshot::read_state`] gives them; but a file over [`READ_WHOLE_MAX`] whose
+/// post-image the journal holds (stored by the commit) is only hashed as it is read,
+/// and when it holds that post-image comes without its bytes: the rollback diffs it
+/// from the journal's chunks around the edit and records the blob the journal holds.
+/// That one read also scans the file for the diff's window ([`Window`]): the window's
+/// chunk lists and differing chunks are read from the journal first, the shared start
+/// and end are scanned from the file's bytes as they are hashed, and the scan is used
+/// only when the hash (and size, mode, owner…) show the bytes were the post-image —
+/// else the file is read again whole, as any changed file. Memory: the scan's, not
+/// the file. Errors: those of `read_state`, and the journal's (those met making the
+/// window are kept in [`Window::Failed`]).
 #[allow(clippy::type_complexity)]
 fn read_current(
     locked: &crate::lock::Locked<'_>,
     f: &BatchFile,
-) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>)> {
-    let stored = |h: &BlobHash| -> Result<bool> { locked.store.read()?.has_blob(h) };
+) -> Result<(FileState, Option<Vec<u8>>, Option<Vec<u8>>, Window)> {
     if let Some(post) = f.post.hash().filter(|_| f.post.size() > READ_WHOLE_MAX) {
-        if stored(&post)? {
-            let (state, xattrs) = snapshot::state_of(locked.fs.as_ref(), &locked.root, &f.path)?;
+        let reader = locked.store.read()?;
+        if reader.has_blob(&post)? {
+            let plan = f.pre.hash().map(|pre| reader.blob_window_plan(&post, &pre));
+            let mut scan = match &plan {
+                Some(Ok(Some(p))) => Some(p.disk_scan()),
+                _ => None,
+            };
+            let (state, xattrs) =
+                snapshot::state_of_with(locked.fs.as_ref(), &locked.root, &f.path, &mut |piece| {
+                    if let Some(scan) = scan.as_mut() {
+                        scan.feed(piece);
+                    }
+                })?;
             if f.post.matches(&state) && state.hash() == Some(post) {
-                return Ok((state, None, xattrs));
+                let window = match plan {
+                    None => Window::NotMade,
+                    Some(Err(e)) => Window::Failed(e),
+                    Some(Ok(None)) => Window::Made(None),
+                    Some(Ok(Some(p))) => {
+                        // The scan saw exactly the bytes the state's hash was taken of:
+                        // the post-image's, so it stands for the journal's chunks.
+                        let scanned = scan.and_then(|s| s.proven(state.exists(), &post));
+                        match reader.blob_window_finish(p, scanned) {
+                            Ok(w) => Window::Made(Some(w)),
+                            Err(e) => Window::Failed(e),
+                        }
+                    }
+                };
+                return Ok((state, None, xattrs, window));
             }
         }
     }
-    snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)
+    let (state, bytes, xattrs) = snapshot::read_state(locked.fs.as_ref(), &locked.root, &f.path)?;
+    Ok((state, bytes, xattrs, Window::NotMade))
 }
 
 /// For the committed `tx`: `Some((b, c))` when its change is live through a redo — its

@@ -53,6 +53,19 @@ pub(crate) fn state_of(
     root: &Path,
     rel: &RelPath,
 ) -> Result<(FileState, Option<Vec<u8>>)> {
+    state_of_with(fs, root, rel, &mut |_| {})
+}
+
+/// [`state_of`], also handing every piece of the file's bytes, in order, to `also` as
+/// it hashes it: what else needs the file's bytes (a rollback's window scan) takes
+/// them from this one read, and the state's hash is the hash of exactly the bytes
+/// `also` saw (nothing when the path holds no regular file).
+pub(crate) fn state_of_with(
+    fs: &dyn FileSystem,
+    root: &Path,
+    rel: &RelPath,
+    also: &mut dyn FnMut(&[u8]),
+) -> Result<(FileState, Option<Vec<u8>>)> {
     if path::checked_entry(fs, root, rel, rel)? == EntryKind::Absent {
         return Ok((FileState::ABSENT, None));
     }
@@ -62,6 +75,7 @@ pub(crate) fn state_of(
         .read_file_with(rel, &mut |piece| {
             hasher.update(piece);
             size += piece.len() as u64;
+            also(piece);
         })
         .map_err(|source| IoError {
             op: "read",

@@ -117,23 +117,38 @@ impl Reader {
         old: &BlobHash,
         new: &BlobHash,
     ) -> Result<Option<super::window::BlobWindow>> {
-        self.blob_window_from_disk(old, new, None)
-    }
-
-    /// [`Reader::blob_window`], and with `disk`, a reader of a file that should hold
-    /// `old`, the parts both blobs share are scanned from that file instead of read
-    /// chunk by chunk from the journal, when it does hold `old`
-    /// ([`window`](super::window::window)). The same errors.
-    pub(crate) fn blob_window_from_disk(
-        &self,
-        old: &BlobHash,
-        new: &BlobHash,
-        disk: Option<super::window::DiskRead<'_>>,
-    ) -> Result<Option<super::window::BlobWindow>> {
         let manifests = self.txn.open_table(blobs::MANIFESTS)?;
         let chunks = self.txn.open_table(blobs::CHUNKS)?;
         let pages = self.txn.open_table(blobs::PAGES)?;
-        super::window::window(&manifests, &chunks, &pages, old, new, disk)
+        super::window::window(&manifests, &chunks, &pages, old, new, None)
+    }
+
+    /// The first half of [`Reader::blob_window`]: the chunk lists of `old` and `new` and
+    /// their differing chunks ([`window::plan`](super::window::plan)), for a caller
+    /// that reads a file which should hold `old` anyway and feeds its bytes to the
+    /// plan's [`DiskScan`](super::window::DiskScan) as it reads them; the window is
+    /// then [`Reader::blob_window_finish`]. `None` when there is no window (inline or
+    /// equal blobs). The same errors.
+    pub(crate) fn blob_window_plan(
+        &self,
+        old: &BlobHash,
+        new: &BlobHash,
+    ) -> Result<Option<super::window::WindowPlan>> {
+        let manifests = self.txn.open_table(blobs::MANIFESTS)?;
+        let chunks = self.txn.open_table(blobs::CHUNKS)?;
+        let pages = self.txn.open_table(blobs::PAGES)?;
+        super::window::plan(&manifests, &chunks, &pages, old, new)
+    }
+
+    /// The window of `plan`, its shared start and end from `scanned` (the file proven
+    /// to hold the old blob) or else read from the journal
+    /// ([`WindowPlan::finish`](super::window::WindowPlan::finish)). The same errors.
+    pub(crate) fn blob_window_finish(
+        &self,
+        plan: super::window::WindowPlan,
+        scanned: Option<super::window::Scanned>,
+    ) -> Result<super::window::BlobWindow> {
+        plan.finish(&self.txn.open_table(blobs::CHUNKS)?, scanned)
     }
 
     /// Whether the blob `hash` is stored (its manifest is; its chunks are checked when

@@ -70,11 +70,11 @@ impl BlobWindow {
 ///
 /// With `disk` — a reader of a file that should hold `old` (it calls its argument with
 /// the file's bytes in order, and returns whether it could read them) — the shared
-/// start and end are scanned from the file instead of the journal: where the shared
-/// start ends is found by running the chunker's boundary search over the file's bytes
-/// (no hashing per chunk, no chunk lookups), and the whole file is hashed as it is read
-/// and must be `old`, else the journal is read as without `disk` (a file that changed
-/// meanwhile never gives a wrong window).
+/// start and end are scanned from the file instead of the journal ([`DiskScan`]), and
+/// the whole file is hashed as it is read and must be `old`, else the journal is read
+/// as without `disk` (a file that changed meanwhile never gives a wrong window). A
+/// caller that reads the file anyway (a rollback's check of it) feeds the scan from
+/// its own read instead: [`plan`], [`WindowPlan::disk_scan`], [`WindowPlan::finish`].
 pub(crate) fn window(
     manifests: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
     chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
@@ -83,6 +83,47 @@ pub(crate) fn window(
     new: &BlobHash,
     disk: Option<DiskRead<'_>>,
 ) -> Result<Option<BlobWindow>> {
+    let Some(plan) = plan(manifests, chunks, pages, old, new)? else {
+        return Ok(None);
+    };
+    let scanned = disk.and_then(|read| {
+        let mut scan = plan.disk_scan();
+        let mut hasher = blake3::Hasher::new();
+        let ok = read(&mut |piece| {
+            hasher.update(piece);
+            scan.feed(piece);
+        });
+        scan.proven(ok, &BlobHash(*hasher.finalize().as_bytes()))
+    });
+    plan.finish(chunks, scanned).map(Some)
+}
+
+/// What [`window`] reads from the journal before the shared start and end are read:
+/// both blobs' chunk lists, how many chunks they share at the start and at the end,
+/// and the differing chunks' bytes (each checked against its key). Memory: the chunk
+/// lists (32 bytes a chunk) and the differing chunks, not the blobs.
+#[derive(Debug)]
+pub(crate) struct WindowPlan {
+    old: BlobHash,
+    new: BlobHash,
+    sizes: (u64, u64),
+    old_keys: Vec<[u8; 32]>,
+    new_keys: Vec<[u8; 32]>,
+    head: usize,
+    tail: usize,
+    old_mid: Vec<u8>,
+    new_mid: Vec<u8>,
+}
+
+/// The [`WindowPlan`] of `old` and `new`; `None` when either is stored inline or they
+/// are equal (no window). Errors as [`window`]'s.
+pub(crate) fn plan(
+    manifests: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    pages: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+    old: &BlobHash,
+    new: &BlobHash,
+) -> Result<Option<WindowPlan>> {
     if old == new {
         return Ok(None);
     }
@@ -114,64 +155,109 @@ pub(crate) fn window(
     for key in &new_keys[head..new_keys.len() - tail] {
         new_mid.extend_from_slice(&read_chunk(chunks, new, key)?);
     }
-    let from_disk = disk.and_then(|read| {
-        let mut scan = DiskScan::new(head, old_mid.len() as u64);
-        let ok = read(&mut |piece| scan.feed(piece, false));
-        scan.feed(&[], true);
-        scan.done(ok, old, old_size)
-    });
-    let (before, after) = match from_disk {
-        Some(found) => found,
-        None => {
-            // The shared start: counted, and its last lines kept.
-            let mut before = Before::default();
-            for key in &old_keys[..head] {
-                let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
-                before.push(bytes.value());
-            }
-            // The shared end: its first lines kept, the rest checked for UTF-8.
-            let mut after = After::default();
-            for key in &old_keys[old_keys.len() - tail..] {
-                let bytes = chunks.get(key)?.ok_or_else(|| missing(old, key))?;
-                after.push(bytes.value());
-            }
-            (before, after)
-        }
-    };
-    // The first 8000 bytes of each: shared when the shared start is that long.
-    let binary = if before.sniffed.len() >= SNIFF {
-        before.sniffed.contains(&0)
-    } else {
-        first_bytes(chunks, old, &old_keys)?.contains(&0)
-            || first_bytes(chunks, new, &new_keys)?.contains(&0)
-    };
-    let mut old_window = before.kept.clone();
-    old_window.extend_from_slice(&old_mid);
-    old_window.extend_from_slice(&after.kept);
-    let mut new_window = before.kept;
-    new_window.extend_from_slice(&new_mid);
-    new_window.extend_from_slice(&after.kept);
-    Ok(Some(BlobWindow {
-        old: old_window,
-        new: new_window,
-        start: before.kept_from,
-        lines_before: before.dropped_lines,
-        outside_utf8: before.utf8.valid(true) && after.utf8.valid(false),
-        binary,
+    Ok(Some(WindowPlan {
+        old: *old,
+        new: *new,
         sizes: (old_size, new_size),
+        old_keys,
+        new_keys,
+        head,
+        tail,
+        old_mid,
+        new_mid,
     }))
+}
+
+impl WindowPlan {
+    /// A scan of a file that should hold the old blob, to be fed its bytes in order
+    /// ([`DiskScan::feed`]).
+    pub(crate) fn disk_scan(&self) -> DiskScan {
+        DiskScan::new(self.head, self.old_mid.len() as u64, self.old, self.sizes.0)
+    }
+
+    /// The window: the shared start and end from `scanned` (a file proven to hold the
+    /// old blob, [`DiskScan::proven`]), else read chunk by chunk from the journal.
+    /// Errors: a missing chunk is [`JournalError::Corrupt`], and the journal's.
+    pub(crate) fn finish(
+        self,
+        chunks: &impl ReadableTable<&'static [u8; 32], &'static [u8]>,
+        scanned: Option<Scanned>,
+    ) -> Result<BlobWindow> {
+        let WindowPlan {
+            old,
+            new,
+            sizes,
+            old_keys,
+            new_keys,
+            head,
+            tail,
+            old_mid,
+            new_mid,
+        } = self;
+        let (before, after) = match scanned {
+            Some(Scanned { before, after }) => (before, after),
+            None => {
+                // The shared start: counted, and its last lines kept.
+                let mut before = Before::default();
+                for key in &old_keys[..head] {
+                    let bytes = chunks.get(key)?.ok_or_else(|| missing(&old, key))?;
+                    before.push(bytes.value());
+                }
+                // The shared end: its first lines kept, the rest checked for UTF-8.
+                let mut after = After::default();
+                for key in &old_keys[old_keys.len() - tail..] {
+                    let bytes = chunks.get(key)?.ok_or_else(|| missing(&old, key))?;
+                    after.push(bytes.value());
+                }
+                (before, after)
+            }
+        };
+        // The first 8000 bytes of each: shared when the shared start is that long.
+        let binary = if before.sniffed.len() >= SNIFF {
+            before.sniffed.contains(&0)
+        } else {
+            first_bytes(chunks, &old, &old_keys)?.contains(&0)
+                || first_bytes(chunks, &new, &new_keys)?.contains(&0)
+        };
+        let mut old_window = before.kept.clone();
+        old_window.extend_from_slice(&old_mid);
+        old_window.extend_from_slice(&after.kept);
+        let mut new_window = before.kept;
+        new_window.extend_from_slice(&new_mid);
+        new_window.extend_from_slice(&after.kept);
+        Ok(BlobWindow {
+            old: old_window,
+            new: new_window,
+            start: before.kept_from,
+            lines_before: before.dropped_lines,
+            outside_utf8: before.utf8.valid(true) && after.utf8.valid(false),
+            binary,
+            sizes,
+        })
+    }
 }
 
 /// A reader of a file on disk for [`window`]: calls its argument with the file's bytes
 /// in order; returns whether it read the whole file (a regular file).
 pub(crate) type DiskRead<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8])) -> bool;
 
+/// The shared start and end of a [`WindowPlan`] scanned from a file proven to hold its
+/// old blob ([`DiskScan::proven`]), for [`WindowPlan::finish`].
+#[derive(Debug)]
+pub(crate) struct Scanned {
+    before: Before,
+    after: After,
+}
+
 /// The shared start and end of [`window`] scanned from the file on disk, which should
 /// hold the old blob: the first `head` chunks are cut from its bytes as they come
 /// (FastCDC's boundary search, the parameters of `journal::blobs`) and go to
 /// [`Before`]; once their end `a` is known, the bytes from `a + mid` (the differing
-/// chunks' length) go to [`After`]. Every byte is hashed.
-struct DiskScan {
+/// chunks' length) go to [`After`]. The scan does not hash: whoever reads the file
+/// hashes the same bytes as it feeds them, and [`DiskScan::proven`] takes that hash.
+/// Memory: a piece of the file and one chunk carried, the kept lines.
+#[derive(Debug)]
+pub(crate) struct DiskScan {
     head: usize,
     mid: u64,
     cut: usize,
@@ -184,12 +270,14 @@ struct DiskScan {
     total: u64,
     before: Before,
     after: After,
-    hasher: blake3::Hasher,
     masks: (u64, u64),
+    /// The blob the file should hold, and its size in bytes.
+    old: BlobHash,
+    size: u64,
 }
 
 impl DiskScan {
-    fn new(head: usize, mid: u64) -> DiskScan {
+    fn new(head: usize, mid: u64, old: BlobHash, size: u64) -> DiskScan {
         DiskScan {
             head,
             mid,
@@ -200,11 +288,12 @@ impl DiskScan {
             total: 0,
             before: Before::default(),
             after: After::default(),
-            hasher: blake3::Hasher::new(),
             masks: fastcdc::v2020::select_masks(
                 blobs::AVG_CHUNK,
                 fastcdc::v2020::Normalization::Level1,
             ),
+            old,
+            size,
         }
     }
 
@@ -219,9 +308,13 @@ impl DiskScan {
         after.push(bytes.get(skip..).unwrap_or_default());
     }
 
+    /// The next piece of the file, in order.
+    pub(crate) fn feed(&mut self, piece: &[u8]) {
+        self.feed_or_end(piece, false);
+    }
+
     /// The next piece of the file (`end`: there is no more; `piece` is then empty).
-    fn feed(&mut self, piece: &[u8], end: bool) {
-        self.hasher.update(piece);
+    fn feed_or_end(&mut self, piece: &[u8], end: bool) {
         let at = self.total;
         self.total += piece.len() as u64;
         if let Some(a) = self.a {
@@ -260,12 +353,18 @@ impl DiskScan {
         }
     }
 
-    /// The scan's [`Before`] and [`After`] when the file was read whole, its shared
-    /// start found, and it is the blob `old` of `size` bytes; else `None`.
-    fn done(self, read: bool, old: &BlobHash, size: u64) -> Option<(Before, After)> {
-        let whole = read && self.a.is_some() && self.total == size;
-        (whole && BlobHash(*self.hasher.finalize().as_bytes()) == *old)
-            .then_some((self.before, self.after))
+    /// The scanned shared start and end, once every byte of the file was fed: `read`,
+    /// the file was read whole (a regular file); `hash`, the blake3 of exactly the
+    /// bytes fed, which the caller computed as it fed them. `Some` only when the shared
+    /// start was found and the bytes are the old blob (its hash and size); else `None`,
+    /// and the window is read from the journal.
+    pub(crate) fn proven(mut self, read: bool, hash: &BlobHash) -> Option<Scanned> {
+        self.feed_or_end(&[], true);
+        let whole = read && self.a.is_some() && self.total == self.size;
+        (whole && *hash == self.old).then_some(Scanned {
+            before: self.before,
+            after: self.after,
+        })
     }
 }
 

@@ -12,6 +12,7 @@ mod content;
 mod full_disk;
 mod large;
 mod ownership;
+mod rollback_reads;
 mod splice;
 
 use std::collections::BTreeMap;
