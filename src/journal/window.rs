@@ -176,7 +176,8 @@ impl WindowPlan {
     }
 
     /// The window: the shared start and end from `scanned` (a file proven to hold the
-    /// old blob, [`DiskScan::proven`]), else read chunk by chunk from the journal.
+    /// old blob, [`DiskScan::proven`], by a scan of this plan's), else read chunk by
+    /// chunk from the journal.
     /// Errors: a missing chunk is [`JournalError::Corrupt`], and the journal's.
     pub(crate) fn finish(
         self,
@@ -194,8 +195,9 @@ impl WindowPlan {
             old_mid,
             new_mid,
         } = self;
-        let (before, after) = match scanned {
-            Some(Scanned { before, after }) => (before, after),
+        let mine = |s: &Scanned| (s.old, s.head, s.mid) == (old, head, old_mid.len() as u64);
+        let (before, after) = match scanned.filter(mine) {
+            Some(Scanned { before, after, .. }) => (before, after),
             None => {
                 // The shared start: counted, and its last lines kept.
                 let mut before = Before::default();
@@ -247,6 +249,11 @@ pub(crate) type DiskRead<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8])) -> bool;
 pub(crate) struct Scanned {
     before: Before,
     after: After,
+    /// The plan scanned for: its old blob, shared chunks at the start and differing
+    /// bytes of the old blob (a scan stands only for its own plan).
+    old: BlobHash,
+    head: usize,
+    mid: u64,
 }
 
 /// The shared start and end of [`window`] scanned from the file on disk, which should
@@ -364,6 +371,9 @@ impl DiskScan {
         (whole && *hash == self.old).then_some(Scanned {
             before: self.before,
             after: self.after,
+            old: self.old,
+            head: self.head,
+            mid: self.mid,
         })
     }
 }
@@ -727,6 +737,54 @@ mod tests {
             assert!(!whole.unified.is_empty(), "{name}");
             assert_eq!(windowed.as_ref(), Some(&whole), "{name}");
         }
+    }
+
+    /// A scan fed a file proven to hold one plan's old blob stands only for that plan:
+    /// handed to another plan's `finish`, it is not used (that window is read from the
+    /// journal), and the plan's own scan gives the journal's window too.
+    #[test]
+    fn a_scan_stands_only_for_its_own_plan() {
+        let db = redb::Database::builder()
+            .create_with_backend(redb::backends::InMemoryBackend::new())
+            .unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut m = txn.open_table(MANIFESTS).unwrap();
+        let mut c = txn.open_table(CHUNKS).unwrap();
+        let mut p = txn.open_table(PAGES).unwrap();
+        let a = lines(40_000);
+        let edit = |base: &[u8], at: usize| {
+            let mut b = base.to_vec();
+            b.splice(at..at, b"an inserted line\n".iter().copied());
+            b
+        };
+        let at = |n: usize| memchr::memchr_iter(b'\n', &a).nth(n - 1).unwrap() + 1;
+        let (b, a2) = (edit(&a, at(10_000)), edit(&a, at(30_000)));
+        let b2 = edit(&a2, at(20_000));
+        for x in [&a, &b, &a2, &b2] {
+            put(&mut m, &mut c, &mut p, &BlobHash::of(x), x).unwrap();
+        }
+        let (ha, hb, ha2, hb2) = (
+            BlobHash::of(&a),
+            BlobHash::of(&b),
+            BlobHash::of(&a2),
+            BlobHash::of(&b2),
+        );
+        let scanned = |plan: &WindowPlan, file: &[u8]| {
+            let mut scan = plan.disk_scan();
+            file.chunks(1 << 20).for_each(|piece| scan.feed(piece));
+            scan.proven(true, &BlobHash::of(file))
+        };
+        let plan1 = plan(&m, &c, &p, &ha, &hb).unwrap().unwrap();
+        let plan2 = plan(&m, &c, &p, &ha2, &hb2).unwrap().unwrap();
+        let from_a = scanned(&plan1, &a);
+        assert!(from_a.is_some(), "the file holding a is proven");
+        assert!(scanned(&plan1, &a2).is_none(), "a2 is not a");
+        let want2 = window(&m, &c, &p, &ha2, &hb2, None).unwrap().unwrap();
+        assert_eq!(plan2.finish(&c, from_a).unwrap(), want2);
+        let want1 = window(&m, &c, &p, &ha, &hb, None).unwrap().unwrap();
+        let plan1 = plan(&m, &c, &p, &ha, &hb).unwrap().unwrap();
+        let own = scanned(&plan1, &a);
+        assert_eq!(plan1.finish(&c, own).unwrap(), want1);
     }
 
     fn utf8_in_pieces(bytes: &[u8], size: usize) -> bool {
