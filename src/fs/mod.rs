@@ -141,6 +141,27 @@ pub trait FileSystem: Send + Sync {
         }
         Ok(read)
     }
+    /// [`FileSystem::read_file_with`] with `pre` called on each piece before `sink` is,
+    /// and once more with an empty slice after the last piece of a regular file. `pre`
+    /// may run on another thread than the caller's ([`StdFs`] runs it on the thread that
+    /// reads a large file, so that work on the pieces is shared between two cores: a
+    /// splice's boundary search, `journal::splice::Cutter`); each piece reaches `pre`
+    /// before it reaches `sink`. The default calls both on the calling thread.
+    fn read_file_with_pre(
+        &self,
+        path: &RelPath,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<FileRead> {
+        let read = self.read_file_with(path, &mut |piece| {
+            pre(piece);
+            sink(piece);
+        })?;
+        if matches!(read, FileRead::File { .. }) {
+            pre(&[]);
+        }
+        Ok(read)
+    }
     /// `rename(from, to)`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
@@ -701,28 +722,42 @@ impl FileSystem for StdFs {
     }
 
     fn read_file_with(&self, path: &RelPath, sink: &mut dyn FnMut(&[u8])) -> io::Result<FileRead> {
+        self.read_file_with_pre(path, &mut |_| {}, sink)
+    }
+
+    fn read_file_with_pre(
+        &self,
+        path: &RelPath,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<FileRead> {
         let (mut file, kind, size) = match self.open_regular(path)? {
             Ok(found) => found,
             Err(other) => return Ok(FileRead::Not(other)),
         };
-        // Sized by the file (its `fstat` size and one byte more, so that one read
-        // returns it all and the next the end), up to a piece: a zeroed 1 MiB buffer
-        // for every small file was 2 MiB of `memset` (and the page faults of a fresh
-        // mapping) per file of a commit, gate and install each (a fifth of a 1,000-file
-        // commit's CPU, docs/benchmarks.md). A file that grew since is read on in as
-        // many reads as it takes.
         if size > READ_AHEAD_ABOVE {
-            read_ahead::read_ahead(&mut file, sink)?;
+            read_ahead::read_ahead(&mut file, pre, sink)?;
         } else {
+            // Sized by the file (its `fstat` size and one byte more, so that one read
+            // returns it all and the next the end), up to a piece: a zeroed 1 MiB
+            // buffer for every small file was 2 MiB of `memset` (and the page faults of
+            // a fresh mapping) per file of a commit, gate and install each (a fifth of
+            // a 1,000-file commit's CPU, docs/benchmarks.md). A file that grew since is
+            // read on in as many reads as it takes.
             let mut buf = vec![0u8; size.saturating_add(1).clamp(READ_MIN, PIECE)];
             loop {
                 match file.read(&mut buf) {
                     Ok(0) => break,
-                    Ok(n) => sink(buf.get(..n).unwrap_or_default()),
+                    Ok(n) => {
+                        let piece = buf.get(..n).unwrap_or_default();
+                        pre(piece);
+                        sink(piece);
+                    }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
+            pre(&[]);
         }
         let xattrs = xattrs_of(file.as_fd())?;
         Ok(FileRead::File {
