@@ -73,9 +73,7 @@ pub(super) fn read_ahead(
                     }
                 }
             });
-        if let Err(e) = reader {
-            return Err(e);
-        }
+        reader?;
         // Both channel ends of this side are dropped when this closure returns, so the
         // reader ends (its send or its recv fails) before the scope joins it.
         let (full_rx, empty_tx) = (full_rx, empty_tx);
