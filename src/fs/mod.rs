@@ -892,6 +892,91 @@ impl FileSystem for StdFs {
 mod tests {
     use super::*;
 
+    /// What [`fill_and_sync_from`] does to a new file, in order.
+    #[derive(Default)]
+    struct Steps(Vec<String>, u64);
+
+    impl NewFile for Steps {
+        fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+            self.1 += bytes.len() as u64;
+            Ok(())
+        }
+        fn set_xattr(&mut self, name: &str, _: &[u8]) -> io::Result<()> {
+            self.0.push(format!("xattr {name}"));
+            Ok(())
+        }
+        fn remove_xattr(&mut self, name: &str) -> io::Result<()> {
+            self.0.push(format!("rmxattr {name}"));
+            Ok(())
+        }
+        fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
+            self.0.push(format!("owner {uid}:{gid}"));
+            Ok(())
+        }
+        fn set_mode(&mut self, mode: u32) -> io::Result<()> {
+            self.0.push(format!("mode {mode:o}"));
+            Ok(())
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            self.0.push(format!("sync at {}", self.1));
+            Ok(())
+        }
+        fn start_writeback(&mut self, offset: u64, len: u64) {
+            self.0
+                .push(format!("writeback {offset}+{len} at {}", self.1));
+        }
+    }
+
+    /// A streamed file starts the writeback of every 8 MiB written, each range once and
+    /// only bytes already written, and the fsync still comes last, after the mode.
+    #[test]
+    fn a_streamed_file_starts_writeback_every_8_mib_then_syncs() {
+        let mib = 1u64 << 20;
+        let meta = FileMeta {
+            mode: 0o640,
+            owner: None,
+            xattrs: None,
+        };
+        // 20 MiB and 5 bytes, in pieces of 3 MiB and one of 2 MiB + 5.
+        let mut sizes = vec![3 * mib as usize; 6];
+        sizes.push(2 * mib as usize + 5);
+        let mut f = Steps::default();
+        fill_and_sync_from(
+            &mut f,
+            &mut |put| {
+                for &n in &sizes {
+                    put(&vec![7u8; n])?;
+                }
+                Ok(())
+            },
+            &meta,
+            &Xattrs::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            f.0,
+            vec![
+                format!("writeback 0+{} at {}", 9 * mib, 9 * mib),
+                format!("writeback {}+{} at {}", 9 * mib, 9 * mib, 18 * mib),
+                "mode 640".to_string(),
+                format!("sync at {}", 20 * mib + 5),
+            ]
+        );
+        // A file at the streaming threshold starts none.
+        let mut small = Steps::default();
+        fill_and_sync_from(
+            &mut small,
+            &mut |put| put(&vec![1u8; 8 * mib as usize - 1]),
+            &meta,
+            &Xattrs::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            small.0,
+            vec!["mode 640".to_string(), format!("sync at {}", 8 * mib - 1)]
+        );
+    }
+
     /// A held inode outlives the rename that replaces its name: the descriptor still
     /// refers to it, with no name left (`nlink` 0), and the new file is at the path.
     /// A symlink is not followed: the descriptor is of the link itself (`O_NOFOLLOW`).
