@@ -56,15 +56,17 @@ pub(crate) fn state_of(
     state_of_with(fs, root, rel, &mut |_| {})
 }
 
-/// [`state_of`], also handing every piece of the file's bytes, in order, to `also` as
-/// it hashes it: what else needs the file's bytes (a rollback's window scan) takes
-/// them from this one read, and the state's hash is the hash of exactly the bytes
-/// `also` saw (nothing when the path holds no regular file).
+/// [`state_of`], also handing every piece of the file's bytes, in order, to `also`:
+/// what else needs the file's bytes (a rollback's window scan) takes them from this
+/// one read, and the state's hash is the hash of exactly the bytes `also` saw (and,
+/// for a regular file, one empty piece after the last; nothing when the path holds no
+/// regular file). `also` may run on the thread that reads the file, beside the hash
+/// ([`FileSystem::read_file_with_pre`]).
 pub(crate) fn state_of_with(
     fs: &dyn FileSystem,
     root: &Path,
     rel: &RelPath,
-    also: &mut dyn FnMut(&[u8]),
+    also: &mut (dyn FnMut(&[u8]) + Send),
 ) -> Result<(FileState, Option<Vec<u8>>)> {
     if path::checked_entry(fs, root, rel, rel)? == EntryKind::Absent {
         return Ok((FileState::ABSENT, None));
@@ -72,10 +74,9 @@ pub(crate) fn state_of_with(
     let mut hasher = blake3::Hasher::new();
     let mut size = 0u64;
     let read = fs
-        .read_file_with(rel, &mut |piece| {
+        .read_file_with_pre(rel, also, &mut |piece| {
             hasher.update(piece);
             size += piece.len() as u64;
-            also(piece);
         })
         .map_err(|source| IoError {
             op: "read",

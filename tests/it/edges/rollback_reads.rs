@@ -4,7 +4,8 @@
 //!
 //! The reads are counted at the filesystem layer: the journal is opened on a
 //! [`FileSystem`] that hands every call to the real one and counts the whole-file reads
-//! of one path (`read`, `read_file`, `read_file_with`). In process, with the
+//! of one path: "streamed" (`read_file_with`, `read_file_with_pre`: in pieces, not
+//! held) and "whole" (`read`, `read_file`: into memory). In process, with the
 //! `failpoints` feature: the failpoint `rollback::after_check` is given a callback that
 //! acts only for this test's thread (thread-local state), so other tests of the
 //! process running meanwhile are not touched.
@@ -40,8 +41,8 @@ fn hooks() {
     .unwrap();
 }
 
-/// The real filesystem, with the whole-file reads of `watched` counted (by the name
-/// of the call).
+/// The real filesystem, with the whole-file reads of `watched` counted ("streamed" or
+/// "whole").
 struct CountingFs {
     inner: StdFs,
     watched: String,
@@ -61,7 +62,7 @@ impl FileSystem for CountingFs {
         self.inner.entry(path)
     }
     fn read(&self, path: &RelPath) -> io::Result<Vec<u8>> {
-        self.count(path, "read");
+        self.count(path, "whole");
         self.inner.read(path)
     }
     fn xattrs(&self, path: &RelPath) -> io::Result<Xattrs> {
@@ -74,12 +75,21 @@ impl FileSystem for CountingFs {
         self.inner.default_acl_permissions(dir)
     }
     fn read_file(&self, path: &RelPath) -> io::Result<FileRead> {
-        self.count(path, "read_file");
+        self.count(path, "whole");
         self.inner.read_file(path)
     }
     fn read_file_with(&self, path: &RelPath, sink: &mut dyn FnMut(&[u8])) -> io::Result<FileRead> {
-        self.count(path, "read_file_with");
+        self.count(path, "streamed");
         self.inner.read_file_with(path, sink)
+    }
+    fn read_file_with_pre(
+        &self,
+        path: &RelPath,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<FileRead> {
+        self.count(path, "streamed");
+        self.inner.read_file_with_pre(path, pre, sink)
     }
     fn write_synced_from(
         &self,
@@ -189,7 +199,7 @@ fn committed() -> (
     // The commit's three passes: the gate's hash, the splice, the install's hash.
     assert_eq!(
         taken(&reads),
-        vec!["read_file_with"; 3],
+        vec!["streamed"; 3],
         "the commit's reads of the file"
     );
     let new = fs::read(dir.path().join("big.txt")).unwrap();
@@ -231,7 +241,7 @@ fn a_large_rollback_reads_the_file_three_times_and_is_exact() {
     let r = j.rollback(tx, Default::default()).unwrap();
     assert_eq!(
         taken(&reads),
-        vec!["read_file_with"; 3],
+        vec!["streamed"; 3],
         "the rollback's reads of the file"
     );
     let path = dir.path().join("big.txt");
@@ -289,7 +299,7 @@ fn a_large_file_changed_after_the_commit_is_refused_as_a_stale_rollback() {
     }
     assert_eq!(
         taken(&reads),
-        vec!["read_file_with", "read_file"],
+        vec!["streamed", "whole"],
         "the refused rollback's reads of the file"
     );
     assert_eq!(
@@ -338,7 +348,7 @@ fn a_large_file_changed_right_after_the_rollbacks_check_is_refused_and_left_as_i
     }
     assert_eq!(
         taken(&reads),
-        vec!["read_file_with"; 3],
+        vec!["streamed"; 3],
         "the check, the splice, the install's check"
     );
     assert_eq!(
