@@ -10,6 +10,7 @@ pub mod acl;
 pub mod meta;
 pub mod near;
 pub mod path;
+mod read_ahead;
 pub(crate) mod relpath;
 pub(crate) mod snapshot;
 pub(crate) mod state_files;
@@ -197,8 +198,14 @@ pub trait FileSystem: Send + Sync {
 /// takes each piece in order.
 pub type Pieces<'a> = &'a mut dyn FnMut(&mut dyn FnMut(&[u8]) -> io::Result<()>) -> io::Result<()>;
 
-/// Bytes a streamed read or write moves at a time ([`StdFs`]).
-const PIECE: usize = 1 << 20;
+/// Bytes a streamed read or write moves at a time ([`StdFs`]): 1 MiB.
+const PIECE: usize = read_ahead::PIECE;
+
+/// Files larger than this (bytes) are read by [`StdFs`]'s `read_file_with` on a second
+/// thread while the caller consumes the pieces ([`read_ahead`]): 8 MiB, the size from
+/// which a commit streams an image (`batch::image::STREAM_ABOVE`). Below it a thread
+/// costs more than the overlap saves.
+const READ_AHEAD_ABOVE: usize = 8 << 20;
 
 /// The smallest buffer [`StdFs`]'s `read_file_with` reads a file into (bytes).
 const READ_MIN: usize = 8 << 10;
@@ -381,12 +388,7 @@ impl NewFile for StdNewFile {
         // for the call's whole duration) and three integers; it touches no memory of
         // ours. Its result is ignored: a hint (see the trait), the fsync reports errors.
         let _ = unsafe {
-            libc::sync_file_range(
-                self.0.as_raw_fd(),
-                offset,
-                len,
-                libc::SYNC_FILE_RANGE_WRITE,
-            )
+            libc::sync_file_range(self.0.as_raw_fd(), offset, len, libc::SYNC_FILE_RANGE_WRITE)
         };
     }
 }
@@ -709,13 +711,17 @@ impl FileSystem for StdFs {
         // mapping) per file of a commit, gate and install each (a fifth of a 1,000-file
         // commit's CPU, docs/benchmarks.md). A file that grew since is read on in as
         // many reads as it takes.
-        let mut buf = vec![0u8; size.saturating_add(1).clamp(READ_MIN, PIECE)];
-        loop {
-            match file.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => sink(buf.get(..n).unwrap_or_default()),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+        if size > READ_AHEAD_ABOVE {
+            read_ahead::read_ahead(&mut file, sink)?;
+        } else {
+            let mut buf = vec![0u8; size.saturating_add(1).clamp(READ_MIN, PIECE)];
+            loop {
+                match file.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => sink(buf.get(..n).unwrap_or_default()),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
             }
         }
         let xattrs = xattrs_of(file.as_fd())?;
