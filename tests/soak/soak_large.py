@@ -490,14 +490,27 @@ rollback_of = {}  # rollback tx -> the tx it rolled back
 redone = set()  # committed again by a rollback of its rollback: not rollbackable itself
 
 
+def undone(tx):
+    """`tx` is rolled back: what it rolled back (if it is a rollback) is in effect again."""
+    states[tx] = "rolled_back"
+    if tx in rollback_of:
+        redo(rollback_of[tx])
+
+
+def redo(tx):
+    """`tx` is in effect again through a rollback of its rollback: committed, but only
+    the newest rollback of the chain can be rolled back; what it rolled back is undone."""
+    states[tx] = "committed"
+    redone.add(tx)
+    if tx in rollback_of:
+        undone(rollback_of[tx])
+
+
 def rolled(tx, ntx, files):
     for p, (pre, post) in files.items():
         disk[p] = pre
-    states[tx] = "rolled_back"
     rollback_of[ntx] = tx
-    if tx in rollback_of:
-        states[rollback_of[tx]] = "committed"
-        redone.add(rollback_of[tx])
+    undone(tx)
     states[ntx] = "committed"
     committed[ntx] = {p: (post, pre) for p, (pre, post) in files.items()}
     trim()
