@@ -110,11 +110,23 @@ fn splice(
         tmp,
         &mut |put| {
             let mut stopped = None;
-            let read = ws.fs.read_file_with(path, &mut |piece| {
-                if stopped.is_none() {
-                    stopped = splice.feed(piece, put).err();
-                }
-            });
+            // The boundary search runs on the thread that reads the file, beside the
+            // writing and hashing here ([`crate::fs::FileSystem::read_file_with_pre`]).
+            let mut cutter = splice.take_cutter();
+            let read = ws.fs.read_file_with_pre(
+                path,
+                &mut |piece| {
+                    if let Some(c) = &mut cutter {
+                        c.feed(piece);
+                    }
+                },
+                &mut |piece| {
+                    if stopped.is_none() {
+                        stopped = splice.feed(piece, put).err();
+                    }
+                },
+            );
+            drop(cutter);
             let end = match (read, stopped) {
                 (_, Some(e)) => Err(e),
                 (Ok(FileRead::File { .. }), None) => splice.finish(put).map(|_| ()),

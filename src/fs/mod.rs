@@ -141,6 +141,27 @@ pub trait FileSystem: Send + Sync {
         }
         Ok(read)
     }
+    /// [`FileSystem::read_file_with`] with `pre` called on each piece before `sink` is,
+    /// and once more with an empty slice after the last piece of a regular file. `pre`
+    /// may run on another thread than the caller's ([`StdFs`] runs it on the thread that
+    /// reads a large file, so that work on the pieces is shared between two cores: a
+    /// splice's boundary search, `journal::splice::Cutter`); each piece reaches `pre`
+    /// before it reaches `sink`. The default calls both on the calling thread.
+    fn read_file_with_pre(
+        &self,
+        path: &RelPath,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<FileRead> {
+        let read = self.read_file_with(path, &mut |piece| {
+            pre(piece);
+            sink(piece);
+        })?;
+        if matches!(read, FileRead::File { .. }) {
+            pre(&[]);
+        }
+        Ok(read)
+    }
     /// `rename(from, to)`, replacing `to` atomically.
     fn rename(&self, from: &RelPath, to: &RelPath) -> io::Result<()>;
     /// `unlink(path)`.
@@ -701,28 +722,42 @@ impl FileSystem for StdFs {
     }
 
     fn read_file_with(&self, path: &RelPath, sink: &mut dyn FnMut(&[u8])) -> io::Result<FileRead> {
+        self.read_file_with_pre(path, &mut |_| {}, sink)
+    }
+
+    fn read_file_with_pre(
+        &self,
+        path: &RelPath,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<FileRead> {
         let (mut file, kind, size) = match self.open_regular(path)? {
             Ok(found) => found,
             Err(other) => return Ok(FileRead::Not(other)),
         };
-        // Sized by the file (its `fstat` size and one byte more, so that one read
-        // returns it all and the next the end), up to a piece: a zeroed 1 MiB buffer
-        // for every small file was 2 MiB of `memset` (and the page faults of a fresh
-        // mapping) per file of a commit, gate and install each (a fifth of a 1,000-file
-        // commit's CPU, docs/benchmarks.md). A file that grew since is read on in as
-        // many reads as it takes.
         if size > READ_AHEAD_ABOVE {
-            read_ahead::read_ahead(&mut file, sink)?;
+            read_ahead::read_ahead(&mut file, pre, sink)?;
         } else {
+            // Sized by the file (its `fstat` size and one byte more, so that one read
+            // returns it all and the next the end), up to a piece: a zeroed 1 MiB
+            // buffer for every small file was 2 MiB of `memset` (and the page faults of
+            // a fresh mapping) per file of a commit, gate and install each (a fifth of
+            // a 1,000-file commit's CPU, docs/benchmarks.md). A file that grew since is
+            // read on in as many reads as it takes.
             let mut buf = vec![0u8; size.saturating_add(1).clamp(READ_MIN, PIECE)];
             loop {
                 match file.read(&mut buf) {
                     Ok(0) => break,
-                    Ok(n) => sink(buf.get(..n).unwrap_or_default()),
+                    Ok(n) => {
+                        let piece = buf.get(..n).unwrap_or_default();
+                        pre(piece);
+                        sink(piece);
+                    }
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                     Err(e) => return Err(e),
                 }
             }
+            pre(&[]);
         }
         let xattrs = xattrs_of(file.as_fd())?;
         Ok(FileRead::File {
@@ -856,6 +891,91 @@ impl FileSystem for StdFs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What [`fill_and_sync_from`] does to a new file, in order.
+    #[derive(Default)]
+    struct Steps(Vec<String>, u64);
+
+    impl NewFile for Steps {
+        fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+            self.1 += bytes.len() as u64;
+            Ok(())
+        }
+        fn set_xattr(&mut self, name: &str, _: &[u8]) -> io::Result<()> {
+            self.0.push(format!("xattr {name}"));
+            Ok(())
+        }
+        fn remove_xattr(&mut self, name: &str) -> io::Result<()> {
+            self.0.push(format!("rmxattr {name}"));
+            Ok(())
+        }
+        fn set_owner(&mut self, uid: u32, gid: u32) -> io::Result<()> {
+            self.0.push(format!("owner {uid}:{gid}"));
+            Ok(())
+        }
+        fn set_mode(&mut self, mode: u32) -> io::Result<()> {
+            self.0.push(format!("mode {mode:o}"));
+            Ok(())
+        }
+        fn sync(&mut self) -> io::Result<()> {
+            self.0.push(format!("sync at {}", self.1));
+            Ok(())
+        }
+        fn start_writeback(&mut self, offset: u64, len: u64) {
+            self.0
+                .push(format!("writeback {offset}+{len} at {}", self.1));
+        }
+    }
+
+    /// A streamed file starts the writeback of every 8 MiB written, each range once and
+    /// only bytes already written, and the fsync still comes last, after the mode.
+    #[test]
+    fn a_streamed_file_starts_writeback_every_8_mib_then_syncs() {
+        let mib = 1u64 << 20;
+        let meta = FileMeta {
+            mode: 0o640,
+            owner: None,
+            xattrs: None,
+        };
+        // 20 MiB and 5 bytes, in pieces of 3 MiB and one of 2 MiB + 5.
+        let mut sizes = vec![3 * mib as usize; 6];
+        sizes.push(2 * mib as usize + 5);
+        let mut f = Steps::default();
+        fill_and_sync_from(
+            &mut f,
+            &mut |put| {
+                for &n in &sizes {
+                    put(&vec![7u8; n])?;
+                }
+                Ok(())
+            },
+            &meta,
+            &Xattrs::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            f.0,
+            vec![
+                format!("writeback 0+{} at {}", 9 * mib, 9 * mib),
+                format!("writeback {}+{} at {}", 9 * mib, 9 * mib, 18 * mib),
+                "mode 640".to_string(),
+                format!("sync at {}", 20 * mib + 5),
+            ]
+        );
+        // A file at the streaming threshold starts none.
+        let mut small = Steps::default();
+        fill_and_sync_from(
+            &mut small,
+            &mut |put| put(&vec![1u8; 8 * mib as usize - 1]),
+            &meta,
+            &Xattrs::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            small.0,
+            vec!["mode 640".to_string(), format!("sync at {}", 8 * mib - 1)]
+        );
+    }
 
     /// A held inode outlives the rename that replaces its name: the descriptor still
     /// refers to it, with no name left (`nlink` 0), and the new file is at the path.

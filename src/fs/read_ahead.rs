@@ -21,12 +21,17 @@ pub(super) const PIECE: usize = 1 << 20;
 const BUFFERS: usize = 3;
 
 /// Read `file` from its current offset to its end, handing each piece to `sink` in
-/// order on the calling thread while a second (scoped) thread reads the next ones.
+/// order on the calling thread while a second (scoped) thread reads the next ones and
+/// calls `pre` on each before handing it over (and `pre(&[])` at the end of the file).
 ///
 /// Errors: the first error of a `read(2)` (`EINTR` is retried), the pieces before it
 /// handed over; or the error of starting the thread (the process is out of threads or
 /// memory), nothing read.
-pub(super) fn read_ahead(file: &mut File, sink: &mut dyn FnMut(&[u8])) -> io::Result<()> {
+pub(super) fn read_ahead(
+    file: &mut File,
+    pre: &mut (dyn FnMut(&[u8]) + Send),
+    sink: &mut dyn FnMut(&[u8]),
+) -> io::Result<()> {
     // Reader → consumer: read pieces, then the end (the channel closed) or an error.
     let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(BUFFERS);
     // Consumer → reader: pieces handed over, to be read into again.
@@ -48,9 +53,13 @@ pub(super) fn read_ahead(file: &mut File, sink: &mut dyn FnMut(&[u8])) -> io::Re
                         }
                     };
                     let sent = match read {
-                        Ok(0) => return,
+                        Ok(0) => {
+                            pre(&[]);
+                            return;
+                        }
                         Ok(n) => {
                             buf.truncate(n);
+                            pre(&buf);
                             full_tx.send(Ok(buf))
                         }
                         Err(e) => {
@@ -64,9 +73,7 @@ pub(super) fn read_ahead(file: &mut File, sink: &mut dyn FnMut(&[u8])) -> io::Re
                     }
                 }
             });
-        if let Err(e) = reader {
-            return Err(e);
-        }
+        reader?;
         // Both channel ends of this side are dropped when this closure returns, so the
         // reader ends (its send or its recv fails) before the scope joins it.
         let (full_rx, empty_tx) = (full_rx, empty_tx);
@@ -90,11 +97,21 @@ mod tests {
         f.seek(SeekFrom::Start(from)).unwrap();
         let mut got = Vec::new();
         let mut sizes = Vec::new();
-        read_ahead(&mut f, &mut |p| {
-            sizes.push(p.len());
-            got.extend_from_slice(p);
-        })
+        let (mut seen, mut ended) = (0, 0);
+        read_ahead(
+            &mut f,
+            &mut |p| {
+                seen += p.len();
+                ended += usize::from(p.is_empty());
+            },
+            &mut |p| {
+                sizes.push(p.len());
+                got.extend_from_slice(p);
+            },
+        )
         .unwrap();
+        // `pre` saw every byte, then the end once.
+        assert_eq!((seen, ended), (got.len(), 1));
         (got, sizes)
     }
 
@@ -132,7 +149,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let mut f = File::open(dir.path()).unwrap();
         let mut n = 0;
-        let err = read_ahead(&mut f, &mut |_| n += 1).unwrap_err();
+        let err = read_ahead(&mut f, &mut |_| {}, &mut |_| n += 1).unwrap_err();
         assert_eq!(err.raw_os_error(), Some(21), "{err}"); // EISDIR
         assert_eq!(n, 0);
     }

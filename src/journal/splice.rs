@@ -18,9 +18,15 @@
 //! base (changed after the gate) gives [`SpliceError::Mismatch`], never a wrong temp.
 //! The caller then writes the image from the journal alone, and the install's last
 //! check refuses the changed file as stale.
+//!
+//! The boundary search is a [`Cutter`] of its own, which a caller may run on the thread
+//! that reads the file ([`crate::fs::FileSystem::read_file_with_pre`]) while the splice
+//! writes and hashes on its own: the search is a fifth of a large commit's CPU, and the
+//! splice's thread has the writing and hashing besides.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io;
+use std::sync::mpsc;
 
 use redb::{ReadOnlyTable, ReadableTable};
 
@@ -128,7 +134,85 @@ pub(crate) struct Splice {
     read_from_journal: usize,
     /// The tail op was reached: every further disk byte is handed out as it comes.
     tail: bool,
+    /// The boundary search, while the splice runs it itself; `None` once
+    /// [`Splice::take_cutter`] gave it to the reading thread.
+    cutter: Option<Cutter>,
+    /// The lengths of the base's chunks, in order, as the cutter finds them.
+    cuts: mpsc::Receiver<usize>,
+    /// Lengths received whose chunk's bytes have not all been fed yet.
+    pending: VecDeque<usize>,
+}
+
+/// The chunker's boundary search over the disk file's bytes (see the module docs): fed
+/// the bytes in order ([`Cutter::feed`], an empty slice at the end), it sends the length
+/// of each base chunk it finds to its [`Splice`], up to the last chunk the splice
+/// needs cut. The same cut, window for window, as the chunking that stored the blob:
+/// a chunk is cut from at most [`MAX_CHUNK`] bytes, and from fewer only at the end.
+/// Memory: at most [`MAX_CHUNK`] bytes of a chunk that spans two pieces.
+pub(crate) struct Cutter {
+    /// Chunks still to cut.
+    left: usize,
+    /// The start of the chunk being cut, from earlier pieces (fewer than [`MAX_CHUNK`]
+    /// bytes between calls).
+    rem: Vec<u8>,
     masks: (u64, u64),
+    out: mpsc::Sender<usize>,
+}
+
+impl Cutter {
+    /// The length of the chunk that starts `window` (at most [`MAX_CHUNK`] bytes; fewer
+    /// only at the end of the file), at least 1.
+    fn cut(&self, window: &[u8]) -> usize {
+        let (_, len) = fastcdc::v2020::cut(
+            window,
+            MIN_CHUNK,
+            blobs::AVG_CHUNK,
+            MAX_CHUNK,
+            self.masks.0,
+            self.masks.1,
+            self.masks.0 << 1,
+            self.masks.1 << 1,
+        );
+        len.max(1)
+    }
+
+    /// Found: a chunk of `len` bytes. Whether to go on (more chunks wanted, and the
+    /// splice still listening).
+    fn found(&mut self, len: usize) -> bool {
+        self.left = self.left.saturating_sub(1);
+        self.out.send(len).is_ok() && self.left > 0
+    }
+
+    /// The next bytes of the disk file, in order; an empty `piece` says the file ended.
+    pub(crate) fn feed(&mut self, mut piece: &[u8]) {
+        let end = piece.is_empty();
+        while self.left > 0 {
+            if !self.rem.is_empty() {
+                let take = piece.len().min(MAX_CHUNK - self.rem.len().min(MAX_CHUNK));
+                let (head, rest) = piece.split_at(take);
+                self.rem.extend_from_slice(head);
+                piece = rest;
+                if self.rem.len() < MAX_CHUNK && !end {
+                    return;
+                }
+                let len = self.cut(&self.rem).min(self.rem.len());
+                self.rem.drain(..len);
+                if !self.found(len) {
+                    return;
+                }
+            } else if piece.len() >= MAX_CHUNK || (end && !piece.is_empty()) {
+                let window = piece.get(..piece.len().min(MAX_CHUNK)).unwrap_or_default();
+                let len = self.cut(window).min(window.len());
+                piece = piece.get(len..).unwrap_or_default();
+                if !self.found(len) {
+                    return;
+                }
+            } else {
+                self.rem.extend_from_slice(piece);
+                return;
+            }
+        }
+    }
 }
 
 impl Splice {
@@ -153,6 +237,16 @@ impl Splice {
         if !ops.iter().any(|op| matches!(op, Op::Disk { .. })) {
             return Ok(None);
         }
+        // How many base chunks are cut: up to the start of the tail op, or the end of
+        // the last disk run.
+        let cut_to = ops.iter().enumerate().fold(0, |n, (i, op)| match *op {
+            Op::Disk { from, to } if i + 1 == ops.len() && to == base_keys.len() => n.max(from),
+            Op::Disk { to, .. } => n.max(to),
+            Op::Journal { .. } => n,
+        });
+        let (out, cuts) = mpsc::channel();
+        let masks =
+            fastcdc::v2020::select_masks(blobs::AVG_CHUNK, fastcdc::v2020::Normalization::Level1);
         Ok(Some(Splice {
             chunks,
             target: *target,
@@ -166,11 +260,33 @@ impl Splice {
             hasher: blake3::Hasher::new(),
             read_from_journal: 0,
             tail: false,
-            masks: fastcdc::v2020::select_masks(
-                blobs::AVG_CHUNK,
-                fastcdc::v2020::Normalization::Level1,
-            ),
+            cutter: Some(Cutter {
+                left: cut_to,
+                rem: Vec::new(),
+                masks,
+                out,
+            }),
+            cuts,
+            pending: VecDeque::new(),
         }))
+    }
+
+    /// The boundary search, to be fed the same bytes as this splice on another thread
+    /// (the one that reads the file), each piece before the splice gets it, and an
+    /// empty slice at the end; dropped before [`Splice::finish`]. Without this call the
+    /// splice runs it itself, piece by piece.
+    pub(crate) fn take_cutter(&mut self) -> Option<Cutter> {
+        self.cutter.take()
+    }
+
+    /// The length of the next base chunk, when the cutter has found it and its
+    /// `available` bytes are at hand; else `None` (more bytes are needed).
+    fn next_cut(&mut self, available: usize) -> Option<usize> {
+        self.pending.extend(self.cuts.try_iter());
+        match self.pending.front() {
+            Some(&len) if len <= available => self.pending.pop_front(),
+            _ => None,
+        }
     }
 
     /// Whether op `n` is the last and copies the base's chunks to its end: done by
@@ -216,10 +332,9 @@ impl Splice {
         Ok(())
     }
 
-    /// Do the ops that the bytes at hand allow; `end`: the disk file has no more.
+    /// Do the ops that the bytes at hand and the chunk lengths found so far allow.
     fn run(
         &mut self,
-        end: bool,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> std::result::Result<(), SpliceError> {
         let mut pos = 0;
@@ -244,26 +359,14 @@ impl Splice {
                     let mut run_start = None;
                     let stop = if self.is_tail(self.op) { from } else { to };
                     while self.base_at < stop {
-                        let left = self.carry.len() - pos;
-                        if left == 0 || (left < MAX_CHUNK && !end) {
+                        let Some(len) = self.next_cut(self.carry.len() - pos) else {
                             break;
-                        }
-                        let window = &self.carry[pos..pos + left.min(MAX_CHUNK)];
-                        let (_, len) = fastcdc::v2020::cut(
-                            window,
-                            MIN_CHUNK,
-                            blobs::AVG_CHUNK,
-                            MAX_CHUNK,
-                            self.masks.0,
-                            self.masks.1,
-                            self.masks.0 << 1,
-                            self.masks.1 << 1,
-                        );
+                        };
                         // The first chunk of the file and of each run is hashed: a file
                         // that is not the base (or a base cut with other chunk sizes,
                         // an older schema's) stops here, before the rest is written.
                         if self.base_at == 0 || self.base_at == from {
-                            let cut = window.get(..len).unwrap_or_default();
+                            let cut = self.carry.get(pos..pos + len).unwrap_or_default();
                             if Some(blake3::hash(cut).as_bytes())
                                 != self.base_keys.get(self.base_at)
                             {
@@ -273,7 +376,7 @@ impl Splice {
                         if self.base_at >= from && run_start.is_none() {
                             run_start = Some(pos);
                         }
-                        pos += len.max(1);
+                        pos += len;
                         self.base_at += 1;
                     }
                     if let Some(start) = run_start {
@@ -305,8 +408,13 @@ impl Splice {
         if self.tail {
             return Self::emit(&mut self.hasher, sink, piece);
         }
+        if let Some(cutter) = &mut self.cutter {
+            if !piece.is_empty() {
+                cutter.feed(piece);
+            }
+        }
         self.carry.extend_from_slice(piece);
-        self.run(false, sink)
+        self.run(sink)
     }
 
     /// The disk file has no more bytes: hand out the rest and check the whole against
@@ -317,7 +425,10 @@ impl Splice {
         &mut self,
         sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
     ) -> std::result::Result<usize, SpliceError> {
-        self.run(true, sink)?;
+        if let Some(cutter) = &mut self.cutter {
+            cutter.feed(&[]);
+        }
+        self.run(sink)?;
         if self.op < self.ops.len() && !self.tail {
             return Err(SpliceError::Mismatch);
         }
@@ -342,6 +453,7 @@ mod tests {
         target: &[u8],
         disk: &[u8],
         piece: usize,
+        ahead: bool,
     ) -> (Vec<u8>, std::result::Result<usize, SpliceError>) {
         let db = redb::Database::builder()
             .create_with_backend(redb::backends::InMemoryBackend::new())
@@ -374,6 +486,15 @@ mod tests {
             out.extend_from_slice(b);
             Ok(())
         };
+        // The reading thread's cutter, run ahead over the whole file before the splice
+        // gets its first piece: the farthest ahead it can be.
+        if ahead {
+            let mut cutter = s.take_cutter().expect("the splice's own cutter");
+            for p in disk.chunks(piece) {
+                cutter.feed(p);
+            }
+            cutter.feed(&[]);
+        }
         for p in disk.chunks(piece) {
             if let Err(e) = s.feed(p, &mut sink) {
                 return (out, Err(e));
@@ -413,9 +534,15 @@ mod tests {
         ];
         for (name, e) in cases {
             let target = edited(&base, &e);
-            for piece in [1 << 20, 4096, 777] {
-                let (out, done) = splice(&base, &target, &base, piece);
-                let read = done.unwrap_or_else(|err| panic!("{name}/{piece}: {err:?}"));
+            for (piece, ahead) in [
+                (1 << 20, false),
+                (4096, false),
+                (777, false),
+                (1 << 20, true),
+                (777, true),
+            ] {
+                let (out, done) = splice(&base, &target, &base, piece, ahead);
+                let read = done.unwrap_or_else(|err| panic!("{name}/{piece}/{ahead}: {err:?}"));
                 assert_eq!(
                     blake3::hash(&out),
                     blake3::hash(&target),
@@ -450,11 +577,13 @@ mod tests {
             ("short", short),
             ("long", long),
         ] {
-            let (_, done) = splice(&base, &target, &disk, 1 << 20);
-            assert!(
-                matches!(done, Err(SpliceError::Mismatch)),
-                "{name}: {done:?}"
-            );
+            for ahead in [false, true] {
+                let (_, done) = splice(&base, &target, &disk, 1 << 20, ahead);
+                assert!(
+                    matches!(done, Err(SpliceError::Mismatch)),
+                    "{name}/{ahead}: {done:?}"
+                );
+            }
         }
     }
 
