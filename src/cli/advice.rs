@@ -295,6 +295,20 @@ fn refusal_hint(e: &Error) -> Option<String> {
             })
         }
         Error::Path(p) => path_hint(p),
+        // A full disk (or quota) while a commit or rollback wrote a file: nothing
+        // changed (the batch was reverted), and the same command works once there is
+        // room for the temps, each a whole file beside its target (found by the
+        // breaker: the error said what failed, not what to do).
+        Error::CommitFailed { cause, .. }
+            if matches!(cause.source.raw_os_error(), Some(28 | 122)) =>
+        {
+            let dir = cause.path.parent().unwrap_or(&cause.path);
+            let dir = super::commands::shell_word(dir);
+            Some(format!(
+                "the filesystem of {dir} is full: free space there (`df -h {dir}` shows it; a commit writes each changed file whole, as a temp beside it, before its rename), then run the command again (`{}`)",
+                rerun()
+            ))
+        }
         Error::InvalidPolicy { .. } => Some(
             "`ultra-edit journal gc --keep-last 100 --dry-run` lists what keeping the 100 newest transactions would prune, and changes nothing".into(),
         ),

@@ -150,3 +150,114 @@ fn reads_with_a_batch_pending_on_a_full_disk_say_what_to_free() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(std::fs::read(root.join("a.txt")).unwrap(), b"edited\n");
 }
+
+/// A large file's temp (streamed, over 8 MiB) that does not fit: the CLI's commit and
+/// rollback fail with `commit_failed`, change nothing, and say what to free and what
+/// to run (they said only what failed; found by the breaker), the journal stays
+/// `verify`-clean, and the same commands work once the space is freed.
+#[test]
+fn a_large_temp_on_a_full_disk_says_what_to_free_and_the_commands_work_after() {
+    let Some((_dir, fs)) = Tmpfs::mount("40m") else {
+        println!("skipped: cannot mount a tmpfs here (needs root and mount rights)");
+        return;
+    };
+    let root = fs.path().canonicalize().unwrap();
+    let original: Vec<u8> = (0..300_000u32)
+        .flat_map(|i| format!("{i:08} line of the big file\n").into_bytes())
+        .collect();
+    assert_eq!(original.len(), 9_000_000);
+    std::fs::write(root.join("big.txt"), &original).unwrap();
+    Journal::init(&root).unwrap();
+    let plan = r#"{"edits":[{"op":"replace_lines","path":"big.txt","start":150001,"end":150001,"content":"changed\n"}]}"#;
+    assert_eq!(cli(&root, &["preview"], Some(plan)).status.code(), Some(0));
+    let mut edited = original.clone();
+    edited.splice(150_000 * 30..150_001 * 30, b"changed\n".iter().copied());
+    // Leave about 2 MiB: less than the 9 MB temp.
+    let fill = |root: &Path| {
+        let st = rustix::fs::statvfs(root).unwrap();
+        let free = st.f_bavail * st.f_frsize;
+        std::fs::write(root.join("filler"), vec![7u8; (free - (2 << 20)) as usize]).unwrap();
+    };
+    let hint = |verb: &str| {
+        format!(
+            "hint: the filesystem of {0} is full: free space there (`df -h {0}` shows it; a commit writes each changed file whole, as a temp beside it, before its rename), then run the command again (`ultra-edit --root {0} {verb}`)\n",
+            root.display()
+        )
+    };
+    let listing = |root: &Path| {
+        let mut names: Vec<String> = std::fs::read_dir(root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        names
+    };
+    fill(&root);
+    let out = run_ue(&root, &["commit", "1"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let prefix = format!(
+        "error: batch 1 of tx 1 failed and was reverted, no file changed: write temp {}/.ue-1-0-",
+        root.display()
+    );
+    assert!(stderr.starts_with(&prefix), "{stderr}");
+    assert!(
+        stderr.ends_with(&format!(
+            ".tmp: No space left on device (os error 28)\n{}",
+            hint("commit 1")
+        )),
+        "{stderr}"
+    );
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&original)
+    );
+    assert_eq!(listing(&root), [".ultra-edit", "big.txt", "filler"]);
+    assert_eq!(
+        run_ue(&root, &["journal", "verify"], None).status.code(),
+        Some(0)
+    );
+    // --json: the same hint, and the kind.
+    let out = run_ue(&root, &["--json", "commit", "1"], None);
+    let j = json_of(&out);
+    assert_eq!(j["error"]["kind"], "commit_failed");
+    assert_eq!(
+        j["error"]["hint"].as_str().unwrap(),
+        hint("--json commit 1")
+            .trim_start_matches("hint: ")
+            .trim_end()
+    );
+    // Room again: the commit lands; then a full disk fails its rollback the same way.
+    std::fs::remove_file(root.join("filler")).unwrap();
+    let out = run_ue(&root, &["commit", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&edited)
+    );
+    fill(&root);
+    let out = run_ue(&root, &["rollback", "1"], None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.ends_with(&hint("rollback 1")), "{stderr}");
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&edited)
+    );
+    assert_eq!(listing(&root), [".ultra-edit", "big.txt", "filler"]);
+    assert_eq!(
+        run_ue(&root, &["journal", "verify"], None).status.code(),
+        Some(0)
+    );
+    std::fs::remove_file(root.join("filler")).unwrap();
+    let out = run_ue(&root, &["rollback", "1"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&original)
+    );
+    assert_eq!(
+        run_ue(&root, &["journal", "verify"], None).status.code(),
+        Some(0)
+    );
+}
