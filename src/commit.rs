@@ -770,7 +770,20 @@ impl Journal {
             let window = match window {
                 Window::Made(Some(w)) => edit::window_diff(&f.path, &w.as_diff_window()),
                 Window::Made(None) | Window::NotMade => None,
-                Window::Failed(e) => return Err(needed(f, "post-image and pre-image")(e)),
+                Window::Failed(e) => {
+                    // Which image is damaged: each streamed through its checks (a chunk
+                    // at a time, never whole), the pre-image first; the first to fail
+                    // is named alone. Both whole: the window's own error, for both.
+                    let label = [(f.pre.hash(), "pre-image"), (state.hash(), "post-image")];
+                    for (hash, what) in label {
+                        if let Some(h) = hash {
+                            if let Err(bad) = reader.blob_stream(&h, &mut |_| Ok(())) {
+                                return Err(needed(f, what)(bad));
+                            }
+                        }
+                    }
+                    return Err(needed(f, "post-image and pre-image")(e));
+                }
             };
             let whole = window.is_none();
             windowed.push(window);

@@ -963,15 +963,12 @@ fn regression_an_empty_command_is_refused_as_empty() {
     assert_eq!(ws.tree(), before);
 }
 
-/// Shows (not fixed here: src/commit.rs `rollback_revision` is being changed by
-/// another engineer): a rollback of a large file whose pre-image's changed chunk is
-/// damaged is refused cleanly (exit 1, the file untouched), but its message says the
-/// damaged blob "is the post-image and pre-image of big.txt" — the label of the
-/// windowed diff's read, which reads both — while the damaged blob is the pre-image
-/// alone (the post-image, on disk, is whole). Expected: "(it is the pre-image of
-/// big.txt in batch 1 of tx 1, which this rollback of tx 1 restores)".
+/// A rollback of a large file whose pre-image's changed chunk is damaged is refused
+/// cleanly (exit 1, the file untouched), and its message names the pre-image alone —
+/// it said "the post-image and pre-image", the label of the windowed diff's read,
+/// which reads both (found by hbreak3): `rollback_revision` now streams each image
+/// through its checks to name the damaged one.
 #[test]
-#[ignore = "repro for the owner of src/commit.rs: the damaged blob is named as both images"]
 fn regression_a_damaged_pre_image_chunk_is_named_as_the_pre_image_only() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
