@@ -27,7 +27,7 @@ FLOOR_ARGS=()
 FLOOR_BIN=
 if command -v gcc >/dev/null; then
     FLOOR_BIN=$T/ue-floor
-    gcc -O2 -Wall -o "$FLOOR_BIN" benches/floor.c
+    gcc -O2 -Wall -pthread -o "$FLOOR_BIN" benches/floor.c
     FLOOR_ARGS=(--floor-bin "$FLOOR_BIN")
 else
     echo "gcc not found: the process floor is the compare binary in floor mode" >&2

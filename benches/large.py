@@ -179,7 +179,7 @@ def floor_cmd(work):
     """benches/floor.c built with gcc, else the same steps in Python."""
     exe = os.path.join(work, "ue-floor")
     if shutil.which("gcc") and subprocess.run(
-            ["gcc", "-O2", "-o", exe, os.path.join(HERE, "floor.c")]).returncode == 0:
+            ["gcc", "-O2", "-pthread", "-o", exe, os.path.join(HERE, "floor.c")]).returncode == 0:
         return [exe]
     src = os.path.join(work, "floor.py")
     with open(src, "w") as f:
