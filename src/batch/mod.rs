@@ -6,6 +6,7 @@
 //! - [`image`]: one image written from the journal's blob to a temp, streamed when
 //!   large; shared by the staging and the drive.
 //! - [`pool`]: the bounded thread pool the staging and the directory fsyncs run on.
+//! - [`release`]: the install's held inodes freed on that pool, off the renames' thread.
 //! - [`drive`]: bring every file of a batch to one side (pre or post) by hash; shared by
 //!   the error path of the protocol and by recovery.
 
@@ -15,6 +16,7 @@ pub(crate) mod image;
 pub(crate) mod machine;
 pub(crate) mod pool;
 pub(crate) mod protocol;
+pub(crate) mod release;
 
 #[cfg(test)]
 mod completion_tests;
