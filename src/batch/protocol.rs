@@ -369,7 +369,7 @@ fn install_in(
         if !fresh.is_empty() {
             return Err((StepError::Stale(f.path.to_string()), i));
         }
-        if f.pre.exists() {
+        if f.pre.exists() && hold_max > 0 {
             if let Ok(Some(fd)) = ws.fs.hold(&f.path) {
                 if held.len() < keep_max {
                     held.push(fd);

@@ -41,8 +41,12 @@ impl<'scope, 'env> Releaser<'scope, 'env> {
     }
 
     /// Free `fds` on a thread of the scope, after the batch handed off before is freed;
-    /// on the calling thread when no thread can be started.
+    /// on the calling thread when no thread can be started. Nothing for an empty `fds`.
     pub(crate) fn hand_off(&mut self, fds: Vec<OwnedFd>) {
+        if fds.is_empty() {
+            // No thread for nothing (a batch of fewer files than the kept holds).
+            return;
+        }
         self.wait();
         let spawned = std::thread::Builder::new()
             .name("ue-release".into())
@@ -118,6 +122,11 @@ mod tests {
             assert_eq!(still_open(&in_c), 0);
             assert_eq!(still_open(&in_d), 5);
             r.hand_off(d);
+            r.hand_off(Vec::new());
+            assert!(
+                r.busy.is_some(),
+                "an empty hand-off leaves the batch before it"
+            );
         });
         // The scope's end waits for the last batch.
         assert_eq!(still_open(&in_d), 0);
