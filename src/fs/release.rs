@@ -14,7 +14,7 @@
 //! written before the release; a power cut before the free leaves the unlinked inode on
 //! ext4's orphan list, which the next mount frees, as it always did.
 
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// Bytes held from which a detached release is worth a fork (bytes, summed over the
 /// held inodes' `st_size`): 8 MiB, the project's large-file threshold (the size from
@@ -110,38 +110,78 @@ fn room(held: &[OwnedFd]) -> Option<u64> {
 }
 
 /// Close `held` in a detached child process and return its pid, having closed this
-/// process's copies (cheap: the child still holds the inodes). The parent does not wait
-/// for the child's exit, only until the child has closed every other descriptor it
-/// inherited (a pipe's end among them): from then on the child holds no lock, journal
-/// file or stdout of this process, so a reader of this process's stdout sees EOF when
-/// it exits and the next command finds the locks free. The child has every signal
-/// blocked and makes only system calls (`close_range`, or `close` one by one before
-/// Linux 5.9; `close` of each held descriptor; `_exit`): safe after a `fork` in a
-/// process with other threads. It exits 0, or 1 when closing a held descriptor failed.
-/// `None` (the descriptors closed here) when the pipe or the fork cannot be made, or
-/// nothing is held. The caller reaps the child or leaves it to this process's exit.
+/// process's copies first (cheap: the child still holds the inodes, so its `close` is
+/// the last reference's, the one that frees). The parent does not wait for the child's
+/// exit, only until the child has closed every other descriptor it inherited: from then
+/// on the child holds no lock, journal file or stdout of this process, so a reader of
+/// this process's stdout sees EOF when it exits and the next command finds the locks
+/// free. Two pipes order the two processes: the child closes the write end of `done`
+/// after the others, the parent reads EOF there, closes its copies of `held`, then the
+/// write end of `go`, and the child, reading EOF on `go`, closes `held` and exits. The
+/// child has every signal blocked and makes only system calls (`close_range`, or
+/// `close` one by one before Linux 5.9; `read`; `close`; `_exit`): safe after a `fork`
+/// in a process with other threads. It exits 0, or 1 when closing a held descriptor
+/// failed. `None` (the descriptors closed here) when a pipe or the fork cannot be
+/// made, or nothing is held. The caller reaps the child or leaves it to this process's
+/// exit.
 pub fn release_detached(held: Vec<OwnedFd>) -> Option<i32> {
     detach(held, None)
 }
 
-/// [`release_detached`]; with `gate` (tests only) the child, having closed the other
-/// descriptors, waits for `gate` to read EOF before it closes the held ones, so a test
+/// How long [`detach`] waits at most for the child to close the descriptors it does not
+/// keep (ms): 2,000. It takes tens of µs; the bound is for a write end another thread's
+/// `fork` copied meanwhile, which keeps the pipe open for as long as that child runs.
+const DONE_WAIT_MS: libc::c_int = 2_000;
+
+/// A pipe, both ends close-on-exec: (read end, write end).
+fn pipe() -> Option<(OwnedFd, OwnedFd)> {
+    let mut ends: [libc::c_int; 2] = [-1, -1];
+    // SAFETY: `ends` is a valid array of two ints; on success both are new descriptors
+    // owned here.
+    unsafe {
+        if libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return None;
+        }
+        Some((OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])))
+    }
+}
+
+/// Read `fd` until EOF (or an error other than `EINTR`), discarding what comes.
+/// System calls only (for [`child`] too).
+fn wait_for_eof(fd: libc::c_int) {
+    let mut byte = 0u8;
+    loop {
+        // SAFETY: reads at most one byte into `byte`.
+        let n = unsafe { libc::read(fd, (&mut byte as *mut u8).cast(), 1) };
+        // SAFETY: reads this thread's errno.
+        if n > 0 || (n < 0 && unsafe { *libc::__errno_location() } == libc::EINTR) {
+            continue;
+        }
+        return;
+    }
+}
+
+/// [`release_detached`]; with `gate` (tests only) the child, once the parent has let go,
+/// also waits for `gate` to read EOF before it closes the held descriptors, so a test
 /// can look at it meanwhile.
 fn detach(held: Vec<OwnedFd>, gate: Option<libc::c_int>) -> Option<i32> {
     if held.is_empty() {
         return None;
     }
-    let fds: Vec<libc::c_int> = held.iter().map(|fd| fd.as_raw_fd()).collect();
-    let mut pipe: [libc::c_int; 2] = [-1, -1];
-    // SAFETY: `pipe` is a valid array of two ints.
-    if unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+    let (Some((done_read, done_write)), Some((go_read, go_write))) = (pipe(), pipe()) else {
         return None;
-    }
-    let [read_end, write_end] = pipe;
+    };
+    let fds: Vec<libc::c_int> = held.iter().map(|fd| fd.as_raw_fd()).collect();
+    let waits = [go_read.as_raw_fd(), gate.unwrap_or(-1)];
     // Every descriptor the child keeps until it has closed the others, sorted.
     let mut keep: Vec<libc::c_uint> = fds.iter().map(|&fd| fd as libc::c_uint).collect();
-    keep.push(write_end as libc::c_uint);
-    keep.extend(gate.map(|g| g as libc::c_uint));
+    keep.push(done_write.as_raw_fd() as libc::c_uint);
+    keep.extend(
+        waits
+            .iter()
+            .filter(|&&w| w >= 0)
+            .map(|&w| w as libc::c_uint),
+    );
     keep.sort_unstable();
     let limit = open_limit();
     // SAFETY: plain system calls on valid arguments; after `fork` the child runs only
@@ -153,45 +193,47 @@ fn detach(held: Vec<OwnedFd>, gate: Option<libc::c_int>) -> Option<i32> {
         let masked = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old) == 0;
         let pid = libc::fork();
         if pid == 0 {
-            child(&keep, &fds, write_end, gate, limit);
+            child(&keep, &fds, done_write.as_raw_fd(), &waits, limit);
         }
         if masked {
             libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
         }
-        libc::close(write_end);
         pid
     };
+    drop(done_write);
     if pid > 0 {
         // EOF once the child has closed its copy of the write end, after every other
-        // inherited descriptor (or has died).
-        let mut byte = 0u8;
-        loop {
-            // SAFETY: reads at most one byte into `byte`.
-            let n = unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) };
-            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            break;
+        // inherited descriptor (or has died). At most [`DONE_WAIT_MS`]: another thread's
+        // fork may have taken a copy of the write end too, for as long as its child runs.
+        let mut poll = libc::pollfd {
+            fd: done_read.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        if unsafe { libc::poll(&mut poll, 1, DONE_WAIT_MS) } == 1 {
+            wait_for_eof(done_read.as_raw_fd());
         }
     }
-    // SAFETY: `read_end` is this function's own descriptor, closed once.
-    unsafe { libc::close(read_end) };
+    // This process's copies first, then the child may close the last references.
     drop(held);
+    drop(go_write);
     (pid > 0).then_some(pid)
 }
 
 /// The detached child: close every inherited descriptor but `keep` (the held ones,
-/// `write_end` and `gate`), then `write_end` (the parent's wait ends), wait for `gate`
-/// (tests only) to read EOF, then close the held ones (the kernel frees the inodes now),
-/// and exit. System calls only.
+/// `done` and the read ends in `waits`), then `done` (the parent's wait ends), wait for
+/// EOF on each of `waits` (`-1`: none) — the parent has closed its copies of the held
+/// descriptors — then close the held ones (the kernel frees the inodes now), and exit.
+/// System calls only.
 ///
 /// # Safety
 /// Only in the child of a `fork`; never returns.
 unsafe fn child(
     keep: &[libc::c_uint],
     held: &[libc::c_int],
-    write_end: libc::c_int,
-    gate: Option<libc::c_int>,
+    done: libc::c_int,
+    waits: &[libc::c_int],
     limit: libc::c_uint,
 ) -> ! {
     let mut from: libc::c_uint = 0;
@@ -202,10 +244,11 @@ unsafe fn child(
         from = k.saturating_add(1);
     }
     close_between(from, libc::c_uint::MAX, limit);
-    libc::close(write_end);
-    if let Some(gate) = gate {
-        let mut byte = 0u8;
-        while libc::read(gate, (&mut byte as *mut u8).cast(), 1) != 0 {}
+    libc::close(done);
+    for &w in waits {
+        if w >= 0 {
+            wait_for_eof(w);
+        }
     }
     let mut status = 0;
     for &fd in held {
@@ -262,7 +305,7 @@ fn observe(n: usize, bytes: u64, done: Released) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::{AsFd, FromRawFd};
+    use std::os::fd::AsFd;
 
     /// Hold `path` as [`super::super::StdFs::hold`] does: `O_PATH`, no symlink followed.
     fn hold(path: &std::path::Path) -> OwnedFd {
@@ -274,13 +317,26 @@ mod tests {
         .unwrap()
     }
 
-    /// Wait for `pid` and return its exit status (`None`: killed by a signal).
+    /// Wait for `pid` (at most 10 s: then it is killed and the test fails) and return
+    /// its exit status (`None`: killed by a signal).
     fn exit_status(pid: i32) -> Option<i32> {
         let mut status = 0;
-        // SAFETY: waits for this test's own child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert_eq!(r, pid, "waitpid: {}", std::io::Error::last_os_error());
-        libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status))
+        for _ in 0..1000 {
+            // SAFETY: polls this test's own child.
+            let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+            if r == pid {
+                return libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status));
+            }
+            assert_eq!(r, 0, "waitpid: {}", std::io::Error::last_os_error());
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        // SAFETY: kills and reaps this test's own child (its signals are blocked:
+        // SIGKILL).
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut status, 0);
+        }
+        panic!("the child {pid} did not exit within 10 s");
     }
 
     /// Whether descriptor number `fd` of this process still refers to the inode
@@ -327,23 +383,17 @@ mod tests {
         assert_eq!(release_detached(Vec::new()), None);
     }
 
-    /// A pipe made by this test: (read end, write end).
-    fn pipe() -> (OwnedFd, OwnedFd) {
-        let mut pipe: [libc::c_int; 2] = [-1, -1];
-        // SAFETY: a valid array of two ints.
-        assert_eq!(
-            unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
-            0
-        );
-        // SAFETY: both ends are this test's own, owned once.
-        unsafe { (OwnedFd::from_raw_fd(pipe[0]), OwnedFd::from_raw_fd(pipe[1])) }
+    /// The inode number of a pipe end, as `/proc/<pid>/fd` names it: `pipe:[N]`.
+    fn pipe_name(fd: &OwnedFd) -> String {
+        format!("pipe:[{}]", rustix::fs::fstat(fd).unwrap().st_ino)
     }
 
-    /// While the child holds the inode (stopped at a gate before its closes), it has
-    /// no other descriptor open than the held one and the gate: a pipe this process had
-    /// open (its write end inherited by the fork) reads EOF once this process closes its
-    /// own copy — as a reader of the CLI's stdout sees EOF when the CLI exits — and the
-    /// child's descriptor table lists the unlinked file; let through, the child exits 0.
+    /// Once [`detach`] has returned — this process's copy of the held descriptor closed —
+    /// the child (stopped at a test gate before its own closes) still holds the unlinked
+    /// file, so its close is the one that frees it, and it has nothing else open but the
+    /// pipes it waits on: a pipe this process had open (its write end inherited by the
+    /// fork) reads EOF once this process closes its own copy — as a reader of the CLI's
+    /// stdout sees EOF when the CLI exits. Let through, the child exits 0.
     #[test]
     fn the_child_keeps_only_the_held_descriptors() {
         let dir = tempfile::tempdir().unwrap();
@@ -351,10 +401,9 @@ mod tests {
         std::fs::write(&p, b"held\n").unwrap();
         let fd = hold(&p);
         std::fs::remove_file(&p).unwrap();
-        let (reader, writer) = pipe();
-        let (gate, opener) = pipe();
-        let gate_fd = gate.as_raw_fd();
-        let pid = detach(vec![fd], Some(gate_fd)).expect("fork works here");
+        let (reader, writer) = pipe().unwrap();
+        let (gate, opener) = pipe().unwrap();
+        let pid = detach(vec![fd], Some(gate.as_raw_fd())).expect("fork works here");
         drop(writer);
         // Not readable (no EOF) while the child held its copy of `writer`: wait at most
         // 10 s for it, then read EOF.
@@ -367,21 +416,25 @@ mod tests {
         assert_eq!(unsafe { libc::poll(&mut poll, 1, 10_000) }, 1, "no EOF");
         let mut buf = [0u8; 1];
         assert_eq!(rustix::io::read(reader.as_fd(), &mut buf).unwrap(), 0);
-        let mut open: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        let mut open: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
             .unwrap()
             .map(|e| {
-                let e = e.unwrap();
-                let to = std::fs::read_link(e.path()).unwrap();
-                (
-                    e.file_name().into_string().unwrap(),
-                    to.display().to_string(),
-                )
+                std::fs::read_link(e.unwrap().path())
+                    .unwrap()
+                    .display()
+                    .to_string()
             })
-            .filter(|(n, _)| n != &gate_fd.to_string())
             .collect();
         open.sort();
-        assert_eq!(open.len(), 1, "{open:?}");
-        assert_eq!(open[0].1, format!("{} (deleted)", p.display()));
+        // The held file, the test's gate, and `detach`'s own `go` pipe.
+        assert_eq!(open.len(), 3, "{open:?}");
+        assert!(
+            open.contains(&format!("{} (deleted)", p.display())),
+            "{open:?}"
+        );
+        assert!(open.contains(&pipe_name(&gate)), "{open:?}");
+        assert!(!open.contains(&pipe_name(&reader)), "{open:?}");
+        assert_eq!(open.iter().filter(|o| o.starts_with("pipe:[")).count(), 2);
         drop(opener);
         drop(gate);
         assert_eq!(exit_status(pid), Some(0));
