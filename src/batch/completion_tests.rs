@@ -39,6 +39,7 @@ fn a_completion_of_a_batch_settled_meanwhile_writes_nothing() {
         receipt: receipt.clone(),
         replaced: Vec::new(),
         guard: None,
+        release: crate::fs::release::Release::InPlace,
     };
     let events = |j: &Journal| {
         let mut n = 0;

@@ -11,6 +11,7 @@ pub mod meta;
 pub mod near;
 pub mod path;
 mod read_ahead;
+pub mod release;
 pub(crate) mod relpath;
 pub(crate) mod snapshot;
 pub(crate) mod state_files;

@@ -13,6 +13,7 @@ mod cli;
 mod commit;
 mod completion_races;
 mod crash;
+mod detached_release;
 mod diffs;
 mod edges;
 mod embedding;

@@ -172,6 +172,7 @@ pub(super) fn run(
 ) -> Result<i32> {
     j.set_lock_timeout(Duration::from_secs_f64(lock_timeout.clamp(0.0, 86_400.0)));
     j.set_completion_inline(true);
+    j.set_detached_release(true);
     let opts = run_options(out, j, command_line(&words), &a, &allow)?;
     let p = j.preview_run(&opts)?;
     if !p.ready_to_commit {

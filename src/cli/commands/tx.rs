@@ -80,8 +80,10 @@ pub(super) fn commit(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    // It flushes right after: no thread for the completion.
+    // It flushes right after: no thread for the completion; and exits right after:
+    // a large replaced file is freed by a detached child, not before the receipt.
     j.set_completion_inline(true);
+    j.set_detached_release(true);
     let report = progress::with(format!("commit tx {tx}: writing the files"), || {
         let report = j.commit_report(tx, opts)?;
         // The completion is written in the background: the receipt is printed only
@@ -104,8 +106,10 @@ pub(super) fn rollback(
     lock_timeout: f64,
 ) -> Result<i32> {
     j.set_lock_timeout(secs(lock_timeout));
-    // It flushes right after: no thread for the completion.
+    // It flushes right after: no thread for the completion; and exits right after:
+    // a large replaced file is freed by a detached child, not before the receipt.
     j.set_completion_inline(true);
+    j.set_detached_release(true);
     let report = progress::with(format!("rollback tx {tx}: restoring the files"), || {
         let report = j.rollback_report(tx, opts)?;
         j.flush()?;
