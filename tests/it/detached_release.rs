@@ -146,7 +146,7 @@ fn own_children_named(names: &[&str]) -> Vec<i32> {
 
 /// The library's default (an embedder such as m1nd, which never calls
 /// `Journal::set_detached_release`) never forks: a commit and a rollback of a 9.6 MB file
-/// through `Journal`, completion on the handle's thread as a host has it, leave no child
+/// through `Journal`, completion on its background thread (the default), leave no child
 /// process named after the calling thread or the completion thread, and the bytes are
 /// exact. The control: with the setter, the same commit leaves exactly one such child
 /// (never reaped by the library), which exits 0 — unless the disk has not four times
