@@ -697,8 +697,9 @@ impl Journal {
     /// after the completion (docs/commit-protocol.md, steps 5 and 7); letting go of the
     /// last reference makes the kernel free the file's blocks, ≈ 40-55 ms for a 100 MB
     /// file on ext4. With this set, when the held files total 8 MiB or more
-    /// ([`crate::fs::release::DETACH_FROM`]) and their filesystem has four times that
-    /// free, a forked child (`fork(2)`, closing every other descriptor) holds them and
+    /// ([`crate::fs::release::DETACH_FROM`]), their filesystem has four times that
+    /// free, and the kernel has `close_range(2)` or the descriptor limit is at most
+    /// [`crate::fs::release::CLOSE_LOOP_MAX`], a forked child (`fork(2)`, closing every other descriptor) holds them and
     /// frees them, so that the call returns, and the process can exit, without waiting
     /// for the free. The receipt and everything durable are the same either way; if the
     /// fork fails the files are freed in place.

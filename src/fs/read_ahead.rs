@@ -24,14 +24,40 @@ const BUFFERS: usize = 3;
 /// order on the calling thread while a second (scoped) thread reads the next ones and
 /// calls `pre` on each before handing it over (and `pre(&[])` at the end of the file).
 ///
+/// When the thread cannot be started (the process is at its thread limit,
+/// `RLIMIT_NPROC`, or out of memory) the file is read on the calling thread alone
+/// ([`read_inline`]): the same pieces, the same calls, only without the overlap — a
+/// matter of speed, never an error (found by a breaker: at `ulimit -u 1` a commit
+/// failed with "read …: Resource temporarily unavailable", which named the file,
+/// not the thread).
+///
 /// Errors: the first error of a `read(2)` (`EINTR` is retried), the pieces before it
-/// handed over; or the error of starting the thread (the process is out of threads or
-/// memory), nothing read.
+/// handed over.
 pub(super) fn read_ahead(
     file: &mut File,
     pre: &mut (dyn FnMut(&[u8]) + Send),
     sink: &mut dyn FnMut(&[u8]),
 ) -> io::Result<()> {
+    match read_threaded(file, pre, sink)? {
+        Started::Yes => Ok(()),
+        Started::No => read_inline(file, pre, sink),
+    }
+}
+
+/// Whether [`read_threaded`] could start its reading thread.
+enum Started {
+    Yes,
+    /// No thread: nothing was read, `pre` and `sink` were not called.
+    No,
+}
+
+/// [`read_ahead`] with its second thread; [`Started::No`] when the thread cannot be
+/// started.
+fn read_threaded(
+    file: &mut File,
+    pre: &mut (dyn FnMut(&[u8]) + Send),
+    sink: &mut dyn FnMut(&[u8]),
+) -> io::Result<Started> {
     // Reader → consumer: read pieces, then the end (the channel closed) or an error.
     let (full_tx, full_rx) = mpsc::sync_channel::<io::Result<Vec<u8>>>(BUFFERS);
     // Consumer → reader: pieces handed over, to be read into again.
@@ -73,7 +99,10 @@ pub(super) fn read_ahead(
                     }
                 }
             });
-        reader?;
+        if reader.is_err() {
+            // The closure, and with it the borrows of `file` and `pre`, was dropped.
+            return Ok(Started::No);
+        }
         // Both channel ends of this side are dropped when this closure returns, so the
         // reader ends (its send or its recv fails) before the scope joins it.
         let (full_rx, empty_tx) = (full_rx, empty_tx);
@@ -82,8 +111,34 @@ pub(super) fn read_ahead(
             sink(&piece);
             let _ = empty_tx.send(piece);
         }
-        Ok(())
+        Ok(Started::Yes)
     })
+}
+
+/// [`read_ahead`] on the calling thread alone: each piece (at most [`PIECE`] bytes) to
+/// `pre`, then to `sink`, and `pre(&[])` at the end of the file. Errors as
+/// [`read_ahead`]'s.
+fn read_inline(
+    file: &mut File,
+    pre: &mut (dyn FnMut(&[u8]) + Send),
+    sink: &mut dyn FnMut(&[u8]),
+) -> io::Result<()> {
+    let mut buf = vec![0u8; PIECE];
+    loop {
+        match file.read(&mut buf) {
+            Ok(0) => {
+                pre(&[]);
+                return Ok(());
+            }
+            Ok(n) => {
+                let piece = buf.get(..n).unwrap_or_default();
+                pre(piece);
+                sink(piece);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -91,14 +146,31 @@ mod tests {
     use super::*;
     use std::io::{Seek, SeekFrom, Write};
 
+    type Read =
+        fn(&mut File, &mut (dyn FnMut(&[u8]) + Send), &mut dyn FnMut(&[u8])) -> io::Result<()>;
+
+    /// The two ways a file is read: with the reading thread, and on the calling
+    /// thread alone (where the thread cannot be started).
+    const WAYS: [(&str, Read); 2] = [("threaded", read_ahead), ("inline", read_inline)];
+
     fn pieces_of(bytes: &[u8], from: u64) -> (Vec<u8>, Vec<usize>) {
+        let (got, sizes) = pieces_of_by(read_ahead, bytes, from);
+        // Read on one thread: the same pieces, in the same order.
+        assert_eq!(
+            pieces_of_by(read_inline, bytes, from),
+            (got.clone(), sizes.clone())
+        );
+        (got, sizes)
+    }
+
+    fn pieces_of_by(read: Read, bytes: &[u8], from: u64) -> (Vec<u8>, Vec<usize>) {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(bytes).unwrap();
         f.seek(SeekFrom::Start(from)).unwrap();
         let mut got = Vec::new();
         let mut sizes = Vec::new();
         let (mut seen, mut ended) = (0, 0);
-        read_ahead(
+        read(
             &mut f,
             &mut |p| {
                 seen += p.len();
@@ -147,10 +219,12 @@ mod tests {
     fn a_read_error_is_returned_after_the_pieces_before_it() {
         // A directory's descriptor: `read` fails with EISDIR.
         let dir = tempfile::tempdir().unwrap();
-        let mut f = File::open(dir.path()).unwrap();
-        let mut n = 0;
-        let err = read_ahead(&mut f, &mut |_| {}, &mut |_| n += 1).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(21), "{err}"); // EISDIR
-        assert_eq!(n, 0);
+        for (way, read) in WAYS {
+            let mut f = File::open(dir.path()).unwrap();
+            let mut n = 0;
+            let err = read(&mut f, &mut |_| {}, &mut |_| n += 1).unwrap_err();
+            assert_eq!(err.raw_os_error(), Some(21), "{way}: {err}"); // EISDIR
+            assert_eq!(n, 0, "{way}");
+        }
     }
 }

@@ -467,6 +467,55 @@ fn preview_and_commit_work_where_no_thread_can_be_started() {
     }
 }
 
+/// A file over 8 MiB is read by two threads (`fs::read_ahead`) in the gate, the splice,
+/// the install's check and a rollback's check; where the second thread cannot be
+/// started, it is read on the calling thread alone. A commit failed there with "read
+/// big.txt: Resource temporarily unavailable" (found by the breaker of the detached
+/// release, which cannot fork here either and frees in place). Preview, commit and
+/// rollback of a one-line edit, exact bytes each way. Runs in the normal-user pass, as
+/// the test above.
+#[test]
+fn a_large_file_commits_and_rolls_back_where_no_thread_can_be_started() {
+    if rustix::process::geteuid().is_root() {
+        eprintln!("skipped: RLIMIT_NPROC does not limit root (runs in scripts/test-as-user.sh)");
+        return;
+    }
+    let ws = workspace();
+    // 10 MiB of numbered 32-byte lines: line i (1-based) at byte 32 * (i - 1).
+    let mut big = Vec::with_capacity(10 << 20);
+    for i in 1..=(10 << 20) / 32 {
+        big.extend_from_slice(format!("line {i:010} payload .......\n").as_bytes());
+    }
+    ws.write("big.txt", &big);
+    let at = 199_999 * 32;
+    let post = [&big[..at], b"CHANGED\n".as_slice(), &big[at + 32..]].concat();
+    let limited = |args: &[&str], stdin: &str| {
+        let mut cmd = std::process::Command::new("bash");
+        cmd.arg("-c")
+            .arg(r#"ulimit -u 1 && exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_ultra-edit"))
+            .arg("--root")
+            .arg(ws.root())
+            .args(args)
+            .env_remove("FAILPOINTS");
+        output_with_stdin(cmd, stdin)
+    };
+    let plan = r#"{"edits":[{"op":"replace_lines","path":"big.txt","start":200000,"end":200000,"content":"CHANGED\n"}]}"#;
+    let out = limited(&["--json", "preview", "--plan", "-"], plan);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let tx = json_of(&out)["tx"].as_u64().unwrap().to_string();
+    let out = limited(&["--json", "commit", &tx], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        json_of(&out)["bytes_written"].as_u64(),
+        Some(post.len() as u64)
+    );
+    assert_eq!(blake3::hash(&ws.read("big.txt")), blake3::hash(&post));
+    let out = limited(&["--json", "rollback", &tx], "");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(blake3::hash(&ws.read("big.txt")), blake3::hash(&big));
+}
+
 /// A damaged chunk of a post-image over 8 MiB, which the commit streams from the
 /// journal into its temp: the commit refuses with the typed damaged-blob error
 /// (`blob_chunks`, the chunk and blob named, and what it is: the file, the batch and the

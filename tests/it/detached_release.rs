@@ -125,3 +125,90 @@ fn a_large_commit_and_rollback_release_detached_with_exact_bytes() {
     );
     assert_eq!(std::fs::read(root.join("small.txt")).unwrap(), b"tiny\n");
 }
+
+/// Children of this process (every thread's `/proc/self/task/*/children`, zombies
+/// included) whose name (`comm`) is one of `names`.
+fn own_children_named(names: &[&str]) -> Vec<i32> {
+    let mut pids = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let list = std::fs::read_to_string(task.unwrap().path().join("children")).unwrap();
+        for pid in list.split_whitespace() {
+            let pid: i32 = pid.parse().unwrap();
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if names.contains(&comm.trim_end()) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids.sort_unstable();
+    pids
+}
+
+/// The library's default (an embedder such as m1nd, which never calls
+/// `Journal::set_detached_release`) never forks: a commit and a rollback of a 9.6 MB file
+/// through `Journal`, completion on its background thread (the default), leave no child
+/// process named after the calling thread or the completion thread, and the bytes are
+/// exact. The control: with the setter, the same commit leaves exactly one such child
+/// (never reaped by the library), which exits 0 — unless the disk has not four times
+/// the two files' 19.2 MB free, where the release is in place.
+#[test]
+fn the_library_default_never_forks_a_release_child() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let original: Vec<u8> = (0..300_000u32)
+        .flat_map(|i| format!("{i:08} a line of a 9 MiB file\n").into_bytes())
+        .collect();
+    assert_eq!(original.len(), 300_000 * 32);
+    std::fs::write(root.join("big.txt"), &original).unwrap();
+    let me = std::fs::read_to_string("/proc/thread-self/comm").unwrap();
+    let names = [me.trim_end(), "ue-completion"];
+    let before = own_children_named(&names);
+    let plan_json = |n: u32| {
+        format!(
+            r#"{{"edits":[{{"op":"replace_lines","path":"big.txt","start":7,"end":7,"content":"v{n}\n"}}]}}"#
+        )
+    };
+
+    let mut j = Journal::init(&root).unwrap();
+    let p = j.preview(&plan(&plan_json(1))).unwrap();
+    let receipt = j
+        .commit(p.tx, ultra_edit::CommitOptions::default())
+        .unwrap();
+    j.flush().unwrap();
+    let mut edited = original.clone();
+    edited.splice(6 * 32..7 * 32, b"v1\n".iter().copied());
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&edited)
+    );
+    j.rollback(receipt.tx, ultra_edit::RollbackOptions::default())
+        .unwrap();
+    j.flush().unwrap();
+    assert_eq!(
+        blake3::hash(&std::fs::read(root.join("big.txt")).unwrap()),
+        blake3::hash(&original)
+    );
+    assert_eq!(own_children_named(&names), before, "the default forked");
+
+    // The control: detached, one child more, which this test reaps.
+    j.set_detached_release(true);
+    let st = rustix::fs::statvfs(&root).unwrap();
+    let room = st.f_bavail * st.f_frsize;
+    let p = j.preview(&plan(&plan_json(2))).unwrap();
+    j.commit(p.tx, ultra_edit::CommitOptions::default())
+        .unwrap();
+    j.flush().unwrap();
+    let after = own_children_named(&names);
+    if room / 4 < 2 * original.len() as u64 {
+        return; // a nearly full disk: released in place
+    }
+    let new: Vec<i32> = after.into_iter().filter(|p| !before.contains(p)).collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    let mut status = 0;
+    // SAFETY: waits for this test's own child.
+    assert_eq!(unsafe { libc::waitpid(new[0], &mut status, 0) }, new[0]);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{status}"
+    );
+}
