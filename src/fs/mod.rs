@@ -745,20 +745,8 @@ impl FileSystem for StdFs {
             // a fresh mapping) per file of a commit, gate and install each (a fifth of
             // a 1,000-file commit's CPU, docs/benchmarks.md). A file that grew since is
             // read on in as many reads as it takes.
-            let mut buf = vec![0u8; size.saturating_add(1).clamp(READ_MIN, PIECE)];
-            loop {
-                match file.read(&mut buf) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let piece = buf.get(..n).unwrap_or_default();
-                        pre(piece);
-                        sink(piece);
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            pre(&[]);
+            let buf_len = size.saturating_add(1).clamp(READ_MIN, PIECE);
+            read_ahead::read_inline(&mut file, pre, sink, buf_len)?;
         }
         let xattrs = xattrs_of(file.as_fd())?;
         Ok(FileRead::File {

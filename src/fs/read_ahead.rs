@@ -40,7 +40,7 @@ pub(super) fn read_ahead(
 ) -> io::Result<()> {
     match read_threaded(file, pre, sink)? {
         Started::Yes => Ok(()),
-        Started::No => read_inline(file, pre, sink),
+        Started::No => read_inline(file, pre, sink, PIECE),
     }
 }
 
@@ -115,15 +115,17 @@ fn read_threaded(
     })
 }
 
-/// [`read_ahead`] on the calling thread alone: each piece (at most [`PIECE`] bytes) to
-/// `pre`, then to `sink`, and `pre(&[])` at the end of the file. Errors as
-/// [`read_ahead`]'s.
-fn read_inline(
+/// [`read_ahead`] on the calling thread alone, in reads of at most `buf_len` bytes
+/// (a small file's reads are sized by the file, [`super::StdFs`]'s `read_file_with_pre`):
+/// each piece to `pre`, then to `sink`, and `pre(&[])` at the end of the file. Errors
+/// as [`read_ahead`]'s.
+pub(super) fn read_inline(
     file: &mut File,
     pre: &mut (dyn FnMut(&[u8]) + Send),
     sink: &mut dyn FnMut(&[u8]),
+    buf_len: usize,
 ) -> io::Result<()> {
-    let mut buf = vec![0u8; PIECE];
+    let mut buf = vec![0u8; buf_len.max(1)];
     loop {
         match file.read(&mut buf) {
             Ok(0) => {
@@ -151,13 +153,21 @@ mod tests {
 
     /// The two ways a file is read: with the reading thread, and on the calling
     /// thread alone (where the thread cannot be started).
-    const WAYS: [(&str, Read); 2] = [("threaded", read_ahead), ("inline", read_inline)];
+    const WAYS: [(&str, Read); 2] = [("threaded", read_ahead), ("inline", inline)];
+
+    fn inline(
+        file: &mut File,
+        pre: &mut (dyn FnMut(&[u8]) + Send),
+        sink: &mut dyn FnMut(&[u8]),
+    ) -> io::Result<()> {
+        read_inline(file, pre, sink, PIECE)
+    }
 
     fn pieces_of(bytes: &[u8], from: u64) -> (Vec<u8>, Vec<usize>) {
         let (got, sizes) = pieces_of_by(read_ahead, bytes, from);
         // Read on one thread: the same pieces, in the same order.
         assert_eq!(
-            pieces_of_by(read_inline, bytes, from),
+            pieces_of_by(inline, bytes, from),
             (got.clone(), sizes.clone())
         );
         (got, sizes)

@@ -417,6 +417,20 @@ fn a_commit_of_300_files_lands_under_an_open_file_limit_of_64() {
     }
 }
 
+/// The CLI run on `root` with `args` and `stdin` at `ulimit -u 1`: no thread can be
+/// started (for a normal user; RLIMIT_NPROC does not bind root).
+fn at_thread_limit(root: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(r#"ulimit -u 1 && exec "$0" "$@""#)
+        .arg(env!("CARGO_BIN_EXE_ultra-edit"))
+        .arg("--root")
+        .arg(root)
+        .args(args)
+        .env_remove("FAILPOINTS");
+    output_with_stdin(cmd, stdin)
+}
+
 /// Where no thread can be started (a process or cgroup thread limit reached), the
 /// preview's parallel diffs and the commit's staging pool do their work on the calling
 /// thread: they used to panic ("failed to spawn thread"), reported as a damaged
@@ -441,17 +455,7 @@ fn preview_and_commit_work_where_no_thread_can_be_started() {
         );
     }
     let plan = serde_json::json!({ "edits": edits }).to_string();
-    let limited = |args: &[&str], stdin: &str| {
-        let mut cmd = std::process::Command::new("bash");
-        cmd.arg("-c")
-            .arg(r#"ulimit -u 1 && exec "$0" "$@""#)
-            .arg(env!("CARGO_BIN_EXE_ultra-edit"))
-            .arg("--root")
-            .arg(ws.root())
-            .args(args)
-            .env_remove("FAILPOINTS");
-        output_with_stdin(cmd, stdin)
-    };
+    let limited = |args: &[&str], stdin: &str| at_thread_limit(ws.root(), args, stdin);
     let out = limited(&["--json", "preview", "--plan", "-"], &plan);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let tx = json_of(&out)["tx"].as_u64().unwrap();
@@ -489,17 +493,7 @@ fn a_large_file_commits_and_rolls_back_where_no_thread_can_be_started() {
     ws.write("big.txt", &big);
     let at = 199_999 * 32;
     let post = [&big[..at], b"CHANGED\n".as_slice(), &big[at + 32..]].concat();
-    let limited = |args: &[&str], stdin: &str| {
-        let mut cmd = std::process::Command::new("bash");
-        cmd.arg("-c")
-            .arg(r#"ulimit -u 1 && exec "$0" "$@""#)
-            .arg(env!("CARGO_BIN_EXE_ultra-edit"))
-            .arg("--root")
-            .arg(ws.root())
-            .args(args)
-            .env_remove("FAILPOINTS");
-        output_with_stdin(cmd, stdin)
-    };
+    let limited = |args: &[&str], stdin: &str| at_thread_limit(ws.root(), args, stdin);
     let plan = r#"{"edits":[{"op":"replace_lines","path":"big.txt","start":200000,"end":200000,"content":"CHANGED\n"}]}"#;
     let out = limited(&["--json", "preview", "--plan", "-"], plan);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
