@@ -32,7 +32,9 @@ pub const ROOM_FACTOR: u64 = 4;
 /// How a commit or rollback lets go of the inodes it held ([`release`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Release {
-    /// Close the descriptors on the calling thread (the library's default).
+    /// Hand the descriptors to the caller's in-place free ([`release`]'s `in_place`:
+    /// the batch closes them on its pool) without asking anything of them (the
+    /// library's default).
     #[default]
     InPlace,
     /// Hand large holds to a detached child process ([`release`] says when); small
@@ -47,7 +49,8 @@ pub enum Release {
 pub enum Released {
     /// Nothing was held.
     Nothing,
-    /// The descriptors were closed on the calling thread.
+    /// The descriptors were closed in place: by the caller's `in_place`, or on the
+    /// calling thread where a pipe or the fork for a detached release failed.
     InPlace,
     /// A child process (`pid`) holds the last references and closes them; nobody waits
     /// for it.
@@ -62,25 +65,31 @@ pub enum Released {
 /// [`DETACH_FROM`] bytes and each one's filesystem has [`ROOM_FACTOR`] times that free
 /// ([`worth_detaching`]), and the child can close its other descriptors cheaply
 /// ([`closes_cheaply`]: `close_range(2)`, or at most [`CLOSE_LOOP_MAX`] to close one by
-/// one); else, or when the fork fails, the descriptors are closed in place. Never an error: this is only a matter of speed.
-pub fn release(held: Vec<OwnedFd>, how: Release) -> Released {
+/// one); else, or when the fork fails, the descriptors are closed in place by
+/// `in_place` (the batch closes them on its pool: `batch::release::free`). With
+/// [`Release::InPlace`] nothing is asked of the held inodes: they go to `in_place`
+/// directly. Never an error: this is only a matter of speed.
+pub fn release(held: Vec<OwnedFd>, how: Release, in_place: impl FnOnce(Vec<OwnedFd>)) -> Released {
     if held.is_empty() {
         return Released::Nothing;
     }
+    if how == Release::InPlace {
+        in_place(held);
+        return Released::InPlace;
+    }
     let bytes = held_bytes(&held);
     let n = held.len();
-    let done = if how == Release::Detached
-        && worth_detaching(bytes, room(&held))
-        && closes_cheaply(has_close_range(), open_limit())
-    {
-        match release_detached(held) {
-            Some(pid) => Released::Detached { pid },
-            None => Released::InPlace,
-        }
-    } else {
-        drop(held);
-        Released::InPlace
-    };
+    let done =
+        if worth_detaching(bytes, room(&held)) && closes_cheaply(has_close_range(), open_limit()) {
+            match release_detached(held) {
+                Some(pid) => Released::Detached { pid },
+                // No pipe or no fork: closed by `release_detached`, on this thread.
+                None => Released::InPlace,
+            }
+        } else {
+            in_place(held);
+            Released::InPlace
+        };
     observe(n, bytes, done);
     done
 }
@@ -528,16 +537,24 @@ mod tests {
             .set_len(DETACH_FROM)
             .unwrap();
         let room = room(&[hold(&large)]).unwrap();
+        // What the caller's in-place free was handed, descriptors counted.
+        let handed = std::cell::Cell::new(0);
+        let count = |h: Vec<OwnedFd>| handed.set(handed.get() + h.len());
         assert_eq!(
-            release(vec![hold(&small)], Release::Detached),
+            release(vec![hold(&small)], Release::Detached, count),
             Released::InPlace
         );
+        assert_eq!(handed.get(), 1);
         assert_eq!(
-            release(vec![hold(&large)], Release::InPlace),
+            release(vec![hold(&large), hold(&small)], Release::InPlace, count),
             Released::InPlace
         );
-        assert_eq!(release(Vec::new(), Release::Detached), Released::Nothing);
-        let got = release(vec![hold(&small), hold(&large)], Release::Detached);
+        assert_eq!(handed.get(), 3);
+        assert_eq!(
+            release(Vec::new(), Release::Detached, drop),
+            Released::Nothing
+        );
+        let got = release(vec![hold(&small), hold(&large)], Release::Detached, drop);
         if room / ROOM_FACTOR < DETACH_FROM + 5 || !closes_cheaply(has_close_range(), open_limit())
         {
             // A nearly full disk where the test runs, or a kernel without close_range
